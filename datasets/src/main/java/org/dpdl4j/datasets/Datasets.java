@@ -1,0 +1,37 @@
+package org.dpdl4j.datasets;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+
+/** Loading a dataset by name: {@code mnist}, {@code fashion-mnist}, {@code cifar10} or {@code folder:PATH}. */
+public final class Datasets {
+    /** The names accepted besides {@code folder:PATH}. */
+    public static final String KNOWN = "mnist, fashion-mnist, cifar10, folder:PATH";
+
+    private Datasets() {
+    }
+
+    /**
+     * @param name      dataset name
+     * @param cacheRoot the cache root holding one sub-directory per named dataset
+     * @param height    image height for {@code folder:} datasets (ignored otherwise)
+     * @param width     image width for {@code folder:} datasets
+     * @param channels  channels for {@code folder:} datasets
+     * @param seed      seed of the test split for {@code folder:} datasets without train/test
+     * @throws IllegalArgumentException for an unknown name
+     * @throws InvalidDatasetException  if the files are missing or fail verification
+     */
+    public static TrainTest load(String name, Path cacheRoot, int height, int width, int channels, long seed)
+            throws IOException {
+        if (name.startsWith("folder:")) {
+            return ImageFolder.load(Paths.get(name.substring("folder:".length())), height, width, channels, seed);
+        }
+        return switch (name) {
+            case "mnist" -> Mnist.load(cacheRoot.resolve("mnist"));
+            case "fashion-mnist" -> FashionMnist.load(cacheRoot.resolve("fashion-mnist"));
+            case "cifar10" -> Cifar10.load(cacheRoot.resolve("cifar10"));
+            default -> throw new IllegalArgumentException("dataset must be one of " + KNOWN + ", got '" + name + "'");
+        };
+    }
+}

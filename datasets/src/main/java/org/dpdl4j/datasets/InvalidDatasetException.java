@@ -1,0 +1,13 @@
+package org.dpdl4j.datasets;
+
+import java.io.IOException;
+
+/** A dataset file is missing, truncated, corrupt, or not the file it claims to be. */
+public class InvalidDatasetException extends IOException {
+    private static final long serialVersionUID = 1L;
+
+    /** @param message names the file and what was expected */
+    public InvalidDatasetException(String message) {
+        super(message);
+    }
+}

@@ -1,0 +1,21 @@
+package org.dpdl4j.accounting;
+
+import java.util.Map;
+
+/**
+ * The Gaussian mechanism with L2 sensitivity 1 and noise N(0, σ²).
+ *
+ * @param noiseMultiplier σ, the noise standard deviation divided by the sensitivity; finite, ≥ 0
+ *                        (σ = 0 is a non-private release: infinite RDP at every order)
+ */
+public record GaussianEvent(double noiseMultiplier) implements PrivacyEvent {
+    /** @throws IllegalArgumentException if σ is negative, NaN or infinite */
+    public GaussianEvent {
+        Checks.finiteNonNegative("noiseMultiplier", noiseMultiplier);
+    }
+
+    @Override
+    public Map<String, Object> toMap() {
+        return Map.of("type", "gaussian", "noise_multiplier", noiseMultiplier);
+    }
+}

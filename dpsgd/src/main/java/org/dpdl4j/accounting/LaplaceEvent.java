@@ -1,0 +1,20 @@
+package org.dpdl4j.accounting;
+
+import java.util.Map;
+
+/**
+ * The Laplace mechanism with L1 sensitivity 1 and noise Lap(b).
+ *
+ * @param scale b &gt; 0, finite; the mechanism is (1/b)-DP
+ */
+public record LaplaceEvent(double scale) implements PrivacyEvent {
+    /** @throws IllegalArgumentException if b is not finite and positive */
+    public LaplaceEvent {
+        Checks.finitePositive("scale", scale);
+    }
+
+    @Override
+    public Map<String, Object> toMap() {
+        return Map.of("type", "laplace", "scale", scale);
+    }
+}

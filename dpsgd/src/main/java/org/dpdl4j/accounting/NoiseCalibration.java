@@ -1,0 +1,122 @@
+package org.dpdl4j.accounting;
+
+import java.util.function.DoubleFunction;
+import java.util.function.LongFunction;
+
+/**
+ * Noise and step-count calibration against a target (ε, δ), using an {@link RdpAccountant}.
+ * Results are always on the safe side: the returned σ meets the target, the returned T meets it.
+ */
+public final class NoiseCalibration {
+    /** Default absolute tolerance on σ. */
+    public static final double DEFAULT_TOLERANCE = 1e-6;
+    private static final double MAX_SIGMA = 1e6;
+
+    private NoiseCalibration() {
+    }
+
+    /**
+     * The smallest noise multiplier σ (to within {@code tolerance}, rounded up) such that DP-SGD —
+     * T self-composed Poisson-sampled Gaussians with rate q — is (ε, δ)-DP.
+     *
+     * @param samplingRate  q ∈ (0, 1]
+     * @param steps         T ≥ 1
+     * @param targetEpsilon ε &gt; 0, finite
+     * @param delta         δ ∈ (0, 1)
+     * @param accountant    the accountant that defines ε(σ)
+     * @param tolerance     absolute tolerance on σ, &gt; 0
+     * @return σ with ε(σ) ≤ target and ε(σ − tolerance) &gt; target
+     * @throws IllegalArgumentException on invalid arguments, or if no σ ≤ 10⁶ meets the target
+     */
+    public static double noiseMultiplier(double samplingRate, long steps, double targetEpsilon, double delta,
+                                         RdpAccountant accountant, double tolerance) {
+        if (!(samplingRate > 0 && samplingRate <= 1)) {
+            throw new IllegalArgumentException("samplingRate must be in (0, 1], got " + samplingRate);
+        }
+        if (steps < 1) {
+            throw new IllegalArgumentException("steps must be >= 1, got " + steps);
+        }
+        return smallestNoise(sigma -> dpSgd(samplingRate, sigma, steps), targetEpsilon, delta, accountant, tolerance);
+    }
+
+    /**
+     * The smallest σ (to within {@code tolerance}, rounded up) such that the event built from σ is
+     * (ε, δ)-DP. The event's ε must be non-increasing in σ (true for every Gaussian-based event).
+     *
+     * @throws IllegalArgumentException on invalid arguments, or if no σ ≤ 10⁶ meets the target
+     */
+    public static double smallestNoise(DoubleFunction<PrivacyEvent> eventOfSigma, double targetEpsilon, double delta,
+                                       RdpAccountant accountant, double tolerance) {
+        Checks.finitePositive("targetEpsilon", targetEpsilon);
+        Checks.delta(delta);
+        Checks.finitePositive("tolerance", tolerance);
+        double lo = 0;
+        double hi = 1;
+        while (accountant.epsilon(eventOfSigma.apply(hi), delta) > targetEpsilon) {
+            lo = hi;
+            hi *= 2;
+            if (hi > MAX_SIGMA) {
+                throw new IllegalArgumentException("targetEpsilon " + targetEpsilon + " at delta " + delta
+                        + " cannot be met with a noise multiplier <= " + MAX_SIGMA);
+            }
+        }
+        while (hi - lo > tolerance) {
+            double mid = 0.5 * (lo + hi);
+            if (accountant.epsilon(eventOfSigma.apply(mid), delta) > targetEpsilon) {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        return hi;
+    }
+
+    /**
+     * The largest number of DP-SGD steps T such that T Poisson-sampled Gaussians (q, σ) are
+     * (ε, δ)-DP; 0 if even one step exceeds the target.
+     *
+     * @throws IllegalArgumentException on invalid arguments
+     */
+    public static long maxSteps(double samplingRate, double noiseMultiplier, double targetEpsilon, double delta,
+                                RdpAccountant accountant) {
+        Checks.probability("samplingRate", samplingRate);
+        Checks.finiteNonNegative("noiseMultiplier", noiseMultiplier);
+        return largestCount(t -> dpSgd(samplingRate, noiseMultiplier, t), targetEpsilon, delta, accountant);
+    }
+
+    /**
+     * The largest count k ≤ 2^53 such that the event built from k is (ε, δ)-DP (ε non-decreasing in
+     * k); 0 if k = 1 already exceeds the target.
+     */
+    public static long largestCount(LongFunction<PrivacyEvent> eventOfCount, double targetEpsilon, double delta,
+                                    RdpAccountant accountant) {
+        Checks.finitePositive("targetEpsilon", targetEpsilon);
+        Checks.delta(delta);
+        if (accountant.epsilon(eventOfCount.apply(1), delta) > targetEpsilon) {
+            return 0;
+        }
+        long lo = 1;
+        long hi = 2;
+        while (accountant.epsilon(eventOfCount.apply(hi), delta) <= targetEpsilon) {
+            lo = hi;
+            hi *= 2;
+            if (hi > (1L << 53)) {
+                return lo;
+            }
+        }
+        while (hi - lo > 1) {
+            long mid = lo + (hi - lo) / 2;
+            if (accountant.epsilon(eventOfCount.apply(mid), delta) <= targetEpsilon) {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        return lo;
+    }
+
+    /** The DP-SGD event: T self-composed Poisson-sampled Gaussians. */
+    public static PrivacyEvent dpSgd(double samplingRate, double noiseMultiplier, long steps) {
+        return new SelfComposedEvent(new PoissonSampledEvent(new GaussianEvent(noiseMultiplier), samplingRate), steps);
+    }
+}

@@ -1,0 +1,23 @@
+package org.dpdl4j.accounting;
+
+import java.util.Map;
+
+/**
+ * An event applied to a Poisson subsample: each record is included independently with probability
+ * q (add/remove neighbours).
+ *
+ * @param event        the mechanism run on the subsample
+ * @param samplingRate q ∈ [0, 1]
+ */
+public record PoissonSampledEvent(PrivacyEvent event, double samplingRate) implements PrivacyEvent {
+    /** @throws IllegalArgumentException if q ∉ [0, 1]; NullPointerException if event is null */
+    public PoissonSampledEvent {
+        java.util.Objects.requireNonNull(event, "event");
+        Checks.probability("samplingRate", samplingRate);
+    }
+
+    @Override
+    public Map<String, Object> toMap() {
+        return Map.of("type", "poisson_sampled", "sampling_rate", samplingRate, "event", event.toMap());
+    }
+}

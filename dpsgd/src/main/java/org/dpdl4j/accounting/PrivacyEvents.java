@@ -1,0 +1,65 @@
+package org.dpdl4j.accounting;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/** Reading events back from the map form produced by {@link PrivacyEvent#toMap()}. */
+public final class PrivacyEvents {
+    private PrivacyEvents() {
+    }
+
+    /**
+     * Rebuilds an event from {@link PrivacyEvent#toMap()} output (for example after a JSON
+     * round-trip, where numbers may come back as any {@link Number}).
+     *
+     * @throws IllegalArgumentException on an unknown {@code type} or a missing or ill-typed field
+     */
+    public static PrivacyEvent fromMap(Map<?, ?> map) {
+        Object type = map.get("type");
+        if (!(type instanceof String t)) {
+            throw new IllegalArgumentException("event map needs a string 'type', got " + map);
+        }
+        return switch (t) {
+            case "gaussian" -> new GaussianEvent(number(map, "noise_multiplier"));
+            case "laplace" -> new LaplaceEvent(number(map, "scale"));
+            case "poisson_sampled" -> new PoissonSampledEvent(child(map), number(map, "sampling_rate"));
+            case "self_composed" -> new SelfComposedEvent(child(map), (long) number(map, "count"));
+            case "composed" -> {
+                Object list = map.get("events");
+                if (!(list instanceof List<?> items)) {
+                    throw new IllegalArgumentException("composed event needs a list 'events', got " + map);
+                }
+                List<PrivacyEvent> events = new ArrayList<>();
+                for (Object item : items) {
+                    events.add(fromMap(asMap(item)));
+                }
+                yield new ComposedEvent(events);
+            }
+            case "pure_dp" -> new PureDpEvent(number(map, "epsilon"));
+            case "zcdp" -> new ZcdpEvent(number(map, "rho"));
+            case "non_private" -> new NonPrivateEvent();
+            case "no_op" -> new NoOpEvent();
+            default -> throw new IllegalArgumentException("unknown event type '" + t + "'");
+        };
+    }
+
+    private static PrivacyEvent child(Map<?, ?> map) {
+        return fromMap(asMap(map.get("event")));
+    }
+
+    private static Map<?, ?> asMap(Object o) {
+        if (!(o instanceof Map<?, ?> m)) {
+            throw new IllegalArgumentException("expected an event map, got " + o);
+        }
+        return m;
+    }
+
+    private static double number(Map<?, ?> map, String key) {
+        Object v = map.get(key);
+        if (!(v instanceof Number n)) {
+            throw new IllegalArgumentException("event field '" + key + "' must be a number, got " + v);
+        }
+        return n.doubleValue();
+    }
+}

@@ -1,0 +1,20 @@
+package org.dpdl4j.accounting;
+
+import java.util.Map;
+
+/**
+ * A mechanism known only to be ε-DP (pure differential privacy).
+ *
+ * @param epsilon ε ≥ 0, finite
+ */
+public record PureDpEvent(double epsilon) implements PrivacyEvent {
+    /** @throws IllegalArgumentException if ε is negative or not finite */
+    public PureDpEvent {
+        Checks.finiteNonNegative("epsilon", epsilon);
+    }
+
+    @Override
+    public Map<String, Object> toMap() {
+        return Map.of("type", "pure_dp", "epsilon", epsilon);
+    }
+}

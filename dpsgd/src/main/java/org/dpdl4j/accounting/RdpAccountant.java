@@ -1,0 +1,211 @@
+package org.dpdl4j.accounting;
+
+import java.util.Arrays;
+
+/**
+ * Turns any {@link PrivacyEvent} into an RDP curve on a fixed order grid, and into (ε, δ).
+ * Immutable and thread-safe. Which bound each event uses:
+ * <ul>
+ *   <li>{@link GaussianEvent}(σ): α/(2σ²) (Mironov 2017, Proposition 7).</li>
+ *   <li>{@link PoissonSampledEvent} of a Gaussian: exact sampled-Gaussian RDP of Mironov, Talwar &amp;
+ *       Zhang 2019 ({@link SubsampledGaussianRdp}); q = 1 gives α/(2σ²) exactly.</li>
+ *   <li>{@link PoissonSampledEvent} of a Poisson-sampled event: the rates multiply (sampling twice
+ *       independently is sampling once with the product rate).</li>
+ *   <li>{@link PoissonSampledEvent} of any other event: Zhu &amp; Wang 2019 as printed in seed 003
+ *       (003_cdf356da0d11b876.txt) Theorem 4, at integer α ≥ 2, from the inner event's ε at the
+ *       integer orders 2..α; a fractional α uses the next integer up (RDP is non-decreasing in α),
+ *       α &lt; 2 uses α = 2. Orders above {@value #MAX_ZHU_WANG_ORDER} get +∞.</li>
+ *   <li>{@link LaplaceEvent}(b): Mironov 2017, Proposition 6.</li>
+ *   <li>{@link PureDpEvent}(ε): min(ε, αε²/2) (ε-DP ⇒ ε²/2-zCDP, Bun &amp; Steinke 2016 Prop. 3.3).</li>
+ *   <li>{@link ZcdpEvent}(ρ): ρα. {@link NonPrivateEvent}: +∞. {@link NoOpEvent}: 0.</li>
+ *   <li>{@link SelfComposedEvent}, {@link ComposedEvent}: curves add (Mironov 2017, Proposition 1).</li>
+ * </ul>
+ * Conversion to (ε, δ) is {@link RdpConversion}.
+ */
+public final class RdpAccountant {
+    /** The largest integer order at which the Zhu–Wang bound is evaluated. */
+    public static final int MAX_ZHU_WANG_ORDER = 4096;
+
+    private static final double[] DEFAULT_ORDERS = defaultOrders();
+    private static final RdpAccountant DEFAULT = new RdpAccountant(DEFAULT_ORDERS);
+
+    private final double[] orders;
+
+    /**
+     * @param orders RDP orders, each finite and &gt; 1 (duplicates removed, sorted)
+     * @throws IllegalArgumentException if an order is invalid or the grid is empty
+     */
+    public RdpAccountant(double[] orders) {
+        if (orders.length == 0) {
+            throw new IllegalArgumentException("orders must not be empty");
+        }
+        for (double a : orders) {
+            Checks.order(a);
+        }
+        this.orders = Arrays.stream(orders).sorted().distinct().toArray();
+    }
+
+    /**
+     * The accountant on dp_accounting's default grid: 1.1, 1.2, …, 10.9; 11, 12, …, 63; 128, 256,
+     * 512, 1024 (156 orders).
+     */
+    public static RdpAccountant standard() {
+        return DEFAULT;
+    }
+
+    /** The default grid (a copy). */
+    public static double[] defaultOrders() {
+        double[] o = new double[156];
+        int k = 0;
+        for (int x = 1; x < 100; x++) {
+            o[k++] = 1 + x / 10.0;
+        }
+        for (int a = 11; a < 64; a++) {
+            o[k++] = a;
+        }
+        for (int a : new int[]{128, 256, 512, 1024}) {
+            o[k++] = a;
+        }
+        return o;
+    }
+
+    /** This accountant's order grid (a copy). */
+    public double[] orders() {
+        return orders.clone();
+    }
+
+    /** The event's RDP curve on this accountant's grid. */
+    public RdpCurve rdp(PrivacyEvent event) {
+        return new RdpCurve(orders, rdp(event, orders));
+    }
+
+    /**
+     * (ε, δ) of the event: the RDP curve converted by {@link RdpConversion#epsilon}.
+     *
+     * @throws IllegalArgumentException if δ ∉ (0, 1)
+     */
+    public PrivacyGuarantee guarantee(PrivacyEvent event, double delta) {
+        return RdpConversion.epsilon(rdp(event), delta);
+    }
+
+    /** ε of the event at δ (convenience for {@link #guarantee}). */
+    public double epsilon(PrivacyEvent event, double delta) {
+        return guarantee(event, delta).epsilon();
+    }
+
+    /**
+     * The smallest δ for which the event is (ε, δ)-DP by {@link RdpConversion#delta}.
+     *
+     * @throws IllegalArgumentException if ε is negative or not finite
+     */
+    public double delta(PrivacyEvent event, double epsilon) {
+        return RdpConversion.delta(rdp(event), epsilon);
+    }
+
+    /**
+     * ε(α) of an event at arbitrary orders (each &gt; 1).
+     *
+     * @throws IllegalArgumentException if an order is not finite and &gt; 1
+     */
+    public static double[] rdp(PrivacyEvent event, double[] alphas) {
+        for (double a : alphas) {
+            Checks.order(a);
+        }
+        double[] out = new double[alphas.length];
+        if (event instanceof GaussianEvent g) {
+            for (int i = 0; i < out.length; i++) {
+                out[i] = SubsampledGaussianRdp.rdp(1, g.noiseMultiplier(), alphas[i]);
+            }
+        } else if (event instanceof PoissonSampledEvent p) {
+            return sampled(p.event(), p.samplingRate(), alphas);
+        } else if (event instanceof SelfComposedEvent s) {
+            double[] inner = s.count() == 0 ? out : rdp(s.event(), alphas);
+            for (int i = 0; i < out.length; i++) {
+                out[i] = s.count() == 0 ? 0 : inner[i] * s.count();
+            }
+        } else if (event instanceof ComposedEvent c) {
+            for (PrivacyEvent e : c.events()) {
+                double[] inner = rdp(e, alphas);
+                for (int i = 0; i < out.length; i++) {
+                    out[i] += inner[i];
+                }
+            }
+        } else if (event instanceof LaplaceEvent l) {
+            for (int i = 0; i < out.length; i++) {
+                out[i] = laplace(l.scale(), alphas[i]);
+            }
+        } else if (event instanceof PureDpEvent p) {
+            for (int i = 0; i < out.length; i++) {
+                out[i] = Math.min(p.epsilon(), alphas[i] * p.epsilon() * p.epsilon() / 2);
+            }
+        } else if (event instanceof ZcdpEvent z) {
+            for (int i = 0; i < out.length; i++) {
+                out[i] = z.rho() * alphas[i];
+            }
+        } else if (event instanceof NonPrivateEvent) {
+            Arrays.fill(out, Double.POSITIVE_INFINITY);
+        } else if (!(event instanceof NoOpEvent)) {
+            throw new IllegalArgumentException("no RDP bound for event " + event);
+        }
+        return out;
+    }
+
+    private static double[] sampled(PrivacyEvent inner, double q, double[] alphas) {
+        double[] out = new double[alphas.length];
+        if (q == 0) {
+            return out;
+        }
+        if (q == 1) {
+            return rdp(inner, alphas);
+        }
+        if (inner instanceof GaussianEvent g) {
+            for (int i = 0; i < out.length; i++) {
+                out[i] = SubsampledGaussianRdp.rdp(q, g.noiseMultiplier(), alphas[i]);
+            }
+            return out;
+        }
+        if (inner instanceof PoissonSampledEvent p) {
+            return sampled(p.event(), q * p.samplingRate(), alphas);
+        }
+        return zhuWang(inner, q, alphas);
+    }
+
+    /** Seed 003 Theorem 4 (Zhu &amp; Wang 2019), evaluated at the integer order ⌈α⌉ ≥ 2. */
+    private static double[] zhuWang(PrivacyEvent inner, double q, double[] alphas) {
+        int maxInt = 2;
+        for (double a : alphas) {
+            maxInt = Math.max(maxInt, (int) Math.min(MAX_ZHU_WANG_ORDER, Math.ceil(a)));
+        }
+        double[] ints = new double[maxInt - 1];
+        for (int j = 2; j <= maxInt; j++) {
+            ints[j - 2] = j;
+        }
+        double[] base = rdp(inner, ints); // base[j - 2] = ε(j)
+        double logQ = Math.log(q);
+        double log1mQ = Math.log1p(-q);
+        double[] out = new double[alphas.length];
+        for (int i = 0; i < alphas.length; i++) {
+            double ceil = Math.max(2, Math.ceil(alphas[i]));
+            if (ceil > MAX_ZHU_WANG_ORDER) {
+                out[i] = Double.POSITIVE_INFINITY;
+                continue;
+            }
+            int a = (int) ceil;
+            double log = (a - 1) * log1mQ + Math.log(a * q - q + 1);
+            log = LogMath.logAdd(log, LogMath.logBinomial(a, 2) + 2 * logQ + (a - 2) * log1mQ + base[0]);
+            for (int j = 3; j <= a; j++) {
+                log = LogMath.logAdd(log, Math.log(3) + LogMath.logBinomial(a, j) + j * logQ
+                        + (a - j) * log1mQ + (j - 1) * base[j - 2]);
+            }
+            out[i] = Double.isNaN(log) ? Double.POSITIVE_INFINITY : Math.max(0, log / (a - 1));
+        }
+        return out;
+    }
+
+    /** Mironov 2017, Proposition 6: Laplace mechanism with scale b, sensitivity 1. */
+    private static double laplace(double b, double alpha) {
+        double t1 = Math.log(alpha / (2 * alpha - 1)) + (alpha - 1) / b;
+        double t2 = Math.log((alpha - 1) / (2 * alpha - 1)) - alpha / b;
+        return Math.max(0, LogMath.logAdd(t1, t2) / (alpha - 1));
+    }
+}
