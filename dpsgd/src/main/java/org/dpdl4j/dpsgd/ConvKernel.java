@@ -1,0 +1,81 @@
+package org.dpdl4j.dpsgd;
+
+import java.util.Map;
+import org.nd4j.linalg.activations.IActivation;
+import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.factory.Nd4j;
+
+/**
+ * 2-D convolution z = W ⋆ x + b, a = φ(z). Per-example weight gradients are exact:
+ * G_i = δ_i · cols_iᵀ with cols_i = im2col(x_i) [iC·kH·kW, oH·oW] and δ_i [oC, oH·oW], one
+ * batched matmul for the whole batch; the bias gradient is δ_i summed over positions.
+ */
+final class ConvKernel extends LayerKernel {
+    private final INDArray weights; // [oC, iC, kH, kW]
+    private final INDArray bias;    // [1, oC] or null
+    private final IActivation activation;
+    private final Ops.Window window;
+    private INDArray input;
+    private INDArray preActivation;
+    private INDArray perExampleW; // [B, oC, K]
+    private INDArray perExampleB; // [B, oC]
+
+    ConvKernel(INDArray weights, INDArray bias, IActivation activation, Ops.Window window) {
+        this.weights = weights;
+        this.bias = bias;
+        this.activation = activation;
+        this.window = window;
+    }
+
+    @Override
+    INDArray forward(INDArray x, boolean keep) {
+        INDArray z = Ops.conv2d(x, weights, bias, window);
+        if (keep) {
+            input = x;
+            preActivation = z.dup();
+        }
+        return activation.getActivation(z, keep);
+    }
+
+    @Override
+    INDArray backward(INDArray gradOutput, boolean needInputGradient) {
+        INDArray delta = activation.backprop(preActivation.dup(), gradOutput).getFirst();
+        long b = delta.size(0);
+        long oc = delta.size(1);
+        long positions = delta.size(2) * delta.size(3);
+        INDArray cols = Ops.im2col(input, window);
+        long k = cols.size(1) * cols.size(2) * cols.size(3);
+        INDArray cols3 = cols.reshape('c', b, k, positions);
+        INDArray delta3 = delta.reshape('c', b, oc, positions);
+        perExampleW = Nd4j.matmul(delta3, cols3, false, true, false); // [B, oC, K]
+        perExampleB = bias != null ? delta3.sum(2) : null;
+        return needInputGradient ? Ops.conv2dInputGradient(input, weights, bias, delta, window) : null;
+    }
+
+    @Override
+    void addSquaredNorms(INDArray sq) {
+        sq.addi(perExampleW.mul(perExampleW).sum(1, 2));
+        if (perExampleB != null) {
+            sq.addi(perExampleB.mul(perExampleB).sum(1));
+        }
+    }
+
+    @Override
+    void addWeightedSum(INDArray w, Map<String, INDArray> views) {
+        long b = perExampleW.size(0);
+        INDArray wRow = w.reshape(1, b);
+        INDArray sumW = wRow.mmul(perExampleW.reshape('c', b, perExampleW.size(1) * perExampleW.size(2)));
+        addInto(views.get("W"), sumW.reshape('c', weights.shape()));
+        if (perExampleB != null) {
+            addInto(views.get("b"), wRow.mmul(perExampleB));
+        }
+    }
+
+    @Override
+    void clear() {
+        input = null;
+        preActivation = null;
+        perExampleW = null;
+        perExampleB = null;
+    }
+}

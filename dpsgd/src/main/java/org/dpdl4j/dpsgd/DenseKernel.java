@@ -1,0 +1,77 @@
+package org.dpdl4j.dpsgd;
+
+import java.util.Map;
+import org.nd4j.linalg.activations.IActivation;
+import org.nd4j.linalg.api.ndarray.INDArray;
+
+/**
+ * Dense (fully connected) layer z = xW + b, a = φ(z); W is [nIn, nOut]. Per-example gradients
+ * have outer-product structure g_i = x_iᵀδ_i, so ‖g_i‖² = ‖x_i‖²‖δ_i‖² (+ ‖δ_i‖² for the bias)
+ * exactly, without materialising g_i ("ghost norm", Goodfellow 2015), and the weighted sum is
+ * xᵀ diag(w) δ.
+ */
+final class DenseKernel extends LayerKernel {
+    private final INDArray weights;
+    private final INDArray bias;
+    private final IActivation activation;
+    private INDArray input;
+    private INDArray preActivation;
+    private INDArray delta;
+
+    DenseKernel(INDArray weights, INDArray bias, IActivation activation) {
+        this.weights = weights;
+        this.bias = bias;
+        this.activation = activation;
+    }
+
+    @Override
+    INDArray forward(INDArray x, boolean keep) {
+        INDArray z = x.mmul(weights);
+        if (bias != null) {
+            z.addiRowVector(bias);
+        }
+        if (keep) {
+            input = x;
+            preActivation = z.dup();
+        }
+        return activation.getActivation(z, keep);
+    }
+
+    /** Sets the output delta directly (used by the softmax/cross-entropy output layer). */
+    INDArray backwardFromDelta(INDArray d, boolean needInputGradient) {
+        delta = d;
+        return needInputGradient ? d.mmul(weights.transpose()) : null;
+    }
+
+    @Override
+    INDArray backward(INDArray gradOutput, boolean needInputGradient) {
+        INDArray d = activation.backprop(preActivation.dup(), gradOutput).getFirst();
+        return backwardFromDelta(d, needInputGradient);
+    }
+
+    @Override
+    void addSquaredNorms(INDArray sq) {
+        INDArray deltaSq = delta.mul(delta).sum(1);
+        INDArray inputSq = input.mul(input).sum(1);
+        sq.addi(inputSq.muli(deltaSq));
+        if (bias != null) {
+            sq.addi(deltaSq);
+        }
+    }
+
+    @Override
+    void addWeightedSum(INDArray w, Map<String, INDArray> views) {
+        INDArray weighted = delta.mulColumnVector(w);
+        addInto(views.get("W"), input.transpose().mmul(weighted));
+        if (bias != null) {
+            addInto(views.get("b"), weighted.sum(true, 0));
+        }
+    }
+
+    @Override
+    void clear() {
+        input = null;
+        preActivation = null;
+        delta = null;
+    }
+}

@@ -1,0 +1,79 @@
+package org.dpdl4j.dpsgd;
+
+import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.api.ops.DynamicCustomOp;
+import org.nd4j.linalg.factory.Nd4j;
+
+/**
+ * ND4J declarable ops used by the engine (libnd4j argument layouts of DL4J 1.0.0-M2.1; each is
+ * checked against DL4J's own layers by the per-example gradient tests). All tensors are NCHW;
+ * convolution weights are [oC, iC, kH, kW] (libnd4j weight format 1).
+ */
+final class Ops {
+    private Ops() {
+    }
+
+    /** Spatial geometry of a convolution or pooling window (explicit padding, no "same" mode). */
+    record Window(int kH, int kW, int sH, int sW, int pH, int pW, int dH, int dW) {
+        long outH(long h) {
+            return (h + 2L * pH - ((long) dH * (kH - 1) + 1)) / sH + 1;
+        }
+
+        long outW(long w) {
+            return (w + 2L * pW - ((long) dW * (kW - 1) + 1)) / sW + 1;
+        }
+
+        /** kH, kW, sH, sW, pH, pW, dH, dW followed by the op's further arguments. */
+        int[] args(int... tail) {
+            int[] a = java.util.Arrays.copyOf(new int[]{kH, kW, sH, sW, pH, pW, dH, dW}, 8 + tail.length);
+            System.arraycopy(tail, 0, a, 8, tail.length);
+            return a;
+        }
+    }
+
+    static INDArray conv2d(INDArray x, INDArray w, INDArray b, Window g) {
+        INDArray out = Nd4j.create(x.dataType(), x.size(0), w.size(0), g.outH(x.size(2)), g.outW(x.size(3)));
+        INDArray[] in = b == null ? new INDArray[]{x, w} : new INDArray[]{x, w, b.reshape(b.length())};
+        Nd4j.exec(DynamicCustomOp.builder("conv2d").addInputs(in).addOutputs(out)
+                .addIntegerArguments(g.args(0, 0, 1)).build());
+        return out;
+    }
+
+    /** dL/dx of a convolution (the op also computes weight/bias gradients, which are discarded). */
+    static INDArray conv2dInputGradient(INDArray x, INDArray w, INDArray b, INDArray gradOut, Window g) {
+        INDArray gradIn = Nd4j.create(x.dataType(), x.shape());
+        INDArray gradW = Nd4j.create(w.dataType(), w.shape());
+        INDArray[] in = b == null ? new INDArray[]{x, w, gradOut} : new INDArray[]{x, w, b.reshape(b.length()), gradOut};
+        INDArray[] out = b == null ? new INDArray[]{gradIn, gradW}
+                : new INDArray[]{gradIn, gradW, Nd4j.create(b.dataType(), b.length())};
+        Nd4j.exec(DynamicCustomOp.builder("conv2d_bp").addInputs(in).addOutputs(out)
+                .addIntegerArguments(g.args(0, 0, 1)).build());
+        return gradIn;
+    }
+
+    /** im2col: [B, iC, H, W] → [B, iC, kH, kW, oH, oW] (zero padding). */
+    static INDArray im2col(INDArray x, Window g) {
+        INDArray cols = Nd4j.create(x.dataType(), x.size(0), x.size(1), g.kH(), g.kW(), g.outH(x.size(2)), g.outW(x.size(3)));
+        Nd4j.exec(DynamicCustomOp.builder("im2col").addInputs(x).addOutputs(cols)
+                .addIntegerArguments(g.args(0)).addFloatingPointArguments(0.0).build());
+        return cols;
+    }
+
+    /**
+     * Max or average pooling. {@code extra} is libnd4j's extraParam0, set as DL4J's
+     * SubsamplingLayer sets it.
+     */
+    static INDArray pool(INDArray x, Window g, boolean max, int extra) {
+        INDArray out = Nd4j.create(x.dataType(), x.size(0), x.size(1), g.outH(x.size(2)), g.outW(x.size(3)));
+        Nd4j.exec(DynamicCustomOp.builder(max ? "maxpool2d" : "avgpool2d").addInputs(x).addOutputs(out)
+                .addIntegerArguments(g.args(0, extra, 0)).build());
+        return out;
+    }
+
+    static INDArray poolInputGradient(INDArray x, INDArray gradOut, Window g, boolean max, int extra) {
+        INDArray gradIn = Nd4j.create(x.dataType(), x.shape());
+        Nd4j.exec(DynamicCustomOp.builder(max ? "maxpool2d_bp" : "avgpool2d_bp").addInputs(x, gradOut).addOutputs(gradIn)
+                .addIntegerArguments(g.args(0, extra, 0)).build());
+        return gradIn;
+    }
+}

@@ -1,0 +1,222 @@
+package org.dpdl4j.dpsgd;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.deeplearning4j.nn.api.Layer;
+import org.deeplearning4j.nn.conf.InputPreProcessor;
+import org.deeplearning4j.nn.conf.MultiLayerConfiguration;
+import org.deeplearning4j.nn.conf.layers.ConvolutionLayer;
+import org.deeplearning4j.nn.conf.layers.DenseLayer;
+import org.deeplearning4j.nn.conf.layers.OutputLayer;
+import org.deeplearning4j.nn.conf.layers.SubsamplingLayer;
+import org.deeplearning4j.nn.conf.preprocessor.CnnToFeedForwardPreProcessor;
+import org.deeplearning4j.nn.conf.preprocessor.FeedForwardToCnnPreProcessor;
+import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
+import org.dpdl4j.models.DpCompatibility;
+import org.nd4j.linalg.api.buffer.DataType;
+import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.factory.Nd4j;
+import org.nd4j.linalg.indexing.NDArrayIndex;
+import org.nd4j.linalg.ops.transforms.Transforms;
+
+/**
+ * Exact per-example gradients of a DL4J {@link MultiLayerNetwork}, computed on ND4J's declarable
+ * ops (conv2d, conv2d_bp, im2col, maxpool2d, batched matmul) rather than DL4J's layer objects.
+ * The network stays the model's description: its configuration says what to run, its parameter
+ * views are read in place, and gradients are written into flattened arrays with the network's own
+ * parameter layout — so a privately trained model is served like any other DL4J model.
+ *
+ * <p>One {@link #compute} = one forward pass keeping each layer's input, one backward pass keeping
+ * each parameterised layer's per-example output delta; then {@link #squaredNorms()} gives
+ * ‖g_i‖² over <em>all</em> trainable parameters of example i, and {@link #addWeightedSum} adds
+ * Σ_i w_i g_i into a gradient array. With w_i = min(1, C/‖g_i‖) that is DP-SGD's clipped sum.
+ * No batch-of-1 loops and no approximations.
+ *
+ * <p>The loss is the per-example (un-averaged) softmax cross-entropy, so g_i is the gradient of
+ * example i's loss, as in DL4J where a batch gradient is the sum over the batch.
+ * Not thread-safe: one instance per network and thread.
+ */
+public final class PerExampleGradients {
+    private final MultiLayerNetwork network;
+    private final List<LayerKernel> kernels = new ArrayList<>();
+    private final List<Integer> layerOfKernel = new ArrayList<>();
+    private final SoftmaxCrossEntropyKernel output;
+    private final DataType dataType;
+    private INDArray squaredNorms;
+    private INDArray losses;
+
+    /**
+     * @param network an initialised network that passes {@link DpCompatibility#check}
+     * @throws IllegalArgumentException if the network has a layer the engine cannot run exactly
+     */
+    public PerExampleGradients(MultiLayerNetwork network) {
+        MultiLayerConfiguration conf = network.getLayerWiseConfigurations();
+        DpCompatibility.check(conf);
+        if (network.params() == null) {
+            throw new IllegalArgumentException("the network must be initialised (call init())");
+        }
+        this.network = network;
+        this.dataType = network.params().dataType();
+        SoftmaxCrossEntropyKernel out = null;
+        for (int i = 0; i < network.getnLayers(); i++) {
+            InputPreProcessor pre = conf.getInputPreProcess(i);
+            if (pre instanceof FeedForwardToCnnPreProcessor f) {
+                add(new ReshapeKernel(f.getNumChannels(), f.getInputHeight(), f.getInputWidth()), i);
+            } else if (pre instanceof CnnToFeedForwardPreProcessor c) {
+                add(new ReshapeKernel(c.getNumChannels() * c.getInputHeight() * c.getInputWidth()), i);
+            }
+            Layer layer = network.getLayer(i);
+            var lc = layer.conf().getLayer();
+            if (lc instanceof OutputLayer o) {
+                out = new SoftmaxCrossEntropyKernel(new DenseKernel(layer.getParam("W"), o.hasBias() ? layer.getParam("b") : null,
+                        o.getActivationFn()));
+                add(out, i);
+            } else if (lc instanceof DenseLayer d) {
+                add(new DenseKernel(layer.getParam("W"), d.hasBias() ? layer.getParam("b") : null, d.getActivationFn()), i);
+            } else if (lc instanceof ConvolutionLayer c) {
+                add(new ConvKernel(layer.getParam("W"), c.hasBias() ? layer.getParam("b") : null, c.getActivationFn(),
+                        window(c.getKernelSize(), c.getStride(), c.getPadding(), c.getDilation())), i);
+            } else if (lc instanceof SubsamplingLayer s) {
+                boolean max = s.getPoolingType() == org.deeplearning4j.nn.conf.layers.PoolingType.MAX;
+                int extra = !max && s.isAvgPoolIncludePadInDivisor() ? 1 : 0; // as DL4J's SubsamplingLayer sets it
+                add(new PoolKernel(window(s.getKernelSize(), s.getStride(), s.getPadding(), s.getDilation()), max, extra), i);
+            } else {
+                throw new IllegalArgumentException("layer " + i + " (" + lc.getClass().getSimpleName() + ") is not supported");
+            }
+        }
+        this.output = out;
+    }
+
+    private void add(LayerKernel k, int layer) {
+        kernels.add(k);
+        layerOfKernel.add(layer);
+    }
+
+    private static Ops.Window window(int[] k, int[] s, int[] p, int[] d) {
+        return new Ops.Window(k[0], k[1], s[0], s[1], p[0], p[1], d[0], d[1]);
+    }
+
+    /** The network these gradients belong to. */
+    public MultiLayerNetwork network() {
+        return network;
+    }
+
+    /**
+     * Class probabilities [B, classes] for features [B, c·h·w] (or [B, c, h, w]); equals
+     * {@code network.output(features)}.
+     */
+    public INDArray output(INDArray features) {
+        INDArray a = features.castTo(dataType);
+        for (LayerKernel k : kernels) {
+            a = k.forward(a, false);
+        }
+        return a;
+    }
+
+    /**
+     * Forward and backward pass on a batch, keeping per-example state for {@link #squaredNorms()}
+     * and {@link #addWeightedSum}.
+     *
+     * @param features [B, c·h·w] (or already [B, c, h, w]), B ≥ 1
+     * @param labels   one-hot [B, classes]
+     * @throws IllegalArgumentException if the batch is empty or shapes disagree
+     */
+    public void compute(INDArray features, INDArray labels) {
+        if (features.size(0) == 0 || features.size(0) != labels.size(0)) {
+            throw new IllegalArgumentException("features and labels must have the same non-zero number of rows, got "
+                    + features.size(0) + " and " + labels.size(0));
+        }
+        INDArray y = labels.castTo(dataType);
+        INDArray a = features.castTo(dataType);
+        for (LayerKernel k : kernels) {
+            a = k.forward(a, true);
+        }
+        losses = output.loss(y);
+        INDArray grad = output.backwardFromLabels(y, kernels.size() > 1);
+        for (int i = kernels.size() - 2; i >= 0; i--) {
+            grad = kernels.get(i).backward(grad, i > 0);
+        }
+        squaredNorms = Nd4j.zeros(dataType, features.size(0));
+        for (LayerKernel k : kernels) {
+            k.addSquaredNorms(squaredNorms);
+        }
+    }
+
+    /** ‖g_i‖² over all trainable parameters, per example [B], of the last {@link #compute}. */
+    public INDArray squaredNorms() {
+        requireComputed();
+        return squaredNorms;
+    }
+
+    /** Per-example loss [B] of the last {@link #compute}. */
+    public INDArray losses() {
+        requireComputed();
+        return losses;
+    }
+
+    /**
+     * Clip factors min(1, C/‖g_i‖) [B] for the last batch, shrunk by a relative margin
+     * ({@code 1e-5} in float32, {@code 1e-12} in float64) so that rounding in the norm computation
+     * cannot leave a clipped gradient above C.
+     *
+     * @param clipNorm C &gt; 0
+     */
+    public INDArray clipFactors(double clipNorm) {
+        requireComputed();
+        double margin = dataType == DataType.DOUBLE ? 1e-12 : 1e-5;
+        INDArray norms = Transforms.sqrt(squaredNorms, true);
+        return Transforms.max(norms, clipNorm * (1 - margin), false).rdivi(clipNorm * (1 - margin));
+    }
+
+    /**
+     * Adds Σ_i w_i g_i into {@code target}, a flattened gradient with the network's parameter layout
+     * (e.g. {@code network.getFlattenedGradients()}).
+     *
+     * @param weights [B] per-example weights (clip factors, or one-hot to read a single g_i)
+     * @param target  [1, numParams] with the network's data type
+     */
+    public void addWeightedSum(INDArray weights, INDArray target) {
+        requireComputed();
+        if (target.length() != network.numParams()) {
+            throw new IllegalArgumentException("target has " + target.length() + " elements, the network has "
+                    + network.numParams() + " parameters");
+        }
+        INDArray w = weights.castTo(dataType).reshape(weights.length(), 1);
+        long offset = 0;
+        int previousLayer = -1;
+        Map<String, INDArray> views = null;
+        for (int i = 0; i < network.getnLayers(); i++) {
+            Layer layer = network.getLayer(i);
+            long n = layer.numParams();
+            INDArray slice = n == 0 ? null
+                    : target.reshape(1, target.length()).get(NDArrayIndex.point(0), NDArrayIndex.interval(offset, offset + n))
+                    .reshape(1, n);
+            for (int k = 0; k < kernels.size(); k++) {
+                if (layerOfKernel.get(k) == i && n > 0) {
+                    if (previousLayer != i) {
+                        views = layer.conf().getLayer().initializer().getGradientsFromFlattened(layer.conf(), slice);
+                        previousLayer = i;
+                    }
+                    kernels.get(k).addWeightedSum(w, views);
+                }
+            }
+            offset += n;
+        }
+    }
+
+    /** Drops the cached activations of the last batch. */
+    public void clear() {
+        for (LayerKernel k : kernels) {
+            k.clear();
+        }
+        squaredNorms = null;
+        losses = null;
+    }
+
+    private void requireComputed() {
+        if (squaredNorms == null) {
+            throw new IllegalStateException("call compute(features, labels) first");
+        }
+    }
+}

@@ -1,0 +1,56 @@
+package org.dpdl4j.dpsgd;
+
+import java.util.Map;
+import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.ops.transforms.Transforms;
+
+/**
+ * The output layer: dense + softmax with cross-entropy loss ℓ_i = −Σ_k y_ik log p_ik. Its
+ * per-example delta is p_i − y_i (as DL4J's LossMCXENT computes it for softmax).
+ */
+final class SoftmaxCrossEntropyKernel extends LayerKernel {
+    private final DenseKernel dense;
+    private INDArray probabilities;
+
+    SoftmaxCrossEntropyKernel(DenseKernel dense) {
+        this.dense = dense;
+    }
+
+    @Override
+    INDArray forward(INDArray x, boolean keep) {
+        probabilities = dense.forward(x, keep);
+        return probabilities;
+    }
+
+    /** Per-example loss [B] of the last forward pass against one-hot labels. */
+    INDArray loss(INDArray labels) {
+        INDArray logp = Transforms.log(Transforms.max(probabilities, 1e-30, true), false);
+        return logp.muli(labels).sum(1).negi();
+    }
+
+    /** Starts the backward pass from the labels. */
+    INDArray backwardFromLabels(INDArray labels, boolean needInputGradient) {
+        return dense.backwardFromDelta(probabilities.sub(labels), needInputGradient);
+    }
+
+    @Override
+    INDArray backward(INDArray gradOutput, boolean needInputGradient) {
+        throw new IllegalStateException("the output layer's backward pass starts from the labels");
+    }
+
+    @Override
+    void addSquaredNorms(INDArray sq) {
+        dense.addSquaredNorms(sq);
+    }
+
+    @Override
+    void addWeightedSum(INDArray w, Map<String, INDArray> views) {
+        dense.addWeightedSum(w, views);
+    }
+
+    @Override
+    void clear() {
+        dense.clear();
+        probabilities = null;
+    }
+}

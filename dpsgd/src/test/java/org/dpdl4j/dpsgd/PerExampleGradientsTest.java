@@ -1,0 +1,153 @@
+package org.dpdl4j.dpsgd;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.stream.Stream;
+import org.deeplearning4j.nn.conf.ConvolutionMode;
+import org.deeplearning4j.nn.conf.NeuralNetConfiguration;
+import org.deeplearning4j.nn.conf.inputs.InputType;
+import org.deeplearning4j.nn.conf.layers.BatchNormalization;
+import org.deeplearning4j.nn.conf.layers.ConvolutionLayer;
+import org.deeplearning4j.nn.conf.layers.DenseLayer;
+import org.deeplearning4j.nn.conf.layers.OutputLayer;
+import org.deeplearning4j.nn.conf.layers.PoolingType;
+import org.deeplearning4j.nn.conf.layers.SubsamplingLayer;
+import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
+import org.deeplearning4j.nn.weights.WeightInit;
+import org.dpdl4j.models.ModelOptions;
+import org.dpdl4j.models.Models;
+import org.dpdl4j.models.TemperedSigmoid;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+import org.nd4j.linalg.activations.Activation;
+import org.nd4j.linalg.api.buffer.DataType;
+import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.factory.Nd4j;
+import org.nd4j.linalg.learning.config.Sgd;
+import org.nd4j.linalg.lossfunctions.LossFunctions;
+
+/**
+ * Per-example gradients, norms and clipped sums against DL4J's own backpropagation run one example
+ * at a time (an independent implementation), in float64, for every model and supported layer type.
+ */
+class PerExampleGradientsTest {
+    private static final double TOL = 1e-10;
+
+    static Stream<Arguments> networks() {
+        ModelOptions mnist = ModelOptions.mnist().withDataType(DataType.DOUBLE).withSeed(7);
+        ModelOptions cifar = ModelOptions.cifar10().withDataType(DataType.DOUBLE).withSeed(7);
+        return Stream.of(
+                Arguments.of("standard-cnn relu", Models.standardCnn(mnist)),
+                Arguments.of("standard-cnn tempered sigmoid", Models.standardCnn(mnist.withActivation(new TemperedSigmoid(2, 2, 1)))),
+                Arguments.of("all-conv", Models.allConvNet(mnist.withActivation(Activation.TANH.getActivationFunction()))),
+                Arguments.of("cifar-cnn", Models.cifarCnn(cifar)),
+                Arguments.of("mlp", Models.mlp(mnist.withActivation(new TemperedSigmoid(1.5, 3, 0.5)))),
+                Arguments.of("avg-pool, dilation, no bias, sigmoid", oddLayers()));
+    }
+
+    /** Average pooling with padding, a dilated convolution, a bias-free layer and sigmoid. */
+    private static MultiLayerNetwork oddLayers() {
+        var conf = new NeuralNetConfiguration.Builder().seed(3).dataType(DataType.DOUBLE).updater(new Sgd(0.1))
+                .weightInit(WeightInit.XAVIER).convolutionMode(ConvolutionMode.Truncate).list()
+                .layer(new ConvolutionLayer.Builder(3, 3).stride(1, 1).padding(2, 2).dilation(2, 2).nOut(4)
+                        .activation(Activation.SIGMOID).build())
+                .layer(new SubsamplingLayer.Builder(PoolingType.AVG).kernelSize(3, 3).stride(2, 2).padding(1, 1).build())
+                .layer(new ConvolutionLayer.Builder(2, 2).stride(1, 1).nOut(3).hasBias(false).activation(Activation.TANH).build())
+                .layer(new DenseLayer.Builder().nOut(7).hasBias(false).activation(Activation.RELU).build())
+                .layer(new OutputLayer.Builder(LossFunctions.LossFunction.NEGATIVELOGLIKELIHOOD).nOut(5)
+                        .activation(Activation.SOFTMAX).build())
+                .setInputType(InputType.convolutionalFlat(11, 9, 2)).build();
+        MultiLayerNetwork net = new MultiLayerNetwork(conf);
+        net.init();
+        return net;
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("networks")
+    void matchesDl4jBatchOfOneLoop(String name, MultiLayerNetwork net) {
+        int b = 5;
+        long inputs = inputSize(net);
+        Nd4j.getRandom().setSeed(11);
+        INDArray x = Nd4j.rand(DataType.DOUBLE, b, inputs);
+        int classes = (int) net.getLayer(net.getnLayers() - 1).getParam("W").size(1);
+        INDArray y = Nd4j.zeros(DataType.DOUBLE, b, classes);
+        for (int i = 0; i < b; i++) {
+            y.putScalar(i, (i * 3) % classes, 1.0);
+        }
+        PerExampleGradients pg = new PerExampleGradients(net);
+
+        // forward pass equals DL4J's inference
+        assertClose(net.output(x), pg.output(x), name + " output");
+
+        pg.compute(x, y);
+        INDArray norms = org.nd4j.linalg.ops.transforms.Transforms.sqrt(pg.squaredNorms(), true);
+        INDArray sumOfSingles = Nd4j.zeros(DataType.DOUBLE, 1, net.numParams());
+        for (int i = 0; i < b; i++) {
+            INDArray reference = dl4jGradient(net, x.getRow(i, true), y.getRow(i, true));
+            sumOfSingles.addi(reference);
+            INDArray ours = Nd4j.zeros(DataType.DOUBLE, 1, net.numParams());
+            INDArray oneHot = Nd4j.zeros(DataType.DOUBLE, b);
+            oneHot.putScalar(i, 1.0);
+            pg.addWeightedSum(oneHot, ours);
+            assertClose(reference, ours, name + " gradient of example " + i);
+            double refNorm = reference.norm2Number().doubleValue();
+            assertEquals(refNorm, norms.getDouble(i), TOL * refNorm, name + " norm of example " + i);
+        }
+        // unclipped sum equals DL4J's batch gradient (a sum over the batch)
+        INDArray batch = dl4jGradient(net, x, y);
+        assertClose(sumOfSingles, batch, name + " DL4J batch vs sum of singles");
+        INDArray ours = Nd4j.zeros(DataType.DOUBLE, 1, net.numParams());
+        pg.addWeightedSum(Nd4j.ones(DataType.DOUBLE, b), ours);
+        assertClose(batch, ours, name + " unclipped sum");
+
+        // clipping: each clipped per-example gradient has norm <= C(1 + 1e-6), and unclipped ones are untouched
+        double c = norms.medianNumber().doubleValue();
+        INDArray factors = pg.clipFactors(c);
+        for (int i = 0; i < b; i++) {
+            double clipped = factors.getDouble(i) * norms.getDouble(i);
+            assertTrue(clipped <= c * (1 + 1e-6), name + " clipped norm " + clipped + " > C = " + c);
+            if (norms.getDouble(i) < c * 0.999) {
+                assertEquals(1.0, factors.getDouble(i), 0.0);
+            } else {
+                assertEquals(Math.min(c, norms.getDouble(i)), clipped, 1e-9 * c);
+            }
+        }
+    }
+
+    @org.junit.jupiter.api.Test
+    void rejectsBatchNormalizationNamingTheLayer() {
+        var conf = new NeuralNetConfiguration.Builder().list()
+                .layer(new DenseLayer.Builder().nOut(4).build())
+                .layer(new BatchNormalization.Builder().build())
+                .layer(new OutputLayer.Builder(LossFunctions.LossFunction.MCXENT).nOut(2).activation(Activation.SOFTMAX).build())
+                .setInputType(InputType.feedForward(3)).build();
+        MultiLayerNetwork net = new MultiLayerNetwork(conf);
+        net.init();
+        var e = assertThrows(IllegalArgumentException.class, () -> new PerExampleGradients(net));
+        assertTrue(e.getMessage().contains("layer 1") && e.getMessage().contains("BatchNormalization"), e.getMessage());
+    }
+
+    private static long inputSize(MultiLayerNetwork net) {
+        var pre = net.getLayerWiseConfigurations().getInputPreProcess(0);
+        if (pre instanceof org.deeplearning4j.nn.conf.preprocessor.FeedForwardToCnnPreProcessor f) {
+            return f.getNumChannels() * f.getInputHeight() * f.getInputWidth();
+        }
+        return net.getLayer(0).getParam("W").size(0);
+    }
+
+    private static INDArray dl4jGradient(MultiLayerNetwork net, INDArray x, INDArray y) {
+        net.setInput(x);
+        net.setLabels(y);
+        net.computeGradientAndScore();
+        return net.gradient().gradient().dup().reshape(1, net.numParams());
+    }
+
+    private static void assertClose(INDArray expected, INDArray actual, String what) {
+        double scale = Math.max(expected.amaxNumber().doubleValue(), 1e-300);
+        double diff = expected.reshape(expected.length()).sub(actual.reshape(actual.length())).amaxNumber().doubleValue();
+        assertTrue(diff <= TOL * scale, what + ": max abs difference " + diff + " relative " + diff / scale);
+    }
+}

@@ -1,0 +1,66 @@
+package org.dpdl4j.models;
+
+import org.nd4j.linalg.activations.Activation;
+import org.nd4j.linalg.activations.IActivation;
+import org.nd4j.linalg.api.buffer.DataType;
+import org.nd4j.linalg.learning.config.IUpdater;
+import org.nd4j.linalg.learning.config.Sgd;
+
+/**
+ * What every model factory needs besides its architecture.
+ *
+ * @param height     input height in pixels ≥ 1
+ * @param width      input width in pixels ≥ 1
+ * @param channels   input channels ≥ 1
+ * @param numClasses number of classes ≥ 2
+ * @param activation hidden-layer activation (ReLU, tanh, {@link TemperedSigmoid}, …)
+ * @param updater    DL4J updater (SGD, Nesterovs, Adam) holding the learning rate
+ * @param seed       weight-initialisation seed
+ * @param dataType   FLOAT for training, DOUBLE for exactness tests
+ */
+public record ModelOptions(int height, int width, int channels, int numClasses, IActivation activation,
+                           IUpdater updater, long seed, DataType dataType) {
+
+    /** @throws IllegalArgumentException on non-positive sizes or fewer than 2 classes */
+    public ModelOptions {
+        if (height < 1 || width < 1 || channels < 1) {
+            throw new IllegalArgumentException("input shape must be positive, got " + height + "x" + width + "x" + channels);
+        }
+        if (numClasses < 2) {
+            throw new IllegalArgumentException("numClasses must be >= 2, got " + numClasses);
+        }
+        if (dataType != DataType.FLOAT && dataType != DataType.DOUBLE) {
+            throw new IllegalArgumentException("dataType must be FLOAT or DOUBLE, got " + dataType);
+        }
+    }
+
+    /** 28×28×1 inputs, 10 classes, ReLU, SGD(0.1), seed 42, float32. */
+    public static ModelOptions mnist() {
+        return new ModelOptions(28, 28, 1, 10, Activation.RELU.getActivationFunction(), new Sgd(0.1), 42, DataType.FLOAT);
+    }
+
+    /** 32×32×3 inputs, 10 classes, tanh, SGD(0.1), seed 42, float32. */
+    public static ModelOptions cifar10() {
+        return new ModelOptions(32, 32, 3, 10, Activation.TANH.getActivationFunction(), new Sgd(0.1), 42, DataType.FLOAT);
+    }
+
+    public ModelOptions withActivation(IActivation a) {
+        return new ModelOptions(height, width, channels, numClasses, a, updater, seed, dataType);
+    }
+
+    public ModelOptions withUpdater(IUpdater u) {
+        return new ModelOptions(height, width, channels, numClasses, activation, u, seed, dataType);
+    }
+
+    public ModelOptions withSeed(long s) {
+        return new ModelOptions(height, width, channels, numClasses, activation, updater, s, dataType);
+    }
+
+    public ModelOptions withDataType(DataType t) {
+        return new ModelOptions(height, width, channels, numClasses, activation, updater, seed, t);
+    }
+
+    public ModelOptions withInput(int h, int w, int c) {
+        return new ModelOptions(h, w, c, numClasses, activation, updater, seed, dataType);
+    }
+}
