@@ -14,9 +14,10 @@ final class ConvKernel extends LayerKernel {
     private final INDArray weights; // [oC, iC, kH, kW]
     private final INDArray bias;    // [1, oC] or null
     private final IActivation activation;
+    private final ActivationDerivative derivative;
     private final Ops.Window window;
     private INDArray input;
-    private INDArray preActivation;
+    private INDArray kept; // output a, or z for generic activations
     private INDArray perExampleW; // [B, oC, K]
     private INDArray perExampleB; // [B, oC]
 
@@ -25,21 +26,27 @@ final class ConvKernel extends LayerKernel {
         this.bias = bias;
         this.activation = activation;
         this.window = window;
+        this.derivative = new ActivationDerivative(activation);
     }
 
     @Override
     INDArray forward(INDArray x, boolean keep) {
         INDArray z = Ops.conv2d(x, weights, bias, window);
-        if (keep) {
-            input = x;
-            preActivation = z.dup();
+        if (!keep) {
+            return activation.getActivation(z, false);
         }
-        return activation.getActivation(z, keep);
+        input = x;
+        if (derivative.needsPreActivation()) {
+            kept = z.dup();
+            return activation.getActivation(z, true);
+        }
+        kept = activation.getActivation(z, true);
+        return kept;
     }
 
     @Override
     INDArray backward(INDArray gradOutput, boolean needInputGradient) {
-        INDArray delta = activation.backprop(preActivation.dup(), gradOutput).getFirst();
+        INDArray delta = derivative.backprop(kept, gradOutput);
         long b = delta.size(0);
         long oc = delta.size(1);
         long positions = delta.size(2) * delta.size(3);
@@ -54,9 +61,9 @@ final class ConvKernel extends LayerKernel {
 
     @Override
     void addSquaredNorms(INDArray sq) {
-        sq.addi(perExampleW.mul(perExampleW).sum(1, 2));
+        sq.addi(LayerKernel.rowSquaredNorms(perExampleW.reshape('c', perExampleW.size(0), -1)));
         if (perExampleB != null) {
-            sq.addi(perExampleB.mul(perExampleB).sum(1));
+            sq.addi(LayerKernel.rowSquaredNorms(perExampleB));
         }
     }
 
@@ -74,7 +81,7 @@ final class ConvKernel extends LayerKernel {
     @Override
     void clear() {
         input = null;
-        preActivation = null;
+        kept = null;
         perExampleW = null;
         perExampleB = null;
     }

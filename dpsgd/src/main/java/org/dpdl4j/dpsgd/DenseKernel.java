@@ -14,14 +14,16 @@ final class DenseKernel extends LayerKernel {
     private final INDArray weights;
     private final INDArray bias;
     private final IActivation activation;
+    private final ActivationDerivative derivative;
     private INDArray input;
-    private INDArray preActivation;
+    private INDArray kept; // output a, or z for generic activations
     private INDArray delta;
 
     DenseKernel(INDArray weights, INDArray bias, IActivation activation) {
         this.weights = weights;
         this.bias = bias;
         this.activation = activation;
+        this.derivative = new ActivationDerivative(activation);
     }
 
     @Override
@@ -30,11 +32,16 @@ final class DenseKernel extends LayerKernel {
         if (bias != null) {
             z.addiRowVector(bias);
         }
-        if (keep) {
-            input = x;
-            preActivation = z.dup();
+        if (!keep) {
+            return activation.getActivation(z, false);
         }
-        return activation.getActivation(z, keep);
+        input = x;
+        if (derivative.needsPreActivation()) {
+            kept = z.dup();
+            return activation.getActivation(z, true);
+        }
+        kept = activation.getActivation(z, true);
+        return kept;
     }
 
     /** Sets the output delta directly (used by the softmax/cross-entropy output layer). */
@@ -45,14 +52,13 @@ final class DenseKernel extends LayerKernel {
 
     @Override
     INDArray backward(INDArray gradOutput, boolean needInputGradient) {
-        INDArray d = activation.backprop(preActivation.dup(), gradOutput).getFirst();
-        return backwardFromDelta(d, needInputGradient);
+        return backwardFromDelta(derivative.backprop(kept, gradOutput), needInputGradient);
     }
 
     @Override
     void addSquaredNorms(INDArray sq) {
-        INDArray deltaSq = delta.mul(delta).sum(1);
-        INDArray inputSq = input.mul(input).sum(1);
+        INDArray deltaSq = LayerKernel.rowSquaredNorms(delta);
+        INDArray inputSq = LayerKernel.rowSquaredNorms(input);
         sq.addi(inputSq.muli(deltaSq));
         if (bias != null) {
             sq.addi(deltaSq);
@@ -71,7 +77,7 @@ final class DenseKernel extends LayerKernel {
     @Override
     void clear() {
         input = null;
-        preActivation = null;
+        kept = null;
         delta = null;
     }
 }

@@ -30,6 +30,14 @@ abstract class LayerKernel {
     void addWeightedSum(INDArray w, Map<String, INDArray> gradientViews) {
     }
 
+    /** Σ_j m_ij² per row of a 2-D matrix, as a vector [rows] (one reduction op). */
+    static INDArray rowSquaredNorms(INDArray m) {
+        INDArray out = org.nd4j.linalg.factory.Nd4j.createUninitialized(m.dataType(), m.size(0));
+        org.nd4j.linalg.factory.Nd4j.exec(org.nd4j.linalg.api.ops.DynamicCustomOp.builder("reduce_sqnorm")
+                .addInputs(m).addOutputs(out).addIntegerArguments(1).build());
+        return out;
+    }
+
     /** view += value, where value has the view's elements in another (compatible) shape. */
     static void addInto(INDArray view, INDArray value) {
         view.addi(value.reshape(view.ordering(), view.shape()));

@@ -15,6 +15,12 @@ import org.deeplearning4j.nn.conf.preprocessor.FeedForwardToCnnPreProcessor;
 import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
 import org.dpdl4j.models.DpCompatibility;
 import org.nd4j.linalg.api.buffer.DataType;
+import org.nd4j.linalg.api.memory.MemoryWorkspace;
+import org.nd4j.linalg.api.memory.conf.WorkspaceConfiguration;
+import org.nd4j.linalg.api.memory.enums.AllocationPolicy;
+import org.nd4j.linalg.api.memory.enums.LearningPolicy;
+import org.nd4j.linalg.api.memory.enums.ResetPolicy;
+import org.nd4j.linalg.api.memory.enums.SpillPolicy;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
 import org.nd4j.linalg.indexing.NDArrayIndex;
@@ -38,6 +44,12 @@ import org.nd4j.linalg.ops.transforms.Transforms;
  * Not thread-safe: one instance per network and thread.
  */
 public final class PerExampleGradients {
+    /** Scratch memory reused across batches: allocation outside a workspace costs more than the maths. */
+    private static final WorkspaceConfiguration WORKSPACE = WorkspaceConfiguration.builder()
+            .initialSize(0).overallocationLimit(0.3)
+            .policyAllocation(AllocationPolicy.OVERALLOCATE).policyLearning(LearningPolicy.FIRST_LOOP)
+            .policyReset(ResetPolicy.BLOCK_LEFT).policySpill(SpillPolicy.REALLOCATE).build();
+    private final String workspaceId = "dpdl4j-pex-" + System.identityHashCode(this);
     private final MultiLayerNetwork network;
     private final List<LayerKernel> kernels = new ArrayList<>();
     private final List<Integer> layerOfKernel = new ArrayList<>();
@@ -107,11 +119,34 @@ public final class PerExampleGradients {
      * {@code network.output(features)}.
      */
     public INDArray output(INDArray features) {
-        INDArray a = features.castTo(dataType);
-        for (LayerKernel k : kernels) {
-            a = k.forward(a, false);
+        try (MemoryWorkspace ws = Nd4j.getWorkspaceManager().getAndActivateWorkspace(WORKSPACE, workspaceId)) {
+            INDArray a = features.castTo(dataType);
+            for (LayerKernel k : kernels) {
+                a = k.forward(a, false);
+            }
+            return a.detach();
         }
-        return a;
+    }
+
+    /**
+     * DP-SGD's clipped sum for one physical batch, in scratch memory: adds
+     * Σ_i min(1, C/‖g_i‖)·g_i over the given rows into {@code target}.
+     *
+     * @param features all features [n, c·h·w]
+     * @param labels   all one-hot labels [n, classes]
+     * @param rows     the rows of this batch (non-empty)
+     * @param clipNorm C &gt; 0
+     * @param target   flattened gradient [1, numParams] (outside any workspace)
+     * @return the sum of the batch's per-example losses
+     */
+    public double addClippedSum(INDArray features, INDArray labels, int[] rows, double clipNorm, INDArray target) {
+        try (MemoryWorkspace ws = Nd4j.getWorkspaceManager().getAndActivateWorkspace(WORKSPACE, workspaceId)) {
+            compute(Nd4j.pullRows(features, 1, rows), Nd4j.pullRows(labels, 1, rows));
+            addWeightedSum(clipFactors(clipNorm), target);
+            return losses.sumNumber().doubleValue();
+        } finally {
+            clear();
+        }
     }
 
     /**

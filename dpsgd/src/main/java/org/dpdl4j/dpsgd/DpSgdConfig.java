@@ -1,0 +1,136 @@
+package org.dpdl4j.dpsgd;
+
+/**
+ * The privacy-relevant settings of one DP-SGD run (the learning rate and optimiser live in the
+ * DL4J network's updater, as for any DL4J model). Build with {@link #builder()}; values are
+ * validated in {@link Builder#build()} with messages naming the parameter, its value and the
+ * allowed range.
+ *
+ * @param samplingRate      q ∈ (0, 1]: each step includes each example independently with probability q
+ * @param noiseMultiplier   σ ≥ 0: the noise on the clipped sum is N(0, σ²C² I); σ = 0 needs {@code nonPrivate}
+ * @param clipNorm          C &gt; 0: per-example gradients (over all parameters) are clipped to L2 norm C
+ * @param steps             T ≥ 1 noisy steps
+ * @param physicalBatchSize the largest number of examples pushed through the network at once (a larger
+ *                          Poisson batch is processed in chunks whose clipped sums are added before the noise)
+ * @param seed              seed of the sampler and the noise (ignored when {@code secureRandom})
+ * @param secureRandom      seed the sampler and the noise generator from {@link java.security.SecureRandom}
+ * @param nonPrivate        allow σ = 0 (the run then reports ε = ∞)
+ * @param epsilonBudget     stop before the step that would exceed this ε (at {@code delta}); +∞ = never
+ * @param delta             δ ∈ (0, 1) for the budget and the ε reported to listeners
+ */
+public record DpSgdConfig(double samplingRate, double noiseMultiplier, double clipNorm, long steps,
+                          int physicalBatchSize, long seed, boolean secureRandom, boolean nonPrivate,
+                          double epsilonBudget, double delta) {
+
+    /** @throws IllegalArgumentException on any invalid value */
+    public DpSgdConfig {
+        if (!(samplingRate > 0 && samplingRate <= 1)) {
+            throw new IllegalArgumentException("samplingRate q must be in (0, 1], got " + samplingRate);
+        }
+        if (!(noiseMultiplier >= 0) || Double.isInfinite(noiseMultiplier)) {
+            throw new IllegalArgumentException("noiseMultiplier sigma must be finite and >= 0, got " + noiseMultiplier);
+        }
+        if (noiseMultiplier == 0 && !nonPrivate) {
+            throw new IllegalArgumentException("noiseMultiplier sigma = 0 gives no privacy; set nonPrivate to train without noise");
+        }
+        if (!(clipNorm > 0) || Double.isInfinite(clipNorm)) {
+            throw new IllegalArgumentException("clipNorm C must be finite and > 0, got " + clipNorm);
+        }
+        if (steps < 1) {
+            throw new IllegalArgumentException("steps T must be >= 1, got " + steps);
+        }
+        if (physicalBatchSize < 1) {
+            throw new IllegalArgumentException("physicalBatchSize must be >= 1, got " + physicalBatchSize);
+        }
+        if (!(epsilonBudget > 0)) {
+            throw new IllegalArgumentException("epsilonBudget must be > 0 (or infinite for none), got " + epsilonBudget);
+        }
+        if (!(delta > 0 && delta < 1)) {
+            throw new IllegalArgumentException("delta must be in (0, 1), got " + delta);
+        }
+    }
+
+    /** A builder with defaults C = 1, physical batch 256, seed 0, no budget, δ = 1e-5. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** Steps for a number of epochs: T = ceil(epochs / q) (one epoch = 1/q expected batches). */
+    public static long stepsForEpochs(double epochs, double samplingRate) {
+        if (!(epochs > 0) || Double.isInfinite(epochs)) {
+            throw new IllegalArgumentException("epochs must be finite and > 0, got " + epochs);
+        }
+        return (long) Math.ceil(epochs / samplingRate - 1e-9);
+    }
+
+    /** Mutable builder for {@link DpSgdConfig}. */
+    public static final class Builder {
+        private double samplingRate = Double.NaN;
+        private double noiseMultiplier = Double.NaN;
+        private double clipNorm = 1.0;
+        private long steps = -1;
+        private int physicalBatchSize = 256;
+        private long seed;
+        private boolean secureRandom;
+        private boolean nonPrivate;
+        private double epsilonBudget = Double.POSITIVE_INFINITY;
+        private double delta = 1e-5;
+
+        public Builder samplingRate(double q) {
+            this.samplingRate = q;
+            return this;
+        }
+
+        public Builder noiseMultiplier(double sigma) {
+            this.noiseMultiplier = sigma;
+            return this;
+        }
+
+        public Builder clipNorm(double c) {
+            this.clipNorm = c;
+            return this;
+        }
+
+        public Builder steps(long t) {
+            this.steps = t;
+            return this;
+        }
+
+        public Builder physicalBatchSize(int b) {
+            this.physicalBatchSize = b;
+            return this;
+        }
+
+        public Builder seed(long s) {
+            this.seed = s;
+            return this;
+        }
+
+        public Builder secureRandom(boolean secure) {
+            this.secureRandom = secure;
+            return this;
+        }
+
+        public Builder nonPrivate(boolean allow) {
+            this.nonPrivate = allow;
+            return this;
+        }
+
+        /** Stop before the step that would take ε (at {@link #delta}) above this budget. */
+        public Builder epsilonBudget(double epsilon) {
+            this.epsilonBudget = epsilon;
+            return this;
+        }
+
+        public Builder delta(double d) {
+            this.delta = d;
+            return this;
+        }
+
+        /** @throws IllegalArgumentException if a value is missing or invalid */
+        public DpSgdConfig build() {
+            return new DpSgdConfig(samplingRate, noiseMultiplier, clipNorm, steps, physicalBatchSize, seed, secureRandom,
+                    nonPrivate, epsilonBudget, delta);
+        }
+    }
+}

@@ -1,0 +1,205 @@
+package org.dpdl4j.dpsgd;
+
+import java.security.SecureRandom;
+import java.util.Arrays;
+import java.util.List;
+import java.util.SplittableRandom;
+import org.deeplearning4j.nn.api.Layer;
+import org.deeplearning4j.nn.conf.MultiLayerConfiguration;
+import org.deeplearning4j.nn.conf.layers.BaseLayer;
+import org.deeplearning4j.nn.gradient.DefaultGradient;
+import org.deeplearning4j.nn.gradient.Gradient;
+import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
+import org.deeplearning4j.nn.workspace.LayerWorkspaceMgr;
+import org.dpdl4j.accounting.GaussianEvent;
+import org.dpdl4j.accounting.PoissonSampledEvent;
+import org.dpdl4j.accounting.PrivacyEvent;
+import org.dpdl4j.accounting.RdpAccountant;
+import org.dpdl4j.accounting.RdpConversion;
+import org.dpdl4j.accounting.RdpCurve;
+import org.dpdl4j.accounting.SelfComposedEvent;
+import org.dpdl4j.datasets.LabeledData;
+import org.nd4j.linalg.api.buffer.DataType;
+import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.factory.Nd4j;
+
+/**
+ * DP-SGD (Abadi et al. 2016) on a DL4J network, as specified in ../shared/SPEC.md §1: each step
+ * draws a Poisson batch with rate q, clips every example's full-model gradient to L2 norm C
+ * ({@link PerExampleGradients}, exact), adds one draw of N(0, σ²C² I) to the clipped sum, divides
+ * by the <em>expected</em> batch size q·n (never the realised one, which is private), and applies the
+ * network's own DL4J updater (SGD, momentum, Adam, with its learning rate and regularisation)
+ * exactly as {@code fit()} would. An empty batch still adds noise and still counts.
+ *
+ * <p>The run's privacy event is T self-composed Poisson-sampled Gaussians (q, σ); the accountant
+ * converts it. With an ε budget the trainer stops <em>before</em> the first step whose cumulative ε
+ * would exceed it. The trainer holds no global state and starts no threads.
+ */
+public final class DpSgdTrainer {
+    private final RdpAccountant accountant;
+
+    /** A trainer whose budget and progress ε use the standard RDP accountant. */
+    public DpSgdTrainer() {
+        this(RdpAccountant.standard());
+    }
+
+    /** @param accountant used for the ε budget and the ε reported to listeners */
+    public DpSgdTrainer(RdpAccountant accountant) {
+        this.accountant = accountant;
+    }
+
+    /** The privacy event of a DP-SGD run with the given settings and step count. */
+    public static PrivacyEvent event(double samplingRate, double noiseMultiplier, long steps) {
+        return new SelfComposedEvent(new PoissonSampledEvent(new GaussianEvent(noiseMultiplier), samplingRate), steps);
+    }
+
+    /**
+     * Trains the network in place.
+     *
+     * @param network   an initialised network passing the DP-compatibility check, whose updater has a
+     *                  finite positive learning rate
+     * @param train     training data; its features are cast to the network's data type
+     * @param config    the run's privacy settings
+     * @param listeners progress listeners (may be empty)
+     * @return the result with the run's privacy event
+     * @throws IllegalArgumentException if the network or data are unusable (the message says why)
+     */
+    public TrainingResult train(MultiLayerNetwork network, LabeledData train, DpSgdConfig config,
+                                TrainingListener... listeners) {
+        requirePositiveLearningRate(network);
+        PerExampleGradients gradients = new PerExampleGradients(network);
+        DataType type = network.params().dataType();
+        INDArray features = train.features().dataType() == type ? train.features() : train.features().castTo(type);
+        INDArray labels = train.labels().dataType() == type ? train.labels() : train.labels().castTo(type);
+        int n = train.size();
+        if (n == 0) {
+            throw new IllegalArgumentException("the training set is empty");
+        }
+        double q = config.samplingRate();
+        double sigma = config.noiseMultiplier();
+        double c = config.clipNorm();
+
+        long samplerSeed = config.seed();
+        long noiseSeed = config.seed() ^ 0x9E3779B97F4A7C15L;
+        if (config.secureRandom()) {
+            SecureRandom secure = new SecureRandom();
+            samplerSeed = secure.nextLong();
+            noiseSeed = secure.nextLong();
+        }
+        PoissonBatchSampler sampler = new PoissonBatchSampler(n, q, new SplittableRandom(samplerSeed));
+        RdpCurve perStep = accountant.rdp(new PoissonSampledEvent(new GaussianEvent(sigma), q));
+        long steps = stepsWithinBudget(perStep, config);
+
+        if (network.getFlattenedGradients() == null) {
+            network.initGradientsView();
+        }
+        INDArray flat = network.getFlattenedGradients();
+        Gradient gradient = gradientViews(network, flat);
+        MultiLayerConfiguration conf = network.getLayerWiseConfigurations();
+        List<TrainingListener> ls = Arrays.asList(listeners);
+
+        long examples = 0;
+        long start = System.nanoTime();
+        try (GaussianNoise noise = new GaussianNoise(noiseSeed)) {
+            for (long t = 1; t <= steps; t++) {
+                int[] batch = sampler.next();
+                flat.assign(0);
+                double lossSum = 0;
+                for (int from = 0; from < batch.length; from += config.physicalBatchSize()) {
+                    int[] chunk = Arrays.copyOfRange(batch, from, Math.min(batch.length, from + config.physicalBatchSize()));
+                    lossSum += gradients.addClippedSum(features, labels, chunk, c, flat);
+                }
+                noise.addTo(flat, sigma * c);
+                flat.divi(q * n);
+                applyUpdate(network, conf, gradient, flat, t, q);
+                examples += batch.length;
+                if (!ls.isEmpty()) {
+                    double secs = (System.nanoTime() - start) / 1e9;
+                    StepInfo info = new StepInfo(t, config.steps(), t * q, batch.length,
+                            batch.length == 0 ? Double.NaN : lossSum / batch.length,
+                            RdpConversion.epsilon(perStep.times(t), config.delta()).epsilon(), examples / secs);
+                    for (TrainingListener l : ls) {
+                        l.onStep(info);
+                    }
+                }
+            }
+        }
+        double seconds = (System.nanoTime() - start) / 1e9;
+        return new TrainingResult(network, event(q, sigma, steps), steps, steps < config.steps(), examples, seconds);
+    }
+
+    /** The planned T, or the largest t ≤ T whose cumulative ε stays within the budget. */
+    private static long stepsWithinBudget(RdpCurve perStep, DpSgdConfig config) {
+        if (Double.isInfinite(config.epsilonBudget())) {
+            return config.steps();
+        }
+        long lo = 0;
+        long hi = config.steps();
+        while (lo < hi) { // largest t in [0, T] with eps(t) <= budget; eps is non-decreasing in t
+            long mid = lo + (hi - lo + 1) / 2;
+            if (RdpConversion.epsilon(perStep.times(mid), config.delta()).epsilon() <= config.epsilonBudget()) {
+                lo = mid;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        return lo;
+    }
+
+    /** What {@code fit()} does with a computed gradient: the DL4J updater in place, then params -= update. */
+    private static void applyUpdate(MultiLayerNetwork network, MultiLayerConfiguration conf, Gradient gradient,
+                                    INDArray flat, long step, double q) {
+        int iteration = conf.getIterationCount();
+        int epoch = (int) Math.floor((step - 1) * q);
+        conf.setEpochCount(epoch);
+        network.getUpdater().update(network, gradient, iteration, epoch, 1, LayerWorkspaceMgr.noWorkspaces());
+        network.params().subi(flat.reshape(network.params().shape()));
+        conf.setIterationCount(iteration + 1);
+    }
+
+    private static Gradient gradientViews(MultiLayerNetwork network, INDArray flat) {
+        Gradient g = new DefaultGradient(flat);
+        for (int i = 0; i < network.getnLayers(); i++) {
+            Layer layer = network.getLayer(i);
+            if (layer.numParams() == 0) {
+                continue;
+            }
+            var views = layer.conf().getLayer().initializer().getGradientsFromFlattened(layer.conf(), layer.getGradientsViewArray());
+            for (var e : views.entrySet()) {
+                g.setGradientFor(i + "_" + e.getKey(), e.getValue());
+            }
+        }
+        return g;
+    }
+
+    private static void requirePositiveLearningRate(MultiLayerNetwork network) {
+        for (int i = 0; i < network.getnLayers(); i++) {
+            if (network.getLayer(i).conf().getLayer() instanceof BaseLayer b && b.getIUpdater() != null
+                    && b.getIUpdater().hasLearningRate()) {
+                double lr = b.getIUpdater().getLearningRate(0, 0);
+                if (!(lr > 0) || Double.isInfinite(lr)) {
+                    throw new IllegalArgumentException("learning rate of layer " + i + " must be finite and > 0, got " + lr);
+                }
+            }
+        }
+    }
+
+    /**
+     * Accuracy of the network on labelled data (the fraction of examples whose most probable class
+     * is the labelled one), computed with the engine's forward pass in chunks of 1,000.
+     */
+    public static double accuracy(MultiLayerNetwork network, LabeledData data) {
+        PerExampleGradients forward = new PerExampleGradients(network);
+        int n = data.size();
+        long correct = 0;
+        for (int from = 0; from < n; from += 1000) {
+            int to = Math.min(n, from + 1000);
+            int[] idx = java.util.stream.IntStream.range(from, to).toArray();
+            INDArray p = forward.output(Nd4j.pullRows(data.features(), 1, idx));
+            INDArray predicted = p.argMax(1);
+            INDArray truth = Nd4j.pullRows(data.labels(), 1, idx).argMax(1);
+            correct += predicted.eq(truth).castTo(DataType.INT).sumNumber().longValue();
+        }
+        return n == 0 ? Double.NaN : (double) correct / n;
+    }
+}

@@ -1,0 +1,24 @@
+package org.dpdl4j.dpsgd;
+
+import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
+import org.dpdl4j.accounting.PrivacyEvent;
+
+/**
+ * The outcome of one DP-SGD run. The trainer never computes a final ε itself: hand {@link #event()}
+ * to an accountant.
+ *
+ * @param network          the trained network (the same object that was passed in)
+ * @param event            what the run cost: T self-composed Poisson-sampled Gaussians (q, σ)
+ * @param stepsTaken       T actually run (fewer than planned when stopped at the budget)
+ * @param stoppedAtBudget  true when the run stopped before a step that would exceed the ε budget
+ * @param examplesProcessed sum of the realised batch sizes
+ * @param seconds          wall-clock training time
+ */
+public record TrainingResult(MultiLayerNetwork network, PrivacyEvent event, long stepsTaken, boolean stoppedAtBudget,
+                             long examplesProcessed, double seconds) {
+
+    /** Training throughput in examples per second. */
+    public double examplesPerSecond() {
+        return seconds > 0 ? examplesProcessed / seconds : 0;
+    }
+}
