@@ -55,6 +55,7 @@ public final class PerExampleGradients {
     private final List<Integer> layerOfKernel = new ArrayList<>();
     private final SoftmaxCrossEntropyKernel output;
     private final DataType dataType;
+    private final int firstParameterised;
     private INDArray squaredNorms;
     private INDArray losses;
 
@@ -98,6 +99,12 @@ public final class PerExampleGradients {
             }
         }
         this.output = out;
+        int first = 0;
+        while (network.getLayer(layerOfKernel.get(first)).numParams() == 0
+                || kernels.get(first) instanceof ReshapeKernel) {
+            first++;
+        }
+        this.firstParameterised = first;
     }
 
     private void add(LayerKernel k, int layer) {
@@ -168,9 +175,10 @@ public final class PerExampleGradients {
             a = k.forward(a, true);
         }
         losses = output.loss(y);
-        INDArray grad = output.backwardFromLabels(y, kernels.size() > 1);
-        for (int i = kernels.size() - 2; i >= 0; i--) {
-            grad = kernels.get(i).backward(grad, i > 0);
+        // gradients with respect to a kernel's input are needed only above the first parameterised layer
+        INDArray grad = output.backwardFromLabels(y, kernels.size() - 1 > firstParameterised);
+        for (int i = kernels.size() - 2; i >= firstParameterised; i--) {
+            grad = kernels.get(i).backward(grad, i > firstParameterised);
         }
         squaredNorms = Nd4j.zeros(dataType, features.size(0));
         for (LayerKernel k : kernels) {
