@@ -1,0 +1,139 @@
+package org.dpdl4j.dpsgd;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.List;
+import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
+import org.dpdl4j.accounting.NoiseCalibration;
+import org.dpdl4j.accounting.RdpAccountant;
+import org.dpdl4j.datasets.DatasetCache;
+import org.dpdl4j.datasets.LabeledData;
+import org.dpdl4j.datasets.Mnist;
+import org.dpdl4j.datasets.TrainTest;
+import org.dpdl4j.models.ModelOptions;
+import org.dpdl4j.models.Models;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.nd4j.linalg.api.buffer.DataType;
+import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.factory.Nd4j;
+import org.nd4j.linalg.learning.config.Sgd;
+
+/** DP-SGD runs on real MNIST (fetched by scripts/fetch-data.sh) and on small synthetic data. */
+class DpSgdTrainerTest {
+    private static TrainTest mnist;
+
+    @BeforeAll
+    static void load() throws Exception {
+        mnist = Mnist.load(DatasetCache.root().resolve("mnist"));
+    }
+
+    /** A short private run on 3,000 MNIST images reaches far above chance (10 %). */
+    @Test
+    void shortPrivateTrainingBeatsChance() {
+        LabeledData train = mnist.train().randomSubset(3000, 1);
+        LabeledData test = mnist.test().randomSubset(1000, 2);
+        MultiLayerNetwork net = Models.standardCnn(ModelOptions.mnist().withUpdater(new Sgd(2.0)));
+        double q = 100.0 / 3000;
+        DpSgdConfig cfg = DpSgdConfig.builder().samplingRate(q).noiseMultiplier(1.0).clipNorm(1.0).steps(150).seed(3).build();
+        List<StepInfo> steps = new ArrayList<>();
+        TrainingResult r = new DpSgdTrainer().train(net, train, cfg, steps::add);
+        double acc = DpSgdTrainer.accuracy(net, test);
+        assertTrue(acc > 0.6, "test accuracy " + acc + " should be far above chance");
+        assertEquals(NoiseCalibration.dpSgd(q, 1.0, 150), r.event(), "the run's event");
+        assertEquals(150, r.stepsTaken());
+        assertEquals(150, steps.size());
+        assertEquals(150, steps.get(149).step());
+        assertEquals(RdpAccountant.standard().epsilon(r.event(), 1e-5), steps.get(149).epsilonSoFar(), 1e-12);
+    }
+
+    /** With an ε budget the run stops before the first step that would exceed it. */
+    @Test
+    void stopsBeforeExceedingTheBudget() {
+        LabeledData train = mnist.train().randomSubset(500, 4);
+        MultiLayerNetwork net = Models.mlp(ModelOptions.mnist());
+        double q = 0.1;
+        double budget = 1.0;
+        DpSgdConfig cfg = DpSgdConfig.builder().samplingRate(q).noiseMultiplier(2.0).steps(10_000).epsilonBudget(budget)
+                .delta(1e-5).build();
+        TrainingResult r = new DpSgdTrainer().train(net, train, cfg);
+        RdpAccountant acc = RdpAccountant.standard();
+        assertTrue(r.stoppedAtBudget());
+        assertTrue(r.stepsTaken() > 0 && r.stepsTaken() < 10_000);
+        assertTrue(acc.epsilon(r.event(), 1e-5) <= budget);
+        assertTrue(acc.epsilon(NoiseCalibration.dpSgd(q, 2.0, r.stepsTaken() + 1), 1e-5) > budget);
+    }
+
+    /**
+     * One step with q = 1 and plain SGD: the update is lr·(clipped sum + noise)/n. Recomputing the
+     * clipped sum independently leaves the noise, whose per-coordinate standard deviation must be
+     * σC (added once per step, to the sum — not once per physical chunk, which would give σC√k).
+     */
+    @Test
+    void noiseIsAddedOncePerStepToTheSum() {
+        LabeledData train = mnist.train().randomSubset(40, 5).castTo(DataType.DOUBLE);
+        ModelOptions o = ModelOptions.mnist().withDataType(DataType.DOUBLE).withUpdater(new Sgd(1.0));
+        MultiLayerNetwork net = Models.standardCnn(o);
+        INDArray before = net.params().dup();
+        double sigma = 2.0;
+        double c = 0.5;
+        PerExampleGradients pg = new PerExampleGradients(net);
+        pg.compute(train.features(), train.labels());
+        INDArray clippedSum = Nd4j.zeros(DataType.DOUBLE, 1, net.numParams());
+        pg.addWeightedSum(pg.clipFactors(c), clippedSum);
+
+        DpSgdConfig cfg = DpSgdConfig.builder().samplingRate(1.0).noiseMultiplier(sigma).clipNorm(c).steps(1)
+                .physicalBatchSize(7).seed(9).build();
+        new DpSgdTrainer().train(net, train, cfg);
+        INDArray update = before.sub(net.params()).muli(train.size()); // = clipped sum + noise
+        INDArray noise = update.sub(clippedSum.reshape(update.shape()));
+        long d = noise.length();
+        double mean = noise.meanNumber().doubleValue();
+        double sd = noise.stdNumber().doubleValue();
+        assertEquals(0, mean, 5 * sigma * c / Math.sqrt(d), "noise mean");
+        assertEquals(sigma * c, sd, 5 * sigma * c * Math.sqrt(0.5 / d), "noise standard deviation");
+    }
+
+    @Test
+    void gaussianNoiseHasTheRequestedMomentsAndIsReproducible() {
+        int d = 200_000;
+        double std = 3.0;
+        INDArray a = Nd4j.zeros(DataType.DOUBLE, d);
+        INDArray b = Nd4j.zeros(DataType.DOUBLE, d);
+        try (GaussianNoise n1 = new GaussianNoise(42); GaussianNoise n2 = new GaussianNoise(42)) {
+            n1.addTo(a, std);
+            n2.addTo(b, std);
+        }
+        assertEquals(a, b, "same seed, same noise");
+        // 5 standard errors: false-alarm rate < 1e-6 for each of the two checks
+        assertEquals(0, a.meanNumber().doubleValue(), 5 * std / Math.sqrt(d));
+        double var = a.varNumber().doubleValue();
+        assertEquals(std * std, var, 5 * std * std * Math.sqrt(2.0 / d));
+    }
+
+    @Test
+    void invalidSettingsNameTheParameter() {
+        var e = assertThrows(IllegalArgumentException.class,
+                () -> DpSgdConfig.builder().samplingRate(1.5).noiseMultiplier(1).steps(1).build());
+        assertTrue(e.getMessage().contains("samplingRate") && e.getMessage().contains("1.5"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class,
+                () -> DpSgdConfig.builder().samplingRate(0.5).noiseMultiplier(0).steps(1).build());
+        assertTrue(e.getMessage().contains("nonPrivate"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class,
+                () -> DpSgdConfig.builder().samplingRate(0.5).noiseMultiplier(1).clipNorm(-1).steps(1).build());
+        assertTrue(e.getMessage().contains("clipNorm"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class,
+                () -> DpSgdConfig.builder().samplingRate(0.5).noiseMultiplier(1).steps(0).build());
+        assertTrue(e.getMessage().contains("steps"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class,
+                () -> DpSgdConfig.builder().samplingRate(0.5).noiseMultiplier(1).steps(1).delta(1).build());
+        assertTrue(e.getMessage().contains("delta"), e.getMessage());
+        MultiLayerNetwork net = Models.mlp(ModelOptions.mnist().withUpdater(new Sgd(0)));
+        e = assertThrows(IllegalArgumentException.class, () -> new DpSgdTrainer().train(net, mnist.test().randomSubset(10, 1),
+                DpSgdConfig.builder().samplingRate(0.5).noiseMultiplier(1).steps(1).build()));
+        assertTrue(e.getMessage().contains("learning rate"), e.getMessage());
+    }
+}
