@@ -50,7 +50,7 @@ public record DpSgdConfig(double samplingRate, double noiseMultiplier, double cl
         }
     }
 
-    /** A builder with defaults C = 1, physical batch 256, seed 0, no budget, δ = 1e-5. */
+    /** A builder with defaults C = 1, physical batch 512, seed 0, no budget, δ = 1e-5. */
     public static Builder builder() {
         return new Builder();
     }
@@ -69,7 +69,7 @@ public record DpSgdConfig(double samplingRate, double noiseMultiplier, double cl
         private double noiseMultiplier = Double.NaN;
         private double clipNorm = 1.0;
         private long steps = -1;
-        private int physicalBatchSize = 256;
+        private int physicalBatchSize = 512;
         private long seed;
         private boolean secureRandom;
         private boolean nonPrivate;

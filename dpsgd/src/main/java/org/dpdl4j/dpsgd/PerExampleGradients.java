@@ -145,10 +145,17 @@ public final class PerExampleGradients {
      * @param clipNorm C &gt; 0
      * @param target   flattened gradient [1, numParams] (outside any workspace)
      * @return the sum of the batch's per-example losses
+     * @throws IllegalStateException if an example's gradient is not finite (nothing is added then)
      */
     public double addClippedSum(INDArray features, INDArray labels, int[] rows, double clipNorm, INDArray target) {
         try (MemoryWorkspace ws = Nd4j.getWorkspaceManager().getAndActivateWorkspace(WORKSPACE, workspaceId)) {
             compute(Nd4j.pullRows(features, 1, rows), Nd4j.pullRows(labels, 1, rows));
+            double total = squaredNorms.sumNumber().doubleValue();
+            if (!Double.isFinite(total)) {
+                // a NaN/infinite example gradient would pass through clipping into the released sum
+                throw new IllegalStateException("a per-example gradient is not finite (training diverged: lower the "
+                        + "learning rate); the step was not applied");
+            }
             addWeightedSum(clipFactors(clipNorm), target);
             return losses.sumNumber().doubleValue();
         } finally {

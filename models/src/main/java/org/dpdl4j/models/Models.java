@@ -61,7 +61,8 @@ public final class Models {
      * The all-convolutional net of seed 004 (004_4fd64be5e0b6d74d.txt) Sec. 3.6: 3×3 convolutions with
      * 32, 32, 64, 64, 64 feature maps. The paper gives no strides or pooling; here the 2nd and 4th
      * convolutions have stride 2 (all padding 1), so 28×28 → 28 → 14 → 14 → 7 → 7, followed by a
-     * dense softmax layer on the flattened 7×7×64 map (31,370 + conv parameters = 96,618 for MNIST).
+     * dense softmax layer on the flattened 7×7×64 map (101,920 convolution + 31,370 dense = 133,290
+     * parameters for MNIST).
      */
     public static MultiLayerNetwork allConvNet(ModelOptions o) {
         int[] maps = {32, 32, 64, 64, 64};

@@ -1,0 +1,83 @@
+package org.dpdl4j.benchmarks;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.Map;
+import java.util.Properties;
+import picocli.CommandLine;
+
+/** Shared helpers of the command line: JSON, atomic files, the library version, error handling. */
+final class Cli {
+    static final ObjectMapper JSON = new ObjectMapper();
+    static final ObjectMapper PRETTY = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+
+    private Cli() {
+    }
+
+    /** The library version from the build. */
+    static String version() {
+        try (InputStream in = Cli.class.getResourceAsStream("/dpdl4j.properties")) {
+            Properties p = new Properties();
+            if (in != null) {
+                p.load(in);
+            }
+            return p.getProperty("version", "unknown");
+        } catch (IOException e) {
+            return "unknown";
+        }
+    }
+
+    /** Prints one JSON object as the last line of stdout. */
+    static void printJsonLine(PrintStream out, Map<String, ?> object) {
+        try {
+            out.println(JSON.writeValueAsString(object));
+        } catch (IOException e) {
+            throw new IllegalStateException("could not serialise " + object, e);
+        }
+    }
+
+    /** Writes a file atomically: a temporary file in the same directory, then a rename. */
+    static void writeAtomically(Path target, byte[] content) throws IOException {
+        Path dir = target.toAbsolutePath().getParent();
+        Files.createDirectories(dir);
+        Path tmp = Files.createTempFile(dir, "." + target.getFileName(), ".tmp");
+        try {
+            Files.write(tmp, content);
+            publish(tmp, target);
+        } finally {
+            Files.deleteIfExists(tmp);
+        }
+    }
+
+    /** Renames a finished temporary file onto its target atomically, readable like a normal file. */
+    static void publish(Path tmp, Path target) throws IOException {
+        try {
+            Files.setPosixFilePermissions(tmp, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
+        } catch (UnsupportedOperationException e) {
+            // not a POSIX file system: keep the default permissions
+        }
+        Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+    }
+
+    static void writeJsonAtomically(Path target, Map<String, ?> object) throws IOException {
+        writeAtomically(target, (PRETTY.writeValueAsString(object) + "\n").getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** Turns expected failures (bad input, missing files) into a one-line message and exit code 2. */
+    static CommandLine.IExecutionExceptionHandler errorHandler() {
+        return (ex, cmd, parseResult) -> {
+            if (ex instanceof IllegalArgumentException || ex instanceof IOException) {
+                cmd.getErr().println("error: " + ex.getMessage());
+                return 2;
+            }
+            throw ex;
+        };
+    }
+}

@@ -1,0 +1,28 @@
+package org.dpdl4j.benchmarks;
+
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+
+/** The {@code dpdl4j} command line. */
+@Command(name = "dpdl4j", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
+        description = "Differentially private deep learning on the JVM: DP-SGD training, privacy accounting, benchmarks.",
+        subcommands = {TrainCommand.class, AccountCommand.class, BenchCommand.class, CommandLine.HelpCommand.class})
+public final class Main {
+    /** Runs the command line and exits with its status. */
+    public static void main(String[] args) {
+        System.exit(run(args));
+    }
+
+    /** Runs the command line and returns its exit status (0 success, 2 bad input). */
+    public static int run(String... args) {
+        return new CommandLine(new Main()).setExecutionExceptionHandler(Cli.errorHandler()).execute(args);
+    }
+
+    /** Version from the build. */
+    static final class Version implements CommandLine.IVersionProvider {
+        @Override
+        public String[] getVersion() {
+            return new String[]{"dpdl4j " + Cli.version()};
+        }
+    }
+}

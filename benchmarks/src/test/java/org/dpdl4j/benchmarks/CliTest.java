@@ -1,0 +1,118 @@
+package org.dpdl4j.benchmarks;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
+import org.deeplearning4j.util.ModelSerializer;
+import org.dpdl4j.accounting.NoiseCalibration;
+import org.dpdl4j.accounting.PrivacyEvents;
+import org.dpdl4j.accounting.RdpAccountant;
+import org.dpdl4j.datasets.DatasetCache;
+import org.dpdl4j.datasets.LabeledData;
+import org.dpdl4j.datasets.Mnist;
+import org.dpdl4j.dpsgd.DpSgdTrainer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The command line end to end, its JSON, files and errors. */
+class CliTest {
+    @TempDir
+    Path tmp;
+
+    private record Run(int status, String out, String err) {
+        JsonNode lastJson() throws Exception {
+            String[] lines = out.strip().split("\n");
+            return Cli.JSON.readTree(lines[lines.length - 1]);
+        }
+    }
+
+    private static Run run(String... args) {
+        PrintStream oldOut = System.out;
+        PrintStream oldErr = System.err;
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        try {
+            System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
+            System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
+            int status = Main.run(args);
+            return new Run(status, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+        } finally {
+            System.setOut(oldOut);
+            System.setErr(oldErr);
+        }
+    }
+
+    @Test
+    void accountDpSgdPrintsTheAccountantsNumber() throws Exception {
+        Run r = run("account", "dpsgd", "--dataset-size", "60000", "--batch-size", "256", "--epochs", "60",
+                "--noise-multiplier", "1.1", "--delta", "1e-5", "--json");
+        assertEquals(0, r.status(), r.err());
+        JsonNode j = r.lastJson();
+        assertEquals(14063, j.get("steps").asLong());
+        // dp_accounting 0.6.0 gives 2.596655529521983 for this setting
+        assertEquals(2.596655529521983, j.get("epsilon").asDouble(), 1e-7);
+        assertEquals(8.1, j.get("order").asDouble(), 1e-12);
+    }
+
+    @Test
+    void calibrateMeetsTheTarget() throws Exception {
+        Run r = run("account", "calibrate", "--sampling-rate", "0.01", "--steps", "1000", "--target-epsilon", "2",
+                "--delta", "1e-5", "--json");
+        assertEquals(0, r.status(), r.err());
+        double sigma = r.lastJson().get("noise_multiplier").asDouble();
+        RdpAccountant acc = RdpAccountant.standard();
+        assertTrue(acc.epsilon(NoiseCalibration.dpSgd(0.01, sigma, 1000), 1e-5) <= 2.0);
+        assertTrue(acc.epsilon(NoiseCalibration.dpSgd(0.01, sigma - 1e-5, 1000), 1e-5) > 2.0);
+    }
+
+    @Test
+    void badInputGivesExitCode2AndNamesTheParameter() {
+        Run r = run("account", "dpsgd", "--sampling-rate", "1.5", "--steps", "10", "--noise-multiplier", "1");
+        assertEquals(2, r.status());
+        assertTrue(r.err().contains("--sampling-rate") && r.err().contains("1.5"), r.err());
+        r = run("account", "dpsgd", "--sampling-rate", "0.1", "--noise-multiplier", "1");
+        assertEquals(2, r.status());
+        assertTrue(r.err().contains("--steps"), r.err());
+        r = run("train", "--optimizer", "rmsprop", "--epochs", "0.01", "--no-progress", "--output", "unused");
+        assertEquals(2, r.status());
+        assertTrue(r.err().contains("--optimizer") && r.err().contains("rmsprop"), r.err());
+        r = run("train", "--dataset", "imagenet", "--no-progress");
+        assertEquals(2, r.status());
+        assertTrue(r.err().contains("imagenet"), r.err());
+        assertEquals(0, run("--help").status());
+        assertEquals(0, run("train", "--help").status());
+    }
+
+    /** A very short real run: files written, ε from the run's event, the saved model serves like DL4J. */
+    @Test
+    void trainWritesModelPrivacyJsonAndJsonLine() throws Exception {
+        Path out = tmp.resolve("run");
+        Run r = run("train", "--dataset", "mnist", "--epochs", "0.05", "--noise-multiplier", "1.0", "--lr", "1.0",
+                "--seed", "4", "--output", out.toString(), "--no-progress", "--json");
+        assertEquals(0, r.status(), r.err());
+        JsonNode j = r.lastJson();
+        for (String key : new String[]{"test_accuracy", "epsilon", "delta", "rdp_order", "noise_multiplier", "sampling_rate",
+                                       "steps", "epochs", "examples_per_second", "model_path"}) {
+            assertTrue(j.has(key), "JSON line lacks " + key);
+        }
+        long steps = j.get("steps").asLong();
+        assertEquals((long) Math.ceil(0.05 * 60000 / 256.0), steps);
+        double eps = RdpAccountant.standard().epsilon(NoiseCalibration.dpSgd(256.0 / 60000, 1.0, steps), 1e-5);
+        assertEquals(eps, j.get("epsilon").asDouble(), 1e-12);
+        JsonNode privacy = Cli.JSON.readTree(Files.readString(out.resolve("privacy.json")));
+        assertEquals(eps, privacy.get("epsilon").asDouble(), 1e-12);
+        assertEquals(NoiseCalibration.dpSgd(256.0 / 60000, 1.0, steps),
+                PrivacyEvents.fromMap(Cli.JSON.convertValue(privacy.get("event"), java.util.Map.class)));
+        MultiLayerNetwork loaded = ModelSerializer.restoreMultiLayerNetwork(out.resolve("model.zip").toFile());
+        LabeledData test = Mnist.load(DatasetCache.root().resolve("mnist")).test();
+        assertEquals(j.get("test_accuracy").asDouble(), DpSgdTrainer.accuracy(loaded, test), 1e-12);
+        assertTrue(j.get("test_accuracy").asDouble() > 0.3, "a few private steps already beat chance");
+    }
+}

@@ -1,0 +1,101 @@
+package org.dpdl4j.models;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.File;
+import java.nio.file.Path;
+import org.deeplearning4j.nn.conf.ConvolutionMode;
+import org.deeplearning4j.nn.conf.NeuralNetConfiguration;
+import org.deeplearning4j.nn.conf.inputs.InputType;
+import org.deeplearning4j.nn.conf.layers.ConvolutionLayer;
+import org.deeplearning4j.nn.conf.layers.DenseLayer;
+import org.deeplearning4j.nn.conf.layers.OutputLayer;
+import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
+import org.deeplearning4j.util.ModelSerializer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.nd4j.linalg.activations.Activation;
+import org.nd4j.linalg.api.buffer.DataType;
+import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.factory.Nd4j;
+import org.nd4j.linalg.lossfunctions.LossFunctions;
+
+class ModelsTest {
+    @TempDir
+    Path tmp;
+
+    @Test
+    void standardCnnHasThePublishedParameterCount() {
+        assertEquals(26_010, Models.standardCnn(ModelOptions.mnist()).numParams());
+    }
+
+    @Test
+    void everyModelMapsItsInputToClassProbabilities() {
+        for (String name : new String[]{"standard-cnn", "all-conv", "mlp"}) {
+            MultiLayerNetwork net = Models.byName(name, ModelOptions.mnist());
+            INDArray p = net.output(Nd4j.rand(DataType.FLOAT, 3, 784));
+            assertArrayEquals(new long[]{3, 10}, p.shape(), name);
+            assertEquals(3.0, p.sumNumber().doubleValue(), 1e-4, name + ": rows are distributions");
+        }
+        MultiLayerNetwork cifar = Models.cifarCnn(ModelOptions.cifar10());
+        assertArrayEquals(new long[]{2, 10}, cifar.output(Nd4j.rand(DataType.FLOAT, 2, 3072)).shape());
+        assertEquals(320 + 9_248 + 18_496 + 36_928 + 36_928 + 31_370, Models.allConvNet(ModelOptions.mnist()).numParams());
+        var e = assertThrows(IllegalArgumentException.class, () -> Models.byName("resnet", ModelOptions.mnist()));
+        assertTrue(e.getMessage().contains("resnet") && e.getMessage().contains("standard-cnn"));
+    }
+
+    /** φ(x) = s·σ(Tx) − o; (2, 2, 1) is tanh; the derivative matches a central finite difference. */
+    @Test
+    void temperedSigmoidValuesAndDerivative() {
+        INDArray x = Nd4j.createFromArray(-3.0, -0.5, 0.0, 0.7, 2.5);
+        INDArray tanh = new TemperedSigmoid().getActivation(x.dup(), false);
+        for (int i = 0; i < 5; i++) {
+            assertEquals(Math.tanh(x.getDouble(i)), tanh.getDouble(i), 1e-12);
+        }
+        TemperedSigmoid t = new TemperedSigmoid(1.5, 3, 0.25);
+        INDArray grad = t.backprop(x.dup(), Nd4j.onesLike(x)).getFirst();
+        for (int i = 0; i < 5; i++) {
+            double h = 1e-6;
+            double xp = x.getDouble(i) + h;
+            double xm = x.getDouble(i) - h;
+            double fd = (1.5 / (1 + Math.exp(-3 * xp)) - 1.5 / (1 + Math.exp(-3 * xm))) / (2 * h);
+            assertEquals(fd, grad.getDouble(i), 1e-7);
+        }
+        var e = assertThrows(IllegalArgumentException.class, () -> new TemperedSigmoid(0, 1, 0));
+        assertTrue(e.getMessage().contains("scale"));
+    }
+
+    @Test
+    void savedModelWithTemperedSigmoidRestoresIdentically() throws Exception {
+        MultiLayerNetwork net = Models.standardCnn(ModelOptions.mnist().withActivation(new TemperedSigmoid(2, 1.5, 1)));
+        File f = tmp.resolve("m.zip").toFile();
+        ModelSerializer.writeModel(net, f, true);
+        MultiLayerNetwork back = ModelSerializer.restoreMultiLayerNetwork(f);
+        INDArray x = Nd4j.rand(DataType.FLOAT, 4, 784);
+        assertEquals(net.output(x), back.output(x));
+    }
+
+    @Test
+    void compatibilityCheckRejectsSameModeAndDropout() {
+        var same = new NeuralNetConfiguration.Builder().convolutionMode(ConvolutionMode.Same).list()
+                .layer(new ConvolutionLayer.Builder(3, 3).nOut(2).build())
+                .layer(new OutputLayer.Builder(LossFunctions.LossFunction.MCXENT).nOut(2).activation(Activation.SOFTMAX).build())
+                .setInputType(InputType.convolutionalFlat(5, 5, 1)).build();
+        var e = assertThrows(IllegalArgumentException.class, () -> DpCompatibility.check(same));
+        assertTrue(e.getMessage().contains("layer 0") && e.getMessage().contains("Same"), e.getMessage());
+        var dropout = new NeuralNetConfiguration.Builder().list()
+                .layer(new DenseLayer.Builder().nOut(3).dropOut(0.5).build())
+                .layer(new OutputLayer.Builder(LossFunctions.LossFunction.MCXENT).nOut(2).activation(Activation.SOFTMAX).build())
+                .setInputType(InputType.feedForward(4)).build();
+        e = assertThrows(IllegalArgumentException.class, () -> DpCompatibility.check(dropout));
+        assertTrue(e.getMessage().contains("dropout"), e.getMessage());
+        var mse = new NeuralNetConfiguration.Builder().list()
+                .layer(new OutputLayer.Builder(LossFunctions.LossFunction.MSE).nOut(2).activation(Activation.IDENTITY).build())
+                .setInputType(InputType.feedForward(4)).build();
+        e = assertThrows(IllegalArgumentException.class, () -> DpCompatibility.check(mse));
+        assertTrue(e.getMessage().contains("softmax"), e.getMessage());
+    }
+}
