@@ -4,7 +4,6 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import org.dpdl4j.accounting.NoiseCalibration;
-import org.dpdl4j.accounting.PrivacyEvent;
 import org.dpdl4j.accounting.PrivacyGuarantee;
 import org.dpdl4j.accounting.RdpAccountant;
 import picocli.CommandLine.Command;
@@ -17,6 +16,32 @@ import picocli.CommandLine.Option;
         subcommands = {AccountCommand.DpSgd.class, AccountCommand.Calibrate.class})
 final class AccountCommand {
 
+    /** Options every accounting command takes, and how it reports. */
+    static final class Report {
+        @Option(names = "--delta", paramLabel = "δ", defaultValue = "1e-5", description = "Target delta in (0, 1) (default ${DEFAULT-VALUE}).")
+        double delta;
+
+        @Option(names = "--json", description = "Print one JSON object as the last line.")
+        boolean json;
+
+        /** Prints the human line, a warning if any, and the JSON line when asked. */
+        void print(String line, PrivacyGuarantee g, Map<String, Object> extra) {
+            System.out.println(line);
+            if (!g.warning().isEmpty()) {
+                System.out.println("warning: " + g.warning());
+            }
+            if (json) {
+                Map<String, Object> j = new LinkedHashMap<>(extra);
+                j.put("epsilon", g.epsilon());
+                j.put("delta", delta);
+                j.put("order", g.order());
+                j.put("accountant", "rdp");
+                j.put("warning", g.warning());
+                Cli.printJsonLine(System.out, j);
+            }
+        }
+    }
+
     /** {@code account dpsgd}: ε of DP-SGD. */
     @Command(name = "dpsgd", mixinStandardHelpOptions = true,
             description = "(epsilon, delta) of DP-SGD: T steps of the Poisson-subsampled Gaussian mechanism (q, sigma).")
@@ -24,38 +49,23 @@ final class AccountCommand {
         @Mixin
         ScheduleOptions schedule;
 
+        @Mixin
+        Report report;
+
         @Option(names = "--noise-multiplier", paramLabel = "σ", required = true, description = "Noise multiplier sigma >= 0.")
         double sigma;
-
-        @Option(names = "--delta", paramLabel = "δ", defaultValue = "1e-5", description = "Target delta in (0, 1) (default ${DEFAULT-VALUE}).")
-        double delta;
-
-        @Option(names = "--json", description = "Print one JSON object as the last line.")
-        boolean json;
 
         @Override
         public Integer call() {
             double[] qt = schedule.resolve();
             long steps = (long) qt[1];
-            PrivacyEvent event = NoiseCalibration.dpSgd(qt[0], sigma, steps);
-            PrivacyGuarantee g = RdpAccountant.standard().guarantee(event, delta);
-            System.out.printf("DP-SGD  q=%s  sigma=%s  T=%d  ->  epsilon = %.6g at delta = %s (RDP order %s)%n",
-                    qt[0], sigma, steps, g.epsilon(), delta, g.order());
-            if (!g.warning().isEmpty()) {
-                System.out.println("warning: " + g.warning());
-            }
-            if (json) {
-                Map<String, Object> out = new LinkedHashMap<>();
-                out.put("epsilon", g.epsilon());
-                out.put("delta", delta);
-                out.put("order", g.order());
-                out.put("sampling_rate", qt[0]);
-                out.put("noise_multiplier", sigma);
-                out.put("steps", steps);
-                out.put("accountant", "rdp");
-                out.put("warning", g.warning());
-                Cli.printJsonLine(System.out, out);
-            }
+            PrivacyGuarantee g = RdpAccountant.standard().guarantee(NoiseCalibration.dpSgd(qt[0], sigma, steps), report.delta);
+            Map<String, Object> extra = new LinkedHashMap<>();
+            extra.put("sampling_rate", qt[0]);
+            extra.put("noise_multiplier", sigma);
+            extra.put("steps", steps);
+            report.print(String.format("DP-SGD  q=%s  sigma=%s  T=%d  ->  epsilon = %.6g at delta = %s (RDP order %s)",
+                    qt[0], sigma, steps, g.epsilon(), report.delta, g.order()), g, extra);
             return 0;
         }
     }
@@ -67,37 +77,28 @@ final class AccountCommand {
         @Mixin
         ScheduleOptions schedule;
 
+        @Mixin
+        Report report;
+
         @Option(names = "--target-epsilon", paramLabel = "ε", required = true, description = "Target epsilon > 0.")
         double targetEpsilon;
 
-        @Option(names = "--delta", paramLabel = "δ", defaultValue = "1e-5", description = "Target delta in (0, 1) (default ${DEFAULT-VALUE}).")
-        double delta;
-
         @Option(names = "--tolerance", defaultValue = "1e-6", description = "Absolute tolerance on sigma (default ${DEFAULT-VALUE}); the result is rounded up.")
         double tolerance;
-
-        @Option(names = "--json", description = "Print one JSON object as the last line.")
-        boolean json;
 
         @Override
         public Integer call() {
             double[] qt = schedule.resolve();
             long steps = (long) qt[1];
             RdpAccountant acc = RdpAccountant.standard();
-            double sigma = NoiseCalibration.noiseMultiplier(qt[0], steps, targetEpsilon, delta, acc, tolerance);
-            PrivacyGuarantee g = acc.guarantee(NoiseCalibration.dpSgd(qt[0], sigma, steps), delta);
-            System.out.printf("DP-SGD  q=%s  T=%d  target epsilon %s at delta %s  ->  sigma = %.6f (epsilon %.6g, RDP order %s)%n",
-                    qt[0], steps, targetEpsilon, delta, sigma, g.epsilon(), g.order());
-            if (json) {
-                Map<String, Object> out = new LinkedHashMap<>();
-                out.put("noise_multiplier", sigma);
-                out.put("epsilon", g.epsilon());
-                out.put("delta", delta);
-                out.put("order", g.order());
-                out.put("sampling_rate", qt[0]);
-                out.put("steps", steps);
-                Cli.printJsonLine(System.out, out);
-            }
+            double sigma = NoiseCalibration.noiseMultiplier(qt[0], steps, targetEpsilon, report.delta, acc, tolerance);
+            PrivacyGuarantee g = acc.guarantee(NoiseCalibration.dpSgd(qt[0], sigma, steps), report.delta);
+            Map<String, Object> extra = new LinkedHashMap<>();
+            extra.put("noise_multiplier", sigma);
+            extra.put("sampling_rate", qt[0]);
+            extra.put("steps", steps);
+            report.print(String.format("DP-SGD  q=%s  T=%d  target epsilon %s at delta %s  ->  sigma = %.6f (epsilon %.6g, RDP order %s)",
+                    qt[0], steps, targetEpsilon, report.delta, sigma, g.epsilon(), g.order()), g, extra);
             return 0;
         }
     }

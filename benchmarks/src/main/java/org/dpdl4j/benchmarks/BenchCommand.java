@@ -149,8 +149,12 @@ final class BenchCommand {
 
     /** {@code bench jmh}: the JMH benchmark of one DP-SGD clipped-sum step. */
     @Command(name = "jmh", mixinStandardHelpOptions = true,
-            description = "Runs the JMH benchmarks in org.dpdl4j.benchmarks.jmh (DP step vs non-private DL4J step).")
+            description = "Runs the JMH benchmarks in org.dpdl4j.benchmarks.jmh (DP step vs DL4J step; accountant calls).")
     static final class Jmh implements Callable<Integer> {
+        @Option(names = "--include", defaultValue = "org.dpdl4j.benchmarks.jmh.*",
+                description = "Regular expression of benchmarks to run (default ${DEFAULT-VALUE}).")
+        String include;
+
         @Option(names = "--forks", defaultValue = "1", description = "JMH forks (default ${DEFAULT-VALUE}).")
         int forks;
 
@@ -159,7 +163,7 @@ final class BenchCommand {
 
         @Override
         public Integer call() throws RunnerException {
-            new Runner(new OptionsBuilder().include("org.dpdl4j.benchmarks.jmh.*").forks(forks).warmupIterations(3)
+            new Runner(new OptionsBuilder().include(include).forks(forks).warmupIterations(3)
                     .measurementIterations(iterations).build()).run();
             return 0;
         }

@@ -43,9 +43,22 @@ final class ActivationDerivative {
         return kind == Kind.GENERIC;
     }
 
-    /** a = φ(z), computed in place on z when z is not needed later. */
-    INDArray forward(INDArray z, boolean training) {
-        return activation.getActivation(needsPreActivation() && training ? z.dup() : z, training);
+    /**
+     * Applies φ to z (in place where possible).
+     *
+     * @return {a, kept}: the output and what {@link #backprop} needs (a, or a copy of z for generic
+     *         activations); kept is null when {@code keep} is false
+     */
+    INDArray[] apply(INDArray z, boolean keep) {
+        if (!keep) {
+            return new INDArray[]{activation.getActivation(z, false), null};
+        }
+        if (needsPreActivation()) {
+            INDArray kept = z.dup();
+            return new INDArray[]{activation.getActivation(z, true), kept};
+        }
+        INDArray a = activation.getActivation(z, true);
+        return new INDArray[]{a, a};
     }
 
     /**

@@ -13,7 +13,6 @@ import org.nd4j.linalg.factory.Nd4j;
 final class ConvKernel extends LayerKernel {
     private final INDArray weights; // [oC, iC, kH, kW]
     private final INDArray bias;    // [1, oC] or null
-    private final IActivation activation;
     private final ActivationDerivative derivative;
     private final Ops.Window window;
     private INDArray input;
@@ -24,7 +23,6 @@ final class ConvKernel extends LayerKernel {
     ConvKernel(INDArray weights, INDArray bias, IActivation activation, Ops.Window window) {
         this.weights = weights;
         this.bias = bias;
-        this.activation = activation;
         this.window = window;
         this.derivative = new ActivationDerivative(activation);
     }
@@ -32,16 +30,12 @@ final class ConvKernel extends LayerKernel {
     @Override
     INDArray forward(INDArray x, boolean keep) {
         INDArray z = Ops.conv2d(x, weights, bias, window);
-        if (!keep) {
-            return activation.getActivation(z, false);
+        INDArray[] out = derivative.apply(z, keep);
+        if (keep) {
+            input = x;
+            kept = out[1];
         }
-        input = x;
-        if (derivative.needsPreActivation()) {
-            kept = z.dup();
-            return activation.getActivation(z, true);
-        }
-        kept = activation.getActivation(z, true);
-        return kept;
+        return out[0];
     }
 
     @Override

@@ -13,7 +13,6 @@ import org.nd4j.linalg.api.ndarray.INDArray;
 final class DenseKernel extends LayerKernel {
     private final INDArray weights;
     private final INDArray bias;
-    private final IActivation activation;
     private final ActivationDerivative derivative;
     private INDArray input;
     private INDArray kept; // output a, or z for generic activations
@@ -22,7 +21,6 @@ final class DenseKernel extends LayerKernel {
     DenseKernel(INDArray weights, INDArray bias, IActivation activation) {
         this.weights = weights;
         this.bias = bias;
-        this.activation = activation;
         this.derivative = new ActivationDerivative(activation);
     }
 
@@ -32,16 +30,12 @@ final class DenseKernel extends LayerKernel {
         if (bias != null) {
             z.addiRowVector(bias);
         }
-        if (!keep) {
-            return activation.getActivation(z, false);
+        INDArray[] out = derivative.apply(z, keep);
+        if (keep) {
+            input = x;
+            kept = out[1];
         }
-        input = x;
-        if (derivative.needsPreActivation()) {
-            kept = z.dup();
-            return activation.getActivation(z, true);
-        }
-        kept = activation.getActivation(z, true);
-        return kept;
+        return out[0];
     }
 
     /** Sets the output delta directly (used by the softmax/cross-entropy output layer). */

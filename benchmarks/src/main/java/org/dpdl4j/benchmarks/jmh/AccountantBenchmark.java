@@ -1,0 +1,36 @@
+package org.dpdl4j.benchmarks.jmh;
+
+import java.util.concurrent.TimeUnit;
+import org.dpdl4j.accounting.NoiseCalibration;
+import org.dpdl4j.accounting.PrivacyGuarantee;
+import org.dpdl4j.accounting.RdpAccountant;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.Warmup;
+
+/** One accountant call: (ε, δ) of 10,000 DP-SGD steps on the 156-order grid, and one σ calibration. */
+@State(Scope.Benchmark)
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.MILLISECONDS)
+@Warmup(iterations = 3, time = 1)
+@Measurement(iterations = 5, time = 1)
+@Fork(1)
+public class AccountantBenchmark {
+    private final RdpAccountant accountant = RdpAccountant.standard();
+
+    @Benchmark
+    public PrivacyGuarantee dpSgdTenThousandSteps() {
+        return accountant.guarantee(NoiseCalibration.dpSgd(256.0 / 60000, 1.1, 10_000), 1e-5);
+    }
+
+    @Benchmark
+    public double calibrateSigma() {
+        return NoiseCalibration.noiseMultiplier(256.0 / 60000, 10_000, 3.0, 1e-5, accountant, 1e-6);
+    }
+}
