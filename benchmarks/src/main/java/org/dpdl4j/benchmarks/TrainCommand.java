@@ -74,8 +74,10 @@ final class TrainCommand implements Callable<Integer> {
     @Option(names = "--activation", defaultValue = "relu", description = "relu, tanh or tempered-sigmoid (s=2, T=2, o=1) (default ${DEFAULT-VALUE}).")
     String activation;
 
-    @Option(names = "--seed", defaultValue = "0", description = "Seed of weights, sampling and noise (default ${DEFAULT-VALUE}).")
-    long seed;
+    @Option(names = "--seed", description = {"Seed of weights, sampling and noise, for reproducible runs. Anyone who knows it",
+            "can regenerate and remove the noise: keep it secret. Default: weights seed 0, sampling and noise seeded",
+            "from SecureRandom."})
+    Long seed;
 
     @Option(names = "--secure-noise", description = "Seed sampling and noise from SecureRandom (runs are then not reproducible).")
     boolean secureNoise;
@@ -98,7 +100,8 @@ final class TrainCommand implements Callable<Integer> {
     @Override
     public Integer call() throws IOException {
         int[] hwc = parseImageSize(imageSize);
-        TrainTest data = Datasets.load(dataset, DatasetCache.root(), hwc[0], hwc[1], hwc[2], seed);
+        long weightSeed = seed != null ? seed : 0;
+        TrainTest data = Datasets.load(dataset, DatasetCache.root(), hwc[0], hwc[1], hwc[2], weightSeed);
         int n = data.train().size();
         if (batchSize < 1 || batchSize > n) {
             throw new IllegalArgumentException("--batch-size must be in [1, " + n + "], got " + batchSize);
@@ -117,10 +120,15 @@ final class TrainCommand implements Callable<Integer> {
         }
         String modelName = model != null ? model : dataset.equals("cifar10") ? "cifar-cnn" : "standard-cnn";
         ModelOptions options = new ModelOptions(data.train().height(), data.train().width(), data.train().channels(),
-                data.train().numClasses(), activation(activation), updater(optimizer, lr), seed, DataType.FLOAT);
+                data.train().numClasses(), activation(activation), updater(optimizer, lr), weightSeed, DataType.FLOAT);
         MultiLayerNetwork net = Models.byName(modelName, options);
-        DpSgdConfig config = DpSgdConfig.builder().samplingRate(q).noiseMultiplier(sigma).clipNorm(clip).steps(steps)
-                .physicalBatchSize(physicalBatchSize).seed(seed).secureRandom(secureNoise).delta(delta).build();
+        DpSgdConfig.Builder builder = DpSgdConfig.builder().samplingRate(q).noiseMultiplier(sigma).clipNorm(clip).steps(steps)
+                .physicalBatchSize(physicalBatchSize).secureRandom(secureNoise).delta(delta);
+        if (seed != null && !secureNoise) {
+            builder.seed(seed);
+            System.err.println("note: --seed fixes the sampling and the noise; whoever knows it can remove the noise, so keep it secret");
+        }
+        DpSgdConfig config = builder.build();
         Path out = output != null ? output : Paths.get("runs", "train-" + dataset.replaceAll("[^A-Za-z0-9_-]", "_") + "-"
                 + LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")));
 
@@ -133,8 +141,8 @@ final class TrainCommand implements Callable<Integer> {
             result = new DpSgdTrainer(accountant).train(net, data.train(), config, info -> {
                 if (bar != null) {
                     bar.stepTo(info.step());
-                    bar.setExtraMessage(String.format(" epoch %.1f loss %.3f eps %.3f %.0f ex/s",
-                            info.epoch(), info.meanLoss(), info.epsilonSoFar(), info.examplesPerSecond()));
+                    bar.setExtraMessage(String.format(" epoch %.1f eps %.3f %.0f ex/s | train loss %.3f (not private)",
+                            info.epoch(), info.epsilonSoFar(), info.examplesPerSecond(), info.meanLoss()));
                 }
             });
         }
@@ -167,6 +175,9 @@ final class TrainCommand implements Callable<Integer> {
 
         System.out.printf("test accuracy %.4f | epsilon %.4f at delta %s (RDP order %s) | %d steps, %.1f s, %.0f examples/s%n",
                 testAccuracy, g.epsilon(), delta, g.order(), result.stepsTaken(), result.seconds(), result.examplesPerSecond());
+        if (!g.warning().isEmpty()) {
+            System.out.println("warning: " + g.warning());
+        }
         System.out.println("model: " + modelPath + "  privacy: " + out.resolve("privacy.json"));
         if (json) {
             Map<String, Object> j = new LinkedHashMap<>();

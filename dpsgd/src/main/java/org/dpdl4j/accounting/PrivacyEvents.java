@@ -24,7 +24,7 @@ public final class PrivacyEvents {
             case "gaussian" -> new GaussianEvent(number(map, "noise_multiplier"));
             case "laplace" -> new LaplaceEvent(number(map, "scale"));
             case "poisson_sampled" -> new PoissonSampledEvent(child(map), number(map, "sampling_rate"));
-            case "self_composed" -> new SelfComposedEvent(child(map), (long) number(map, "count"));
+            case "self_composed" -> new SelfComposedEvent(child(map), count(map));
             case "composed" -> {
                 Object list = map.get("events");
                 if (!(list instanceof List<?> items)) {
@@ -53,6 +53,14 @@ public final class PrivacyEvents {
             throw new IllegalArgumentException("expected an event map, got " + o);
         }
         return m;
+    }
+
+    private static long count(Map<?, ?> map) {
+        double c = number(map, "count");
+        if (c != Math.rint(c) || c < 0 || c > 9.007199254740992E15) {
+            throw new IllegalArgumentException("event field 'count' must be a non-negative integer, got " + c);
+        }
+        return (long) c;
     }
 
     private static double number(Map<?, ?> map, String key) {

@@ -9,7 +9,7 @@ package org.dpdl4j.accounting;
  * <ul>
  *   <li>fractional orders: the two-sided series is summed with absolute values of its terms, so the
  *       truncated sum is an upper bound on A_α, and after the loop stops (terms below e^-30) a tail
- *       allowance of (i+1)·e^-30 is added, above the polynomial tail ~ i^{-α-2} of the series;</li>
+ *       allowance of 2(i+1)·e^-30 is added, above the polynomial tail ~ i^{-α-2} of both series;</li>
  *   <li>a series that has not met the stopping rule after {@value #MAX_TERMS} terms gives +∞ for
  *       that order (no bound is claimed).</li>
  * </ul>
@@ -42,7 +42,8 @@ final class SubsampledGaussianRdp {
             return alpha / (2 * sigma * sigma);
         }
         double logA = alpha == Math.rint(alpha) ? logAInteger(q, sigma, (int) alpha) : logAFractional(q, sigma, alpha);
-        return Math.max(0, logA / (alpha - 1));
+        double eps = logA / (alpha - 1);
+        return Double.isNaN(eps) ? Double.POSITIVE_INFINITY : Math.max(0, eps);
     }
 
     /** Section 3.2: exact finite binomial sum for integer α. */
@@ -85,7 +86,8 @@ final class SubsampledGaussianRdp {
                 return Double.POSITIVE_INFINITY;
             }
             if (Math.max(logS0, logS1) < LOG_STOP && i > alpha) {
-                return LogMath.logAdd(logA, Math.log(i + 1.0) + LOG_STOP);
+                // both series decay like i^(-alpha-2) from here: their tails sum to < 2(i+1)/alpha * e^-30
+                return LogMath.logAdd(logA, Math.log(2 * (i + 1.0)) + LOG_STOP);
             }
         }
         return Double.POSITIVE_INFINITY;

@@ -62,9 +62,15 @@ final class ConvKernel extends LayerKernel {
     }
 
     @Override
+    void zeroNonFinite() {
+        LayerKernel.zeroNonFinite(perExampleW);
+        LayerKernel.zeroNonFinite(perExampleB);
+    }
+
+    @Override
     void addWeightedSum(INDArray w, Map<String, INDArray> views) {
         long b = perExampleW.size(0);
-        INDArray wRow = w.reshape(1, b);
+        INDArray wRow = w.castTo(perExampleW.dataType()).reshape(1, b);
         INDArray sumW = wRow.mmul(perExampleW.reshape('c', b, perExampleW.size(1) * perExampleW.size(2)));
         addInto(views.get("W"), sumW.reshape('c', weights.shape()));
         if (perExampleB != null) {

@@ -60,8 +60,14 @@ final class DenseKernel extends LayerKernel {
     }
 
     @Override
+    void zeroNonFinite() {
+        LayerKernel.zeroNonFinite(input);
+        LayerKernel.zeroNonFinite(delta);
+    }
+
+    @Override
     void addWeightedSum(INDArray w, Map<String, INDArray> views) {
-        INDArray weighted = delta.mulColumnVector(w);
+        INDArray weighted = delta.mulColumnVector(w.castTo(delta.dataType()));
         addInto(views.get("W"), input.transpose().mmul(weighted));
         if (bias != null) {
             addInto(views.get("b"), weighted.sum(true, 0));

@@ -12,7 +12,9 @@ package org.dpdl4j.dpsgd;
  * @param steps             T ≥ 1 noisy steps
  * @param physicalBatchSize the largest number of examples pushed through the network at once (a larger
  *                          Poisson batch is processed in chunks whose clipped sums are added before the noise)
- * @param seed              seed of the sampler and the noise (ignored when {@code secureRandom})
+ * @param seed              seed of the sampler and the noise (ignored when {@code secureRandom}). Anyone who
+ *                          knows it can regenerate the noise and remove it: keep it secret; the builder draws
+ *                          a fresh one from {@link java.security.SecureRandom} unless one is set
  * @param secureRandom      seed the sampler and the noise generator from {@link java.security.SecureRandom}
  * @param nonPrivate        allow σ = 0 (the run then reports ε = ∞)
  * @param epsilonBudget     stop before the step that would exceed this ε (at {@code delta}); +∞ = never
@@ -50,7 +52,7 @@ public record DpSgdConfig(double samplingRate, double noiseMultiplier, double cl
         }
     }
 
-    /** A builder with defaults C = 1, physical batch 512, seed 0, no budget, δ = 1e-5. */
+    /** A builder with defaults C = 1, physical batch 512, a random seed, no budget, δ = 1e-5. */
     public static Builder builder() {
         return new Builder();
     }
@@ -70,7 +72,7 @@ public record DpSgdConfig(double samplingRate, double noiseMultiplier, double cl
         private double clipNorm = 1.0;
         private long steps = -1;
         private int physicalBatchSize = 512;
-        private long seed;
+        private long seed = new java.security.SecureRandom().nextLong();
         private boolean secureRandom;
         private boolean nonPrivate;
         private double epsilonBudget = Double.POSITIVE_INFINITY;
@@ -101,6 +103,7 @@ public record DpSgdConfig(double samplingRate, double noiseMultiplier, double cl
             return this;
         }
 
+        /** A fixed seed for reproducible runs; keep it secret, since it determines the noise. */
         public Builder seed(long s) {
             this.seed = s;
             return this;

@@ -98,7 +98,6 @@ public final class DpSgdTrainer {
         MultiLayerConfiguration conf = network.getLayerWiseConfigurations();
         List<TrainingListener> ls = Arrays.asList(listeners);
 
-        long examples = 0;
         long start = System.nanoTime();
         try (GaussianNoise noise = new GaussianNoise(noiseSeed)) {
             for (long t = 1; t <= steps; t++) {
@@ -112,12 +111,11 @@ public final class DpSgdTrainer {
                 noise.addTo(flat, sigma * c);
                 flat.divi(q * n);
                 applyUpdate(network, conf, gradient, flat, t, q);
-                examples += batch.length;
                 if (!ls.isEmpty()) {
                     double secs = (System.nanoTime() - start) / 1e9;
                     StepInfo info = new StepInfo(t, config.steps(), t * q, batch.length,
                             batch.length == 0 ? Double.NaN : lossSum / batch.length,
-                            RdpConversion.epsilon(perStep.times(t), config.delta()).epsilon(), examples / secs);
+                            RdpConversion.epsilon(perStep.times(t), config.delta()).epsilon(), q * n * t / secs);
                     for (TrainingListener l : ls) {
                         l.onStep(info);
                     }
@@ -125,7 +123,7 @@ public final class DpSgdTrainer {
             }
         }
         double seconds = (System.nanoTime() - start) / 1e9;
-        return new TrainingResult(network, event(q, sigma, steps), steps, steps < config.steps(), examples, seconds);
+        return new TrainingResult(network, event(q, sigma, steps), steps, steps < config.steps(), q * n * steps, seconds);
     }
 
     /** The planned T, or the largest t ≤ T whose cumulative ε stays within the budget. */

@@ -1,7 +1,12 @@
 package org.dpdl4j.dpsgd;
 
 import java.util.Map;
+import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.api.ops.DynamicCustomOp;
+import org.nd4j.linalg.factory.Nd4j;
+import org.nd4j.linalg.indexing.BooleanIndexing;
+import org.nd4j.linalg.indexing.conditions.Conditions;
 
 /**
  * One DL4J layer executed on ND4J kernels, keeping what per-example gradients need ("book-keeping":
@@ -30,17 +35,32 @@ abstract class LayerKernel {
     void addWeightedSum(INDArray w, Map<String, INDArray> gradientViews) {
     }
 
-    /** Σ_j m_ij² per row of a 2-D matrix, as a vector [rows] (one reduction op). */
+    /**
+     * Σ_j m_ij² per row of a 2-D matrix, as a float64 vector [rows]: float32 inputs are widened
+     * first so that the norms used for clipping carry no float32 summation error.
+     */
     static INDArray rowSquaredNorms(INDArray m) {
-        INDArray out = org.nd4j.linalg.factory.Nd4j.createUninitialized(m.dataType(), m.size(0));
-        org.nd4j.linalg.factory.Nd4j.exec(org.nd4j.linalg.api.ops.DynamicCustomOp.builder("reduce_sqnorm")
-                .addInputs(m).addOutputs(out).addIntegerArguments(1).build());
+        INDArray wide = m.castTo(DataType.DOUBLE);
+        INDArray out = Nd4j.createUninitialized(DataType.DOUBLE, m.size(0));
+        Nd4j.exec(DynamicCustomOp.builder("reduce_sqnorm").addInputs(wide).addOutputs(out).addIntegerArguments(1).build());
         return out;
+    }
+
+    /** Replaces NaN and infinite values in an array by 0, in place. */
+    static void zeroNonFinite(INDArray a) {
+        if (a != null) {
+            BooleanIndexing.replaceWhere(a, 0.0, Conditions.isNan());
+            BooleanIndexing.replaceWhere(a, 0.0, Conditions.isInfinite());
+        }
     }
 
     /** view += value, where value has the view's elements in another (compatible) shape. */
     static void addInto(INDArray view, INDArray value) {
         view.addi(value.reshape(view.ordering(), view.shape()));
+    }
+
+    /** Zeroes non-finite values in what {@link #addWeightedSum} reads (examples given factor 0). */
+    void zeroNonFinite() {
     }
 
     /** Drops cached activations. */

@@ -145,17 +145,10 @@ public final class PerExampleGradients {
      * @param clipNorm C &gt; 0
      * @param target   flattened gradient [1, numParams] (outside any workspace)
      * @return the sum of the batch's per-example losses
-     * @throws IllegalStateException if an example's gradient is not finite (nothing is added then)
      */
     public double addClippedSum(INDArray features, INDArray labels, int[] rows, double clipNorm, INDArray target) {
         try (MemoryWorkspace ws = Nd4j.getWorkspaceManager().getAndActivateWorkspace(WORKSPACE, workspaceId)) {
             compute(Nd4j.pullRows(features, 1, rows), Nd4j.pullRows(labels, 1, rows));
-            double total = squaredNorms.sumNumber().doubleValue();
-            if (!Double.isFinite(total)) {
-                // a NaN/infinite example gradient would pass through clipping into the released sum
-                throw new IllegalStateException("a per-example gradient is not finite (training diverged: lower the "
-                        + "learning rate); the step was not applied");
-            }
             addWeightedSum(clipFactors(clipNorm), target);
             return losses.sumNumber().doubleValue();
         } finally {
@@ -187,13 +180,13 @@ public final class PerExampleGradients {
         for (int i = kernels.size() - 2; i >= firstParameterised; i--) {
             grad = kernels.get(i).backward(grad, i > firstParameterised);
         }
-        squaredNorms = Nd4j.zeros(dataType, features.size(0));
+        squaredNorms = Nd4j.zeros(DataType.DOUBLE, features.size(0)); // accumulated in float64
         for (LayerKernel k : kernels) {
             k.addSquaredNorms(squaredNorms);
         }
     }
 
-    /** ‖g_i‖² over all trainable parameters, per example [B], of the last {@link #compute}. */
+    /** ‖g_i‖² over all trainable parameters, per example [B] (float64), of the last {@link #compute}. */
     public INDArray squaredNorms() {
         requireComputed();
         return squaredNorms;
@@ -206,17 +199,35 @@ public final class PerExampleGradients {
     }
 
     /**
-     * Clip factors min(1, C/‖g_i‖) [B] for the last batch, shrunk by a relative margin
-     * ({@code 1e-5} in float32, {@code 1e-12} in float64) so that rounding in the norm computation
-     * cannot leave a clipped gradient above C.
+     * Clip factors min(1, C/‖g_i‖) [B] for the last batch (float64), shrunk by a relative margin
+     * ({@code 1e-5} in float32, {@code 1e-12} in float64) so that rounding when the factors are
+     * applied cannot leave a clipped gradient above C. An example whose gradient is not finite
+     * (NaN or overflow) gets factor 0 and its cached values are zeroed: it contributes nothing,
+     * whatever it holds, so a poisoned example cannot change the run's behaviour.
      *
      * @param clipNorm C &gt; 0
      */
     public INDArray clipFactors(double clipNorm) {
         requireComputed();
         double margin = dataType == DataType.DOUBLE ? 1e-12 : 1e-5;
-        INDArray norms = Transforms.sqrt(squaredNorms, true);
-        return Transforms.max(norms, clipNorm * (1 - margin), false).rdivi(clipNorm * (1 - margin));
+        double c = clipNorm * (1 - margin);
+        double[] sq = squaredNorms.toDoubleVector();
+        double[] factors = new double[sq.length];
+        boolean nonFinite = false;
+        for (int i = 0; i < sq.length; i++) {
+            if (Double.isFinite(sq[i])) {
+                double norm = Math.sqrt(sq[i]);
+                factors[i] = norm <= c ? 1.0 : c / norm;
+            } else {
+                nonFinite = true;
+            }
+        }
+        if (nonFinite) {
+            for (LayerKernel k : kernels) {
+                k.zeroNonFinite();
+            }
+        }
+        return Nd4j.createFromArray(factors);
     }
 
     /**

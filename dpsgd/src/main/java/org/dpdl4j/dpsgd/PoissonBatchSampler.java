@@ -47,11 +47,11 @@ public final class PoissonBatchSampler {
         while (true) {
             // gap ~ Geometric(q) on {1, 2, ...}: P(gap = k) = (1-q)^(k-1) q
             double u = 1.0 - rng.nextDouble(); // in (0, 1]
-            long gap = 1 + (long) Math.floor(Math.log(u) / log1mQ);
-            if (gap >= n - i) { // also catches gaps that saturated at Long.MAX_VALUE
+            double gap = 1 + Math.floor(Math.log(u) / log1mQ);
+            if (gap >= n - i) { // compared in double: huge gaps (tiny q) cannot overflow
                 break;
             }
-            i += gap;
+            i += (long) gap;
             if (count == buf.length) {
                 buf = Arrays.copyOf(buf, buf.length * 2);
             }

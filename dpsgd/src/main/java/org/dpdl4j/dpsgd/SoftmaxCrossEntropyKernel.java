@@ -49,6 +49,11 @@ final class SoftmaxCrossEntropyKernel extends LayerKernel {
     }
 
     @Override
+    void zeroNonFinite() {
+        dense.zeroNonFinite();
+    }
+
+    @Override
     void clear() {
         dense.clear();
         probabilities = null;

@@ -11,14 +11,15 @@ import org.dpdl4j.accounting.PrivacyEvent;
  * @param event            what the run cost: T self-composed Poisson-sampled Gaussians (q, σ)
  * @param stepsTaken       T actually run (fewer than planned when stopped at the budget)
  * @param stoppedAtBudget  true when the run stopped before a step that would exceed the ε budget
- * @param examplesProcessed sum of the realised batch sizes
+ * @param expectedExamples q·n·T, the expected number of examples processed (the realised number
+ *                         depends on the private sampling and is not reported)
  * @param seconds          wall-clock training time
  */
 public record TrainingResult(MultiLayerNetwork network, PrivacyEvent event, long stepsTaken, boolean stoppedAtBudget,
-                             long examplesProcessed, double seconds) {
+                             double expectedExamples, double seconds) {
 
-    /** Training throughput in examples per second. */
+    /** Training throughput in (expected) examples per second. */
     public double examplesPerSecond() {
-        return seconds > 0 ? examplesProcessed / seconds : 0;
+        return seconds > 0 ? expectedExamples / seconds : 0;
     }
 }

@@ -193,6 +193,9 @@ class IndependentChecksTest {
                 new PureDpEvent(0.3), new ZcdpEvent(0.1), new NonPrivateEvent(), new NoOpEvent());
         assertEquals(e, PrivacyEvents.fromMap(e.toMap()));
         assertThrows(IllegalArgumentException.class, () -> PrivacyEvents.fromMap(java.util.Map.of("type", "bogus")));
+        var bad = assertThrows(IllegalArgumentException.class, () -> PrivacyEvents.fromMap(java.util.Map.of("type", "self_composed",
+                "count", 2.7, "event", new GaussianEvent(1).toMap())));
+        assertTrue(bad.getMessage().contains("count"), "a fractional count would silently lower epsilon");
     }
 
     /** Zhu–Wang (seed 003 Thm 4) on a Gaussian is an upper bound of the exact sampled Gaussian. */

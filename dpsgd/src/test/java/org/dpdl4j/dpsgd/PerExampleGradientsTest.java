@@ -117,6 +117,29 @@ class PerExampleGradientsTest {
         }
     }
 
+    /**
+     * An example whose gradient is NaN (here: NaN pixels) contributes exactly nothing to the clipped
+     * sum, and the step goes on as if it had not been sampled — no data-dependent failure.
+     */
+    @org.junit.jupiter.api.Test
+    void nonFiniteExampleContributesNothing() {
+        MultiLayerNetwork net = Models.standardCnn(ModelOptions.mnist().withDataType(DataType.DOUBLE).withSeed(5));
+        PerExampleGradients pg = new PerExampleGradients(net);
+        Nd4j.getRandom().setSeed(3);
+        INDArray x = Nd4j.rand(DataType.DOUBLE, 6, 784);
+        x.getRow(2).assign(Double.NaN);
+        INDArray y = Nd4j.zeros(DataType.DOUBLE, 6, 10);
+        for (int i = 0; i < 6; i++) {
+            y.putScalar(i, i, 1.0);
+        }
+        INDArray withPoison = Nd4j.zeros(DataType.DOUBLE, 1, net.numParams());
+        pg.addClippedSum(x, y, new int[]{0, 1, 2, 3, 4, 5}, 0.5, withPoison);
+        INDArray without = Nd4j.zeros(DataType.DOUBLE, 1, net.numParams());
+        pg.addClippedSum(x, y, new int[]{0, 1, 3, 4, 5}, 0.5, without);
+        assertClose(without, withPoison, "clipped sum with a NaN example");
+        assertTrue(Double.isFinite(withPoison.sumNumber().doubleValue()), "no NaN or infinity reaches the sum");
+    }
+
     @org.junit.jupiter.api.Test
     void rejectsBatchNormalizationNamingTheLayer() {
         var conf = new NeuralNetConfiguration.Builder().list()

@@ -56,6 +56,10 @@ class PoissonBatchSamplerTest {
             empty += tiny.next().length == 0 ? 1 : 0;
         }
         assertTrue(empty > 95, "with q = 1e-6 almost every batch is empty");
+        PoissonBatchSampler minute = new PoissonBatchSampler(1000, 1e-300, new SplittableRandom(1));
+        for (int i = 0; i < 100; i++) {
+            assertEquals(0, minute.next().length, "a vanishing rate must not overflow into a bogus index");
+        }
     }
 
     @Test

@@ -66,6 +66,10 @@ public final class DpCompatibility {
                 }
                 requireExplicitPadding(where, s.getConvolutionMode());
             } else if (layer.getClass() == DenseLayer.class) {
+                if (((DenseLayer) layer).hasLayerNorm()) {
+                    throw new IllegalArgumentException(where + ": layer normalisation (hasLayerNorm) is not supported by "
+                            + "the DP-SGD engine; remove it");
+                }
                 if (last) {
                     throw new IllegalArgumentException(where + ": the last layer must be an OutputLayer with softmax and MCXENT loss");
                 }

@@ -92,6 +92,12 @@ class ModelsTest {
                 .setInputType(InputType.feedForward(4)).build();
         e = assertThrows(IllegalArgumentException.class, () -> DpCompatibility.check(dropout));
         assertTrue(e.getMessage().contains("dropout"), e.getMessage());
+        var layerNorm = new NeuralNetConfiguration.Builder().list()
+                .layer(new DenseLayer.Builder().nOut(3).hasLayerNorm(true).build())
+                .layer(new OutputLayer.Builder(LossFunctions.LossFunction.MCXENT).nOut(2).activation(Activation.SOFTMAX).build())
+                .setInputType(InputType.feedForward(4)).build();
+        e = assertThrows(IllegalArgumentException.class, () -> DpCompatibility.check(layerNorm));
+        assertTrue(e.getMessage().contains("layer normalisation"), e.getMessage());
         var mse = new NeuralNetConfiguration.Builder().list()
                 .layer(new OutputLayer.Builder(LossFunctions.LossFunction.MSE).nOut(2).activation(Activation.IDENTITY).build())
                 .setInputType(InputType.feedForward(4)).build();
