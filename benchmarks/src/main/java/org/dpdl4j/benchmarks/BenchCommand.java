@@ -35,8 +35,8 @@ final class BenchCommand {
 
     /** {@code bench dpsgd}: DP-SGD steps against DL4J's own non-private fit, same model and data. */
     @Command(name = "dpsgd", mixinStandardHelpOptions = true, sortOptions = false,
-            description = {"Times DL4J's non-private fit() and the DP-SGD step on the same model and MNIST data, in one JVM,",
-                    "after warm-up, and prints examples/second for both, their ratio and peak memory."})
+            description = {"Times DL4J's non-private fit() and the DP-SGD trainer (1 worker, then one worker per core) on the",
+                    "same model and MNIST data, in one JVM, after warm-up; prints examples/second, their ratio and peak memory."})
     static final class DpSgd implements Callable<Integer> {
         @Option(names = "--model", defaultValue = "standard-cnn", description = "Model (default ${DEFAULT-VALUE}).")
         String model;
@@ -50,8 +50,26 @@ final class BenchCommand {
         @Option(names = "--warmup", defaultValue = "15", description = "Warm-up steps per phase (default ${DEFAULT-VALUE}).")
         int warmup;
 
+        @Option(names = "--workers", description = "Workers of the parallel DP-SGD measurement (default: the number of cores).")
+        Integer workers;
+
         @Option(names = "--json", description = "Print one JSON object as the last line.")
         boolean json;
+
+        /** Examples/s of the DP-SGD trainer with the given number of workers (ND4J op threads = cores/workers). */
+        private double dpRate(LabeledData train, ModelOptions options, int workers, MemoryProbe memory) {
+            Cli.configureWorkers(workers);
+            MultiLayerNetwork dp = Models.byName(model, options);
+            double q = (double) batchSize / train.size();
+            DpSgdTrainer trainer = new DpSgdTrainer();
+            if (warmup > 0) {
+                trainer.train(dp, train, DpSgdConfig.builder().samplingRate(q).noiseMultiplier(1.1).steps(warmup).seed(2)
+                        .workers(workers).build());
+            }
+            TrainingResult r = trainer.train(dp, train, DpSgdConfig.builder().samplingRate(q).noiseMultiplier(1.1)
+                    .steps(steps).seed(3).workers(workers).build(), info -> memory.sample());
+            return r.examplesPerSecond();
+        }
 
         @Override
         public Integer call() throws IOException {
@@ -61,7 +79,7 @@ final class BenchCommand {
             }
             LabeledData train = Mnist.load(DatasetCache.root().resolve("mnist")).train();
             ModelOptions options = ModelOptions.mnist();
-            int threads = Integer.parseInt(System.getenv().getOrDefault("OMP_NUM_THREADS", "" + Runtime.getRuntime().availableProcessors()));
+            int threads = Nd4j.getEnvironment().maxThreads();
 
             // baseline: DL4J fit() on fixed-size random batches
             MultiLayerNetwork plain = Models.byName(model, options);
@@ -82,25 +100,24 @@ final class BenchCommand {
             double plainSeconds = (System.nanoTime() - t0) / 1e9;
             double plainRate = (double) steps * batchSize / plainSeconds;
 
-            // DP-SGD: the real trainer (Poisson batches with expected size B), same model and data
-            MultiLayerNetwork dp = Models.byName(model, options);
-            double q = (double) batchSize / train.size();
-            DpSgdTrainer trainer = new DpSgdTrainer();
-            if (warmup > 0) {
-                trainer.train(dp, train, DpSgdConfig.builder().samplingRate(q).noiseMultiplier(1.1).steps(warmup).seed(2).build());
-            }
+            // DP-SGD: the real trainer (Poisson batches with expected size B), same model and data,
+            // first with one worker and all cores for ND4J's ops, then with one worker per core
+            MemoryProbe memDp1 = MemoryProbe.start();
+            double dpOneWorker = dpRate(train, options, 1, memDp1);
+            int cores = workers != null ? workers : Runtime.getRuntime().availableProcessors();
             MemoryProbe memDp = MemoryProbe.start();
-            TrainingResult r = trainer.train(dp, train, DpSgdConfig.builder().samplingRate(q).noiseMultiplier(1.1)
-                    .steps(steps).seed(3).build(), info -> memDp.sample());
-            double dpRate = r.examplesPerSecond();
+            double dpRate = dpRate(train, options, cores, memDp);
+            Nd4j.getEnvironment().setMaxThreads(threads);
 
-            System.out.printf("model %s, batch %d, %d measured steps after %d warm-up, OMP threads %d, backend %s%n",
-                    model, batchSize, steps, warmup, threads, Nd4j.getBackend().getClass().getSimpleName());
-            System.out.printf("DL4J fit (non-private): %8.0f examples/s  peak heap %5.0f MiB  peak RSS %5.0f MiB%n",
-                    plainRate, memPlain.peakHeap / 1048576.0, memPlain.peakRss / 1048576.0);
-            System.out.printf("dpdl4j DP-SGD step:     %8.0f examples/s  peak heap %5.0f MiB  peak RSS %5.0f MiB%n",
-                    dpRate, memDp.peakHeap / 1048576.0, memDp.peakRss / 1048576.0);
-            System.out.printf("ratio DP-SGD / DL4J fit: %.2f%n", dpRate / plainRate);
+            System.out.printf("model %s, batch %d, %d measured steps after %d warm-up, %d cores, backend %s%n",
+                    model, batchSize, steps, warmup, cores, Nd4j.getBackend().getClass().getSimpleName());
+            System.out.printf("DL4J fit (non-private), %d op threads:     %8.0f examples/s  peak heap %5.0f MiB  peak RSS %5.0f MiB%n",
+                    threads, plainRate, memPlain.peakHeap / 1048576.0, memPlain.peakRss / 1048576.0);
+            System.out.printf("dpdl4j DP-SGD, 1 worker x %d op threads:  %8.0f examples/s  peak heap %5.0f MiB  peak RSS %5.0f MiB%n",
+                    threads, dpOneWorker, memDp1.peakHeap / 1048576.0, memDp1.peakRss / 1048576.0);
+            System.out.printf("dpdl4j DP-SGD, %d workers x 1 op thread:  %8.0f examples/s  peak heap %5.0f MiB  peak RSS %5.0f MiB%n",
+                    cores, dpRate, memDp.peakHeap / 1048576.0, memDp.peakRss / 1048576.0);
+            System.out.printf("ratio DP-SGD (%d workers) / DL4J fit: %.2f%n", cores, dpRate / plainRate);
             if (json) {
                 Map<String, Object> out = new LinkedHashMap<>();
                 out.put("model", model);
@@ -108,9 +125,11 @@ final class BenchCommand {
                 out.put("steps", steps);
                 out.put("threads", threads);
                 out.put("dp_examples_per_second", dpRate);
+                out.put("dp_workers", cores);
+                out.put("dp_one_worker_examples_per_second", dpOneWorker);
                 out.put("nonprivate_examples_per_second", plainRate);
                 out.put("ratio", dpRate / plainRate);
-                out.put("peak_heap_bytes", Math.max(memDp.peakHeap, memPlain.peakHeap));
+                out.put("peak_heap_bytes", Math.max(Math.max(memDp.peakHeap, memDp1.peakHeap), memPlain.peakHeap));
                 out.put("dp_peak_heap_bytes", memDp.peakHeap);
                 out.put("nonprivate_peak_heap_bytes", memPlain.peakHeap);
                 out.put("dp_peak_rss_bytes", memDp.peakRss);

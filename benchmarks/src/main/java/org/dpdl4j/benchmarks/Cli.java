@@ -70,6 +70,20 @@ final class Cli {
         writeAtomically(target, (PRETTY.writeValueAsString(object) + "\n").getBytes(StandardCharsets.UTF_8));
     }
 
+    /**
+     * The number of DP-SGD workers (default: the number of cores), with ND4J's per-op threads set
+     * to cores/workers so that the two kinds of threads do not oversubscribe the machine.
+     */
+    static int configureWorkers(Integer requested) {
+        int cores = Runtime.getRuntime().availableProcessors();
+        int workers = requested != null ? requested : cores;
+        if (workers < 1) {
+            throw new IllegalArgumentException("--workers must be >= 1, got " + workers);
+        }
+        org.nd4j.linalg.factory.Nd4j.getEnvironment().setMaxThreads(Math.max(1, cores / workers));
+        return workers;
+    }
+
     /** Turns expected failures (bad input, missing files) into a one-line message and exit code 2. */
     static CommandLine.IExecutionExceptionHandler errorHandler() {
         return (ex, cmd, parseResult) -> {

@@ -65,13 +65,13 @@ final class TrainCommand implements Callable<Integer> {
     @Option(names = "--delta", defaultValue = "1e-5", paramLabel = "δ", description = "delta (default ${DEFAULT-VALUE}).")
     double delta;
 
-    @Option(names = "--lr", paramLabel = "η", description = "Learning rate (default: 2.0 sgd, 0.5 momentum, 0.002 adam).")
+    @Option(names = "--lr", paramLabel = "η", description = "Learning rate (default: 0.5 sgd, 0.05 momentum, 0.002 adam).")
     Double lr;
 
     @Option(names = "--optimizer", defaultValue = "sgd", description = "sgd, momentum (Nesterov, 0.9) or adam (default ${DEFAULT-VALUE}).")
     String optimizer;
 
-    @Option(names = "--activation", defaultValue = "relu", description = "relu, tanh or tempered-sigmoid (s=2, T=2, o=1) (default ${DEFAULT-VALUE}).")
+    @Option(names = "--activation", defaultValue = "tanh", description = "tanh, relu or tempered-sigmoid (s, T, o) = (2, 2, 1), which equals tanh (default ${DEFAULT-VALUE}).")
     String activation;
 
     @Option(names = "--seed", description = {"Seed of weights, sampling and noise, for reproducible runs. Anyone who knows it",
@@ -84,6 +84,10 @@ final class TrainCommand implements Callable<Integer> {
 
     @Option(names = "--physical-batch-size", defaultValue = "512", description = "Largest chunk pushed through the network at once (default ${DEFAULT-VALUE}).")
     int physicalBatchSize;
+
+    @Option(names = "--workers", description = "Threads computing each batch in parallel (default: the number of cores); "
+            + "ND4J's per-op threads are set to cores/workers.")
+    Integer workers;
 
     @Option(names = "--output", description = "Output directory (default runs/train-<dataset>-<time>).")
     Path output;
@@ -123,7 +127,8 @@ final class TrainCommand implements Callable<Integer> {
                 data.train().numClasses(), activation(activation), updater(optimizer, lr), weightSeed, DataType.FLOAT);
         MultiLayerNetwork net = Models.byName(modelName, options);
         DpSgdConfig.Builder builder = DpSgdConfig.builder().samplingRate(q).noiseMultiplier(sigma).clipNorm(clip).steps(steps)
-                .physicalBatchSize(physicalBatchSize).secureRandom(secureNoise).delta(delta);
+                .physicalBatchSize(physicalBatchSize).secureRandom(secureNoise).delta(delta)
+                .workers(Cli.configureWorkers(workers));
         if (seed != null && !secureNoise) {
             builder.seed(seed);
             System.err.println("note: --seed fixes the sampling and the noise; whoever knows it can remove the noise, so keep it secret");
@@ -216,8 +221,8 @@ final class TrainCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--lr must be finite and > 0, got " + lr);
         }
         return switch (name) {
-            case "sgd" -> new Sgd(lr != null ? lr : 2.0);
-            case "momentum" -> new Nesterovs(lr != null ? lr : 0.5, 0.9);
+            case "sgd" -> new Sgd(lr != null ? lr : 0.5);
+            case "momentum" -> new Nesterovs(lr != null ? lr : 0.05, 0.9);
             case "adam" -> new Adam(lr != null ? lr : 0.002);
             default -> throw new IllegalArgumentException("--optimizer must be sgd, momentum or adam, got '" + name + "'");
         };

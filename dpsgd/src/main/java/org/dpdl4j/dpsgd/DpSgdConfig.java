@@ -19,10 +19,14 @@ package org.dpdl4j.dpsgd;
  * @param nonPrivate        allow σ = 0 (the run then reports ε = ∞)
  * @param epsilonBudget     stop before the step that would exceed this ε (at {@code delta}); +∞ = never
  * @param delta             δ ∈ (0, 1) for the budget and the ε reported to listeners
+ * @param workers           threads that compute the clipped sum of each batch in parallel, each on a part
+ *                          of the batch (1 = the calling thread only). The trainer starts them for the run and
+ *                          stops them at its end. ND4J's own per-op threads multiply with these: with W &gt; 1
+ *                          workers, set ND4J's op threads to about cores/W ({@code Nd4j.getEnvironment().setMaxThreads})
  */
 public record DpSgdConfig(double samplingRate, double noiseMultiplier, double clipNorm, long steps,
                           int physicalBatchSize, long seed, boolean secureRandom, boolean nonPrivate,
-                          double epsilonBudget, double delta) {
+                          double epsilonBudget, double delta, int workers) {
 
     /** @throws IllegalArgumentException on any invalid value */
     public DpSgdConfig {
@@ -50,9 +54,12 @@ public record DpSgdConfig(double samplingRate, double noiseMultiplier, double cl
         if (!(delta > 0 && delta < 1)) {
             throw new IllegalArgumentException("delta must be in (0, 1), got " + delta);
         }
+        if (workers < 1 || workers > 256) {
+            throw new IllegalArgumentException("workers must be in [1, 256], got " + workers);
+        }
     }
 
-    /** A builder with defaults C = 1, physical batch 512, a random seed, no budget, δ = 1e-5. */
+    /** A builder with defaults C = 1, physical batch 512, a random seed, no budget, δ = 1e-5, 1 worker. */
     public static Builder builder() {
         return new Builder();
     }
@@ -77,6 +84,7 @@ public record DpSgdConfig(double samplingRate, double noiseMultiplier, double cl
         private boolean nonPrivate;
         private double epsilonBudget = Double.POSITIVE_INFINITY;
         private double delta = 1e-5;
+        private int workers = 1;
 
         public Builder samplingRate(double q) {
             this.samplingRate = q;
@@ -130,10 +138,16 @@ public record DpSgdConfig(double samplingRate, double noiseMultiplier, double cl
             return this;
         }
 
+        /** Threads computing each batch's clipped sum in parallel (default 1). */
+        public Builder workers(int w) {
+            this.workers = w;
+            return this;
+        }
+
         /** @throws IllegalArgumentException if a value is missing or invalid */
         public DpSgdConfig build() {
             return new DpSgdConfig(samplingRate, noiseMultiplier, clipNorm, steps, physicalBatchSize, seed, secureRandom,
-                    nonPrivate, epsilonBudget, delta);
+                    nonPrivate, epsilonBudget, delta, workers);
         }
     }
 }

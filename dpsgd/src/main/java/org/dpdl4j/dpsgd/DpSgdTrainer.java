@@ -4,6 +4,10 @@ import java.security.SecureRandom;
 import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import org.deeplearning4j.nn.api.Layer;
 import org.deeplearning4j.nn.conf.MultiLayerConfiguration;
 import org.deeplearning4j.nn.conf.layers.BaseLayer;
@@ -33,7 +37,8 @@ import org.nd4j.linalg.factory.Nd4j;
  *
  * <p>The run's privacy event is T self-composed Poisson-sampled Gaussians (q, σ); the accountant
  * converts it. With an ε budget the trainer stops <em>before</em> the first step whose cumulative ε
- * would exceed it. The trainer holds no global state and starts no threads.
+ * would exceed it. The trainer holds no global state; it starts threads only when asked for
+ * {@link DpSgdConfig#workers()} &gt; 1, and stops them before returning.
  */
 public final class DpSgdTrainer {
     private final RdpAccountant accountant;
@@ -67,7 +72,11 @@ public final class DpSgdTrainer {
     public TrainingResult train(MultiLayerNetwork network, LabeledData train, DpSgdConfig config,
                                 TrainingListener... listeners) {
         requirePositiveLearningRate(network);
-        PerExampleGradients gradients = new PerExampleGradients(network);
+        int workers = config.workers();
+        PerExampleGradients[] gradients = new PerExampleGradients[workers];
+        for (int w = 0; w < workers; w++) {
+            gradients[w] = new PerExampleGradients(network);
+        }
         DataType type = network.params().dataType();
         INDArray features = train.features().dataType() == type ? train.features() : train.features().castTo(type);
         INDArray labels = train.labels().dataType() == type ? train.labels() : train.labels().castTo(type);
@@ -98,16 +107,21 @@ public final class DpSgdTrainer {
         MultiLayerConfiguration conf = network.getLayerWiseConfigurations();
         List<TrainingListener> ls = Arrays.asList(listeners);
 
+        INDArray[] partial = new INDArray[workers]; // worker 0 writes into flat itself
+        partial[0] = flat;
+        for (int w = 1; w < workers; w++) {
+            partial[w] = Nd4j.zeros(flat.dataType(), flat.shape());
+        }
+        ExecutorService pool = workers > 1 ? Executors.newFixedThreadPool(workers - 1, r -> {
+            Thread th = new Thread(r, "dpdl4j-dpsgd-worker");
+            th.setDaemon(true);
+            return th;
+        }) : null;
         long start = System.nanoTime();
         try (GaussianNoise noise = new GaussianNoise(noiseSeed)) {
             for (long t = 1; t <= steps; t++) {
                 int[] batch = sampler.next();
-                flat.assign(0);
-                double lossSum = 0;
-                for (int from = 0; from < batch.length; from += config.physicalBatchSize()) {
-                    int[] chunk = Arrays.copyOfRange(batch, from, Math.min(batch.length, from + config.physicalBatchSize()));
-                    lossSum += gradients.addClippedSum(features, labels, chunk, c, flat);
-                }
+                double lossSum = clippedSum(batch, features, labels, c, config.physicalBatchSize(), gradients, partial, pool);
                 noise.addTo(flat, sigma * c);
                 flat.divi(q * n);
                 applyUpdate(network, conf, gradient, flat, t, q);
@@ -121,9 +135,55 @@ public final class DpSgdTrainer {
                     }
                 }
             }
+        } finally {
+            if (pool != null) {
+                pool.shutdownNow();
+            }
         }
         double seconds = (System.nanoTime() - start) / 1e9;
         return new TrainingResult(network, event(q, sigma, steps), steps, steps < config.steps(), q * n * steps, seconds);
+    }
+
+    /**
+     * Σ_i min(1, C/‖g_i‖)·g_i over the batch into {@code partial[0]}: the batch is split into one
+     * contiguous part per worker, each processed in physical chunks into its own buffer, and the
+     * buffers are added. Returns the batch's summed loss.
+     */
+    private static double clippedSum(int[] batch, INDArray features, INDArray labels, double c, int physical,
+                                     PerExampleGradients[] gradients, INDArray[] partial, ExecutorService pool) {
+        int workers = gradients.length;
+        int per = (batch.length + workers - 1) / workers;
+        List<Future<Double>> futures = new java.util.ArrayList<>();
+        for (int w = 1; w < workers; w++) {
+            int from = Math.min(batch.length, w * per);
+            int to = Math.min(batch.length, from + per);
+            int worker = w;
+            futures.add(pool.submit(() -> part(batch, from, to, features, labels, c, physical, gradients[worker], partial[worker])));
+        }
+        double loss = part(batch, 0, Math.min(batch.length, per), features, labels, c, physical, gradients[0], partial[0]);
+        try {
+            for (int w = 1; w < workers; w++) {
+                loss += futures.get(w - 1).get();
+                partial[0].addi(partial[w]);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while computing a DP-SGD step", e);
+        } catch (ExecutionException e) {
+            throw new IllegalStateException("a DP-SGD worker failed", e.getCause());
+        }
+        return loss;
+    }
+
+    private static double part(int[] batch, int from, int to, INDArray features, INDArray labels, double c, int physical,
+                               PerExampleGradients gradients, INDArray target) {
+        target.assign(0);
+        double loss = 0;
+        for (int at = from; at < to; at += physical) {
+            int[] chunk = Arrays.copyOfRange(batch, at, Math.min(to, at + physical));
+            loss += gradients.addClippedSum(features, labels, chunk, c, target);
+        }
+        return loss;
     }
 
     /** The planned T, or the largest t ≤ T whose cumulative ε stays within the budget. */

@@ -97,6 +97,27 @@ class DpSgdTrainerTest {
         assertEquals(sigma * c, sd, 5 * sigma * c * Math.sqrt(0.5 / d), "noise standard deviation");
     }
 
+    /** Splitting each batch across parallel workers changes nothing but the order of float64 additions. */
+    @Test
+    void parallelWorkersGiveTheSameRun() {
+        LabeledData train = mnist.train().randomSubset(300, 8).castTo(DataType.DOUBLE);
+        double[] results = new double[3];
+        INDArray reference = null;
+        for (int workers : new int[]{1, 2, 3}) {
+            MultiLayerNetwork net = Models.standardCnn(ModelOptions.mnist().withDataType(DataType.DOUBLE).withUpdater(new Sgd(0.5)));
+            new DpSgdTrainer().train(net, train, DpSgdConfig.builder().samplingRate(0.2).noiseMultiplier(1.0).steps(5)
+                    .physicalBatchSize(16).seed(12).workers(workers).build());
+            if (reference == null) {
+                reference = net.params().dup();
+            } else {
+                double diff = reference.sub(net.params()).amaxNumber().doubleValue();
+                assertTrue(diff < 1e-12 * reference.amaxNumber().doubleValue(), workers + " workers differ by " + diff);
+            }
+            results[workers - 1] = net.params().sumNumber().doubleValue();
+        }
+        assertTrue(Double.isFinite(results[2]));
+    }
+
     @Test
     void gaussianNoiseHasTheRequestedMomentsAndIsReproducible() {
         int d = 200_000;

@@ -40,7 +40,8 @@ class PerExampleGradientsTest {
         ModelOptions mnist = ModelOptions.mnist().withDataType(DataType.DOUBLE).withSeed(7);
         ModelOptions cifar = ModelOptions.cifar10().withDataType(DataType.DOUBLE).withSeed(7);
         return Stream.of(
-                Arguments.of("standard-cnn relu", Models.standardCnn(mnist)),
+                Arguments.of("standard-cnn relu", Models.standardCnn(mnist.withActivation(Activation.RELU.getActivationFunction()))),
+                Arguments.of("standard-cnn tanh", Models.standardCnn(mnist.withActivation(Activation.TANH.getActivationFunction()))),
                 Arguments.of("standard-cnn tempered sigmoid", Models.standardCnn(mnist.withActivation(new TemperedSigmoid(2, 2, 1)))),
                 Arguments.of("all-conv", Models.allConvNet(mnist.withActivation(Activation.TANH.getActivationFunction()))),
                 Arguments.of("cifar-cnn", Models.cifarCnn(cifar)),
