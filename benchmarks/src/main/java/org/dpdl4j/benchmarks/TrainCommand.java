@@ -142,7 +142,7 @@ final class TrainCommand implements Callable<Integer> {
                 options.updater().getLearningRate(0, 0), net.numParams());
         TrainingResult result;
         try (ProgressBar bar = noProgress ? null : new ProgressBarBuilder().setTaskName("DP-SGD").setInitialMax(steps)
-                .setConsumer(new ConsoleProgressBarConsumer(System.err, 110)).setUpdateIntervalMillis(500).build()) {
+                .setConsumer(new ConsoleProgressBarConsumer(System.err, 150)).setUpdateIntervalMillis(500).build()) {
             result = new DpSgdTrainer(accountant).train(net, data.train(), config, info -> {
                 if (bar != null) {
                     bar.stepTo(info.step());
