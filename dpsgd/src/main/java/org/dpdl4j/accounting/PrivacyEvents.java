@@ -38,6 +38,8 @@ public final class PrivacyEvents {
             }
             case "pure_dp" -> new PureDpEvent(number(map, "epsilon"));
             case "zcdp" -> new ZcdpEvent(number(map, "rho"));
+            case "repeat_and_select" -> new RepeatAndSelectEvent(child(map), number(map, "mean"),
+                    "inf".equals(map.get("shape")) ? Double.POSITIVE_INFINITY : number(map, "shape"));
             case "non_private" -> new NonPrivateEvent();
             case "no_op" -> new NoOpEvent();
             default -> throw new IllegalArgumentException("unknown event type '" + t + "'");

@@ -19,6 +19,9 @@ import java.util.Arrays;
  *   <li>{@link PureDpEvent}(ε): min(ε, αε²/2) (ε-DP ⇒ ε²/2-zCDP, Bun &amp; Steinke 2016 Prop. 3.3).</li>
  *   <li>{@link ZcdpEvent}(ρ): ρα. {@link NonPrivateEvent}: +∞. {@link NoOpEvent}: 0.</li>
  *   <li>{@link SelfComposedEvent}, {@link ComposedEvent}: curves add (Mironov 2017, Proposition 1).</li>
+ *   <li>{@link RepeatAndSelectEvent}: seed 004 Theorem 6 (Poisson K) or Theorem 2 (truncated negative
+ *       binomial K, minimised over λ̂ on this grid and λ̂ = 1); with a pure ε-DP base and truncated
+ *       negative binomial K, {@link #guarantee} also applies Corollary 3, ((2 + η)ε, 0)-DP.</li>
  * </ul>
  * Conversion to (ε, δ) is {@link RdpConversion}.
  */
@@ -85,7 +88,14 @@ public final class RdpAccountant {
      * @throws IllegalArgumentException if δ ∉ (0, 1)
      */
     public PrivacyGuarantee guarantee(PrivacyEvent event, double delta) {
-        return RdpConversion.epsilon(rdp(event), delta);
+        PrivacyGuarantee g = RdpConversion.epsilon(rdp(event), delta);
+        if (event instanceof RepeatAndSelectEvent r && r.event() instanceof PureDpEvent p && !r.poisson()) {
+            double pure = (2 + r.shape()) * p.epsilon(); // seed 004 Corollary 3
+            if (pure < g.epsilon()) {
+                return new PrivacyGuarantee(pure, delta, Double.POSITIVE_INFINITY, false, "pure-dp (seed 004 Corollary 3)");
+            }
+        }
+        return g;
     }
 
     /** ε of the event at δ (convenience for {@link #guarantee}). */
@@ -142,6 +152,8 @@ public final class RdpAccountant {
             for (int i = 0; i < out.length; i++) {
                 out[i] = z.rho() * alphas[i];
             }
+        } else if (event instanceof RepeatAndSelectEvent r) {
+            return repeatAndSelect(r, alphas);
         } else if (event instanceof NonPrivateEvent) {
             Arrays.fill(out, Double.POSITIVE_INFINITY);
         } else if (!(event instanceof NoOpEvent)) {
@@ -198,6 +210,43 @@ public final class RdpAccountant {
                         + (a - j) * log1mQ + (j - 1) * base[j - 2]);
             }
             out[i] = Double.isNaN(log) ? Double.POSITIVE_INFINITY : Math.max(0, log / (a - 1));
+        }
+        return out;
+    }
+
+    /**
+     * Best of K runs (seed 004). Poisson K: Theorem 6, ε'(λ) = ε(λ) + μ·δ̂ + log(μ)/(λ − 1) with δ̂
+     * the base's δ at ε̂ = log(1 + 1/(λ − 1)) from its curve on these orders. Truncated negative
+     * binomial K: Theorem 2, ε'(λ) = ε(λ) + min over λ̂ ∈ {1} ∪ orders of
+     * [(1 + η)(1 − 1/λ̂)ε(λ̂) + (1 + η)log(1/γ)/λ̂] + log(E[K])/(λ − 1), with γ rounded to the safe side.
+     */
+    private static double[] repeatAndSelect(RepeatAndSelectEvent r, double[] alphas) {
+        return repeatAndSelect(rdp(r.event(), alphas), alphas, r.mean(), r.shape());
+    }
+
+    /** {@link #repeatAndSelect(RepeatAndSelectEvent, double[])} for a base given by its curve on {@code alphas}. */
+    static double[] repeatAndSelect(double[] base, double[] alphas, double mean, double shape) {
+        double[] out = new double[alphas.length];
+        if (Double.isInfinite(shape)) {
+            RdpCurve curve = new RdpCurve(alphas, base);
+            double mu = mean;
+            for (int i = 0; i < alphas.length; i++) {
+                double epsHat = Math.log1p(1 / (alphas[i] - 1));
+                double deltaHat = RdpConversion.delta(curve, epsHat);
+                out[i] = base[i] + mu * deltaHat + Math.log(mu) / (alphas[i] - 1);
+            }
+            return out;
+        }
+        double eta = shape;
+        TruncatedNegativeBinomial k = TruncatedNegativeBinomial.withMean(eta, mean);
+        double logInvGamma = -Math.log(k.gamma());
+        double best = (1 + eta) * logInvGamma; // lambda-hat = 1: the epsilon-hat term vanishes
+        for (int j = 0; j < alphas.length; j++) {
+            best = Math.min(best, (1 + eta) * (1 - 1 / alphas[j]) * base[j] + (1 + eta) * logInvGamma / alphas[j]);
+        }
+        double logMean = Math.log(k.mean());
+        for (int i = 0; i < alphas.length; i++) {
+            out[i] = base[i] + best + logMean / (alphas[i] - 1);
         }
         return out;
     }

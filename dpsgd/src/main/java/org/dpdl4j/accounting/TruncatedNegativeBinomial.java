@@ -1,0 +1,66 @@
+package org.dpdl4j.accounting;
+
+/**
+ * The truncated negative binomial distribution D_{η,γ} on {1, 2, …} of seed 004
+ * (004_4fd64be5e0b6d74d.txt) Definition 1: P[K = k] ∝ (1 − γ)^k Π_{ℓ&lt;k} (ℓ + η)/(ℓ + 1);
+ * η = 0 is the logarithmic and η = 1 the geometric distribution. Its mean (Definition 1) is
+ * η(1 − γ)/(γ(1 − γ^η)) for η ≠ 0 and (1/γ − 1)/log(1/γ) for η = 0, and its probability generating
+ * function (eq. 7) is f(x) = ((1 − (1 − γ)x)^{−η} − 1)/(γ^{−η} − 1), or log(1 − (1 − γ)x)/log γ for η = 0.
+ *
+ * @param eta   η ∈ (−1, ∞)
+ * @param gamma γ ∈ (0, 1)
+ */
+public record TruncatedNegativeBinomial(double eta, double gamma) {
+    /** @throws IllegalArgumentException if η ≤ −1 or γ ∉ (0, 1) */
+    public TruncatedNegativeBinomial {
+        if (!(eta > -1) || Double.isInfinite(eta)) {
+            throw new IllegalArgumentException("eta must be finite and > -1, got " + eta);
+        }
+        if (!(gamma > 0 && gamma < 1)) {
+            throw new IllegalArgumentException("gamma must be in (0, 1), got " + gamma);
+        }
+    }
+
+    /** E[K] (Definition 1). */
+    public double mean() {
+        if (eta == 0) {
+            return (1 / gamma - 1) / Math.log(1 / gamma);
+        }
+        return eta * (1 - gamma) / (gamma * -Math.expm1(eta * Math.log(gamma)));
+    }
+
+    /** The probability generating function f(x) = E[x^K] for x ∈ [0, 1] (eq. 7). */
+    public double pgf(double x) {
+        if (eta == 0) {
+            return Math.log1p(-(1 - gamma) * x) / Math.log(gamma);
+        }
+        return Math.expm1(-eta * Math.log1p(-(1 - gamma) * x)) / Math.expm1(-eta * Math.log(gamma));
+    }
+
+    /**
+     * The distribution with shape η whose mean is at least {@code mean}, with γ found by bisection
+     * and rounded towards the smaller γ (larger E[K], larger ε: the safe side).
+     *
+     * @param mean E[K] &gt; 1
+     * @throws IllegalArgumentException if mean ≤ 1 or η ≤ −1
+     */
+    public static TruncatedNegativeBinomial withMean(double eta, double mean) {
+        if (!(mean > 1) || Double.isInfinite(mean)) {
+            throw new IllegalArgumentException("mean must be finite and > 1, got " + mean);
+        }
+        double lo = 1e-300; // E[K] is decreasing in gamma: lo has mean >= target
+        double hi = 1 - 1e-15;
+        if (new TruncatedNegativeBinomial(eta, lo).mean() < mean) {
+            throw new IllegalArgumentException("mean " + mean + " is too large for eta " + eta);
+        }
+        for (int i = 0; i < 200; i++) {
+            double mid = hi / lo > 4 ? Math.sqrt(lo * hi) : 0.5 * (lo + hi);
+            if (new TruncatedNegativeBinomial(eta, mid).mean() >= mean) {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        return new TruncatedNegativeBinomial(eta, lo);
+    }
+}

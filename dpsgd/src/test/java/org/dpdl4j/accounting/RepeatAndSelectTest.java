@@ -1,0 +1,169 @@
+package org.dpdl4j.accounting;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.List;
+import java.util.Map;
+import java.util.function.DoubleUnaryOperator;
+import org.junit.jupiter.api.Test;
+
+/** Papernot–Steinke repeat-and-select accounting (seed 004) against independent computations. */
+class RepeatAndSelectTest {
+    private final RdpAccountant acc = RdpAccountant.standard();
+    private final double[] orders = RdpAccountant.defaultOrders();
+
+    /** dp_accounting 0.6.0's RepeatAndSelectDpEvent on DP-SGD bases (fixtures README says how). */
+    @Test
+    void matchesDpAccounting() throws Exception {
+        List<Map<String, String>> rows = ReferenceCsv.read("/reference/dp_accounting/repeat_select.csv");
+        assertEquals(10, rows.size());
+        double worst = 0;
+        for (Map<String, String> row : rows) {
+            PrivacyEvent base = NoiseCalibration.dpSgd(ReferenceCsv.num(row, "q"), ReferenceCsv.num(row, "sigma"),
+                    (long) ReferenceCsv.num(row, "steps"));
+            PrivacyGuarantee g = acc.guarantee(new RepeatAndSelectEvent(base, ReferenceCsv.num(row, "mean"),
+                    ReferenceCsv.num(row, "eta")), ReferenceCsv.num(row, "delta"));
+            double expected = ReferenceCsv.num(row, "epsilon");
+            double rel = (g.epsilon() - expected) / expected;
+            worst = Math.max(worst, Math.abs(rel));
+            assertTrue(Math.abs(rel) < 1e-7, () -> row + ": ours " + g);
+            assertEquals(ReferenceCsv.num(row, "order"), g.order(), 1e-12, row.toString());
+        }
+        System.out.printf("dp_accounting RepeatAndSelect: 10 rows, worst relative difference %.2e%n", worst);
+    }
+
+    /** Definition 1's pmf, summed directly, against the closed-form mean and the PGF of eq. (7). */
+    @Test
+    void pmfMeanAndPgfAgree() {
+        for (double eta : new double[]{-0.5, 0, 0.5, 1, 3}) {
+            TruncatedNegativeBinomial d = TruncatedNegativeBinomial.withMean(eta, 10);
+            double g = d.gamma();
+            double norm = eta == 0 ? Math.log(1 / g) : Math.pow(g, -eta) - 1;
+            double mean = 0;
+            double total = 0;
+            double pgfHalf = 0;
+            double prod = 1; // prod_{l<k} (l + eta)/(l + 1)
+            for (int k = 1; k < 200_000; k++) {
+                double p = eta == 0 ? Math.pow(1 - g, k) / (k * norm) : Math.pow(1 - g, k) * (prod *= (k - 1 + eta) / k) / norm;
+                total += p;
+                mean += k * p;
+                pgfHalf += p * Math.pow(0.5, k);
+            }
+            assertEquals(1.0, total, 1e-9, "eta " + eta);
+            assertEquals(d.mean(), mean, 1e-6 * d.mean(), "eta " + eta);
+            assertTrue(d.mean() >= 10 && d.mean() < 10 * (1 + 1e-9), "mean rounded to the safe side");
+            assertEquals(pgfHalf, d.pgf(0.5), 1e-12, "eta " + eta);
+            assertEquals(1.0, d.pgf(1.0), 1e-12);
+        }
+        // eta = 1 is the geometric distribution: mean 1/gamma, PGF gamma x / (1 - (1 - gamma) x)
+        TruncatedNegativeBinomial geo = TruncatedNegativeBinomial.withMean(1, 20);
+        assertEquals(0.05, geo.gamma(), 1e-12);
+        assertEquals(0.05 * 0.3 / (1 - 0.95 * 0.3), geo.pgf(0.3), 1e-12);
+        var e = assertThrows(IllegalArgumentException.class, () -> TruncatedNegativeBinomial.withMean(0.5, 1.0));
+        assertTrue(e.getMessage().contains("mean"));
+    }
+
+    /** ε' ≥ ε at every order, and the total ε grows with E[K] for every distribution. */
+    @Test
+    void neverBelowTheBaseAndMonotoneInTheMean() {
+        PrivacyEvent base = NoiseCalibration.dpSgd(0.01, 1.0, 1000);
+        double[] b = RdpAccountant.rdp(base, orders);
+        for (double shape : new double[]{0, 0.5, 1, Double.POSITIVE_INFINITY}) {
+            double previous = 0;
+            for (double mean : new double[]{2, 5, 10, 50, 200}) {
+                double[] r = RdpAccountant.rdp(new RepeatAndSelectEvent(base, mean, shape), orders);
+                for (int i = 0; i < orders.length; i++) {
+                    assertTrue(r[i] >= b[i], "shape " + shape + " mean " + mean + " order " + orders[i]);
+                }
+                double eps = acc.epsilon(new RepeatAndSelectEvent(base, mean, shape), 1e-5);
+                assertTrue(eps > previous, "shape " + shape + ": epsilon must grow with the mean");
+                previous = eps;
+            }
+        }
+    }
+
+    /** Corollary 3: a pure ε-DP base repeated with D_{η,γ} is ((2 + η)ε, 0)-DP. */
+    @Test
+    void pureDpBaseGivesTwoPlusEta() {
+        for (double eta : new double[]{0, 0.5, 1}) {
+            PrivacyGuarantee g = acc.guarantee(new RepeatAndSelectEvent(new PureDpEvent(0.5), 1000, eta), 1e-10);
+            assertEquals((2 + eta) * 0.5, g.epsilon(), 1e-12, "eta " + eta);
+        }
+    }
+
+    /**
+     * Brute force on seed 004 App. D.3's three-outcome toy: the exact best-of-K output distribution
+     * is (1 − f(b+c), f(b+c) − f(c), f(c)) through the PGF f; its exact Rényi divergence (both
+     * directions) must not exceed the theorems' bound computed from the toy's exact base curve.
+     * The toys follow D.3: a rare outcome with a large privacy loss, which repetition amplifies
+     * (the check fails if the repetition terms are dropped).
+     */
+    @Test
+    void bruteForceToyNeverExceedsTheBound() {
+        double[][] toys = {{0.05, 0.01, 0.08, 0.004}, {0.2, 0.1, 0.3, 0.02}, {0.01, 1e-4, 0.012, 3e-3},
+                           {0.3, 1e-3, 0.02, 0.05}};
+        for (double[] t : toys) {
+            double[] q = {1 - t[0] - t[1], t[0], t[1]};
+            double[] qp = {1 - t[2] - t[3], t[2], t[3]};
+            double[] exactBase = new double[orders.length];
+            for (int i = 0; i < orders.length; i++) {
+                exactBase[i] = Math.max(renyi(q, qp, orders[i]), renyi(qp, q, orders[i]));
+            }
+            for (double shape : new double[]{0, 1, 2, Double.POSITIVE_INFINITY}) {
+                double mean = 5;
+                DoubleUnaryOperator f;
+                double p0;
+                if (Double.isInfinite(shape)) {
+                    f = x -> Math.exp(mean * (x - 1));
+                    p0 = Math.exp(-mean); // K = 0: a fixed output (the first option) for both inputs
+                } else {
+                    TruncatedNegativeBinomial d = TruncatedNegativeBinomial.withMean(shape, mean);
+                    f = d::pgf;
+                    p0 = 0;
+                }
+                double[] a = best(f, p0, q);
+                double[] ap = best(f, p0, qp);
+                double[] bound = RdpAccountant.repeatAndSelect(exactBase, orders, mean, shape);
+                for (int i = 0; i < orders.length; i += 3) {
+                    double exact = Math.max(renyi(a, ap, orders[i]), renyi(ap, a, orders[i]));
+                    assertTrue(exact <= bound[i], "toy " + java.util.Arrays.toString(t) + " shape " + shape + " order "
+                            + orders[i] + ": exact " + exact + " > bound " + bound[i]);
+                }
+            }
+        }
+    }
+
+    private static double[] best(DoubleUnaryOperator f, double p0, double[] q) {
+        double third = f.applyAsDouble(q[2]) - p0;
+        double secondOrThird = f.applyAsDouble(q[1] + q[2]) - p0;
+        return new double[]{1 - secondOrThird, secondOrThird - third, third};
+    }
+
+    /** D_λ(p‖q) = log Σ p_i^λ q_i^{1−λ} / (λ − 1), summed in log space. */
+    private static double renyi(double[] p, double[] q, double lambda) {
+        double[] terms = new double[p.length];
+        double max = Double.NEGATIVE_INFINITY;
+        for (int i = 0; i < p.length; i++) {
+            terms[i] = lambda * Math.log(p[i]) + (1 - lambda) * Math.log(q[i]);
+            max = Math.max(max, terms[i]);
+        }
+        double s = 0;
+        for (double t : terms) {
+            s += Math.exp(t - max);
+        }
+        return (max + Math.log(s)) / (lambda - 1);
+    }
+
+    @Test
+    void validationAndRoundTrip() {
+        var e = assertThrows(IllegalArgumentException.class, () -> new RepeatAndSelectEvent(new GaussianEvent(1), 1.0, 0.5));
+        assertTrue(e.getMessage().contains("mean"));
+        e = assertThrows(IllegalArgumentException.class, () -> new RepeatAndSelectEvent(new GaussianEvent(1), 10, -1));
+        assertTrue(e.getMessage().contains("shape"));
+        PrivacyEvent ev = ComposedEvent.of(new RepeatAndSelectEvent(new GaussianEvent(2), 10, Double.POSITIVE_INFINITY),
+                new RepeatAndSelectEvent(new GaussianEvent(2), 10, 0.5));
+        assertEquals(ev, PrivacyEvents.fromMap(ev.toMap()));
+    }
+}
