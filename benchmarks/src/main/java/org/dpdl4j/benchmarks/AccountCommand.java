@@ -13,7 +13,7 @@ import picocli.CommandLine.Option;
 /** {@code dpdl4j account}: what a mechanism costs, without training anything. */
 @Command(name = "account", mixinStandardHelpOptions = true,
         description = "Privacy accounting (RDP accountant, dp_accounting's default order grid).",
-        subcommands = {AccountCommand.DpSgd.class, AccountCommand.Calibrate.class})
+        subcommands = {AccountCommand.DpSgd.class, AccountCommand.Calibrate.class, AccountCommand.Tuning.class})
 final class AccountCommand {
 
     /** Options every accounting command takes, and how it reports. */
@@ -66,6 +66,47 @@ final class AccountCommand {
             extra.put("steps", steps);
             report.print(String.format("DP-SGD  q=%s  sigma=%s  T=%d  ->  epsilon = %.6g at delta = %s (RDP order %s)",
                     qt[0], sigma, steps, g.epsilon(), report.delta, g.order()), g, extra);
+            return 0;
+        }
+    }
+
+    /** {@code account tuning}: ε of Papernot–Steinke random search over whole DP-SGD runs. */
+    @Command(name = "tuning", mixinStandardHelpOptions = true,
+            description = {"(epsilon, delta) of random search that runs DP-SGD K times, K random (seed 004 Theorems 2 and 6),",
+                    "and releases only the best run; also prints one run's epsilon and naive composition over E[K] runs."})
+    static final class Tuning implements Callable<Integer> {
+        @Mixin
+        ScheduleOptions schedule;
+
+        @Mixin
+        Report report;
+
+        @Option(names = "--noise-multiplier", paramLabel = "σ", required = true, description = "Noise multiplier sigma of each run.")
+        double sigma;
+
+        @Option(names = "--repetitions", required = true, paramLabel = "SPEC", description = "Distribution of K: " + RepetitionSpec.FORMS + ".")
+        String repetitions;
+
+        @Override
+        public Integer call() {
+            double[] qt = schedule.resolve();
+            long steps = (long) qt[1];
+            RepetitionSpec spec = RepetitionSpec.parse(repetitions);
+            RdpAccountant acc = RdpAccountant.standard();
+            var base = NoiseCalibration.dpSgd(qt[0], sigma, steps);
+            PrivacyGuarantee single = acc.guarantee(base, report.delta);
+            PrivacyGuarantee naive = acc.guarantee(new org.dpdl4j.accounting.SelfComposedEvent(base,
+                    (long) Math.ceil(spec.mean())), report.delta);
+            PrivacyGuarantee g = acc.guarantee(spec.event(base), report.delta);
+            Map<String, Object> extra = new LinkedHashMap<>();
+            extra.put("repetitions", repetitions);
+            extra.put("expected_runs", spec.mean());
+            extra.put("epsilon_single_run", single.epsilon());
+            extra.put("epsilon_naive_composition", naive.epsilon());
+            report.print(String.format("tuning with K ~ %s (E[K] = %.4g): epsilon = %.6g at delta = %s (RDP order %s); "
+                            + "one run %.6g; naive composition over %d runs %.6g",
+                    repetitions, spec.mean(), g.epsilon(), report.delta, g.order(), single.epsilon(),
+                    (long) Math.ceil(spec.mean()), naive.epsilon()), g, extra);
             return 0;
         }
     }

@@ -61,6 +61,25 @@ class CliTest {
         assertEquals(8.1, j.get("order").asDouble(), 1e-12);
     }
 
+    /** dp_accounting 0.6.0: geometric E[K] = 10 over DP-SGD (q = 0.01, σ = 1, T = 1000) gives 4.10327065640215. */
+    @Test
+    void accountTuningMatchesTheReference() throws Exception {
+        Run r = run("account", "tuning", "--sampling-rate", "0.01", "--noise-multiplier", "1.0", "--steps", "1000",
+                "--repetitions", "geometric:mean=10", "--json");
+        assertEquals(0, r.status(), r.err());
+        JsonNode j = r.lastJson();
+        assertEquals(4.10327065640215, j.get("epsilon").asDouble(), 1e-7);
+        assertTrue(j.get("epsilon_single_run").asDouble() < j.get("epsilon").asDouble());
+        assertTrue(j.get("epsilon").asDouble() < j.get("epsilon_naive_composition").asDouble());
+        Run viaGamma = run("account", "tuning", "--sampling-rate", "0.01", "--noise-multiplier", "1.0", "--steps", "1000",
+                "--repetitions", "geometric:gamma=0.1", "--json");
+        assertEquals(j.get("epsilon").asDouble(), viaGamma.lastJson().get("epsilon").asDouble(), 1e-9);
+        Run bad = run("account", "tuning", "--sampling-rate", "0.01", "--noise-multiplier", "1.0", "--steps", "1000",
+                "--repetitions", "zipf:3");
+        assertEquals(2, bad.status());
+        assertTrue(bad.err().contains("--repetitions") && bad.err().contains("zipf"), bad.err());
+    }
+
     @Test
     void calibrateMeetsTheTarget() throws Exception {
         Run r = run("account", "calibrate", "--sampling-rate", "0.01", "--steps", "1000", "--target-epsilon", "2",
