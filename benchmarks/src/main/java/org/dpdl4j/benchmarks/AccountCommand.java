@@ -24,6 +24,15 @@ final class AccountCommand {
         @Option(names = "--json", description = "Print one JSON object as the last line.")
         boolean json;
 
+        /** The DP-SGD schedule every accounting command reports: q, σ and T. */
+        static Map<String, Object> schedule(double samplingRate, double sigma, long steps) {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("sampling_rate", samplingRate);
+            m.put("noise_multiplier", sigma);
+            m.put("steps", steps);
+            return m;
+        }
+
         /** Prints the human line, a warning if any, and the JSON line when asked. */
         void print(String line, PrivacyGuarantee g, Map<String, Object> extra) {
             System.out.println(line);
@@ -60,10 +69,7 @@ final class AccountCommand {
             double[] qt = schedule.resolve();
             long steps = (long) qt[1];
             PrivacyGuarantee g = RdpAccountant.standard().guarantee(NoiseCalibration.dpSgd(qt[0], sigma, steps), report.delta);
-            Map<String, Object> extra = new LinkedHashMap<>();
-            extra.put("sampling_rate", qt[0]);
-            extra.put("noise_multiplier", sigma);
-            extra.put("steps", steps);
+            Map<String, Object> extra = Report.schedule(qt[0], sigma, steps);
             report.print(String.format("DP-SGD  q=%s  sigma=%s  T=%d  ->  epsilon = %.6g at delta = %s (RDP order %s)",
                     qt[0], sigma, steps, g.epsilon(), report.delta, g.order()), g, extra);
             return 0;
@@ -98,7 +104,7 @@ final class AccountCommand {
             PrivacyGuarantee naive = acc.guarantee(new org.dpdl4j.accounting.SelfComposedEvent(base,
                     (long) Math.ceil(spec.mean())), report.delta);
             PrivacyGuarantee g = acc.guarantee(spec.event(base), report.delta);
-            Map<String, Object> extra = new LinkedHashMap<>();
+            Map<String, Object> extra = Report.schedule(qt[0], sigma, steps);
             extra.put("repetitions", repetitions);
             extra.put("expected_runs", spec.mean());
             extra.put("epsilon_single_run", single.epsilon());
@@ -134,10 +140,7 @@ final class AccountCommand {
             RdpAccountant acc = RdpAccountant.standard();
             double sigma = NoiseCalibration.noiseMultiplier(qt[0], steps, targetEpsilon, report.delta, acc, tolerance);
             PrivacyGuarantee g = acc.guarantee(NoiseCalibration.dpSgd(qt[0], sigma, steps), report.delta);
-            Map<String, Object> extra = new LinkedHashMap<>();
-            extra.put("noise_multiplier", sigma);
-            extra.put("sampling_rate", qt[0]);
-            extra.put("steps", steps);
+            Map<String, Object> extra = Report.schedule(qt[0], sigma, steps);
             report.print(String.format("DP-SGD  q=%s  T=%d  target epsilon %s at delta %s  ->  sigma = %.6f (epsilon %.6g, RDP order %s)",
                     qt[0], steps, targetEpsilon, report.delta, sigma, g.epsilon(), g.order()), g, extra);
             return 0;

@@ -182,6 +182,9 @@ final class BenchCommand {
 
         @Override
         public Integer call() throws RunnerException {
+            if (forks < 0 || iterations < 1) {
+                throw new IllegalArgumentException("--forks must be >= 0 and --iterations >= 1, got " + forks + " and " + iterations);
+            }
             new Runner(new OptionsBuilder().include(include).forks(forks).warmupIterations(3)
                     .measurementIterations(iterations).build()).run();
             return 0;
