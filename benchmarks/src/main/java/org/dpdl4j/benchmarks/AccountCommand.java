@@ -6,6 +6,9 @@ import java.util.concurrent.Callable;
 import org.dpdl4j.accounting.NoiseCalibration;
 import org.dpdl4j.accounting.PrivacyGuarantee;
 import org.dpdl4j.accounting.RdpAccountant;
+import org.dpdl4j.accounting.RepeatAndSelectEvent;
+import org.dpdl4j.accounting.RepetitionDistribution;
+import org.dpdl4j.accounting.SelfComposedEvent;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -93,26 +96,29 @@ final class AccountCommand {
         @Option(names = "--repetitions", required = true, paramLabel = "SPEC", description = "Distribution of K: " + RepetitionSpec.FORMS + ".")
         String repetitions;
 
+        @Option(names = "--max-repetitions", paramLabel = "m", description = "Truncate K at m runs (seed 004 Lemma 22).")
+        Long maxRepetitions;
+
         @Override
         public Integer call() {
             double[] qt = schedule.resolve();
             long steps = (long) qt[1];
-            RepetitionSpec spec = RepetitionSpec.parse(repetitions);
+            RepetitionDistribution k = RepetitionSpec.parse(repetitions, maxRepetitions);
             RdpAccountant acc = RdpAccountant.standard();
             var base = NoiseCalibration.dpSgd(qt[0], sigma, steps);
             PrivacyGuarantee single = acc.guarantee(base, report.delta);
-            PrivacyGuarantee naive = acc.guarantee(new org.dpdl4j.accounting.SelfComposedEvent(base,
-                    (long) Math.ceil(spec.mean())), report.delta);
-            PrivacyGuarantee g = acc.guarantee(spec.event(base), report.delta);
+            PrivacyGuarantee naive = acc.guarantee(new SelfComposedEvent(base, (long) Math.ceil(k.mean())), report.delta);
+            PrivacyGuarantee g = acc.guarantee(new RepeatAndSelectEvent(base, k), report.delta);
             Map<String, Object> extra = Report.schedule(qt[0], sigma, steps);
             extra.put("repetitions", repetitions);
-            extra.put("expected_runs", spec.mean());
+            extra.put("distribution", k.describe());
+            extra.put("expected_runs", k.mean());
             extra.put("epsilon_single_run", single.epsilon());
             extra.put("epsilon_naive_composition", naive.epsilon());
             report.print(String.format("tuning with K ~ %s (E[K] = %.4g): epsilon = %.6g at delta = %s (RDP order %s); "
                             + "one run %.6g; naive composition over %d runs %.6g",
-                    repetitions, spec.mean(), g.epsilon(), report.delta, g.order(), single.epsilon(),
-                    (long) Math.ceil(spec.mean()), naive.epsilon()), g, extra);
+                    k.describe(), k.mean(), g.epsilon(), report.delta, g.order(), single.epsilon(),
+                    (long) Math.ceil(k.mean()), naive.epsilon()), g, extra);
             return 0;
         }
     }

@@ -2,9 +2,7 @@ package org.dpdl4j.benchmarks;
 
 import java.util.HashMap;
 import java.util.Map;
-import org.dpdl4j.accounting.PrivacyEvent;
-import org.dpdl4j.accounting.RepeatAndSelectEvent;
-import org.dpdl4j.accounting.SelfComposedEvent;
+import org.dpdl4j.accounting.RepetitionDistribution;
 import org.dpdl4j.accounting.TruncatedNegativeBinomial;
 
 /**
@@ -13,11 +11,30 @@ import org.dpdl4j.accounting.TruncatedNegativeBinomial;
  * {@code tnb:eta=0.5,mean=10}, {@code tnb:eta=0.5,gamma=0.001}, or {@code fixed:10} (naive
  * repetition: K = 10 runs, charged by composition).
  */
-record RepetitionSpec(String text, double mean, double shape, int fixed) {
+final class RepetitionSpec {
     static final String FORMS = "poisson:MU, logarithmic:mean=M|gamma=G, geometric:mean=M|gamma=G, "
             + "tnb:eta=E,mean=M|gamma=G, fixed:K";
 
-    static RepetitionSpec parse(String text) {
+    private RepetitionSpec() {
+    }
+
+    /**
+     * The distribution the text names, truncated at {@code maxRepetitions} when that is given.
+     *
+     * @throws IllegalArgumentException on a malformed or invalid specification
+     */
+    static RepetitionDistribution parse(String text, Long maxRepetitions) {
+        RepetitionDistribution d = parse(text);
+        if (maxRepetitions == null || d instanceof RepetitionDistribution.PointMass) {
+            return d;
+        }
+        if (maxRepetitions < 1) {
+            throw new IllegalArgumentException("--max-repetitions must be >= 1, got " + maxRepetitions);
+        }
+        return d.truncatedAt(maxRepetitions);
+    }
+
+    static RepetitionDistribution parse(String text) {
         int colon = text.indexOf(':');
         if (colon < 0) {
             throw new IllegalArgumentException("--repetitions must be one of " + FORMS + ", got '" + text + "'");
@@ -27,13 +44,13 @@ record RepetitionSpec(String text, double mean, double shape, int fixed) {
         try {
             switch (kind) {
                 case "poisson":
-                    return new RepetitionSpec(text, Double.parseDouble(rest), Double.POSITIVE_INFINITY, 0);
+                    return RepetitionDistribution.poisson(Double.parseDouble(rest));
                 case "fixed": {
                     int k = Integer.parseInt(rest);
                     if (k < 1) {
                         throw new IllegalArgumentException("--repetitions fixed:K needs K >= 1, got " + k);
                     }
-                    return new RepetitionSpec(text, k, Double.NaN, k);
+                    return RepetitionDistribution.pointMass(k);
                 }
                 case "logarithmic":
                     return tnb(text, 0, keys(rest));
@@ -54,13 +71,12 @@ record RepetitionSpec(String text, double mean, double shape, int fixed) {
         }
     }
 
-    private static RepetitionSpec tnb(String text, double eta, Map<String, String> kv) {
+    private static RepetitionDistribution tnb(String text, double eta, Map<String, String> kv) {
         if (kv.containsKey("mean") == kv.containsKey("gamma")) {
             throw new IllegalArgumentException("--repetitions '" + text + "' needs exactly one of mean=... or gamma=...");
         }
-        double mean = kv.containsKey("mean") ? Double.parseDouble(kv.get("mean"))
-                : new TruncatedNegativeBinomial(eta, Double.parseDouble(kv.get("gamma"))).mean();
-        return new RepetitionSpec(text, mean, eta, 0);
+        return kv.containsKey("mean") ? TruncatedNegativeBinomial.withMean(eta, Double.parseDouble(kv.get("mean")))
+                : new TruncatedNegativeBinomial(eta, Double.parseDouble(kv.get("gamma")));
     }
 
     private static Map<String, String> keys(String s) {
@@ -73,10 +89,5 @@ record RepetitionSpec(String text, double mean, double shape, int fixed) {
             kv.put(p[0].trim(), p[1].trim());
         }
         return kv;
-    }
-
-    /** The tuning event: best of K runs of the base, or K-fold composition for {@code fixed:K}. */
-    PrivacyEvent event(PrivacyEvent base) {
-        return fixed > 0 ? new SelfComposedEvent(base, fixed) : new RepeatAndSelectEvent(base, mean, shape);
     }
 }

@@ -25,25 +25,27 @@ public final class PrivacyEvents {
             case "laplace" -> new LaplaceEvent(number(map, "scale"));
             case "poisson_sampled" -> new PoissonSampledEvent(child(map), number(map, "sampling_rate"));
             case "self_composed" -> new SelfComposedEvent(child(map), count(map));
-            case "composed" -> {
-                Object list = map.get("events");
-                if (!(list instanceof List<?> items)) {
-                    throw new IllegalArgumentException("composed event needs a list 'events', got " + map);
-                }
-                List<PrivacyEvent> events = new ArrayList<>();
-                for (Object item : items) {
-                    events.add(fromMap(asMap(item)));
-                }
-                yield new ComposedEvent(events);
-            }
+            case "composed" -> new ComposedEvent(children(map));
+            case "pointwise_max" -> new PointwiseMaxEvent(children(map));
             case "pure_dp" -> new PureDpEvent(number(map, "epsilon"));
             case "zcdp" -> new ZcdpEvent(number(map, "rho"));
-            case "repeat_and_select" -> new RepeatAndSelectEvent(child(map), number(map, "mean"),
-                    "inf".equals(map.get("shape")) ? Double.POSITIVE_INFINITY : number(map, "shape"));
+            case "repeat_and_select" -> new RepeatAndSelectEvent(child(map),
+                    RepetitionDistribution.fromMap(asMap(map.get("distribution"))));
             case "non_private" -> new NonPrivateEvent();
             case "no_op" -> new NoOpEvent();
             default -> throw new IllegalArgumentException("unknown event type '" + t + "'");
         };
+    }
+
+    private static List<PrivacyEvent> children(Map<?, ?> map) {
+        if (!(map.get("events") instanceof List<?> items)) {
+            throw new IllegalArgumentException("event needs a list 'events', got " + map);
+        }
+        List<PrivacyEvent> events = new ArrayList<>();
+        for (Object item : items) {
+            events.add(fromMap(asMap(item)));
+        }
+        return events;
     }
 
     private static PrivacyEvent child(Map<?, ?> map) {
@@ -52,7 +54,7 @@ public final class PrivacyEvents {
 
     private static Map<?, ?> asMap(Object o) {
         if (!(o instanceof Map<?, ?> m)) {
-            throw new IllegalArgumentException("expected an event map, got " + o);
+            throw new IllegalArgumentException("expected a map, got " + o);
         }
         return m;
     }

@@ -19,9 +19,11 @@ import java.util.Arrays;
  *   <li>{@link PureDpEvent}(ε): min(ε, αε²/2) (ε-DP ⇒ ε²/2-zCDP, Bun &amp; Steinke 2016 Prop. 3.3).</li>
  *   <li>{@link ZcdpEvent}(ρ): ρα. {@link NonPrivateEvent}: +∞. {@link NoOpEvent}: 0.</li>
  *   <li>{@link SelfComposedEvent}, {@link ComposedEvent}: curves add (Mironov 2017, Proposition 1).</li>
- *   <li>{@link RepeatAndSelectEvent}: seed 004 Theorem 6 (Poisson K) or Theorem 2 (truncated negative
- *       binomial K, minimised over λ̂ on this grid and λ̂ = 1); with a pure ε-DP base and truncated
- *       negative binomial K, {@link #guarantee} also applies Corollary 3, ((2 + η)ε, 0)-DP.</li>
+ *   <li>{@link RepeatAndSelectEvent}: seed 004 Theorem 6 (Poisson K), Theorem 2 (truncated negative
+ *       binomial K, minimised over λ̂ on this grid and λ̂ = 1), composition (point mass), Lemma 22
+ *       (truncated K); with a pure ε-DP base and truncated negative binomial K, {@link #guarantee}
+ *       also applies Corollary 3, ((2 + η)ε, 0)-DP.</li>
+ *   <li>{@link PointwiseMaxEvent}: the pointwise maximum of the curves (seed 003 Lemma 9).</li>
  * </ul>
  * Conversion to (ε, δ) is {@link RdpConversion}.
  */
@@ -89,8 +91,9 @@ public final class RdpAccountant {
      */
     public PrivacyGuarantee guarantee(PrivacyEvent event, double delta) {
         PrivacyGuarantee g = RdpConversion.epsilon(rdp(event), delta);
-        if (event instanceof RepeatAndSelectEvent r && r.event() instanceof PureDpEvent p && !r.poisson()) {
-            double pure = (2 + r.shape()) * p.epsilon(); // seed 004 Corollary 3
+        if (event instanceof RepeatAndSelectEvent r && r.event() instanceof PureDpEvent p
+                && r.distribution() instanceof TruncatedNegativeBinomial d) {
+            double pure = (2 + d.eta()) * p.epsilon(); // seed 004 Corollary 3
             if (pure < g.epsilon()) {
                 return new PrivacyGuarantee(pure, delta, Double.POSITIVE_INFINITY, false, "pure-dp (seed 004 Corollary 3)");
             }
@@ -154,6 +157,14 @@ public final class RdpAccountant {
             }
         } else if (event instanceof RepeatAndSelectEvent r) {
             return repeatAndSelect(r, alphas);
+        } else if (event instanceof PointwiseMaxEvent m) {
+            Arrays.fill(out, 0);
+            for (PrivacyEvent e : m.events()) {
+                double[] inner = rdp(e, alphas);
+                for (int i = 0; i < out.length; i++) {
+                    out[i] = Math.max(out[i], inner[i]);
+                }
+            }
         } else if (event instanceof NonPrivateEvent) {
             Arrays.fill(out, Double.POSITIVE_INFINITY);
         } else if (!(event instanceof NoOpEvent)) {
@@ -215,38 +226,67 @@ public final class RdpAccountant {
     }
 
     /**
-     * Best of K runs (seed 004). Poisson K: Theorem 6, ε'(λ) = ε(λ) + μ·δ̂ + log(μ)/(λ − 1) with δ̂
-     * the base's δ at ε̂ = log(1 + 1/(λ − 1)) from its curve on these orders. Truncated negative
-     * binomial K: Theorem 2, ε'(λ) = ε(λ) + min over λ̂ ∈ {1} ∪ orders of
-     * [(1 + η)(1 − 1/λ̂)ε(λ̂) + (1 + η)log(1/γ)/λ̂] + log(E[K])/(λ − 1), with γ rounded to the safe side.
+     * Best of K runs (seed 004), by the distribution of K:
+     * <ul>
+     *   <li>Poisson(μ): Theorem 6, ε'(λ) = ε(λ) + μ·δ̂ + log(μ)/(λ − 1), δ̂ the base's δ at
+     *       ε̂ = log(1 + 1/(λ − 1)) from its curve on these orders.</li>
+     *   <li>D_{η,γ}: Theorem 2, ε'(λ) = ε(λ) + min over λ̂ ∈ {1} ∪ orders of
+     *       [(1 + η)(1 − 1/λ̂)ε(λ̂) + (1 + η)log(1/γ)/λ̂] + log(E[K])/(λ − 1).</li>
+     *   <li>Point mass k: k·ε(λ) (composition; the best of k outputs is a post-processing of all k).
+     *       Lemma 7 would give kε(λ) + log(k)/(λ − 1), never smaller.</li>
+     *   <li>Truncated at m (Lemma 22, eq. 9): the untruncated bound plus
+     *       log(1/P[K ≤ m])/(λ − 1) + log(1 + E[K·1(K &gt; m)]/(E[K] − E[K·1(K &gt; m)])).</li>
+     * </ul>
      */
     private static double[] repeatAndSelect(RepeatAndSelectEvent r, double[] alphas) {
-        return repeatAndSelect(rdp(r.event(), alphas), alphas, r.mean(), r.shape());
+        return repeatAndSelect(rdp(r.event(), alphas), alphas, r.distribution());
+    }
+
+    /** Dp_accounting's (mean, shape) form of {@link #repeatAndSelect(double[], double[], RepetitionDistribution)}. */
+    static double[] repeatAndSelect(double[] base, double[] alphas, double mean, double shape) {
+        return repeatAndSelect(base, alphas, RepetitionDistribution.fromMeanAndShape(mean, shape));
     }
 
     /** {@link #repeatAndSelect(RepeatAndSelectEvent, double[])} for a base given by its curve on {@code alphas}. */
-    static double[] repeatAndSelect(double[] base, double[] alphas, double mean, double shape) {
+    static double[] repeatAndSelect(double[] base, double[] alphas, RepetitionDistribution k) {
         double[] out = new double[alphas.length];
-        if (Double.isInfinite(shape)) {
+        if (k instanceof RepetitionDistribution.Poisson p) {
             RdpCurve curve = new RdpCurve(alphas, base);
-            double mu = mean;
+            double mu = p.mu();
             for (int i = 0; i < alphas.length; i++) {
                 double epsHat = Math.log1p(1 / (alphas[i] - 1));
                 double deltaHat = RdpConversion.delta(curve, epsHat);
                 out[i] = base[i] + mu * deltaHat + Math.log(mu) / (alphas[i] - 1);
             }
-            return out;
-        }
-        double eta = shape;
-        TruncatedNegativeBinomial k = TruncatedNegativeBinomial.withMean(eta, mean);
-        double logInvGamma = -Math.log(k.gamma());
-        double best = (1 + eta) * logInvGamma; // lambda-hat = 1: the epsilon-hat term vanishes
-        for (int j = 0; j < alphas.length; j++) {
-            best = Math.min(best, (1 + eta) * (1 - 1 / alphas[j]) * base[j] + (1 + eta) * logInvGamma / alphas[j]);
-        }
-        double logMean = Math.log(k.mean());
-        for (int i = 0; i < alphas.length; i++) {
-            out[i] = base[i] + best + logMean / (alphas[i] - 1);
+        } else if (k instanceof TruncatedNegativeBinomial d) {
+            double eta = d.eta();
+            double logInvGamma = -Math.log(d.gamma());
+            double best = (1 + eta) * logInvGamma; // lambda-hat = 1: the epsilon-hat term vanishes
+            for (int j = 0; j < alphas.length; j++) {
+                best = Math.min(best, (1 + eta) * (1 - 1 / alphas[j]) * base[j] + (1 + eta) * logInvGamma / alphas[j]);
+            }
+            double logMean = Math.log(d.mean());
+            for (int i = 0; i < alphas.length; i++) {
+                out[i] = base[i] + best + logMean / (alphas[i] - 1);
+            }
+        } else if (k instanceof RepetitionDistribution.PointMass p) {
+            for (int i = 0; i < alphas.length; i++) {
+                out[i] = p.k() * base[i];
+            }
+        } else if (k instanceof RepetitionDistribution.Truncated t) {
+            double[] untruncated = repeatAndSelect(base, alphas, t.distribution());
+            if (t.distribution() instanceof RepetitionDistribution.PointMass) {
+                return untruncated; // P[K <= m] > 0 means k <= m: nothing is cut
+            }
+            double mean = t.distribution().mean();
+            double tail = t.tailMean();
+            double logMass = Math.log(t.massKept());
+            double ratioTerm = tail < mean ? Math.log1p(tail / (mean - tail)) : Double.POSITIVE_INFINITY;
+            for (int i = 0; i < alphas.length; i++) {
+                out[i] = untruncated[i] - logMass / (alphas[i] - 1) + ratioTerm;
+            }
+        } else {
+            throw new IllegalArgumentException("no repeat-and-select bound for " + k);
         }
         return out;
     }

@@ -1,39 +1,44 @@
 package org.dpdl4j.accounting;
 
+import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Objects;
 
 /**
- * Papernot–Steinke random search (seed 004_4fd64be5e0b6d74d.txt): run the base mechanism a random
- * number K of times and release only the best outcome. K is Poisson(μ) when {@code shape} is +∞
- * (Theorem 6), and otherwise the truncated negative binomial D_{η,γ} of Definition 1 with η =
- * {@code shape} and γ chosen so that E[K] = {@code mean} (Theorem 2; η = 0 is the logarithmic,
- * η = 1 the geometric distribution). Same parameters as dp_accounting's {@code RepeatAndSelectDpEvent}.
+ * Papernot–Steinke random search (seed 004_4fd64be5e0b6d74d.txt): run the base mechanism Q a random
+ * number K of times and release only the best outcome. How {@link RdpAccountant} bounds it depends
+ * on the distribution of K: Theorem 6 for Poisson, Theorem 2 for the truncated negative binomial,
+ * composition for a point mass, and Lemma 22 on top of these for a truncated distribution.
  *
- * @param event the base mechanism Q (one whole training run, say)
- * @param mean  E[K]: μ &gt; 0 for Poisson; ≥ 1 (strictly &gt; 1) for the truncated negative binomial
- * @param shape η ∈ (−1, ∞), or {@code Double.POSITIVE_INFINITY} for Poisson
+ * <p>Only the best outcome is covered: releasing the other K − 1 outcomes (their scores, say) is a
+ * K-fold composition instead.
+ *
+ * @param event        the base mechanism Q (one whole training run, say)
+ * @param distribution the distribution of K
  */
-public record RepeatAndSelectEvent(PrivacyEvent event, double mean, double shape) implements PrivacyEvent {
-    /** @throws IllegalArgumentException on an invalid mean or shape */
+public record RepeatAndSelectEvent(PrivacyEvent event, RepetitionDistribution distribution) implements PrivacyEvent {
+    /** @throws NullPointerException if an argument is null */
     public RepeatAndSelectEvent {
-        java.util.Objects.requireNonNull(event, "event");
-        if (!(shape > -1)) {
-            throw new IllegalArgumentException("shape eta must be > -1 (or infinite for Poisson), got " + shape);
-        }
-        if (Double.isInfinite(shape) ? !(mean > 0) || Double.isInfinite(mean) : !(mean > 1) || Double.isInfinite(mean)) {
-            throw new IllegalArgumentException("mean must be finite and " + (Double.isInfinite(shape) ? "> 0" : "> 1")
-                    + " for this distribution, got " + mean);
-        }
+        Objects.requireNonNull(event, "event");
+        Objects.requireNonNull(distribution, "distribution");
     }
 
-    /** True for Poisson K (shape = +∞). */
-    public boolean poisson() {
-        return Double.isInfinite(shape);
+    /**
+     * dp_accounting's {@code RepeatAndSelectDpEvent(event, mean, shape)}: Poisson(mean) when shape
+     * is +∞, otherwise D_{η,γ} with η = shape and γ chosen so that E[K] ≥ mean (the safe side).
+     *
+     * @throws IllegalArgumentException if shape ≤ −1, or mean is not finite and &gt; 0 (Poisson) or &gt; 1
+     */
+    public RepeatAndSelectEvent(PrivacyEvent event, double mean, double shape) {
+        this(event, RepetitionDistribution.fromMeanAndShape(mean, shape));
     }
 
     @Override
     public Map<String, Object> toMap() {
-        return Map.of("type", "repeat_and_select", "mean", mean, "shape", poisson() ? "inf" : (Object) shape,
-                "event", event.toMap());
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("type", "repeat_and_select");
+        m.put("distribution", distribution.toMap());
+        m.put("event", event.toMap());
+        return m;
     }
 }

@@ -1,5 +1,8 @@
 package org.dpdl4j.accounting;
 
+import java.util.Map;
+import org.apache.commons.math3.special.Gamma;
+
 /**
  * The truncated negative binomial distribution D_{η,γ} on {1, 2, …} of seed 004
  * (004_4fd64be5e0b6d74d.txt) Definition 1: P[K = k] ∝ (1 − γ)^k Π_{ℓ&lt;k} (ℓ + η)/(ℓ + 1);
@@ -10,7 +13,7 @@ package org.dpdl4j.accounting;
  * @param eta   η ∈ (−1, ∞)
  * @param gamma γ ∈ (0, 1)
  */
-public record TruncatedNegativeBinomial(double eta, double gamma) {
+public record TruncatedNegativeBinomial(double eta, double gamma) implements RepetitionDistribution {
     /** @throws IllegalArgumentException if η ≤ −1 or γ ∉ (0, 1) */
     public TruncatedNegativeBinomial {
         if (!(eta > -1) || Double.isInfinite(eta)) {
@@ -22,6 +25,7 @@ public record TruncatedNegativeBinomial(double eta, double gamma) {
     }
 
     /** E[K] (Definition 1). */
+    @Override
     public double mean() {
         if (eta == 0) {
             return (1 / gamma - 1) / Math.log(1 / gamma);
@@ -29,12 +33,49 @@ public record TruncatedNegativeBinomial(double eta, double gamma) {
         return eta * (1 - gamma) / (gamma * -Math.expm1(eta * Math.log(gamma)));
     }
 
+    /**
+     * P[K = k] = (1 − γ)^k · Γ(k + η)/(Γ(1 + η) k!) · η/(γ^{−η} − 1), the normaliser read as
+     * 1/log(1/γ) at η = 0 (its limit), for k ≥ 1; 0 otherwise.
+     */
+    @Override
+    public double pmf(long k) {
+        if (k < 1) {
+            return 0;
+        }
+        double logNorm = eta == 0 ? -Math.log(Math.log(1 / gamma))
+                : Math.log(eta / Math.expm1(-eta * Math.log(gamma)));
+        double logProduct = Gamma.logGamma(k + eta) - Gamma.logGamma(1 + eta) - Gamma.logGamma(k + 1.0);
+        return Math.exp(k * Math.log1p(-gamma) + logProduct + logNorm);
+    }
+
     /** The probability generating function f(x) = E[x^K] for x ∈ [0, 1] (eq. 7). */
+    @Override
     public double pgf(double x) {
         if (eta == 0) {
             return Math.log1p(-(1 - gamma) * x) / Math.log(gamma);
         }
         return Math.expm1(-eta * Math.log1p(-(1 - gamma) * x)) / Math.expm1(-eta * Math.log(gamma));
+    }
+
+    /** f′(x): η(1 − γ)(1 − (1 − γ)x)^{−η−1}/(γ^{−η} − 1), or (1 − γ)/((1 − (1 − γ)x) log(1/γ)) at η = 0. */
+    @Override
+    public double pgfDerivative(double x) {
+        double base = 1 - (1 - gamma) * x;
+        if (eta == 0) {
+            return (1 - gamma) / (base * Math.log(1 / gamma));
+        }
+        return eta * (1 - gamma) * Math.exp((-eta - 1) * Math.log(base)) / Math.expm1(-eta * Math.log(gamma));
+    }
+
+    @Override
+    public Map<String, Object> toMap() {
+        return Map.of("type", "truncated_negative_binomial", "eta", eta, "gamma", gamma);
+    }
+
+    @Override
+    public String describe() {
+        String name = eta == 0 ? "logarithmic" : eta == 1 ? "geometric" : "tnb(eta=" + eta + ")";
+        return String.format("%s(gamma=%.6g, mean=%.6g)", name, gamma, mean());
     }
 
     /**

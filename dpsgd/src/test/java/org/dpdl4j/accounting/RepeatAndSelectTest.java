@@ -135,6 +135,78 @@ class RepeatAndSelectTest {
         }
     }
 
+    /**
+     * The same brute force for the distributions bounded by composition and by Lemma 22: a point
+     * mass, and Poisson, logarithmic and η = 0.5 truncated at a limit m near their mean, where the
+     * truncation terms matter. The exact output law uses the truncated PGF summed from the pmf.
+     * (The point mass is tight at high orders: equal up to floating-point rounding, hence 1e-12.)
+     */
+    @Test
+    void bruteForceToyForPointMassAndTruncation() {
+        double[][] toys = {{0.05, 0.01, 0.08, 0.004}, {0.01, 1e-4, 0.012, 3e-3}, {0.3, 1e-3, 0.02, 0.05}};
+        List<RepetitionDistribution> ks = List.of(RepetitionDistribution.pointMass(3),
+                RepetitionDistribution.poisson(5).truncatedAt(6), RepetitionDistribution.logarithmic(5).truncatedAt(4),
+                TruncatedNegativeBinomial.withMean(0.5, 8).truncatedAt(10), RepetitionDistribution.geometric(3).truncatedAt(40));
+        for (double[] t : toys) {
+            double[] q = {1 - t[0] - t[1], t[0], t[1]};
+            double[] qp = {1 - t[2] - t[3], t[2], t[3]};
+            double[] exactBase = new double[orders.length];
+            for (int i = 0; i < orders.length; i++) {
+                exactBase[i] = Math.max(renyi(q, qp, orders[i]), renyi(qp, q, orders[i]));
+            }
+            for (RepetitionDistribution k : ks) {
+                DoubleUnaryOperator f = x -> {
+                    double s = 0; // the PGF from the pmf, independent of the closed forms
+                    for (int j = 0; j <= 200; j++) {
+                        s += k.pmf(j) * Math.pow(x, j);
+                    }
+                    return s;
+                };
+                double[] a = best(f, k.pmf(0), q);
+                double[] ap = best(f, k.pmf(0), qp);
+                double[] bound = RdpAccountant.repeatAndSelect(exactBase, orders, k);
+                for (int i = 0; i < orders.length; i += 3) {
+                    double exact = Math.max(renyi(a, ap, orders[i]), renyi(ap, a, orders[i]));
+                    assertTrue(exact <= bound[i] * (1 + 1e-12), "toy " + java.util.Arrays.toString(t) + " " + k.describe() + " order "
+                            + orders[i] + ": exact " + exact + " > bound " + bound[i]);
+                }
+            }
+        }
+    }
+
+    /** Truncation only adds (Lemma 22's extra terms are ≥ 0) and vanishes as m grows. */
+    @Test
+    void truncationCostsLittleForLargeLimits() {
+        PrivacyEvent base = NoiseCalibration.dpSgd(0.01, 1.0, 1000);
+        for (RepetitionDistribution k : List.of(RepetitionDistribution.poisson(10), RepetitionDistribution.logarithmic(10),
+                RepetitionDistribution.geometric(10))) {
+            double full = acc.epsilon(new RepeatAndSelectEvent(base, k), 1e-5);
+            double previous = Double.POSITIVE_INFINITY;
+            for (long m : new long[]{12, 30, 100, 1000}) {
+                double eps = acc.epsilon(new RepeatAndSelectEvent(base, k.truncatedAt(m)), 1e-5);
+                assertTrue(eps >= full, k.describe() + " m " + m);
+                assertTrue(eps <= previous + 1e-12, k.describe() + " m " + m + ": larger m must not cost more");
+                previous = eps;
+            }
+            assertEquals(full, previous, 2e-3 * full, k.describe() + " truncated at 1000");
+        }
+    }
+
+    /** A point mass is K-fold composition, and a pointwise max is the worst of its events. */
+    @Test
+    void pointMassIsCompositionAndMaxIsWorst() {
+        PrivacyEvent base = NoiseCalibration.dpSgd(0.01, 1.0, 1000);
+        assertEquals(acc.epsilon(new SelfComposedEvent(base, 7), 1e-5),
+                acc.epsilon(new RepeatAndSelectEvent(base, RepetitionDistribution.pointMass(7)), 1e-5), 0);
+        PrivacyEvent other = NoiseCalibration.dpSgd(0.02, 1.5, 400);
+        double[] a = RdpAccountant.rdp(base, orders);
+        double[] b = RdpAccountant.rdp(other, orders);
+        double[] m = RdpAccountant.rdp(new PointwiseMaxEvent(List.of(base, other)), orders);
+        for (int i = 0; i < orders.length; i++) {
+            assertEquals(Math.max(a[i], b[i]), m[i], 0);
+        }
+    }
+
     private static double[] best(DoubleUnaryOperator f, double p0, double[] q) {
         double third = f.applyAsDouble(q[2]) - p0;
         double secondOrThird = f.applyAsDouble(q[1] + q[2]) - p0;
@@ -163,7 +235,10 @@ class RepeatAndSelectTest {
         e = assertThrows(IllegalArgumentException.class, () -> new RepeatAndSelectEvent(new GaussianEvent(1), 10, -1));
         assertTrue(e.getMessage().contains("shape"));
         PrivacyEvent ev = ComposedEvent.of(new RepeatAndSelectEvent(new GaussianEvent(2), 10, Double.POSITIVE_INFINITY),
-                new RepeatAndSelectEvent(new GaussianEvent(2), 10, 0.5));
+                new RepeatAndSelectEvent(new GaussianEvent(2), 10, 0.5),
+                new RepeatAndSelectEvent(new GaussianEvent(2), RepetitionDistribution.geometric(4).truncatedAt(9)),
+                new PointwiseMaxEvent(List.of(new GaussianEvent(3),
+                        new RepeatAndSelectEvent(new GaussianEvent(2), RepetitionDistribution.pointMass(3)))));
         assertEquals(ev, PrivacyEvents.fromMap(ev.toMap()));
     }
 }

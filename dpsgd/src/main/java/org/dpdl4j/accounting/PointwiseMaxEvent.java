@@ -1,0 +1,27 @@
+package org.dpdl4j.accounting;
+
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A mechanism that runs one of several mechanisms, chosen independently of the data (for example a
+ * training run whose σ, q or T is a hyperparameter drawn from a data-independent prior). Its RDP
+ * curve is bounded by the pointwise maximum of theirs (seed 003_cdf356da0d11b876.txt Lemma 9:
+ * Rényi divergence is quasi-convex, so a data-independent mixture is no worse than its worst part).
+ *
+ * @param events the possible mechanisms (at least one); copied
+ */
+public record PointwiseMaxEvent(List<PrivacyEvent> events) implements PrivacyEvent {
+    /** @throws IllegalArgumentException if the list is empty */
+    public PointwiseMaxEvent {
+        events = List.copyOf(events);
+        if (events.isEmpty()) {
+            throw new IllegalArgumentException("a pointwise maximum needs at least one event");
+        }
+    }
+
+    @Override
+    public Map<String, Object> toMap() {
+        return Map.of("type", "pointwise_max", "events", events.stream().map(PrivacyEvent::toMap).toList());
+    }
+}
