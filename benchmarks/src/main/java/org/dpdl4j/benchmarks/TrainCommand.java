@@ -25,14 +25,7 @@ import org.dpdl4j.dpsgd.DpSgdTrainer;
 import org.dpdl4j.dpsgd.TrainingResult;
 import org.dpdl4j.models.ModelOptions;
 import org.dpdl4j.models.Models;
-import org.dpdl4j.models.TemperedSigmoid;
-import org.nd4j.linalg.activations.Activation;
-import org.nd4j.linalg.activations.IActivation;
 import org.nd4j.linalg.api.buffer.DataType;
-import org.nd4j.linalg.learning.config.Adam;
-import org.nd4j.linalg.learning.config.IUpdater;
-import org.nd4j.linalg.learning.config.Nesterovs;
-import org.nd4j.linalg.learning.config.Sgd;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -124,7 +117,7 @@ final class TrainCommand implements Callable<Integer> {
         }
         String modelName = model != null ? model : dataset.equals("cifar10") ? "cifar-cnn" : "standard-cnn";
         ModelOptions options = new ModelOptions(data.train().height(), data.train().width(), data.train().channels(),
-                data.train().numClasses(), activation(activation), updater(optimizer, lr), weightSeed, DataType.FLOAT);
+                data.train().numClasses(), ModelOptions.activationNamed(activation), ModelOptions.updaterNamed(optimizer, lr), weightSeed, DataType.FLOAT);
         MultiLayerNetwork net = Models.byName(modelName, options);
         DpSgdConfig.Builder builder = DpSgdConfig.builder().samplingRate(q).noiseMultiplier(sigma).clipNorm(clip).steps(steps)
                 .physicalBatchSize(physicalBatchSize).secureRandom(secureNoise).delta(delta)
@@ -205,27 +198,6 @@ final class TrainCommand implements Callable<Integer> {
             Cli.printJsonLine(System.out, j);
         }
         return 0;
-    }
-
-    static IActivation activation(String name) {
-        return switch (name) {
-            case "relu" -> Activation.RELU.getActivationFunction();
-            case "tanh" -> Activation.TANH.getActivationFunction();
-            case "tempered-sigmoid" -> new TemperedSigmoid(2, 2, 1);
-            default -> throw new IllegalArgumentException("--activation must be relu, tanh or tempered-sigmoid, got '" + name + "'");
-        };
-    }
-
-    static IUpdater updater(String name, Double lr) {
-        if (lr != null && (!(lr > 0) || lr.isInfinite())) {
-            throw new IllegalArgumentException("--lr must be finite and > 0, got " + lr);
-        }
-        return switch (name) {
-            case "sgd" -> new Sgd(lr != null ? lr : 0.5);
-            case "momentum" -> new Nesterovs(lr != null ? lr : 0.05, 0.9);
-            case "adam" -> new Adam(lr != null ? lr : 0.002);
-            default -> throw new IllegalArgumentException("--optimizer must be sgd, momentum or adam, got '" + name + "'");
-        };
     }
 
     static int[] parseImageSize(String s) {

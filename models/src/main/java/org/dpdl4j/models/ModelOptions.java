@@ -3,7 +3,9 @@ package org.dpdl4j.models;
 import org.nd4j.linalg.activations.Activation;
 import org.nd4j.linalg.activations.IActivation;
 import org.nd4j.linalg.api.buffer.DataType;
+import org.nd4j.linalg.learning.config.Adam;
 import org.nd4j.linalg.learning.config.IUpdater;
+import org.nd4j.linalg.learning.config.Nesterovs;
 import org.nd4j.linalg.learning.config.Sgd;
 
 /**
@@ -65,5 +67,44 @@ public record ModelOptions(int height, int width, int channels, int numClasses, 
 
     public ModelOptions withInput(int h, int w, int c) {
         return new ModelOptions(h, w, c, numClasses, activation, updater, seed, dataType);
+    }
+
+    /** The activation names the CLI and tuners accept. */
+    public static final String ACTIVATIONS = "tanh, relu, tempered-sigmoid";
+
+    /** The optimiser names the CLI and tuners accept. */
+    public static final String OPTIMIZERS = "sgd, momentum, adam";
+
+    /**
+     * An activation by name: {@code tanh}, {@code relu}, or {@code tempered-sigmoid} with
+     * (s, T, o) = (2, 2, 1), which equals tanh.
+     *
+     * @throws IllegalArgumentException on any other name
+     */
+    public static IActivation activationNamed(String name) {
+        return switch (name) {
+            case "relu" -> Activation.RELU.getActivationFunction();
+            case "tanh" -> Activation.TANH.getActivationFunction();
+            case "tempered-sigmoid" -> new TemperedSigmoid(2, 2, 1);
+            default -> throw new IllegalArgumentException("activation must be one of " + ACTIVATIONS + ", got '" + name + "'");
+        };
+    }
+
+    /**
+     * An updater by name with learning rate {@code lr} (null: 0.5 for sgd, 0.05 for momentum, 0.002 for
+     * adam): {@code sgd}, {@code momentum} (Nesterov, 0.9) or {@code adam}.
+     *
+     * @throws IllegalArgumentException on another name or a learning rate that is not finite and &gt; 0
+     */
+    public static IUpdater updaterNamed(String name, Double lr) {
+        if (lr != null && (!(lr > 0) || lr.isInfinite())) {
+            throw new IllegalArgumentException("learning rate must be finite and > 0, got " + lr);
+        }
+        return switch (name) {
+            case "sgd" -> new Sgd(lr != null ? lr : 0.5);
+            case "momentum" -> new Nesterovs(lr != null ? lr : 0.05, 0.9);
+            case "adam" -> new Adam(lr != null ? lr : 0.002);
+            default -> throw new IllegalArgumentException("optimizer must be one of " + OPTIMIZERS + ", got '" + name + "'");
+        };
     }
 }

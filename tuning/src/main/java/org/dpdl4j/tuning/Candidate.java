@@ -1,0 +1,73 @@
+package org.dpdl4j.tuning;
+
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * One point of a {@link HyperparameterSpace}: an immutable assignment of a value to every axis,
+ * kept in axis-name order. Values are {@link Double} (grids and ranges) or {@link String}
+ * (categorical axes).
+ *
+ * @param values axis name → value; copied
+ */
+public record Candidate(Map<String, Object> values) {
+    /** @throws IllegalArgumentException if a value is neither a Double nor a String */
+    public Candidate {
+        TreeMap<String, Object> copy = new TreeMap<>();
+        for (Map.Entry<String, Object> e : values.entrySet()) {
+            if (!(e.getValue() instanceof Double) && !(e.getValue() instanceof String)) {
+                throw new IllegalArgumentException("candidate value of '" + e.getKey() + "' must be a Double or a String, got "
+                        + e.getValue());
+            }
+            copy.put(e.getKey(), e.getValue());
+        }
+        values = Collections.unmodifiableMap(copy);
+    }
+
+    /** True if the candidate assigns this axis. */
+    public boolean has(String axis) {
+        return values.containsKey(axis);
+    }
+
+    /**
+     * The numeric value of an axis.
+     *
+     * @throws IllegalArgumentException if the axis is missing or categorical
+     */
+    public double number(String axis) {
+        if (!(values.get(axis) instanceof Double d)) {
+            throw new IllegalArgumentException("hyperparameter '" + axis + "' must be numeric in " + this);
+        }
+        return d;
+    }
+
+    /** The numeric value of an axis, or {@code fallback} when the candidate does not assign it. */
+    public double number(String axis, double fallback) {
+        return has(axis) ? number(axis) : fallback;
+    }
+
+    /** The value of an axis as text, or {@code fallback} when absent. */
+    public String text(String axis, String fallback) {
+        return has(axis) ? String.valueOf(values.get(axis)) : fallback;
+    }
+
+    /** A JSON-ready copy. */
+    public Map<String, Object> toMap() {
+        return new LinkedHashMap<>(values);
+    }
+
+    @Override
+    public String toString() {
+        StringBuilder b = new StringBuilder();
+        for (Map.Entry<String, Object> e : values.entrySet()) {
+            if (b.length() > 0) {
+                b.append(", ");
+            }
+            b.append(e.getKey()).append('=');
+            b.append(e.getValue() instanceof Double d ? String.format("%.6g", d) : e.getValue());
+        }
+        return b.toString();
+    }
+}

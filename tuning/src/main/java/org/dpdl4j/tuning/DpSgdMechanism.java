@@ -1,0 +1,279 @@
+package org.dpdl4j.tuning;
+
+import java.security.SecureRandom;
+import java.util.Objects;
+import java.util.Random;
+import java.util.Set;
+import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
+import org.dpdl4j.accounting.ComposedEvent;
+import org.dpdl4j.accounting.GaussianEvent;
+import org.dpdl4j.accounting.PrivacyEvent;
+import org.dpdl4j.datasets.LabeledData;
+import org.dpdl4j.dpsgd.DpSgdConfig;
+import org.dpdl4j.dpsgd.DpSgdTrainer;
+import org.dpdl4j.models.ModelOptions;
+import org.dpdl4j.models.Models;
+
+/**
+ * The standard base mechanism Q: one DP-SGD training run on the private training split, scored on
+ * a validation split carved from the same private data, with the score released through a Gaussian
+ * mechanism whose cost is composed into Q's event (seed 004 footnote 2). With
+ * {@link Scoring#PUBLIC_HOLDOUT} the carved split is declared public instead: no noise, no cost,
+ * and the caller must be able to justify that the split is not private. The test set is never
+ * touched.
+ *
+ * <p>Candidate axes it understands (others are rejected): {@code lr}, {@code optimizer}
+ * ({@value ModelOptions#OPTIMIZERS}), {@code activation} ({@value ModelOptions#ACTIVATIONS}),
+ * {@code sigma} (noise multiplier σ), {@code clip} (C), {@code batch_size} (expected batch B,
+ * q = B/n), {@code epochs} (T = ⌈E/q⌉). Axes that change σ, q or T change the event.
+ *
+ * <p>The score is (correct + N(0, s²))/n_val with s = {@code scoreNoise}·n_val: changing one
+ * example changes the count of correct predictions by at most 1, so the release is a
+ * {@link GaussianEvent} with noise multiplier s. The validation size n_val is treated as public,
+ * as DP-SGD treats n.
+ */
+public final class DpSgdMechanism implements TrainingMechanism {
+    /** The candidate axes this mechanism understands. */
+    public static final Set<String> AXES = Set.of("lr", "optimizer", "activation", "sigma", "clip", "batch_size", "epochs");
+
+    /** How a run's score is released. */
+    public enum Scoring {
+        /** Validation split of the private data, noisy score, cost composed into Q (the default). */
+        PRIVATE_VALIDATION,
+        /** A split declared public: exact score, no cost. */
+        PUBLIC_HOLDOUT
+    }
+
+    private final LabeledData train;
+    private final LabeledData validation;
+    private final String modelName;
+    private final ModelOptions modelOptions;
+    private final Builder b;
+
+    private DpSgdMechanism(Builder b) {
+        this.b = b;
+        LabeledData.Split split = b.data.split(b.validationFraction, b.splitSeed);
+        this.train = split.train();
+        this.validation = split.validation();
+        if (validation.size() < 1) {
+            throw new IllegalArgumentException("validationFraction " + b.validationFraction + " leaves no validation examples");
+        }
+        this.modelName = b.modelName;
+        this.modelOptions = b.modelOptions;
+    }
+
+    /** A builder over the private training data (the test set is not given to the mechanism). */
+    public static Builder builder(LabeledData privateData) {
+        return new Builder(privateData);
+    }
+
+    /** The examples a run trains on. */
+    public LabeledData train() {
+        return train;
+    }
+
+    /** The examples a run is scored on. */
+    public LabeledData validation() {
+        return validation;
+    }
+
+    /** The scoring mode. */
+    public Scoring scoring() {
+        return b.scoring;
+    }
+
+    /** The standard deviation s of the released correct-count (0 for a public holdout). */
+    public double scoreNoiseCount() {
+        return b.scoring == Scoring.PRIVATE_VALIDATION ? b.scoreNoise * validation.size() : 0;
+    }
+
+    /** The DP-SGD settings this candidate runs with (seed and workers as configured). */
+    public DpSgdConfig config(Candidate c, long seed) {
+        check(c);
+        int n = train.size();
+        double batch = c.number("batch_size", b.batchSize);
+        if (batch != Math.rint(batch) || batch < 1 || batch > n) {
+            throw new IllegalArgumentException("batch_size must be an integer in [1, " + n + "], got " + batch + " in " + c);
+        }
+        double q = batch / n;
+        DpSgdConfig.Builder cb = DpSgdConfig.builder().samplingRate(q).noiseMultiplier(c.number("sigma", b.sigma))
+                .clipNorm(c.number("clip", b.clip)).steps(DpSgdConfig.stepsForEpochs(c.number("epochs", b.epochs), q))
+                .physicalBatchSize(b.physicalBatchSize).delta(b.delta).workers(b.workers).secureRandom(b.secureRandom);
+        if (!b.secureRandom) {
+            cb.seed(seed);
+        }
+        return cb.build();
+    }
+
+    @Override
+    public PrivacyEvent event(Candidate c) {
+        DpSgdConfig cfg = config(c, 0);
+        PrivacyEvent run = DpSgdTrainer.event(cfg.samplingRate(), cfg.noiseMultiplier(), cfg.steps());
+        return b.scoring == Scoring.PRIVATE_VALIDATION ? ComposedEvent.of(run, new GaussianEvent(scoreNoiseCount())) : run;
+    }
+
+    @Override
+    public TrialResult run(Candidate c, long seed, TuningListener listener, int trial) {
+        long start = System.nanoTime();
+        DpSgdConfig cfg = config(c, seed);
+        ModelOptions options = modelOptions
+                .withUpdater(ModelOptions.updaterNamed(c.text("optimizer", b.optimizer), c.has("lr") ? c.number("lr") : b.lr))
+                .withActivation(ModelOptions.activationNamed(c.text("activation", b.activation)))
+                .withSeed(seed);
+        MultiLayerNetwork net = Models.byName(modelName, options);
+        new DpSgdTrainer().train(net, train, cfg, info -> listener.onTrialStep(trial, info));
+        double accuracy = DpSgdTrainer.accuracy(net, validation);
+        double score;
+        if (b.scoring == Scoring.PRIVATE_VALIDATION) {
+            Random noise = b.secureRandom ? new SecureRandom() : new Random(seed ^ 0x5DEECE66DL);
+            double count = Math.round(accuracy * validation.size());
+            score = (count + noise.nextGaussian() * scoreNoiseCount()) / validation.size();
+        } else {
+            score = accuracy;
+        }
+        return new TrialResult(trial, c, net, Double.isNaN(score) ? Double.NEGATIVE_INFINITY : score, event(c),
+                (System.nanoTime() - start) / 1e9, null);
+    }
+
+    private static void check(Candidate c) {
+        for (String axis : c.values().keySet()) {
+            if (!AXES.contains(axis)) {
+                throw new IllegalArgumentException("hyperparameter '" + axis + "' is not one of " + AXES);
+            }
+        }
+    }
+
+    /** Settings of {@link DpSgdMechanism}; the defaults follow {@code dpdl4j train}. */
+    public static final class Builder implements Cloneable {
+        private final LabeledData data;
+        private String modelName = "standard-cnn";
+        private ModelOptions modelOptions = ModelOptions.mnist();
+        private String optimizer = "sgd";
+        private Double lr;
+        private String activation = "tanh";
+        private double sigma = Double.NaN;
+        private double clip = 1.0;
+        private int batchSize = 256;
+        private double epochs = 40;
+        private int physicalBatchSize = 512;
+        private double delta = 1e-5;
+        private int workers = 1;
+        private boolean secureRandom;
+        private double validationFraction = 0.1;
+        private long splitSeed = 0;
+        private Scoring scoring = Scoring.PRIVATE_VALIDATION;
+        private double scoreNoise = 0.005;
+
+        private Builder(LabeledData data) {
+            this.data = Objects.requireNonNull(data, "data");
+        }
+
+        /** Model by name ({@value Models#NAMES}) and its options; the candidate's lr/optimizer/activation override. */
+        public Builder model(String name, ModelOptions options) {
+            this.modelName = Objects.requireNonNull(name, "name");
+            this.modelOptions = Objects.requireNonNull(options, "options");
+            return this;
+        }
+
+        /** Default optimiser and learning rate (null: the optimiser's default). */
+        public Builder optimizer(String name, Double learningRate) {
+            ModelOptions.updaterNamed(name, learningRate); // validates
+            this.optimizer = name;
+            this.lr = learningRate;
+            return this;
+        }
+
+        /** Default activation. */
+        public Builder activation(String name) {
+            ModelOptions.activationNamed(name); // validates
+            this.activation = name;
+            return this;
+        }
+
+        /** Default noise multiplier σ (required unless every candidate sets {@code sigma}). */
+        public Builder noiseMultiplier(double s) {
+            this.sigma = s;
+            return this;
+        }
+
+        /** Default clipping norm C. */
+        public Builder clipNorm(double c) {
+            this.clip = c;
+            return this;
+        }
+
+        /** Default expected batch size B. */
+        public Builder batchSize(int bs) {
+            this.batchSize = bs;
+            return this;
+        }
+
+        /** Default epochs E. */
+        public Builder epochs(double e) {
+            this.epochs = e;
+            return this;
+        }
+
+        /** Largest chunk pushed through the network at once. */
+        public Builder physicalBatchSize(int p) {
+            this.physicalBatchSize = p;
+            return this;
+        }
+
+        /** δ reported to the trainer's listeners. */
+        public Builder delta(double d) {
+            this.delta = d;
+            return this;
+        }
+
+        /** DP-SGD worker threads per run. */
+        public Builder workers(int w) {
+            this.workers = w;
+            return this;
+        }
+
+        /** Seed sampling, DP-SGD noise and score noise from SecureRandom (runs are then not reproducible). */
+        public Builder secureRandom(boolean secure) {
+            this.secureRandom = secure;
+            return this;
+        }
+
+        /**
+         * The validation split: a fraction of the private data chosen with a (data-independent) seed.
+         *
+         * @throws IllegalArgumentException if the fraction is not in (0, 1)
+         */
+        public Builder validation(double fraction, long seed) {
+            if (!(fraction > 0 && fraction < 1)) {
+                throw new IllegalArgumentException("validation fraction must be in (0, 1), got " + fraction);
+            }
+            this.validationFraction = fraction;
+            this.splitSeed = seed;
+            return this;
+        }
+
+        /**
+         * How the score is released; {@code noise} is the standard deviation of the noisy accuracy
+         * (a fraction, default 0.005) for {@link Scoring#PRIVATE_VALIDATION}.
+         *
+         * @throws IllegalArgumentException if the noise is not finite and &gt; 0 for private scoring
+         */
+        public Builder scoring(Scoring mode, double noise) {
+            if (mode == Scoring.PRIVATE_VALIDATION && (!(noise > 0) || Double.isInfinite(noise))) {
+                throw new IllegalArgumentException("score noise must be finite and > 0 for private validation, got " + noise);
+            }
+            this.scoring = Objects.requireNonNull(mode, "mode");
+            this.scoreNoise = noise;
+            return this;
+        }
+
+        /** The mechanism; its splits are made now. */
+        public DpSgdMechanism build() {
+            try {
+                return new DpSgdMechanism((Builder) clone()); // later changes to this builder do not leak in
+            } catch (CloneNotSupportedException e) {
+                throw new AssertionError(e);
+            }
+        }
+    }
+}

@@ -1,0 +1,361 @@
+package org.dpdl4j.tuning;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.function.ToDoubleFunction;
+import java.util.random.RandomGenerator;
+
+/**
+ * A set of hyperparameter candidates: named axes (log-spaced grid, linear grid, categorical, and
+ * continuous ranges discretised into {@code rangePoints} values on demand), their product, and a
+ * data-independent prior over it (uniform unless {@link #withPrior} is given). Immutable.
+ *
+ * <p>The prior must not depend on the private data: random search's privacy analysis (seed 004
+ * Section 3) assumes the candidates are drawn from a fixed distribution.
+ */
+public final class HyperparameterSpace {
+    /** The largest product a space may enumerate (for priors and privacy maxima). */
+    public static final long MAX_CANDIDATES = 1_000_000;
+
+    private final List<Axis> axes;
+    private final int rangePoints;
+    private final ToDoubleFunction<Candidate> prior;
+    private final double[] cumulative; // prior's cumulative weights over candidates(), when a prior is set
+
+    private HyperparameterSpace(List<Axis> axes, int rangePoints, ToDoubleFunction<Candidate> prior) {
+        this.axes = List.copyOf(axes);
+        this.rangePoints = rangePoints;
+        this.prior = prior;
+        if (prior != null) {
+            List<Candidate> all = candidates();
+            cumulative = new double[all.size()];
+            double sum = 0;
+            for (int i = 0; i < all.size(); i++) {
+                double w = prior.applyAsDouble(all.get(i));
+                if (!(w >= 0) || Double.isInfinite(w)) {
+                    throw new IllegalArgumentException("prior weight must be finite and >= 0, got " + w + " for " + all.get(i));
+                }
+                sum += w;
+                cumulative[i] = sum;
+            }
+            if (!(sum > 0)) {
+                throw new IllegalArgumentException("prior weights must not all be 0");
+            }
+        } else {
+            cumulative = null;
+        }
+    }
+
+    /**
+     * A space over the given axes, with uniform prior and 100 points per continuous range.
+     *
+     * @throws IllegalArgumentException if there are no axes or two share a name
+     */
+    public static HyperparameterSpace of(List<Axis> axes) {
+        if (axes.isEmpty()) {
+            throw new IllegalArgumentException("a hyperparameter space needs at least one axis");
+        }
+        if (axes.stream().map(Axis::name).distinct().count() != axes.size()) {
+            throw new IllegalArgumentException("axis names must be distinct, got " + axes.stream().map(Axis::name).toList());
+        }
+        return new HyperparameterSpace(axes, 100, null);
+    }
+
+    /** Convenience for {@link #of(List)}. */
+    public static HyperparameterSpace of(Axis... axes) {
+        return of(List.of(axes));
+    }
+
+    /**
+     * This space with continuous ranges discretised into {@code points} values.
+     *
+     * @throws IllegalArgumentException if points &lt; 2
+     */
+    public HyperparameterSpace withRangePoints(int points) {
+        if (points < 2) {
+            throw new IllegalArgumentException("rangePoints must be >= 2, got " + points);
+        }
+        return new HyperparameterSpace(axes, points, prior);
+    }
+
+    /**
+     * This space with a data-independent prior: candidate c is drawn with probability proportional
+     * to weight(c). The product is enumerated once (at most {@value #MAX_CANDIDATES} candidates).
+     *
+     * @throws IllegalArgumentException if a weight is negative or not finite, or all are 0
+     */
+    public HyperparameterSpace withPrior(ToDoubleFunction<Candidate> weight) {
+        return new HyperparameterSpace(axes, rangePoints, Objects.requireNonNull(weight, "weight"));
+    }
+
+    /** The axes, in the order given. */
+    public List<Axis> axes() {
+        return axes;
+    }
+
+    /** The number of candidates in the (discretised) product. */
+    public long size() {
+        long n = 1;
+        for (Axis a : axes) {
+            n = Math.multiplyExact(n, a.values(rangePoints).size());
+        }
+        return n;
+    }
+
+    /**
+     * Every candidate of the product, in axis order (the last axis varies fastest).
+     *
+     * @throws IllegalStateException if the product holds more than {@value #MAX_CANDIDATES} candidates
+     */
+    public List<Candidate> candidates() {
+        long size = size();
+        if (size > MAX_CANDIDATES) {
+            throw new IllegalStateException("the space has " + size + " candidates, more than " + MAX_CANDIDATES
+                    + " can be enumerated; use coarser axes");
+        }
+        List<Candidate> out = new ArrayList<>((int) size);
+        int[] index = new int[axes.size()];
+        for (long c = 0; c < size; c++) {
+            out.add(at(index));
+            for (int a = axes.size() - 1; a >= 0; a--) {
+                if (++index[a] < axes.get(a).values(rangePoints).size()) {
+                    break;
+                }
+                index[a] = 0;
+            }
+        }
+        return out;
+    }
+
+    /** The candidate taking each axis's first value (a data-independent default). */
+    public Candidate first() {
+        return at(new int[axes.size()]);
+    }
+
+    /** One draw from the prior. */
+    public Candidate sample(RandomGenerator random) {
+        if (cumulative != null) {
+            double u = random.nextDouble() * cumulative[cumulative.length - 1];
+            int i = Arrays.binarySearch(cumulative, u);
+            i = i >= 0 ? i + 1 : -i - 1;
+            return candidates().get(Math.min(i, cumulative.length - 1));
+        }
+        int[] index = new int[axes.size()];
+        for (int a = 0; a < index.length; a++) {
+            index[a] = random.nextInt(axes.get(a).values(rangePoints).size());
+        }
+        return at(index);
+    }
+
+    private Candidate at(int[] index) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        for (int a = 0; a < index.length; a++) {
+            m.put(axes.get(a).name(), axes.get(a).values(rangePoints).get(index[a]));
+        }
+        return new Candidate(m);
+    }
+
+    @Override
+    public String toString() {
+        return axes.stream().map(Axis::describe).toList() + (prior != null ? " (custom prior)" : " (uniform prior)");
+    }
+
+    /**
+     * Parses the command line's axis syntax: {@code name=log:LO:HI:N} (N log-spaced values),
+     * {@code name=lin:LO:HI:N} (N evenly spaced), {@code name=cat:a,b,c} (categorical; numbers stay
+     * numbers), {@code name=range:LO:HI} or {@code name=logrange:LO:HI} (continuous, discretised on
+     * demand), or {@code name=VALUE} (fixed).
+     *
+     * @throws IllegalArgumentException naming the text on any malformed input
+     */
+    public static Axis parseAxis(String text) {
+        int eq = text.indexOf('=');
+        if (eq <= 0) {
+            throw new IllegalArgumentException("--space must look like NAME=log:LO:HI:N, NAME=lin:LO:HI:N, NAME=cat:A,B,"
+                    + " NAME=range:LO:HI, NAME=logrange:LO:HI or NAME=VALUE; got '" + text + "'");
+        }
+        String name = text.substring(0, eq).trim();
+        String spec = text.substring(eq + 1).trim();
+        String[] p = spec.split(":");
+        try {
+            switch (p[0]) {
+                case "log":
+                case "lin":
+                    if (p.length != 4) {
+                        throw new IllegalArgumentException("--space " + p[0] + " axis needs LO:HI:N, got '" + text + "'");
+                    }
+                    double lo = Double.parseDouble(p[1]);
+                    double hi = Double.parseDouble(p[2]);
+                    int n = Integer.parseInt(p[3]);
+                    return p[0].equals("log") ? new LogGrid(name, lo, hi, n) : new LinearGrid(name, lo, hi, n);
+                case "range":
+                case "logrange":
+                    if (p.length != 3) {
+                        throw new IllegalArgumentException("--space " + p[0] + " axis needs LO:HI, got '" + text + "'");
+                    }
+                    return new Range(name, Double.parseDouble(p[1]), Double.parseDouble(p[2]), p[0].equals("logrange"));
+                case "cat":
+                    if (p.length != 2) {
+                        throw new IllegalArgumentException("--space cat axis needs cat:A,B,..., got '" + text + "'");
+                    }
+                    return new Categorical(name, Arrays.stream(p[1].split(",")).map(String::trim).map(HyperparameterSpace::value)
+                            .toList());
+                default:
+                    if (p.length == 1) {
+                        return new Categorical(name, List.of(value(spec)));
+                    }
+                    throw new IllegalArgumentException("--space axis kind must be log, lin, cat, range or logrange, got '" + text + "'");
+            }
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("--space has a malformed number in '" + text + "'");
+        }
+    }
+
+    private static Object value(String s) {
+        try {
+            return Double.parseDouble(s);
+        } catch (NumberFormatException e) {
+            return s;
+        }
+    }
+
+    /** One named axis of a space. */
+    public sealed interface Axis permits LogGrid, LinearGrid, Categorical, Range {
+        /** The axis name (the hyperparameter it sets). */
+        String name();
+
+        /** Its values; continuous ranges are discretised into {@code rangePoints} values. */
+        List<Object> values(int rangePoints);
+
+        /** A short description such as {@code lr=log:0.025:1:20}. */
+        String describe();
+    }
+
+    /**
+     * n log-spaced values from lo to hi inclusive: lo·(hi/lo)^{i/(n−1)}.
+     *
+     * @param lo 0 &lt; lo ≤ hi, finite
+     * @param n  n ≥ 1 (n = 1 gives lo)
+     */
+    public record LogGrid(String name, double lo, double hi, int n) implements Axis {
+        /** @throws IllegalArgumentException on an invalid range or count */
+        public LogGrid {
+            checkName(name);
+            if (!(lo > 0 && hi >= lo) || Double.isInfinite(hi) || n < 1) {
+                throw new IllegalArgumentException("log axis '" + name + "' needs 0 < LO <= HI finite and N >= 1, got "
+                        + lo + ":" + hi + ":" + n);
+            }
+        }
+
+        @Override
+        public List<Object> values(int rangePoints) {
+            List<Object> v = new ArrayList<>(n);
+            for (int i = 0; i < n; i++) {
+                v.add(n == 1 ? lo : i == n - 1 ? hi : lo * Math.pow(hi / lo, (double) i / (n - 1)));
+            }
+            return v;
+        }
+
+        @Override
+        public String describe() {
+            return name + "=log:" + lo + ":" + hi + ":" + n;
+        }
+    }
+
+    /**
+     * n evenly spaced values from lo to hi inclusive.
+     *
+     * @param lo lo ≤ hi, both finite
+     * @param n  n ≥ 1
+     */
+    public record LinearGrid(String name, double lo, double hi, int n) implements Axis {
+        /** @throws IllegalArgumentException on an invalid range or count */
+        public LinearGrid {
+            checkName(name);
+            if (!(hi >= lo) || Double.isInfinite(lo) || Double.isInfinite(hi) || n < 1) {
+                throw new IllegalArgumentException("lin axis '" + name + "' needs finite LO <= HI and N >= 1, got "
+                        + lo + ":" + hi + ":" + n);
+            }
+        }
+
+        @Override
+        public List<Object> values(int rangePoints) {
+            List<Object> v = new ArrayList<>(n);
+            for (int i = 0; i < n; i++) {
+                v.add(n == 1 ? lo : i == n - 1 ? hi : lo + (hi - lo) * i / (n - 1));
+            }
+            return v;
+        }
+
+        @Override
+        public String describe() {
+            return name + "=lin:" + lo + ":" + hi + ":" + n;
+        }
+    }
+
+    /**
+     * A finite list of values (Doubles or Strings).
+     *
+     * @param values at least one value; copied
+     */
+    public record Categorical(String name, List<Object> values) implements Axis {
+        /** @throws IllegalArgumentException if there are no values or one is neither Double nor String */
+        public Categorical {
+            checkName(name);
+            values = List.copyOf(values);
+            if (values.isEmpty()) {
+                throw new IllegalArgumentException("categorical axis '" + name + "' needs at least one value");
+            }
+            for (Object v : values) {
+                if (!(v instanceof Double) && !(v instanceof String)) {
+                    throw new IllegalArgumentException("categorical axis '" + name + "' values must be Double or String, got " + v);
+                }
+            }
+        }
+
+        @Override
+        public List<Object> values(int rangePoints) {
+            return values;
+        }
+
+        @Override
+        public String describe() {
+            return name + "=cat:" + String.join(",", values.stream().map(String::valueOf).toList());
+        }
+    }
+
+    /**
+     * A continuous interval [lo, hi], discretised on demand into evenly spaced (or, with
+     * {@code log}, log-spaced) points.
+     */
+    public record Range(String name, double lo, double hi, boolean log) implements Axis {
+        /** @throws IllegalArgumentException on an invalid interval */
+        public Range {
+            checkName(name);
+            if (!(hi > lo) || Double.isInfinite(lo) || Double.isInfinite(hi) || (log && !(lo > 0))) {
+                throw new IllegalArgumentException("range axis '" + name + "' needs finite LO < HI" + (log ? " and LO > 0" : "")
+                        + ", got " + lo + ":" + hi);
+            }
+        }
+
+        @Override
+        public List<Object> values(int rangePoints) {
+            return log ? new LogGrid(name, lo, hi, rangePoints).values(0) : new LinearGrid(name, lo, hi, rangePoints).values(0);
+        }
+
+        @Override
+        public String describe() {
+            return name + "=" + (log ? "logrange:" : "range:") + lo + ":" + hi;
+        }
+    }
+
+    private static void checkName(String name) {
+        if (name == null || !name.matches("[A-Za-z_][A-Za-z0-9_.-]*")) {
+            throw new IllegalArgumentException("axis name must be letters, digits, _, . or -, got '" + name + "'");
+        }
+    }
+}

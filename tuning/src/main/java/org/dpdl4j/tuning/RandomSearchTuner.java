@@ -1,0 +1,201 @@
+package org.dpdl4j.tuning;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+import java.util.SplittableRandom;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.dpdl4j.accounting.ComposedEvent;
+import org.dpdl4j.accounting.PointwiseMaxEvent;
+import org.dpdl4j.accounting.PrivacyEvent;
+import org.dpdl4j.accounting.RepeatAndSelectEvent;
+import org.dpdl4j.accounting.RepetitionDistribution;
+
+/**
+ * Papernot–Steinke random search (seed 004_4fd64be5e0b6d74d.txt, Section 3; ../shared/SPEC.md §2):
+ * draw K from a data-independent distribution, run the base mechanism Q K times with candidates
+ * drawn from the space's prior, and release only the best run. Its event is
+ * {@link RepeatAndSelectEvent}(Q's event, distribution of K); when candidates differ in σ, q or T,
+ * Q's event is the pointwise maximum over all candidates of the space (seed 003 Lemma 9).
+ *
+ * <p>K, every candidate and every trial's seed are drawn up front from one seeded generator, so the
+ * result for a seed does not depend on the number of threads. A trial that throws counts as a run
+ * with score −∞ (its outcome is "failed", ranked last), and tuning goes on.
+ *
+ * <p>With {@code revealTrialScores} every trial's outcome is released, which random search's bound
+ * does not cover: the event is then the composition of the K trials' events.
+ */
+public final class RandomSearchTuner {
+    private final RepetitionDistribution repetitions;
+    private final long seed;
+    private final int threads;
+    private final boolean revealTrialScores;
+
+    /**
+     * @param repetitions       the distribution of K
+     * @param seed              seeds K, the candidates and each trial's seed; keep it secret when trials
+     *                          use it for their noise
+     * @param threads           trials run in parallel on this many threads (≥ 1)
+     * @param revealTrialScores release every trial's score (charged as composition) instead of the best only
+     * @throws IllegalArgumentException if threads &lt; 1
+     */
+    public RandomSearchTuner(RepetitionDistribution repetitions, long seed, int threads, boolean revealTrialScores) {
+        this.repetitions = Objects.requireNonNull(repetitions, "repetitions");
+        if (threads < 1) {
+            throw new IllegalArgumentException("threads must be >= 1, got " + threads);
+        }
+        this.seed = seed;
+        this.threads = threads;
+        this.revealTrialScores = revealTrialScores;
+    }
+
+    /**
+     * Q's event uniformly over the space: the single event if every candidate costs the same, else
+     * the pointwise maximum of the distinct events (seed 003 Lemma 9).
+     */
+    public static PrivacyEvent baseEvent(HyperparameterSpace space, TrainingMechanism q) {
+        Set<PrivacyEvent> distinct = new LinkedHashSet<>();
+        for (Candidate c : space.candidates()) {
+            distinct.add(q.event(c));
+        }
+        return distinct.size() == 1 ? distinct.iterator().next() : new PointwiseMaxEvent(List.copyOf(distinct));
+    }
+
+    /** The event of the whole tuning run when only the best is released. */
+    public PrivacyEvent event(HyperparameterSpace space, TrainingMechanism q) {
+        return new RepeatAndSelectEvent(baseEvent(space, q), repetitions);
+    }
+
+    /**
+     * Runs random search.
+     *
+     * @param ledger   if not null, the tuning cost is charged before any trial runs (all of it: K is
+     *                 random, so the bound covers the whole procedure), and each trial is recorded before
+     *                 it starts; with revealed scores each trial is charged before it starts
+     * @param listener progress (thread-safe)
+     * @throws PrivacyLedger.BudgetExceededException if the ledger's budget does not allow the tuning run
+     * @throws UncheckedIOException                 if the ledger cannot be written (no trial runs unrecorded)
+     */
+    public TuningResult tune(HyperparameterSpace space, TrainingMechanism q, PrivacyLedger ledger, TuningListener listener) {
+        PrivacyEvent base = baseEvent(space, q);
+        List<String> notes = new ArrayList<>();
+        if (base instanceof PointwiseMaxEvent m) {
+            notes.add("candidates differ in privacy cost (" + m.events().size() + " distinct events): one run is charged "
+                    + "the pointwise maximum of their RDP curves (seed 003 Lemma 9)");
+        }
+        SplittableRandom random = new SplittableRandom(seed);
+        long k = repetitions.sample(random);
+        if (k > Integer.MAX_VALUE - 8) {
+            throw new IllegalStateException("drew K = " + k + " runs; truncate the distribution");
+        }
+        List<Candidate> candidates = new ArrayList<>();
+        long[] seeds = new long[(int) k];
+        for (int i = 0; i < k; i++) {
+            candidates.add(space.sample(random));
+            seeds[i] = random.nextLong();
+        }
+        PrivacyEvent event = revealTrialScores
+                ? new ComposedEvent(candidates.stream().map(q::event).toList())
+                : new RepeatAndSelectEvent(base, repetitions);
+        notes.add(revealTrialScores
+                ? "every trial's score is released: charged as the composition of the " + k + " runs"
+                : "only the best run is released: charged by seed 004 " + theorem(repetitions));
+        Long tuningCharge = null;
+        if (ledger != null && revealTrialScores && ledger.epsilonAfter(event) > ledger.epsilonBudget()) {
+            throw new PrivacyLedger.BudgetExceededException(String.format("privacy budget exceeded in %s: %d revealed trials "
+                    + "would bring epsilon to %.6g, above the budget %s", ledger.file(), k, ledger.epsilonAfter(event),
+                    ledger.epsilonBudget()));
+        }
+        if (ledger != null && !revealTrialScores) {
+            tuningCharge = charge(ledger, "random search, K ~ " + repetitions.describe(), event, null);
+        }
+        listener.onStart(k);
+        List<TrialResult> trials = new ArrayList<>();
+        if (k > 0) {
+            ExecutorService pool = Executors.newFixedThreadPool((int) Math.min(threads, k), r -> {
+                Thread t = new Thread(r, "dpdl4j-trial");
+                t.setDaemon(true);
+                return t;
+            });
+            try {
+                List<Future<TrialResult>> futures = new ArrayList<>();
+                for (int i = 0; i < k; i++) {
+                    int index = i;
+                    Long covering = tuningCharge;
+                    futures.add(pool.submit(() -> trial(q, candidates.get(index), seeds[index], index, ledger, covering, listener)));
+                }
+                for (Future<TrialResult> f : futures) {
+                    trials.add(f.get());
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("tuning interrupted", e);
+            } catch (ExecutionException e) {
+                if (e.getCause() instanceof RuntimeException re) {
+                    throw re;
+                }
+                throw new IllegalStateException(e.getCause());
+            } finally {
+                pool.shutdownNow();
+            }
+        }
+        TrialResult best = null;
+        for (TrialResult t : trials) {
+            if (best == null || t.score() > best.score()) {
+                best = t;
+            }
+        }
+        if (k == 0) {
+            notes.add("K = 0 (probability " + String.format("%.3g", repetitions.pmf(0)) + "): no run; the result is the "
+                    + "data-independent default candidate and no model");
+        }
+        return new TuningResult(best, best != null ? best.candidate() : space.first(), trials, k, repetitions, base, event,
+                revealTrialScores, notes);
+    }
+
+    private TrialResult trial(TrainingMechanism q, Candidate c, long trialSeed, int index, PrivacyLedger ledger, Long covering,
+                              TuningListener listener) {
+        if (ledger != null) { // recorded before the run, so a crash mid-trial is still on file
+            charge(ledger, "trial " + index + ": " + c, q.event(c), covering);
+        }
+        listener.onTrialStart(index, c);
+        long start = System.nanoTime();
+        TrialResult r;
+        try {
+            r = q.run(c, trialSeed, listener, index).withIndex(index);
+        } catch (RuntimeException e) {
+            r = new TrialResult(index, c, null, Double.NEGATIVE_INFINITY, q.event(c), (System.nanoTime() - start) / 1e9,
+                    e.getClass().getSimpleName() + ": " + e.getMessage());
+        }
+        listener.onTrialEnd(r);
+        return r;
+    }
+
+    private static Long charge(PrivacyLedger ledger, String label, PrivacyEvent event, Long covering) {
+        try {
+            return covering != null ? ledger.record(label, event, covering).sequence() : ledger.charge(label, event).sequence();
+        } catch (IOException e) {
+            throw new UncheckedIOException("could not write the privacy ledger " + ledger.file(), e);
+        }
+    }
+
+    private static String theorem(RepetitionDistribution d) {
+        if (d instanceof RepetitionDistribution.Truncated t) {
+            return theorem(t.distribution()) + " with Lemma 22 (truncated at " + t.limit() + ")";
+        }
+        if (d instanceof RepetitionDistribution.Poisson) {
+            return "Theorem 6 (Poisson)";
+        }
+        if (d instanceof RepetitionDistribution.PointMass) {
+            return "composition (a fixed number of runs)";
+        }
+        return "Theorem 2 (truncated negative binomial)";
+    }
+}

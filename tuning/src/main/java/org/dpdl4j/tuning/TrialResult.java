@@ -1,0 +1,44 @@
+package org.dpdl4j.tuning;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
+import org.dpdl4j.accounting.PrivacyEvent;
+
+/**
+ * The outcome of one run of the base mechanism Q.
+ *
+ * @param index     the trial's position in the tuning run, 0-based
+ * @param candidate its hyperparameters
+ * @param model     the trained network (null for mechanisms that train none, or a failed run)
+ * @param score     its (possibly noisy) score, higher is better; −∞ for a failed run
+ * @param event     what the run cost
+ * @param seconds   wall-clock time of the run
+ * @param failure   why the run failed (an exception message), or null
+ */
+public record TrialResult(int index, Candidate candidate, MultiLayerNetwork model, double score, PrivacyEvent event,
+                          double seconds, String failure) {
+
+    /** True if the run threw instead of returning a model and a score. */
+    public boolean failed() {
+        return failure != null;
+    }
+
+    /** The same result with another index. */
+    public TrialResult withIndex(int i) {
+        return new TrialResult(i, candidate, model, score, event, seconds, failure);
+    }
+
+    /** A JSON-ready summary (no model). */
+    public Map<String, Object> toMap() {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("index", index);
+        m.put("candidate", candidate.toMap());
+        m.put("score", Double.isFinite(score) ? score : null);
+        m.put("seconds", seconds);
+        if (failure != null) {
+            m.put("failure", failure);
+        }
+        return m;
+    }
+}

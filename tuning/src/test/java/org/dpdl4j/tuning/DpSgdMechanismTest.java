@@ -1,0 +1,71 @@
+package org.dpdl4j.tuning;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.Map;
+import java.util.Random;
+import org.dpdl4j.accounting.ComposedEvent;
+import org.dpdl4j.accounting.GaussianEvent;
+import org.dpdl4j.accounting.RepetitionDistribution;
+import org.dpdl4j.datasets.LabeledData;
+import org.dpdl4j.dpsgd.DpSgdTrainer;
+import org.dpdl4j.models.ModelOptions;
+import org.junit.jupiter.api.Test;
+
+/** The standard base mechanism on a small synthetic task (two classes: bright top half or bottom half). */
+class DpSgdMechanismTest {
+    private static LabeledData data(int n, long seed) {
+        Random r = new Random(seed);
+        byte[] px = new byte[n * 36];
+        int[] y = new int[n];
+        for (int i = 0; i < n; i++) {
+            y[i] = r.nextInt(2);
+            for (int p = 0; p < 36; p++) {
+                boolean bright = (p < 18) == (y[i] == 0);
+                px[i * 36 + p] = (byte) Math.min(255, Math.max(0, (bright ? 180 : 60) + (int) (r.nextGaussian() * 40)));
+            }
+        }
+        return LabeledData.fromBytes(px, y, 2, 1, 6, 6);
+    }
+
+    private static DpSgdMechanism.Builder builder() {
+        return DpSgdMechanism.builder(data(500, 1)).model("mlp", new ModelOptions(6, 6, 1, 2,
+                        ModelOptions.activationNamed("tanh"), ModelOptions.updaterNamed("sgd", 0.5), 0,
+                        org.nd4j.linalg.api.buffer.DataType.FLOAT))
+                .noiseMultiplier(1.0).batchSize(50).epochs(4).validation(0.2, 3);
+    }
+
+    @Test
+    void eventComposesTrainingAndTheNoisyScore() {
+        DpSgdMechanism q = builder().build();
+        assertEquals(400, q.train().size());
+        assertEquals(100, q.validation().size());
+        Candidate c = new Candidate(Map.of("lr", 0.5, "batch_size", 40.0));
+        assertEquals(ComposedEvent.of(DpSgdTrainer.event(0.1, 1.0, 40), new GaussianEvent(0.5)), q.event(c));
+        DpSgdMechanism pub = builder().scoring(DpSgdMechanism.Scoring.PUBLIC_HOLDOUT, 0).build();
+        assertEquals(DpSgdTrainer.event(0.1, 1.0, 40), pub.event(c));
+        var e = assertThrows(IllegalArgumentException.class, () -> q.event(new Candidate(Map.of("momentum", 0.9))));
+        assertTrue(e.getMessage().contains("momentum"));
+        e = assertThrows(IllegalArgumentException.class, () -> q.event(new Candidate(Map.of("batch_size", 40.5))));
+        assertTrue(e.getMessage().contains("batch_size"));
+    }
+
+    @Test
+    void runsTrainScoreAndRepeatForASeed() {
+        DpSgdMechanism q = builder().build();
+        Candidate c = new Candidate(Map.of("lr", 0.5));
+        TrialResult a = q.run(c, 11, TuningListener.NONE, 0);
+        TrialResult b = q.run(c, 11, TuningListener.NONE, 0);
+        double accuracy = DpSgdTrainer.accuracy(a.model(), q.validation());
+        assertTrue(accuracy > 0.9, "the task is easy: " + accuracy);
+        // score = (correct + N(0, 0.5^2)) / 100: within 5 standard deviations of the accuracy
+        assertEquals(accuracy, a.score(), 5 * 0.005);
+        assertEquals(a.score(), b.score(), 0, "same seed, same run");
+        TuningResult r = new RandomSearchTuner(RepetitionDistribution.pointMass(2), 5, 2, false)
+                .tune(HyperparameterSpace.of(HyperparameterSpace.parseAxis("lr=cat:0.001,0.5")), q, null, TuningListener.NONE);
+        assertEquals(2, r.trials().size());
+        assertTrue(r.best().score() >= r.trials().get(0).score() && r.best().score() >= r.trials().get(1).score());
+    }
+}
