@@ -228,8 +228,15 @@ public final class RdpAccountant {
     /**
      * Best of K runs (seed 004), by the distribution of K:
      * <ul>
-     *   <li>Poisson(μ): Theorem 6, ε'(λ) = ε(λ) + μ·δ̂ + log(μ)/(λ − 1), δ̂ the base's δ at
-     *       ε̂ = log(1 + 1/(λ − 1)) from its curve on these orders.</li>
+     *   <li>Poisson(μ): Theorem 6 with log(μ) replaced by log(μ/(1 − e^{−μ})) = log E[K | K ≥ 1]:
+     *       ε'(λ) = ε(λ) + μ·δ̂ + log(μ/(1 − e^{−μ}))/(λ − 1), δ̂ the base's δ at ε̂ = log(1 + 1/(λ − 1))
+     *       from its curve on these orders. Why: Theorem 6 as printed goes below 0 for μ &lt; e^{−(λ−1)ε(λ)}
+     *       (with Q = Q′ it claims D_λ(A‖A′) &lt; 0), so Lemma 7 cannot hold with K = 0 in the support
+     *       when E[K] &lt; 1. We split A = e^{−μ}·(fixed output) + (1 − e^{−μ})·A₊, where A₊ repeats
+     *       K₊ = K | K ≥ 1 times; Rényi divergence is jointly quasi-convex, so D_λ(A‖A′) ≤ D_λ(A₊‖A′₊),
+     *       and Lemma 7 for K₊ (PGF (e^{μx} − 1)/(e^μ − 1)) with Theorem 6's own bound on the
+     *       exponent gives the expression above. It is never below Theorem 6 as printed, and exceeds it
+     *       by log(1/(1 − e^{−μ}))/(λ − 1) (4.5e-5/(λ − 1) at μ = 10).</li>
      *   <li>D_{η,γ}: Theorem 2, ε'(λ) = ε(λ) + min over λ̂ ∈ {1} ∪ orders of
      *       [(1 + η)(1 − 1/λ̂)ε(λ̂) + (1 + η)log(1/γ)/λ̂] + log(E[K])/(λ − 1).</li>
      *   <li>Point mass k: k·ε(λ) (composition; the best of k outputs is a post-processing of all k).
@@ -240,6 +247,15 @@ public final class RdpAccountant {
      */
     private static double[] repeatAndSelect(RepeatAndSelectEvent r, double[] alphas) {
         return repeatAndSelect(rdp(r.event(), alphas), alphas, r.distribution());
+    }
+
+    /**
+     * The best-of-K curve for a base mechanism given only by its RDP curve (for example a curve
+     * read from a paper's data), on the base curve's orders; bounds as for {@link RepeatAndSelectEvent}.
+     * Theorem 6's δ̂ is computed from this curve alone.
+     */
+    public static RdpCurve repeatAndSelect(RdpCurve base, RepetitionDistribution k) {
+        return new RdpCurve(base.orders(), repeatAndSelect(base.epsilons(), base.orders(), k));
     }
 
     /** Dp_accounting's (mean, shape) form of {@link #repeatAndSelect(double[], double[], RepetitionDistribution)}. */
@@ -256,7 +272,7 @@ public final class RdpAccountant {
             for (int i = 0; i < alphas.length; i++) {
                 double epsHat = Math.log1p(1 / (alphas[i] - 1));
                 double deltaHat = RdpConversion.delta(curve, epsHat);
-                out[i] = base[i] + mu * deltaHat + Math.log(mu) / (alphas[i] - 1);
+                out[i] = base[i] + mu * deltaHat + (Math.log(mu) - Math.log(-Math.expm1(-mu))) / (alphas[i] - 1);
             }
         } else if (k instanceof TruncatedNegativeBinomial d) {
             double eta = d.eta();

@@ -50,16 +50,22 @@ public final class DpSgdMechanism implements TrainingMechanism {
     private final ModelOptions modelOptions;
     private final Builder b;
 
-    private DpSgdMechanism(Builder b) {
+    private DpSgdMechanism(Builder b, LabeledData train, LabeledData validation) {
         this.b = b;
-        LabeledData.Split split = b.data.split(b.validationFraction, b.splitSeed);
-        this.train = split.train();
-        this.validation = split.validation();
+        this.train = train;
+        this.validation = validation;
         if (validation.size() < 1) {
             throw new IllegalArgumentException("validationFraction " + b.validationFraction + " leaves no validation examples");
         }
         this.modelName = b.modelName;
         this.modelOptions = b.modelOptions;
+    }
+
+    /** The same mechanism (same splits) with another default noise multiplier σ, for calibration. */
+    public DpSgdMechanism withNoiseMultiplier(double sigma) {
+        Builder copy = b.copy();
+        copy.sigma = sigma;
+        return new DpSgdMechanism(copy, train, validation);
     }
 
     /** A builder over the private training data (the test set is not given to the mechanism). */
@@ -269,8 +275,13 @@ public final class DpSgdMechanism implements TrainingMechanism {
 
         /** The mechanism; its splits are made now. */
         public DpSgdMechanism build() {
+            LabeledData.Split split = data.split(validationFraction, splitSeed);
+            return new DpSgdMechanism(copy(), split.train(), split.validation());
+        }
+
+        private Builder copy() { // later changes to this builder do not leak into a built mechanism
             try {
-                return new DpSgdMechanism((Builder) clone()); // later changes to this builder do not leak in
+                return (Builder) clone();
             } catch (CloneNotSupportedException e) {
                 throw new AssertionError(e);
             }

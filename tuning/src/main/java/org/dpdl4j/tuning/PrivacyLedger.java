@@ -115,6 +115,31 @@ public final class PrivacyLedger implements AutoCloseable {
         }
     }
 
+    /**
+     * Opens an existing ledger with the budget and δ it was created with.
+     *
+     * @throws IllegalArgumentException if the file does not exist or belongs to another dataset
+     * @throws IllegalStateException    if it is corrupt or locked
+     * @throws IOException              if it cannot be read
+     */
+    public static PrivacyLedger open(Path file, String dataset) throws IOException {
+        if (!Files.exists(file) || Files.size(file) == 0) {
+            throw new IllegalArgumentException("privacy ledger " + file + " does not exist; give a budget to create it");
+        }
+        String first = Files.readString(file, StandardCharsets.UTF_8).split("\n", 2)[0];
+        Map<?, ?> h;
+        try {
+            h = JSON.readValue(first, Map.class);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("privacy ledger " + file + " line 1 is corrupt: " + e.getOriginalMessage());
+        }
+        Object b = h.get("epsilon_budget");
+        if (!(h.get("delta") instanceof Number d) || !("inf".equals(b) || b instanceof Number)) {
+            throw new IllegalStateException(file + " is not a dpdl4j privacy ledger (first line " + h + ")");
+        }
+        return open(file, dataset, "inf".equals(b) ? Double.POSITIVE_INFINITY : ((Number) b).doubleValue(), d.doubleValue());
+    }
+
     private void load() throws IOException {
         String text = Files.readString(file, StandardCharsets.UTF_8);
         if (text.isEmpty()) {

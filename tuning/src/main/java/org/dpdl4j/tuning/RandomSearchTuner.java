@@ -163,7 +163,7 @@ public final class RandomSearchTuner {
     private TrialResult trial(TrainingMechanism q, Candidate c, long trialSeed, int index, PrivacyLedger ledger, Long covering,
                               TuningListener listener) {
         if (ledger != null) { // recorded before the run, so a crash mid-trial is still on file
-            charge(ledger, "trial " + index + ": " + c, q.event(c), covering);
+            charge(ledger, "trial " + (index + 1) + ": " + c, q.event(c), covering);
         }
         listener.onTrialStart(index, c);
         long start = System.nanoTime();

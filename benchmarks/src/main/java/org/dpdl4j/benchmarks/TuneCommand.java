@@ -1,0 +1,307 @@
+package org.dpdl4j.benchmarks;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ConcurrentHashMap;
+import me.tongfei.progressbar.ConsoleProgressBarConsumer;
+import me.tongfei.progressbar.ProgressBar;
+import me.tongfei.progressbar.ProgressBarBuilder;
+import org.deeplearning4j.util.ModelSerializer;
+import org.dpdl4j.accounting.NoiseCalibration;
+import org.dpdl4j.accounting.PrivacyEvent;
+import org.dpdl4j.accounting.PrivacyGuarantee;
+import org.dpdl4j.accounting.RdpAccountant;
+import org.dpdl4j.accounting.RepetitionDistribution;
+import org.dpdl4j.accounting.SelfComposedEvent;
+import org.dpdl4j.datasets.TrainTest;
+import org.dpdl4j.dpsgd.DpSgdTrainer;
+import org.dpdl4j.dpsgd.StepInfo;
+import org.dpdl4j.tuning.Candidate;
+import org.dpdl4j.tuning.DpSgdMechanism;
+import org.dpdl4j.tuning.HyperparameterSpace;
+import org.dpdl4j.tuning.PrivacyLedger;
+import org.dpdl4j.tuning.RandomSearchTuner;
+import org.dpdl4j.tuning.TrialResult;
+import org.dpdl4j.tuning.TuningListener;
+import org.dpdl4j.tuning.TuningResult;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+/** {@code dpdl4j tune}: private hyperparameter tuning whose whole cost is accounted. */
+@Command(name = "tune", mixinStandardHelpOptions = true, sortOptions = false,
+        description = {"Tune hyperparameters with DP-SGD runs as the base mechanism and report the privacy cost of the",
+                "whole search: one run's epsilon, the tuning's epsilon (the honest number), and naive composition.",
+                "Saves the best model, tuning.json and trials.json in --output."})
+final class TuneCommand implements Callable<Integer> {
+    @Option(names = "--tuner", defaultValue = "random-search", description = "random-search (Papernot-Steinke, seed 004) (default ${DEFAULT-VALUE}).")
+    String tuner;
+
+    @Option(names = "--repetitions", defaultValue = "poisson:10", paramLabel = "SPEC",
+            description = "Distribution of the number of runs K: " + RepetitionSpec.FORMS + " (default ${DEFAULT-VALUE}).")
+    String repetitions;
+
+    @Option(names = "--max-repetitions", paramLabel = "m", description = "Truncate K at m runs (seed 004 Lemma 22).")
+    Long maxRepetitions;
+
+    @Option(names = "--space", paramLabel = "AXIS", description = {"A hyperparameter axis, repeatable: NAME=log:LO:HI:N, NAME=lin:LO:HI:N,",
+            "NAME=cat:A,B, NAME=range:LO:HI, NAME=logrange:LO:HI or NAME=VALUE. Names: lr, optimizer, activation,",
+            "sigma, clip, batch_size, epochs (default lr=log:0.025:1:20)."})
+    List<String> space = new ArrayList<>();
+
+    @Option(names = "--range-points", defaultValue = "100", description = "Points a continuous range is discretised into (default ${DEFAULT-VALUE}).")
+    int rangePoints;
+
+    @Mixin
+    TrainingOptions t;
+
+    @Option(names = "--noise-multiplier", paramLabel = "σ", description = "Noise multiplier sigma of every run (or give --target-epsilon).")
+    Double noiseMultiplier;
+
+    @Option(names = "--target-epsilon", paramLabel = "ε", description = "Calibrate sigma so the WHOLE tuning run is (epsilon, delta)-DP "
+            + "(default 3 when --noise-multiplier is not given).")
+    Double targetEpsilon;
+
+    @Option(names = "--score", defaultValue = "private-validation", description = {"private-validation: score on a split of the",
+            "training data, released with Gaussian noise whose cost is counted; public-holdout: that split is declared",
+            "public (no noise, no cost) (default ${DEFAULT-VALUE})."})
+    String score;
+
+    @Option(names = "--score-noise", defaultValue = "0.005", description = "Std of the noisy validation accuracy (default ${DEFAULT-VALUE}).")
+    double scoreNoise;
+
+    @Option(names = "--validation-fraction", defaultValue = "0.1", description = "Fraction of the training data used for scores (default ${DEFAULT-VALUE}).")
+    double validationFraction;
+
+    @Option(names = "--threads", defaultValue = "1", description = "Trials run in parallel (default ${DEFAULT-VALUE}); each uses cores/threads DP-SGD workers.")
+    int threads;
+
+    @Option(names = "--ledger", paramLabel = "FILE", description = "Privacy ledger (JSON lines) to charge; created if missing.")
+    Path ledgerFile;
+
+    @Option(names = "--ledger-budget", paramLabel = "ε", description = "Budget of a new ledger, at --delta (default: unlimited, a journal).")
+    Double ledgerBudget;
+
+    @Option(names = "--reveal-trial-scores", description = {"Print every trial's score. Random search's bound covers only the",
+            "best run, so the cost becomes the composition of all K runs."})
+    boolean revealTrialScores;
+
+    @Override
+    public Integer call() throws IOException {
+        if (!tuner.equals("random-search")) {
+            throw new IllegalArgumentException("--tuner must be random-search, got '" + tuner + "'");
+        }
+        if (threads < 1) {
+            throw new IllegalArgumentException("--threads must be >= 1, got " + threads);
+        }
+        RepetitionDistribution k = RepetitionSpec.parse(repetitions, maxRepetitions);
+        List<HyperparameterSpace.Axis> axes = new ArrayList<>();
+        for (String s : space.isEmpty() ? List.of("lr=log:0.025:1:20") : space) {
+            axes.add(HyperparameterSpace.parseAxis(s));
+        }
+        HyperparameterSpace hs = HyperparameterSpace.of(axes).withRangePoints(rangePoints);
+        DpSgdMechanism.Scoring scoring = switch (score) {
+            case "private-validation" -> DpSgdMechanism.Scoring.PRIVATE_VALIDATION;
+            case "public-holdout" -> DpSgdMechanism.Scoring.PUBLIC_HOLDOUT;
+            default -> throw new IllegalArgumentException("--score must be private-validation or public-holdout, got '" + score + "'");
+        };
+        boolean sigmaAxis = axes.stream().anyMatch(a -> a.name().equals("sigma"));
+        if (noiseMultiplier != null && targetEpsilon != null) {
+            throw new IllegalArgumentException("give --noise-multiplier or --target-epsilon, not both");
+        }
+        if (sigmaAxis && targetEpsilon != null) {
+            throw new IllegalArgumentException("--target-epsilon calibrates sigma, so sigma cannot also be a --space axis");
+        }
+        if (revealTrialScores && noiseMultiplier == null && !sigmaAxis) {
+            throw new IllegalArgumentException("--reveal-trial-scores charges the realised K runs, which is unknown before "
+                    + "they are drawn: give --noise-multiplier instead of --target-epsilon");
+        }
+
+        TrainTest data = t.load();
+        int workers = Cli.configureWorkers(Math.max(1, Runtime.getRuntime().availableProcessors() / threads));
+        DpSgdMechanism mechanism = DpSgdMechanism.builder(data.train()).model(t.modelName(), t.modelOptions(data))
+                .optimizer(t.optimizer, t.lr).activation(t.activation).noiseMultiplier(noiseMultiplier != null ? noiseMultiplier : 1)
+                .clipNorm(t.clip).batchSize(t.batchSize).epochs(t.epochs).physicalBatchSize(t.physicalBatchSize).delta(t.delta)
+                .workers(workers).secureRandom(t.secureNoise).validation(validationFraction, t.weightSeed())
+                .scoring(scoring, scoreNoise).build();
+        long tunerSeed = t.seed != null && !t.secureNoise ? t.seed : new SecureRandom().nextLong();
+        RandomSearchTuner search = new RandomSearchTuner(k, tunerSeed, threads, revealTrialScores);
+        RdpAccountant acc = RdpAccountant.standard();
+        if (noiseMultiplier == null && !sigmaAxis) {
+            double target = targetEpsilon != null ? targetEpsilon : 3.0;
+            DpSgdMechanism unscaled = mechanism;
+            double sigma = NoiseCalibration.smallestNoise(s -> search.event(hs, unscaled.withNoiseMultiplier(s)), target, t.delta,
+                    acc, 1e-3);
+            mechanism = mechanism.withNoiseMultiplier(sigma);
+            noiseMultiplier = sigma;
+        }
+        if (t.seed != null && !t.secureNoise) {
+            System.err.println("note: --seed fixes K, the candidates, the sampling and the noise; keep it secret");
+        }
+        PrivacyEvent base = RandomSearchTuner.baseEvent(hs, mechanism);
+        System.out.printf("dpdl4j %s | random search on %s: K ~ %s (E[K] = %.4g), space %s, %d candidates%n", Cli.version(),
+                t.dataset, k.describe(), k.mean(), hs, hs.size());
+        System.out.printf("each run: %s, n=%d (validation %d, %s), B=%d, %.4g epochs, C=%s, sigma=%.4f; one run epsilon %.4f%n",
+                t.modelName(), mechanism.train().size(), mechanism.validation().size(),
+                scoring == DpSgdMechanism.Scoring.PRIVATE_VALIDATION
+                        ? String.format("score noise std %.4g", scoreNoise) : "declared public, no cost",
+                t.batchSize, t.epochs, t.clip, noiseMultiplier, acc.epsilon(base, t.delta));
+
+        PrivacyLedger ledger = openLedger();
+        TuningResult result;
+        try (ProgressReporter progress = new ProgressReporter(t.noProgress, revealTrialScores)) {
+            result = search.tune(hs, mechanism, ledger, progress);
+        } finally {
+            if (ledger != null) {
+                ledger.close();
+            }
+        }
+
+        PrivacyGuarantee total = acc.guarantee(result.event(), t.delta);
+        PrivacyGuarantee single = acc.guarantee(result.baseEvent(), t.delta);
+        double naive = result.repetitions() == 0 ? 0
+                : acc.epsilon(new SelfComposedEvent(result.baseEvent(), result.repetitions()), t.delta);
+        Double testAccuracy = result.best() != null && result.best().model() != null
+                ? DpSgdTrainer.accuracy(result.best().model(), data.test()) : null;
+
+        Path out = t.outputDirectory("tune");
+        Files.createDirectories(out);
+        if (result.best() != null && result.best().model() != null) {
+            Path tmp = Files.createTempFile(out, ".model", ".zip");
+            try {
+                ModelSerializer.writeModel(result.best().model(), tmp.toFile(), true);
+                Cli.publish(tmp, out.resolve("model.zip"));
+            } finally {
+                Files.deleteIfExists(tmp);
+            }
+        }
+        Map<String, Object> report = new LinkedHashMap<>();
+        report.put("best", result.candidate().toMap());
+        report.put("best_score", result.best() != null && Double.isFinite(result.best().score()) ? result.best().score() : null);
+        report.put("test_accuracy", testAccuracy);
+        report.put("epsilon_total", total.epsilon());
+        report.put("epsilon_single_run", single.epsilon());
+        report.put("epsilon_naive_composition", naive);
+        report.put("delta", t.delta);
+        report.put("rdp_order", total.order());
+        report.put("repetitions", result.repetitions());
+        report.put("distribution", k.describe());
+        report.put("expected_repetitions", k.mean());
+        report.put("noise_multiplier", noiseMultiplier);
+        report.put("score", score);
+        report.put("trials_revealed", revealTrialScores);
+        report.put("dataset", t.dataset);
+        report.put("model", t.modelName());
+        report.put("notes", result.notes());
+        report.put("event", result.event().toMap());
+        report.put("library_version", Cli.version());
+        Cli.writeJsonAtomically(out.resolve("tuning.json"), report);
+        List<Map<String, Object>> trials = new ArrayList<>();
+        for (TrialResult r : result.trials()) {
+            Map<String, Object> m = r.toMap();
+            if (!revealTrialScores) {
+                m.remove("score"); // only the best score is covered by epsilon_total
+            }
+            trials.add(m);
+        }
+        Cli.writeJsonAtomically(out.resolve("trials.json"), Map.of("trials", trials, "scores_included", revealTrialScores));
+
+        System.out.printf("best of K = %d runs: %s | validation score %s | test accuracy %s%n", result.repetitions(),
+                result.candidate(), report.get("best_score") == null ? "n/a" : String.format("%.4f", result.best().score()),
+                testAccuracy == null ? "n/a (no model)" : String.format("%.4f", testAccuracy));
+        System.out.printf("epsilon at delta %s:  one run %.4f | whole tuning %.4f (the honest number, RDP order %s) | "
+                + "naive composition over K = %d runs %.4f%n", t.delta, single.epsilon(), total.epsilon(), total.order(),
+                result.repetitions(), naive);
+        for (String note : result.notes()) {
+            System.out.println("note: " + note);
+        }
+        if (!total.warning().isEmpty()) {
+            System.out.println("warning: " + total.warning());
+        }
+        System.out.println("output: " + out);
+        if (t.json) {
+            report.remove("event");
+            Cli.printJsonLine(System.out, report);
+        }
+        return 0;
+    }
+
+    private PrivacyLedger openLedger() throws IOException {
+        if (ledgerFile == null) {
+            if (ledgerBudget != null) {
+                throw new IllegalArgumentException("--ledger-budget needs --ledger FILE");
+            }
+            return null;
+        }
+        PrivacyLedger l = ledgerBudget == null && Files.exists(ledgerFile) && Files.size(ledgerFile) > 0
+                ? PrivacyLedger.open(ledgerFile, t.dataset)
+                : PrivacyLedger.open(ledgerFile, t.dataset, ledgerBudget != null ? ledgerBudget : Double.POSITIVE_INFINITY, t.delta);
+        System.out.printf("ledger %s: spent epsilon %.4f of %s at delta %s%n", ledgerFile, l.spent().epsilon(), l.epsilonBudget(),
+                l.delta());
+        return l;
+    }
+
+    /** Progress bar over trials; the running trials' steps in its message; one line per finished trial. */
+    private static final class ProgressReporter implements TuningListener, AutoCloseable {
+        private final boolean quiet;
+        private final boolean reveal;
+        private final Map<Integer, String> running = new ConcurrentHashMap<>();
+        private ProgressBar bar;
+        private long total;
+
+        ProgressReporter(boolean quiet, boolean reveal) {
+            this.quiet = quiet;
+            this.reveal = reveal;
+        }
+
+        @Override
+        public synchronized void onStart(long trials) {
+            total = trials;
+            if (!quiet && trials > 0) {
+                bar = new ProgressBarBuilder().setTaskName("trials").setInitialMax(trials)
+                        .setConsumer(new ConsoleProgressBarConsumer(System.err, 150)).setUpdateIntervalMillis(500).build();
+            }
+        }
+
+        @Override
+        public void onTrialStart(int index, Candidate candidate) {
+            running.put(index, "starting");
+        }
+
+        @Override
+        public void onTrialStep(int index, StepInfo s) {
+            running.put(index, String.format("%d/%d %.0f ex/s", s.step(), s.totalSteps(), s.examplesPerSecond()));
+            ProgressBar b = bar;
+            if (b != null) {
+                StringBuilder m = new StringBuilder();
+                running.forEach((i, v) -> m.append(" | trial ").append(i + 1).append(": step ").append(v));
+                b.setExtraMessage(m.toString());
+            }
+        }
+
+        @Override
+        public synchronized void onTrialEnd(TrialResult r) {
+            running.remove(r.index());
+            if (bar != null) {
+                bar.step();
+            }
+            String outcome = r.failed() ? "failed (" + r.failure() + ")"
+                    : reveal ? String.format("score %.4f", r.score()) : "score withheld (only the best is released)";
+            System.out.printf("trial %d/%d  %s  %s  %.1f s%n", r.index() + 1, total, r.candidate(), outcome, r.seconds());
+        }
+
+        @Override
+        public void close() {
+            if (bar != null) {
+                bar.close();
+            }
+        }
+    }
+}
