@@ -84,12 +84,16 @@ final class Cli {
         return workers;
     }
 
-    /** Turns expected failures (bad input, missing files) into a one-line message and exit code 2. */
+    /** Turns expected failures into a one-line message: bad input or missing files exit 2, an exhausted privacy budget 3. */
     static CommandLine.IExecutionExceptionHandler errorHandler() {
         return (ex, cmd, parseResult) -> {
             if (ex instanceof IllegalArgumentException || ex instanceof IOException) {
                 cmd.getErr().println("error: " + ex.getMessage());
                 return 2;
+            }
+            if (ex instanceof org.dpdl4j.tuning.PrivacyLedger.BudgetExceededException) {
+                cmd.getErr().println("refused: " + ex.getMessage());
+                return 3;
             }
             throw ex;
         };

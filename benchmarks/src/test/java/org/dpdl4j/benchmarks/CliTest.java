@@ -134,4 +134,40 @@ class CliTest {
         assertEquals(j.get("test_accuracy").asDouble(), DpSgdTrainer.accuracy(loaded, test), 1e-12);
         assertTrue(j.get("test_accuracy").asDouble() > 0.3, "a few private steps already beat chance");
     }
+
+    @Test
+    void tuneReportsThreeEpsilonsAndChargesTheLedger() throws Exception {
+        Path ledger = tmp.resolve("ledger.jsonl");
+        Run r = run("tune", "--dataset", "mnist", "--epochs", "0.05", "--repetitions", "fixed:2", "--space", "lr=cat:0.5,1.0",
+                "--target-epsilon", "2", "--seed", "3", "--ledger", ledger.toString(), "--ledger-budget", "5",
+                "--output", tmp.resolve("tune").toString(), "--no-progress", "--json");
+        assertEquals(0, r.status(), r.err());
+        JsonNode j = r.lastJson();
+        for (String key : new String[]{"best", "test_accuracy", "epsilon_total", "epsilon_single_run", "epsilon_naive_composition",
+                "delta", "repetitions", "distribution"}) {
+            assertTrue(j.has(key), key);
+        }
+        assertEquals(2, j.get("repetitions").asLong());
+        double total = j.get("epsilon_total").asDouble();
+        assertTrue(total <= 2 && total > 1.9, "calibrated to the total target: " + total);
+        // fixed K = 2 is composition: the total is the naive number, and one run costs less
+        assertEquals(j.get("epsilon_naive_composition").asDouble(), total, 1e-9);
+        assertTrue(j.get("epsilon_single_run").asDouble() < total);
+        assertTrue(j.get("test_accuracy").asDouble() > 0.3, r.out());
+        assertTrue(r.out().contains("score withheld"), r.out());
+        JsonNode trials = Cli.JSON.readTree(tmp.resolve("tune").resolve("trials.json").toFile());
+        assertEquals(2, trials.get("trials").size());
+        assertTrue(!trials.get("trials").get(0).has("score"), "only the best score is released");
+        assertTrue(Files.exists(tmp.resolve("tune").resolve("model.zip")));
+        java.util.List<String> lines = Files.readAllLines(ledger);
+        assertEquals(4, lines.size(), "header, the tuning charge, two trial records");
+        JsonNode charge = Cli.JSON.readTree(lines.get(1));
+        assertEquals(total, RdpAccountant.standard().epsilon(PrivacyEvents.fromMap(
+                Cli.JSON.convertValue(charge.get("event"), java.util.Map.class)), 1e-5), 1e-12);
+        // a costly second tuning run would take the ledger above its budget of 5: refused before any training
+        Run again = run("tune", "--dataset", "mnist", "--epochs", "20", "--repetitions", "fixed:2", "--space", "lr=cat:0.5",
+                "--noise-multiplier", "0.5", "--ledger", ledger.toString(), "--output", tmp.resolve("tune2").toString(), "--no-progress");
+        assertTrue(again.status() != 0 && (again.err() + again.out()).contains("budget"), again.err() + again.out());
+        assertEquals(4, Files.readAllLines(ledger).size(), "a refused charge writes nothing");
+    }
 }
