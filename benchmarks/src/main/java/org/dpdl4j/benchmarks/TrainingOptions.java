@@ -9,7 +9,9 @@ import org.dpdl4j.datasets.DatasetCache;
 import org.dpdl4j.datasets.Datasets;
 import org.dpdl4j.datasets.TrainTest;
 import org.dpdl4j.models.ModelOptions;
+import org.nd4j.linalg.activations.IActivation;
 import org.nd4j.linalg.api.buffer.DataType;
+import org.nd4j.linalg.learning.config.IUpdater;
 import picocli.CommandLine.Option;
 
 /** The options of one DP-SGD run that {@code train} and {@code tune} share. */
@@ -82,9 +84,21 @@ final class TrainingOptions {
 
     /** Model options for this data with the chosen activation and optimiser. */
     ModelOptions modelOptions(TrainTest data) {
+        IActivation a;
+        IUpdater u;
+        try {
+            a = ModelOptions.activationNamed(activation);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("--activation: " + e.getMessage());
+        }
+        try {
+            u = ModelOptions.updaterNamed(optimizer, lr);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException((lr != null && !(lr > 0 && lr < Double.POSITIVE_INFINITY) ? "--lr: " : "--optimizer: ")
+                    + e.getMessage());
+        }
         return new ModelOptions(data.train().height(), data.train().width(), data.train().channels(),
-                data.train().numClasses(), ModelOptions.activationNamed(activation), ModelOptions.updaterNamed(optimizer, lr),
-                weightSeed(), DataType.FLOAT);
+                data.train().numClasses(), a, u, weightSeed(), DataType.FLOAT);
     }
 
     /** --output, else runs/&lt;command&gt;-&lt;dataset&gt;-&lt;time&gt;. */

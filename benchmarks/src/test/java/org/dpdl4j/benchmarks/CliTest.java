@@ -102,6 +102,15 @@ class CliTest {
         r = run("train", "--optimizer", "rmsprop", "--epochs", "0.01", "--no-progress", "--output", "unused");
         assertEquals(2, r.status());
         assertTrue(r.err().contains("--optimizer") && r.err().contains("rmsprop"), r.err());
+        r = run("tune", "--space", "lr=foo:1:2", "--no-progress");
+        assertEquals(2, r.status());
+        assertTrue(r.err().contains("--space") && r.err().contains("foo"), r.err());
+        r = run("tune", "--repetitions", "binomial:3", "--no-progress");
+        assertEquals(2, r.status());
+        assertTrue(r.err().contains("--repetitions") && r.err().contains("binomial"), r.err());
+        r = run("tune", "--target-epsilon", "3", "--space", "sigma=cat:1,2", "--no-progress");
+        assertEquals(2, r.status());
+        assertTrue(r.err().contains("sigma"), r.err());
         r = run("train", "--dataset", "imagenet", "--no-progress");
         assertEquals(2, r.status());
         assertTrue(r.err().contains("imagenet"), r.err());
