@@ -101,6 +101,18 @@ final class TuneCommand implements Callable<Integer> {
         if (threads < 1) {
             throw new IllegalArgumentException("--threads must be >= 1, got " + threads);
         }
+        if (rangePoints < 2) {
+            throw new IllegalArgumentException("--range-points must be >= 2, got " + rangePoints);
+        }
+        if (!(scoreNoise > 0) || Double.isInfinite(scoreNoise)) {
+            throw new IllegalArgumentException("--score-noise must be finite and > 0, got " + scoreNoise);
+        }
+        if (!(validationFraction > 0 && validationFraction < 1)) {
+            throw new IllegalArgumentException("--validation-fraction must be in (0, 1), got " + validationFraction);
+        }
+        if (maxRepetitions != null && maxRepetitions < 1) {
+            throw new IllegalArgumentException("--max-repetitions must be >= 1, got " + maxRepetitions);
+        }
         RepetitionDistribution k = RepetitionSpec.parse(repetitions, maxRepetitions);
         List<HyperparameterSpace.Axis> axes = new ArrayList<>();
         for (String s : space.isEmpty() ? List.of("lr=log:0.025:1:20") : space) {

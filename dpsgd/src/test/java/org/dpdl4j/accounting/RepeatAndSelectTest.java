@@ -130,10 +130,7 @@ class RepeatAndSelectTest {
         for (double[] t : toys) {
             double[] q = {1 - t[0] - t[1], t[0], t[1]};
             double[] qp = {1 - t[2] - t[3], t[2], t[3]};
-            double[] exactBase = new double[orders.length];
-            for (int i = 0; i < orders.length; i++) {
-                exactBase[i] = Math.max(renyi(q, qp, orders[i]), renyi(qp, q, orders[i]));
-            }
+            double[] exactBase = exactCurve(q, qp);
             for (double shape : new double[]{0, 1, 2, Double.POSITIVE_INFINITY}) {
                 double mean = 5;
                 DoubleUnaryOperator f;
@@ -173,10 +170,7 @@ class RepeatAndSelectTest {
         for (double[] t : toys) {
             double[] q = {1 - t[0] - t[1], t[0], t[1]};
             double[] qp = {1 - t[2] - t[3], t[2], t[3]};
-            double[] exactBase = new double[orders.length];
-            for (int i = 0; i < orders.length; i++) {
-                exactBase[i] = Math.max(renyi(q, qp, orders[i]), renyi(qp, q, orders[i]));
-            }
+            double[] exactBase = exactCurve(q, qp);
             for (RepetitionDistribution k : ks) {
                 DoubleUnaryOperator f = x -> {
                     double s = 0; // the PGF from the pmf, independent of the closed forms
@@ -228,6 +222,15 @@ class RepeatAndSelectTest {
         for (int i = 0; i < orders.length; i++) {
             assertEquals(Math.max(a[i], b[i]), m[i], 0);
         }
+    }
+
+    /** The toy base's exact RDP curve: the larger of the two directions at every order. */
+    private double[] exactCurve(double[] q, double[] qp) {
+        double[] c = new double[orders.length];
+        for (int i = 0; i < orders.length; i++) {
+            c[i] = Math.max(renyi(q, qp, orders[i]), renyi(qp, q, orders[i]));
+        }
+        return c;
     }
 
     private static double[] best(DoubleUnaryOperator f, double p0, double[] q) {
