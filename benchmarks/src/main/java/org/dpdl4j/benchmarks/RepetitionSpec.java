@@ -24,14 +24,11 @@ final class RepetitionSpec {
      * @throws IllegalArgumentException on a malformed or invalid specification
      */
     static RepetitionDistribution parse(String text, Long maxRepetitions) {
-        RepetitionDistribution d = parse(text);
-        if (maxRepetitions == null || d instanceof RepetitionDistribution.PointMass) {
-            return d;
-        }
-        if (maxRepetitions < 1) {
+        if (maxRepetitions != null && maxRepetitions < 1) {
             throw new IllegalArgumentException("--max-repetitions must be >= 1, got " + maxRepetitions);
         }
-        return d.truncatedAt(maxRepetitions);
+        RepetitionDistribution d = parse(text);
+        return maxRepetitions == null || d instanceof RepetitionDistribution.PointMass ? d : d.truncatedAt(maxRepetitions);
     }
 
     static RepetitionDistribution parse(String text) {

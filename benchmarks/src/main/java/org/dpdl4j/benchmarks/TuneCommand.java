@@ -110,9 +110,6 @@ final class TuneCommand implements Callable<Integer> {
         if (!(validationFraction > 0 && validationFraction < 1)) {
             throw new IllegalArgumentException("--validation-fraction must be in (0, 1), got " + validationFraction);
         }
-        if (maxRepetitions != null && maxRepetitions < 1) {
-            throw new IllegalArgumentException("--max-repetitions must be >= 1, got " + maxRepetitions);
-        }
         RepetitionDistribution k = RepetitionSpec.parse(repetitions, maxRepetitions);
         List<HyperparameterSpace.Axis> axes = new ArrayList<>();
         for (String s : space.isEmpty() ? List.of("lr=log:0.025:1:20") : space) {

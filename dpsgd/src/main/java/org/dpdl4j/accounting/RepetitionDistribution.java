@@ -230,37 +230,56 @@ public sealed interface RepetitionDistribution
 
     /**
      * K conditioned on K ≤ m (seed 004 Appendix E.1): P[K̃ = k] = 1[k ≤ m] P[K = k]/P[K ≤ m].
-     * Sums run over k = 0..m, so m should stay below a few million.
-     *
-     * @param distribution the untruncated K
-     * @param limit        m ≥ 1, with P[K ≤ m] &gt; 0
+     * P[K ≤ m] and Σ_{k≤m} k P[K = k] are summed once, at construction (O(m)); keep m below a
+     * few million.
      */
-    record Truncated(RepetitionDistribution distribution, long limit) implements RepetitionDistribution {
-        /** @throws IllegalArgumentException if m &lt; 1, the inner distribution is itself truncated, or P[K ≤ m] = 0 */
-        public Truncated {
-            java.util.Objects.requireNonNull(distribution, "distribution");
+    final class Truncated implements RepetitionDistribution {
+        private final RepetitionDistribution distribution;
+        private final long limit;
+        private final double mass;
+        private final double headMean;
+
+        /**
+         * @param distribution the untruncated K (not itself truncated)
+         * @param limit        m ≥ 1, with P[K ≤ m] &gt; 0
+         * @throws IllegalArgumentException if m &lt; 1, the inner distribution is truncated, or P[K ≤ m] = 0
+         */
+        public Truncated(RepetitionDistribution distribution, long limit) {
+            this.distribution = java.util.Objects.requireNonNull(distribution, "distribution");
             if (limit < 1) {
                 throw new IllegalArgumentException("truncation limit m must be >= 1, got " + limit);
             }
             if (distribution instanceof Truncated) {
                 throw new IllegalArgumentException("truncate the untruncated distribution once (use the smaller limit)");
             }
-            double mass = 0;
+            this.limit = limit;
+            double m = 0;
+            double h = 0;
             for (long k = 0; k <= limit; k++) {
-                mass += distribution.pmf(k);
+                double p = distribution.pmf(k);
+                m += p;
+                h += k * p;
             }
-            if (!(mass > 0)) {
+            if (!(m > 0)) {
                 throw new IllegalArgumentException("P[K <= " + limit + "] is 0 for " + distribution.describe());
             }
+            this.mass = Math.min(1, m);
+            this.headMean = h;
+        }
+
+        /** The untruncated K. */
+        public RepetitionDistribution distribution() {
+            return distribution;
+        }
+
+        /** The limit m. */
+        public long limit() {
+            return limit;
         }
 
         /** P[K ≤ m] of the untruncated K. */
         public double massKept() {
-            double mass = 0;
-            for (long k = 0; k <= limit; k++) {
-                mass += distribution.pmf(k);
-            }
-            return Math.min(1, mass);
+            return mass;
         }
 
         /**
@@ -268,25 +287,17 @@ public sealed interface RepetitionDistribution
          * rounding allowance of 1e-12·E[K] (the subtraction can lose that much).
          */
         public double tailMean() {
-            double head = 0;
-            for (long k = 1; k <= limit; k++) {
-                head += k * distribution.pmf(k);
-            }
-            return Math.max(0, distribution.mean() - head) + 1e-12 * distribution.mean();
+            return Math.max(0, distribution.mean() - headMean) + 1e-12 * distribution.mean();
         }
 
         @Override
         public double pmf(long k) {
-            return k < 0 || k > limit ? 0 : distribution.pmf(k) / massKept();
+            return k < 0 || k > limit ? 0 : distribution.pmf(k) / mass;
         }
 
         @Override
         public double mean() {
-            double head = 0;
-            for (long k = 1; k <= limit; k++) {
-                head += k * distribution.pmf(k);
-            }
-            return head / massKept();
+            return headMean / mass;
         }
 
         @Override
@@ -295,7 +306,7 @@ public sealed interface RepetitionDistribution
             for (long k = 0; k <= limit; k++) {
                 s += distribution.pmf(k) * Math.pow(x, k);
             }
-            return s / massKept();
+            return s / mass;
         }
 
         @Override
@@ -304,7 +315,7 @@ public sealed interface RepetitionDistribution
             for (long k = 1; k <= limit; k++) {
                 s += k * distribution.pmf(k) * Math.pow(x, k - 1);
             }
-            return s / massKept();
+            return s / mass;
         }
 
         @Override
@@ -329,6 +340,21 @@ public sealed interface RepetitionDistribution
         @Override
         public String describe() {
             return distribution.describe() + " truncated at " + limit;
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof Truncated t && t.limit == limit && t.distribution.equals(distribution);
+        }
+
+        @Override
+        public int hashCode() {
+            return 31 * distribution.hashCode() + Long.hashCode(limit);
+        }
+
+        @Override
+        public String toString() {
+            return "Truncated[" + distribution + ", limit=" + limit + "]";
         }
     }
 }

@@ -198,42 +198,63 @@ public final class DpSgdMechanism implements TrainingMechanism {
 
         /** Default noise multiplier σ (required unless every candidate sets {@code sigma}). */
         public Builder noiseMultiplier(double s) {
+            if (!(s >= 0) || Double.isInfinite(s)) {
+                throw new IllegalArgumentException("noise multiplier sigma must be finite and >= 0, got " + s);
+            }
             this.sigma = s;
             return this;
         }
 
         /** Default clipping norm C. */
         public Builder clipNorm(double c) {
+            if (!(c > 0) || Double.isInfinite(c)) {
+                throw new IllegalArgumentException("clip norm C must be finite and > 0, got " + c);
+            }
             this.clip = c;
             return this;
         }
 
         /** Default expected batch size B. */
         public Builder batchSize(int bs) {
+            if (bs < 1) {
+                throw new IllegalArgumentException("batch size B must be >= 1, got " + bs);
+            }
             this.batchSize = bs;
             return this;
         }
 
         /** Default epochs E. */
         public Builder epochs(double e) {
+            if (!(e > 0) || Double.isInfinite(e)) {
+                throw new IllegalArgumentException("epochs must be finite and > 0, got " + e);
+            }
             this.epochs = e;
             return this;
         }
 
         /** Largest chunk pushed through the network at once. */
         public Builder physicalBatchSize(int p) {
+            if (p < 1) {
+                throw new IllegalArgumentException("physical batch size must be >= 1, got " + p);
+            }
             this.physicalBatchSize = p;
             return this;
         }
 
         /** δ reported to the trainer's listeners. */
         public Builder delta(double d) {
+            if (!(d > 0 && d < 1)) {
+                throw new IllegalArgumentException("delta must be in (0, 1), got " + d);
+            }
             this.delta = d;
             return this;
         }
 
         /** DP-SGD worker threads per run. */
         public Builder workers(int w) {
+            if (w < 1 || w > 256) {
+                throw new IllegalArgumentException("workers must be in [1, 256], got " + w);
+            }
             this.workers = w;
             return this;
         }

@@ -24,14 +24,18 @@ public final class HyperparameterSpace {
     private final List<Axis> axes;
     private final int rangePoints;
     private final ToDoubleFunction<Candidate> prior;
-    private final double[] cumulative; // prior's cumulative weights over candidates(), when a prior is set
+    private final List<List<Object>> values; // each axis's (discretised) values, computed once
+    private final List<Candidate> weighted; // candidates() when a prior is set, else null
+    private final double[] cumulative; // the prior's cumulative weights over {@code weighted}
 
     private HyperparameterSpace(List<Axis> axes, int rangePoints, ToDoubleFunction<Candidate> prior) {
         this.axes = List.copyOf(axes);
         this.rangePoints = rangePoints;
         this.prior = prior;
+        this.values = this.axes.stream().map(a -> a.values(rangePoints)).toList();
         if (prior != null) {
             List<Candidate> all = candidates();
+            weighted = all;
             cumulative = new double[all.size()];
             double sum = 0;
             for (int i = 0; i < all.size(); i++) {
@@ -46,6 +50,7 @@ public final class HyperparameterSpace {
                 throw new IllegalArgumentException("prior weights must not all be 0");
             }
         } else {
+            weighted = null;
             cumulative = null;
         }
     }
@@ -100,8 +105,8 @@ public final class HyperparameterSpace {
     /** The number of candidates in the (discretised) product. */
     public long size() {
         long n = 1;
-        for (Axis a : axes) {
-            n = Math.multiplyExact(n, a.values(rangePoints).size());
+        for (List<Object> v : values) {
+            n = Math.multiplyExact(n, v.size());
         }
         return n;
     }
@@ -122,7 +127,7 @@ public final class HyperparameterSpace {
         for (long c = 0; c < size; c++) {
             out.add(at(index));
             for (int a = axes.size() - 1; a >= 0; a--) {
-                if (++index[a] < axes.get(a).values(rangePoints).size()) {
+                if (++index[a] < values.get(a).size()) {
                     break;
                 }
                 index[a] = 0;
@@ -142,11 +147,11 @@ public final class HyperparameterSpace {
             double u = random.nextDouble() * cumulative[cumulative.length - 1];
             int i = Arrays.binarySearch(cumulative, u);
             i = i >= 0 ? i + 1 : -i - 1;
-            return candidates().get(Math.min(i, cumulative.length - 1));
+            return weighted.get(Math.min(i, cumulative.length - 1));
         }
         int[] index = new int[axes.size()];
         for (int a = 0; a < index.length; a++) {
-            index[a] = random.nextInt(axes.get(a).values(rangePoints).size());
+            index[a] = random.nextInt(values.get(a).size());
         }
         return at(index);
     }
@@ -154,7 +159,7 @@ public final class HyperparameterSpace {
     private Candidate at(int[] index) {
         Map<String, Object> m = new LinkedHashMap<>();
         for (int a = 0; a < index.length; a++) {
-            m.put(axes.get(a).name(), axes.get(a).values(rangePoints).get(index[a]));
+            m.put(axes.get(a).name(), values.get(a).get(index[a]));
         }
         return new Candidate(m);
     }
