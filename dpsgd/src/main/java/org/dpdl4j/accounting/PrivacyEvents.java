@@ -31,6 +31,9 @@ public final class PrivacyEvents {
             case "zcdp" -> new ZcdpEvent(number(map, "rho"));
             case "repeat_and_select" -> new RepeatAndSelectEvent(child(map),
                     RepetitionDistribution.fromMap(asMap(map.get("distribution"))));
+            case "subsampled_tuning" -> new SubsampledTuningEvent(fromMap(asMap(map.get("tuning"))),
+                    fromMap(asMap(map.get("final_run"))), number(map, "tune_fraction"),
+                    variant(map));
             case "non_private" -> new NonPrivateEvent();
             case "no_op" -> new NoOpEvent();
             default -> throw new IllegalArgumentException("unknown event type '" + t + "'");
@@ -57,6 +60,14 @@ public final class PrivacyEvents {
             throw new IllegalArgumentException("expected a map, got " + o);
         }
         return m;
+    }
+
+    private static SubsampledTuningEvent.Variant variant(Map<?, ?> map) {
+        double v = number(map, "variant");
+        if (v != 1 && v != 2) {
+            throw new IllegalArgumentException("event field 'variant' must be 1 or 2, got " + v);
+        }
+        return SubsampledTuningEvent.Variant.of((int) v);
     }
 
     private static long count(Map<?, ?> map) {

@@ -24,6 +24,9 @@ import java.util.Arrays;
  *       (truncated K); with a pure ε-DP base and truncated negative binomial K, {@link #guarantee}
  *       also applies Corollary 3, ((2 + η)ε, 0)-DP.</li>
  *   <li>{@link PointwiseMaxEvent}: the pointwise maximum of the curves (seed 003 Lemma 9).</li>
+ *   <li>{@link SubsampledTuningEvent}: variant 1 by seed 003 Theorem 6, ε(α) = max{ε₁(α), ε₂(α)} of
+ *       eqs. (3.6)–(3.7) at the integer order ⌈α⌉ ≥ 2 (orders above {@value #MAX_ZHU_WANG_ORDER} get
+ *       +∞); variant 2 as the Zhu–Wang-subsampled tuning curve plus the final run's (Section 3.3).</li>
  * </ul>
  * Conversion to (ε, δ) is {@link RdpConversion}.
  */
@@ -165,6 +168,8 @@ public final class RdpAccountant {
                     out[i] = Math.max(out[i], inner[i]);
                 }
             }
+        } else if (event instanceof SubsampledTuningEvent s) {
+            return subsampledTuning(s, alphas);
         } else if (event instanceof NonPrivateEvent) {
             Arrays.fill(out, Double.POSITIVE_INFINITY);
         } else if (!(event instanceof NoOpEvent)) {
@@ -193,8 +198,8 @@ public final class RdpAccountant {
         return zhuWang(inner, q, alphas);
     }
 
-    /** Seed 003 Theorem 4 (Zhu &amp; Wang 2019), evaluated at the integer order ⌈α⌉ ≥ 2. */
-    private static double[] zhuWang(PrivacyEvent inner, double q, double[] alphas) {
+    /** The integer orders 2, 3, …, max(2, min(⌈max α⌉, {@value #MAX_ZHU_WANG_ORDER})). */
+    private static double[] integerOrdersUpTo(double[] alphas) {
         int maxInt = 2;
         for (double a : alphas) {
             maxInt = Math.max(maxInt, (int) Math.min(MAX_ZHU_WANG_ORDER, Math.ceil(a)));
@@ -203,7 +208,12 @@ public final class RdpAccountant {
         for (int j = 2; j <= maxInt; j++) {
             ints[j - 2] = j;
         }
-        double[] base = rdp(inner, ints); // base[j - 2] = ε(j)
+        return ints;
+    }
+
+    /** Seed 003 Theorem 4 (Zhu &amp; Wang 2019), evaluated at the integer order ⌈α⌉ ≥ 2. */
+    private static double[] zhuWang(PrivacyEvent inner, double q, double[] alphas) {
+        double[] base = rdp(inner, integerOrdersUpTo(alphas)); // base[j - 2] = ε(j)
         double logQ = Math.log(q);
         double log1mQ = Math.log1p(-q);
         double[] out = new double[alphas.length];
@@ -221,6 +231,60 @@ public final class RdpAccountant {
                         + (a - j) * log1mQ + (j - 1) * base[j - 2]);
             }
             out[i] = Double.isNaN(log) ? Double.POSITIVE_INFINITY : Math.max(0, log / (a - 1));
+        }
+        return out;
+    }
+
+    /**
+     * Seed 003 Theorem 6 (variant 1) or Theorem 4 plus composition (variant 2). For variant 1, with
+     * E_t(j) = (j − 1)ε_tune(j) and E_b(j) = (j − 1)ε_base(j) (both 0 at j = 1), at integer a = ⌈α⌉ ≥ 2:
+     * (a − 1)ε₁ = log[q^a e^{E_t(a)} + (1 − q)^a e^{E_b(a)} + Σ_{j=1}^{a−1} C(a, j) q^{a−j}(1 − q)^j
+     * e^{E_t(a−j)} e^{E_b(j)}] (eq. 3.6) and (a − 1)ε₂ = log[(1 − q)^{a−1} e^{E_b(a)} + Σ_{j=1}^{a−1}
+     * C(a−1, j) q^j (1 − q)^{a−1−j} e^{E_t(j+1)} e^{E_b(a−j)}] (eq. 3.7). q = 0 and q = 1 give the final
+     * run's and the tuning's curve exactly (Remark 7).
+     */
+    private static double[] subsampledTuning(SubsampledTuningEvent s, double[] alphas) {
+        double q = s.tuneFraction();
+        if (s.variant() == SubsampledTuningEvent.Variant.FULL) {
+            return rdp(ComposedEvent.of(new PoissonSampledEvent(s.tuning(), q), s.finalRun()), alphas);
+        }
+        if (q == 0) {
+            return rdp(s.finalRun(), alphas);
+        }
+        if (q == 1) {
+            return rdp(s.tuning(), alphas);
+        }
+        double[] ints = integerOrdersUpTo(alphas);
+        double[] tune = rdp(s.tuning(), ints);
+        double[] base = rdp(s.finalRun(), ints);
+        int n = ints.length + 2;
+        double[] logTune = new double[n]; // logTune[j] = (j − 1)ε_tune(j); index 0 unused
+        double[] logBase = new double[n];
+        for (int j = 2; j < n; j++) {
+            logTune[j] = (j - 1) * tune[j - 2];
+            logBase[j] = (j - 1) * base[j - 2];
+        }
+        double logQ = Math.log(q);
+        double log1mQ = Math.log1p(-q);
+        double[] out = new double[alphas.length];
+        for (int i = 0; i < alphas.length; i++) {
+            double ceil = Math.max(2, Math.ceil(alphas[i]));
+            if (ceil > MAX_ZHU_WANG_ORDER) {
+                out[i] = Double.POSITIVE_INFINITY;
+                continue;
+            }
+            int a = (int) ceil;
+            double e1 = LogMath.logAdd(a * logQ + logTune[a], a * log1mQ + logBase[a]);
+            for (int j = 1; j < a; j++) {
+                e1 = LogMath.logAdd(e1, LogMath.logBinomial(a, j) + (a - j) * logQ + j * log1mQ + logTune[a - j] + logBase[j]);
+            }
+            double e2 = (a - 1) * log1mQ + logBase[a];
+            for (int j = 1; j < a; j++) {
+                e2 = LogMath.logAdd(e2, LogMath.logBinomial(a - 1, j) + j * logQ + (a - 1 - j) * log1mQ + logTune[j + 1]
+                        + logBase[a - j]);
+            }
+            double eps = Math.max(e1, e2) / (a - 1);
+            out[i] = Double.isNaN(eps) ? Double.POSITIVE_INFINITY : Math.max(0, eps);
         }
         return out;
     }
