@@ -9,6 +9,7 @@ import org.dpdl4j.accounting.RdpAccountant;
 import org.dpdl4j.accounting.RepeatAndSelectEvent;
 import org.dpdl4j.accounting.RepetitionDistribution;
 import org.dpdl4j.accounting.SelfComposedEvent;
+import org.dpdl4j.accounting.SubsampledTuningEvent;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -16,7 +17,8 @@ import picocli.CommandLine.Option;
 /** {@code dpdl4j account}: what a mechanism costs, without training anything. */
 @Command(name = "account", mixinStandardHelpOptions = true,
         description = "Privacy accounting (RDP accountant, dp_accounting's default order grid).",
-        subcommands = {AccountCommand.DpSgd.class, AccountCommand.Calibrate.class, AccountCommand.Tuning.class})
+        subcommands = {AccountCommand.DpSgd.class, AccountCommand.Calibrate.class, AccountCommand.Tuning.class,
+                AccountCommand.SubsampledTuning.class})
 final class AccountCommand {
 
     /** Options every accounting command takes, and how it reports. */
@@ -119,6 +121,70 @@ final class AccountCommand {
                             + "one run %.6g; naive composition over %d runs %.6g",
                     k.describe(), k.mean(), g.epsilon(), report.delta, g.order(), single.epsilon(),
                     (long) Math.ceil(k.mean()), naive.epsilon()), g, extra);
+            return 0;
+        }
+    }
+
+    /** {@code account subsampled-tuning}: ε of tuning on a Poisson subset plus the final run (seed 003). */
+    @Command(name = "subsampled-tuning", mixinStandardHelpOptions = true,
+            description = {"(epsilon, delta) of random search (Poisson K) on a Poisson subset X1 of rate q_tune, plus the final DP-SGD run",
+                    "on X \\ X1 (variant 1, seed 003 Theorem 6) or on X (variant 2, Theorem 4 + composition); the same search",
+                    "on all the data followed by nothing else (Papernot-Steinke, seed 004) is the baseline."})
+    static final class SubsampledTuning implements Callable<Integer> {
+        @Mixin
+        ScheduleOptions schedule;
+
+        @Mixin
+        Report report;
+
+        @Option(names = "--noise-multiplier", paramLabel = "σ", required = true, description = "Noise multiplier sigma of every run.")
+        double sigma;
+
+        @Option(names = "--repetitions", required = true, paramLabel = "SPEC", description = "Distribution of K: " + RepetitionSpec.FORMS + ".")
+        String repetitions;
+
+        @Option(names = "--max-repetitions", paramLabel = "m", description = "Truncate K at m runs (seed 004 Lemma 22).")
+        Long maxRepetitions;
+
+        @Option(names = "--tune-fraction", paramLabel = "q_tune", defaultValue = "0.1",
+                description = "Probability that a record is in the tuning subset X1, in [0, 1] (default ${DEFAULT-VALUE}).")
+        double tuneFraction;
+
+        @Option(names = "--variant", paramLabel = "1|2", defaultValue = "1",
+                description = "1: final run on X \\ X1; 2: final run on X (default ${DEFAULT-VALUE}).")
+        int variant;
+
+        @Override
+        public Integer call() {
+            if (!(tuneFraction >= 0 && tuneFraction <= 1)) {
+                throw new IllegalArgumentException("--tune-fraction must be in [0, 1], got " + tuneFraction);
+            }
+            SubsampledTuningEvent.Variant v;
+            try {
+                v = SubsampledTuningEvent.Variant.of(variant);
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("--variant must be 1 (final run on X \\ X1) or 2 (on X), got " + variant);
+            }
+            double[] qt = schedule.resolve();
+            long steps = (long) qt[1];
+            RepetitionDistribution k = RepetitionSpec.parse(repetitions, maxRepetitions);
+            RdpAccountant acc = RdpAccountant.standard();
+            var run = NoiseCalibration.dpSgd(qt[0], sigma, steps);
+            var search = new RepeatAndSelectEvent(run, k);
+            PrivacyGuarantee g = acc.guarantee(new SubsampledTuningEvent(search, run, tuneFraction, v), report.delta);
+            PrivacyGuarantee baseline = acc.guarantee(search, report.delta);
+            PrivacyGuarantee single = acc.guarantee(run, report.delta);
+            Map<String, Object> extra = Report.schedule(qt[0], sigma, steps);
+            extra.put("repetitions", repetitions);
+            extra.put("distribution", k.describe());
+            extra.put("tune_fraction", tuneFraction);
+            extra.put("variant", variant);
+            extra.put("baseline_epsilon", baseline.epsilon());
+            extra.put("epsilon_single_run", single.epsilon());
+            report.print(String.format("variant %d, q_tune = %s, K ~ %s: epsilon = %.6g at delta = %s (RDP order %s); "
+                            + "baseline (same search on all data, seed 004) %.6g; one run %.6g",
+                    variant, tuneFraction, k.describe(), g.epsilon(), report.delta, g.order(), baseline.epsilon(),
+                    single.epsilon()), g, extra);
             return 0;
         }
     }

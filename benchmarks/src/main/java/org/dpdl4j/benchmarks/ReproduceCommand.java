@@ -11,9 +11,10 @@ import picocli.CommandLine.Parameters;
 /** {@code dpdl4j reproduce ID}: recompute a seed paper's figure, write ID.csv and ID.png. */
 @Command(name = "reproduce", mixinStandardHelpOptions = true,
         description = {"Reproduce a figure of a seed paper: writes <id>.csv (one row per plotted point) and <id>.png into --output,",
-                "and prints 'paper vs ours'. IDs: ps-figure2 ... ps-figure7 (Papernot & Steinke 2022, seed 004)."})
+                "and prints 'paper vs ours'. IDs: ps-figure2 ... ps-figure7 (Papernot & Steinke 2022, seed 004);",
+                "koskela-figure1 (Koskela & Kulkarni 2023, seed 003, analytic)."})
 final class ReproduceCommand implements Callable<Integer> {
-    @Parameters(index = "0", paramLabel = "ID", description = "ps-figure2, ps-figure3, ps-figure4, ps-figure5, ps-figure6 or ps-figure7.")
+    @Parameters(index = "0", paramLabel = "ID", description = "ps-figure2 ... ps-figure7 or koskela-figure1.")
     String id;
 
     @Option(names = "--output", defaultValue = "reproductions", description = "Directory for the CSV and PNG (default ${DEFAULT-VALUE}).")
@@ -32,7 +33,8 @@ final class ReproduceCommand implements Callable<Integer> {
             case "ps-figure5" -> PapernotSteinkeFigures.figure5();
             case "ps-figure6" -> PapernotSteinkeFigures.figure6();
             case "ps-figure7" -> PapernotSteinkeFigures.figure7(landscapeFile());
-            default -> throw new IllegalArgumentException("ID must be ps-figure2 ... ps-figure7, got '" + id + "'");
+            case "koskela-figure1" -> KoskelaKulkarniFigures.figure1();
+            default -> throw new IllegalArgumentException("ID must be ps-figure2 ... ps-figure7 or koskela-figure1, got '" + id + "'");
         };
         f.write(output);
         System.out.println("wrote " + output.resolve(id + ".csv") + " and " + output.resolve(id + ".png"));

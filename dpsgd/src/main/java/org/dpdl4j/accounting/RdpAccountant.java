@@ -13,8 +13,10 @@ import java.util.Arrays;
  *       independently is sampling once with the product rate).</li>
  *   <li>{@link PoissonSampledEvent} of any other event: Zhu &amp; Wang 2019 as printed in seed 003
  *       (003_cdf356da0d11b876.txt) Theorem 4, at integer α ≥ 2, from the inner event's ε at the
- *       integer orders 2..α; a fractional α uses the next integer up (RDP is non-decreasing in α),
- *       α &lt; 2 uses α = 2. Orders above {@value #MAX_ZHU_WANG_ORDER} get +∞.</li>
+ *       integer orders 2..α, capped by the inner ε(α) itself (a subsampled mechanism is a
+ *       data-independent mixture, never worse than the whole, App. D.2); a fractional α uses the
+ *       next integer up (RDP is non-decreasing in α), α &lt; 2 uses α = 2. Orders above
+ *       {@value #MAX_ZHU_WANG_ORDER} get +∞.</li>
  *   <li>{@link LaplaceEvent}(b): Mironov 2017, Proposition 6.</li>
  *   <li>{@link PureDpEvent}(ε): min(ε, αε²/2) (ε-DP ⇒ ε²/2-zCDP, Bun &amp; Steinke 2016 Prop. 3.3).</li>
  *   <li>{@link ZcdpEvent}(ρ): ρα. {@link NonPrivateEvent}: +∞. {@link NoOpEvent}: 0.</li>
@@ -230,7 +232,9 @@ public final class RdpAccountant {
                 log = LogMath.logAdd(log, Math.log(3) + LogMath.logBinomial(a, j) + j * logQ
                         + (a - j) * log1mQ + (j - 1) * base[j - 2]);
             }
-            out[i] = Double.isNaN(log) ? Double.POSITIVE_INFINITY : Math.max(0, log / (a - 1));
+            double bound = Double.isNaN(log) ? Double.POSITIVE_INFINITY : Math.max(0, log / (a - 1));
+            // never worse than the unsampled mechanism (quasi-convexity of Rényi divergence, seed 003 App. D.2)
+            out[i] = Math.min(bound, base[a - 2]);
         }
         return out;
     }
