@@ -116,6 +116,36 @@ public record LabeledData(INDArray features, INDArray labels, int channels, int 
     public record Split(LabeledData train, LabeledData validation) {
     }
 
+    /**
+     * A Poisson subsample: each example joins {@code subset} independently with probability
+     * {@code rate}, and the others form {@code rest} (seed 003 Section 3.1, step 1). Order is kept.
+     *
+     * @param rate   inclusion probability in [0, 1]
+     * @param random the coin flips (a {@link java.security.SecureRandom} for a private deployment)
+     * @throws IllegalArgumentException if the rate is out of range
+     */
+    public Partition poissonSubset(double rate, java.util.random.RandomGenerator random) {
+        if (!(rate >= 0 && rate <= 1)) {
+            throw new IllegalArgumentException("Poisson subsampling rate must be in [0, 1], got " + rate);
+        }
+        int[] in = new int[size()];
+        int[] out = new int[size()];
+        int nIn = 0;
+        int nOut = 0;
+        for (int i = 0; i < size(); i++) {
+            if (random.nextDouble() < rate) {
+                in[nIn++] = i;
+            } else {
+                out[nOut++] = i;
+            }
+        }
+        return new Partition(rows(Arrays.copyOf(in, nIn)), rows(Arrays.copyOf(out, nOut)));
+    }
+
+    /** A subset and the rest of the data. */
+    public record Partition(LabeledData subset, LabeledData rest) {
+    }
+
     /** The integer class of every example (argmax of the one-hot row). */
     public int[] classIndices() {
         return labels.argMax(1).toIntVector();

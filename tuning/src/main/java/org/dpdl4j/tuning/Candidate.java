@@ -53,6 +53,17 @@ public record Candidate(Map<String, Object> values) {
         return has(axis) ? String.valueOf(values.get(axis)) : fallback;
     }
 
+    /**
+     * This candidate with one axis set (added or replaced).
+     *
+     * @throws IllegalArgumentException if the value is neither a Double nor a String
+     */
+    public Candidate with(String axis, Object value) {
+        Map<String, Object> m = new TreeMap<>(values);
+        m.put(axis, value);
+        return new Candidate(m);
+    }
+
     /** A JSON-ready copy. */
     public Map<String, Object> toMap() {
         return new LinkedHashMap<>(values);

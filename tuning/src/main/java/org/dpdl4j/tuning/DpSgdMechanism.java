@@ -4,13 +4,18 @@ import java.security.SecureRandom;
 import java.util.Objects;
 import java.util.Random;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
 import org.dpdl4j.accounting.ComposedEvent;
 import org.dpdl4j.accounting.GaussianEvent;
+import org.dpdl4j.accounting.NoiseCalibration;
 import org.dpdl4j.accounting.PrivacyEvent;
+import org.dpdl4j.accounting.RdpAccountant;
 import org.dpdl4j.datasets.LabeledData;
 import org.dpdl4j.dpsgd.DpSgdConfig;
 import org.dpdl4j.dpsgd.DpSgdTrainer;
+import org.dpdl4j.dpsgd.TrainingListener;
+import org.dpdl4j.dpsgd.TrainingResult;
 import org.dpdl4j.models.ModelOptions;
 import org.dpdl4j.models.Models;
 
@@ -25,7 +30,10 @@ import org.dpdl4j.models.Models;
  * <p>Candidate axes it understands (others are rejected): {@code lr}, {@code optimizer}
  * ({@value ModelOptions#OPTIMIZERS}), {@code activation} ({@value ModelOptions#ACTIVATIONS}),
  * {@code sigma} (noise multiplier σ), {@code clip} (C), {@code batch_size} (expected batch B,
- * q = B/n), {@code epochs} (T = ⌈E/q⌉). Axes that change σ, q or T change the event.
+ * q = B/n), {@code sampling_rate} (q itself, expected batch q·n), {@code epochs} (T = ⌈E/q⌉). Axes
+ * that change σ, q or T change the event. With {@link Builder#perCandidateEpsilon} a candidate
+ * without {@code sigma} gets the smallest σ for which its DP-SGD run (q, T) meets that ε
+ * (seed 003 Section 4.1).
  *
  * <p>The score is (correct + N(0, s²))/n_val with s = {@code scoreNoise}·n_val: changing one
  * example changes the count of correct predictions by at most 1, so the release is a
@@ -34,7 +42,8 @@ import org.dpdl4j.models.Models;
  */
 public final class DpSgdMechanism implements TrainingMechanism {
     /** The candidate axes this mechanism understands. */
-    public static final Set<String> AXES = Set.of("lr", "optimizer", "activation", "sigma", "clip", "batch_size", "epochs");
+    public static final Set<String> AXES = Set.of("lr", "optimizer", "activation", "sigma", "clip", "batch_size", "sampling_rate",
+            "epochs");
 
     /** How a run's score is released. */
     public enum Scoring {
@@ -49,6 +58,7 @@ public final class DpSgdMechanism implements TrainingMechanism {
     private final String modelName;
     private final ModelOptions modelOptions;
     private final Builder b;
+    private final ConcurrentHashMap<String, Double> calibrated = new ConcurrentHashMap<>();
 
     private DpSgdMechanism(Builder b, LabeledData train, LabeledData validation) {
         this.b = b;
@@ -65,7 +75,51 @@ public final class DpSgdMechanism implements TrainingMechanism {
     public DpSgdMechanism withNoiseMultiplier(double sigma) {
         Builder copy = b.copy();
         copy.sigma = sigma;
+        copy.perCandidateEpsilon = null;
         return new DpSgdMechanism(copy, train, validation);
+    }
+
+    /**
+     * The same mechanism (same splits) with the score's noise fixed at {@code s} correct-counts
+     * (ignored for a public holdout).
+     *
+     * @throws IllegalArgumentException if s is not finite and &gt; 0 under private scoring
+     */
+    public DpSgdMechanism withScoreNoiseCount(double s) {
+        Builder copy = b.copy();
+        if (b.scoring == Scoring.PRIVATE_VALIDATION) {
+            if (!(s > 0) || Double.isInfinite(s)) {
+                throw new IllegalArgumentException("score noise (correct-counts) must be finite and > 0, got " + s);
+            }
+            copy.scoreNoiseCount = s;
+        }
+        return new DpSgdMechanism(copy, train, validation);
+    }
+
+    /**
+     * The same settings over other private data (split anew with the same seed), for example a
+     * subset to tune on, with the score released with noise of standard deviation {@code scoreNoiseCount}
+     * correct-counts (fixed, so that the event does not depend on the new data's size).
+     *
+     * @throws IllegalArgumentException if the count is not finite and &gt; 0 under private scoring
+     */
+    public DpSgdMechanism withData(LabeledData privateData, double scoreNoiseCount) {
+        return b.copyFor(privateData).build().withScoreNoiseCount(scoreNoiseCount);
+    }
+
+    /** All the private data this mechanism was built over (its train and validation splits together). */
+    public LabeledData privateData() {
+        return b.data;
+    }
+
+    /** True if the DP-SGD sampling rate q is set directly, so that runs cost the same on data of any size. */
+    public boolean hasFixedSamplingRate() {
+        return b.samplingRate != null;
+    }
+
+    /** The candidate with its optimiser and learning rate written out (defaults made explicit). */
+    public Candidate explicit(Candidate c) {
+        return c.with("optimizer", optimizer(c)).with("lr", learningRate(c));
     }
 
     /** A builder over the private training data (the test set is not given to the mechanism). */
@@ -90,20 +144,33 @@ public final class DpSgdMechanism implements TrainingMechanism {
 
     /** The standard deviation s of the released correct-count (0 for a public holdout). */
     public double scoreNoiseCount() {
-        return b.scoring == Scoring.PRIVATE_VALIDATION ? b.scoreNoise * validation.size() : 0;
+        if (b.scoring != Scoring.PRIVATE_VALIDATION) {
+            return 0;
+        }
+        return b.scoreNoiseCount != null ? b.scoreNoiseCount : b.scoreNoise * validation.size();
+    }
+
+    /** The optimiser a candidate trains with. */
+    public String optimizer(Candidate c) {
+        return c.text("optimizer", b.optimizer);
+    }
+
+    /** The learning rate a candidate trains with (the optimiser's default when neither sets one). */
+    public double learningRate(Candidate c) {
+        return c.has("lr") ? c.number("lr") : ModelOptions.updaterNamed(optimizer(c), b.lr).getLearningRate(0, 0);
     }
 
     /** The DP-SGD settings this candidate runs with (seed and workers as configured). */
     public DpSgdConfig config(Candidate c, long seed) {
+        return config(c, seed, train.size());
+    }
+
+    private DpSgdConfig config(Candidate c, long seed, int n) {
         check(c);
-        int n = train.size();
-        double batch = c.number("batch_size", b.batchSize);
-        if (batch != Math.rint(batch) || batch < 1 || batch > n) {
-            throw new IllegalArgumentException("batch_size must be an integer in [1, " + n + "], got " + batch + " in " + c);
-        }
-        double q = batch / n;
-        DpSgdConfig.Builder cb = DpSgdConfig.builder().samplingRate(q).noiseMultiplier(c.number("sigma", b.sigma))
-                .clipNorm(c.number("clip", b.clip)).steps(DpSgdConfig.stepsForEpochs(c.number("epochs", b.epochs), q))
+        double q = samplingRate(c, n);
+        long steps = DpSgdConfig.stepsForEpochs(c.number("epochs", b.epochs), q);
+        DpSgdConfig.Builder cb = DpSgdConfig.builder().samplingRate(q).noiseMultiplier(noiseMultiplier(c, q, steps))
+                .clipNorm(c.number("clip", b.clip)).steps(steps)
                 .physicalBatchSize(b.physicalBatchSize).delta(b.delta).workers(b.workers).secureRandom(b.secureRandom);
         if (!b.secureRandom) {
             cb.seed(seed);
@@ -111,22 +178,80 @@ public final class DpSgdMechanism implements TrainingMechanism {
         return cb.build();
     }
 
+    private double samplingRate(Candidate c, int n) {
+        if (c.has("sampling_rate") && c.has("batch_size")) {
+            throw new IllegalArgumentException("a candidate sets either batch_size or sampling_rate, not both: " + c);
+        }
+        if (c.has("sampling_rate") || !c.has("batch_size") && b.samplingRate != null) {
+            double q = c.number("sampling_rate", b.samplingRate == null ? Double.NaN : b.samplingRate);
+            if (!(q > 0 && q <= 1)) {
+                throw new IllegalArgumentException("sampling_rate q must be in (0, 1], got " + q + " in " + c);
+            }
+            return q;
+        }
+        double batch = c.number("batch_size", b.batchSize);
+        if (batch != Math.rint(batch) || batch < 1 || batch > n) {
+            throw new IllegalArgumentException("batch_size must be an integer in [1, " + n + "], got " + batch + " in " + c);
+        }
+        return batch / n;
+    }
+
+    private double noiseMultiplier(Candidate c, double q, long steps) {
+        if (c.has("sigma") || b.perCandidateEpsilon == null) {
+            return c.number("sigma", b.sigma);
+        }
+        return calibrated.computeIfAbsent(q + "/" + steps,
+                k -> NoiseCalibration.noiseMultiplier(q, steps, b.perCandidateEpsilon, b.delta, RdpAccountant.standard(),
+                        NoiseCalibration.DEFAULT_TOLERANCE));
+    }
+
     @Override
     public PrivacyEvent event(Candidate c) {
-        DpSgdConfig cfg = config(c, 0);
-        PrivacyEvent run = DpSgdTrainer.event(cfg.samplingRate(), cfg.noiseMultiplier(), cfg.steps());
+        PrivacyEvent run = trainingEvent(c);
         return b.scoring == Scoring.PRIVATE_VALIDATION ? ComposedEvent.of(run, new GaussianEvent(scoreNoiseCount())) : run;
+    }
+
+    /** The DP-SGD part of {@link #event}: what training with this candidate costs, without the score. */
+    public PrivacyEvent trainingEvent(Candidate c) {
+        DpSgdConfig cfg = config(c, 0);
+        return DpSgdTrainer.event(cfg.samplingRate(), cfg.noiseMultiplier(), cfg.steps());
+    }
+
+    /**
+     * One DP-SGD run with this candidate on other data (for example a final model on all the
+     * training data), with no validation and no score. Its event is {@link #trainingEvent} whenever the
+     * sampling rate does not depend on the data's size (candidates with {@code sampling_rate}, or a
+     * builder with {@link Builder#samplingRate}).
+     *
+     * @param init     a network to continue from (copied, then given the candidate's learning rate), or
+     *                 null for a fresh one
+     * @param listener progress of the run
+     */
+    public TrainingResult train(Candidate c, LabeledData data, long seed, MultiLayerNetwork init, TrainingListener listener) {
+        DpSgdConfig cfg = config(c, seed, data.size());
+        MultiLayerNetwork net;
+        if (init != null) {
+            net = init.clone();
+            net.setLearningRate(learningRate(c));
+        } else {
+            net = network(c, seed);
+        }
+        return new DpSgdTrainer().train(net, data, cfg, listener);
+    }
+
+    private MultiLayerNetwork network(Candidate c, long seed) {
+        ModelOptions options = modelOptions
+                .withUpdater(ModelOptions.updaterNamed(optimizer(c), c.has("lr") ? c.number("lr") : b.lr))
+                .withActivation(ModelOptions.activationNamed(c.text("activation", b.activation)))
+                .withSeed(seed);
+        return Models.byName(modelName, options);
     }
 
     @Override
     public TrialResult run(Candidate c, long seed, TuningListener listener, int trial) {
         long start = System.nanoTime();
         DpSgdConfig cfg = config(c, seed);
-        ModelOptions options = modelOptions
-                .withUpdater(ModelOptions.updaterNamed(c.text("optimizer", b.optimizer), c.has("lr") ? c.number("lr") : b.lr))
-                .withActivation(ModelOptions.activationNamed(c.text("activation", b.activation)))
-                .withSeed(seed);
-        MultiLayerNetwork net = Models.byName(modelName, options);
+        MultiLayerNetwork net = network(c, seed);
         new DpSgdTrainer().train(net, train, cfg, info -> listener.onTrialStep(trial, info));
         double accuracy = DpSgdTrainer.accuracy(net, validation);
         double score;
@@ -150,7 +275,7 @@ public final class DpSgdMechanism implements TrainingMechanism {
     }
 
     /** Settings of {@link DpSgdMechanism}; the defaults follow {@code dpdl4j train}. */
-    public static final class Builder implements Cloneable {
+    public static final class Builder {
         private final LabeledData data;
         private String modelName = "standard-cnn";
         private ModelOptions modelOptions = ModelOptions.mnist();
@@ -169,9 +294,64 @@ public final class DpSgdMechanism implements TrainingMechanism {
         private long splitSeed = 0;
         private Scoring scoring = Scoring.PRIVATE_VALIDATION;
         private double scoreNoise = 0.005;
+        private Double scoreNoiseCount;
+        private Double samplingRate;
+        private Double perCandidateEpsilon;
 
         private Builder(LabeledData data) {
             this.data = Objects.requireNonNull(data, "data");
+        }
+
+        private Builder(Builder other, LabeledData data) {
+            this(data);
+            modelName = other.modelName;
+            modelOptions = other.modelOptions;
+            optimizer = other.optimizer;
+            lr = other.lr;
+            activation = other.activation;
+            sigma = other.sigma;
+            clip = other.clip;
+            batchSize = other.batchSize;
+            epochs = other.epochs;
+            physicalBatchSize = other.physicalBatchSize;
+            delta = other.delta;
+            workers = other.workers;
+            secureRandom = other.secureRandom;
+            validationFraction = other.validationFraction;
+            splitSeed = other.splitSeed;
+            scoring = other.scoring;
+            scoreNoise = other.scoreNoise;
+            scoreNoiseCount = other.scoreNoiseCount;
+            samplingRate = other.samplingRate;
+            perCandidateEpsilon = other.perCandidateEpsilon;
+        }
+
+        /**
+         * A fixed DP-SGD sampling rate q (expected batch q·n), used instead of {@link #batchSize} by
+         * candidates that set neither; keeps the event independent of the data's size.
+         *
+         * @throws IllegalArgumentException if q ∉ (0, 1]
+         */
+        public Builder samplingRate(double q) {
+            if (!(q > 0 && q <= 1)) {
+                throw new IllegalArgumentException("sampling rate q must be in (0, 1], got " + q);
+            }
+            this.samplingRate = q;
+            return this;
+        }
+
+        /**
+         * Candidates without {@code sigma} get the smallest σ (to 1e-6, rounded up) for which their
+         * DP-SGD run (q, T) is (ε, δ)-DP, δ as set by {@link #delta} (seed 003 Section 4.1).
+         *
+         * @throws IllegalArgumentException if ε is not finite and &gt; 0
+         */
+        public Builder perCandidateEpsilon(double epsilon) {
+            if (!(epsilon > 0) || Double.isInfinite(epsilon)) {
+                throw new IllegalArgumentException("per-candidate epsilon must be finite and > 0, got " + epsilon);
+            }
+            this.perCandidateEpsilon = epsilon;
+            return this;
         }
 
         /** Model by name ({@value Models#NAMES}) and its options; the candidate's lr/optimizer/activation override. */
@@ -301,11 +481,11 @@ public final class DpSgdMechanism implements TrainingMechanism {
         }
 
         private Builder copy() { // later changes to this builder do not leak into a built mechanism
-            try {
-                return (Builder) clone();
-            } catch (CloneNotSupportedException e) {
-                throw new AssertionError(e);
-            }
+            return copyFor(data);
+        }
+
+        private Builder copyFor(LabeledData other) {
+            return new Builder(this, other);
         }
     }
 }

@@ -32,7 +32,7 @@ import org.dpdl4j.accounting.RepetitionDistribution;
  * <p>With {@code revealTrialScores} every trial's outcome is released, which random search's bound
  * does not cover: the event is then the composition of the K trials' events.
  */
-public final class RandomSearchTuner {
+public final class RandomSearchTuner implements Tuner {
     private final RepetitionDistribution repetitions;
     private final long seed;
     private final int threads;
@@ -56,6 +56,11 @@ public final class RandomSearchTuner {
         this.revealTrialScores = revealTrialScores;
     }
 
+    /** The distribution of K. */
+    public RepetitionDistribution repetitions() {
+        return repetitions;
+    }
+
     /**
      * Q's event uniformly over the space: the single event if every candidate costs the same, else
      * the pointwise maximum of the distinct events (seed 003 Lemma 9).
@@ -68,8 +73,18 @@ public final class RandomSearchTuner {
         return distinct.size() == 1 ? distinct.iterator().next() : new PointwiseMaxEvent(List.copyOf(distinct));
     }
 
-    /** The event of the whole tuning run when only the best is released. */
+    /**
+     * The event of the whole tuning run when only the best is released.
+     *
+     * @throws IllegalStateException if this tuner reveals every trial's score (the cost then depends on
+     *                               the realised K and is known only after the draw)
+     */
+    @Override
     public PrivacyEvent event(HyperparameterSpace space, TrainingMechanism q) {
+        if (revealTrialScores) {
+            throw new IllegalStateException("with revealed trial scores the cost is the composition over the realised K, "
+                    + "known only after K is drawn");
+        }
         return new RepeatAndSelectEvent(baseEvent(space, q), repetitions);
     }
 
@@ -79,11 +94,19 @@ public final class RandomSearchTuner {
      * @param ledger   if not null, the tuning cost is charged before any trial runs (all of it: K is
      *                 random, so the bound covers the whole procedure), and each trial is recorded before
      *                 it starts; with revealed scores each trial is charged before it starts
+     * @param covering if not null, a ledger charge that covers this tuning run: it is recorded under it
      * @param listener progress (thread-safe)
      * @throws PrivacyLedger.BudgetExceededException if the ledger's budget does not allow the tuning run
      * @throws UncheckedIOException                 if the ledger cannot be written (no trial runs unrecorded)
+     * @throws IllegalArgumentException             if {@code covering} is given with revealed trial scores
      */
-    public TuningResult tune(HyperparameterSpace space, TrainingMechanism q, PrivacyLedger ledger, TuningListener listener) {
+    @Override
+    public TuningResult tune(HyperparameterSpace space, TrainingMechanism q, PrivacyLedger ledger, Long covering,
+                             TuningListener listener) {
+        if (covering != null && revealTrialScores) {
+            throw new IllegalArgumentException("a tuning run that reveals every trial's score cannot be covered by a charge "
+                    + "made before K is drawn");
+        }
         PrivacyEvent base = baseEvent(space, q);
         List<String> notes = new ArrayList<>();
         if (base instanceof PointwiseMaxEvent m) {
@@ -114,7 +137,8 @@ public final class RandomSearchTuner {
                     ledger.epsilonBudget()));
         }
         if (ledger != null && !revealTrialScores) {
-            tuningCharge = charge(ledger, "random search, K ~ " + repetitions.describe(), event, null);
+            Long entry = charge(ledger, "random search, K ~ " + repetitions.describe(), event, covering);
+            tuningCharge = covering != null ? covering : entry; // trials point at the charge that pays for them
         }
         listener.onStart(k);
         List<TrialResult> trials = new ArrayList<>();
@@ -128,8 +152,8 @@ public final class RandomSearchTuner {
                 List<Future<TrialResult>> futures = new ArrayList<>();
                 for (int i = 0; i < k; i++) {
                     int index = i;
-                    Long covering = tuningCharge;
-                    futures.add(pool.submit(() -> trial(q, candidates.get(index), seeds[index], index, ledger, covering, listener)));
+                    Long cover = tuningCharge;
+                    futures.add(pool.submit(() -> trial(q, candidates.get(index), seeds[index], index, ledger, cover, listener)));
                 }
                 for (Future<TrialResult> f : futures) {
                     trials.add(f.get());

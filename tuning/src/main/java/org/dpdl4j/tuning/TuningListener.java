@@ -26,4 +26,12 @@ public interface TuningListener {
     /** Trial {@code index} finished (or failed: see {@link TrialResult#failed()}). */
     default void onTrialEnd(TrialResult result) {
     }
+
+    /** A final training run (after tuning) starts with this candidate. */
+    default void onFinalRunStart(Candidate candidate) {
+    }
+
+    /** A DP-SGD step of the final run finished. */
+    default void onFinalRunStep(StepInfo step) {
+    }
 }

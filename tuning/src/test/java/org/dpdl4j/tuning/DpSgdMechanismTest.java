@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Test;
 
 /** The standard base mechanism on a small synthetic task (two classes: bright top half or bottom half). */
 class DpSgdMechanismTest {
-    private static LabeledData data(int n, long seed) {
+    static LabeledData data(int n, long seed) {
         Random r = new Random(seed);
         byte[] px = new byte[n * 36];
         int[] y = new int[n];

@@ -1,0 +1,66 @@
+package org.dpdl4j.tuning;
+
+import java.util.Set;
+
+/**
+ * How hyperparameters tuned on a subset of m examples are transferred to a final run on n examples
+ * (seed 003_cdf356da0d11b876.txt, Section 3.2). A rule may change only settings that do not affect
+ * privacy (learning rate, optimiser options): σ, C, the DP-SGD sampling rate q and T are kept, so the
+ * final run's event is the tuned candidate's.
+ */
+public interface Extrapolation {
+    /** The rule's name, reported with the result. */
+    String name();
+
+    /**
+     * The candidate for the final run.
+     *
+     * @param tuned        the winning candidate, with its learning rate and optimiser explicit
+     * @param tuneSize     m, the number of examples the tuning runs trained on (&gt; 0)
+     * @param finalSize    n, the number of examples the final run trains on (&gt; 0)
+     * @return the transferred candidate
+     * @throws IllegalArgumentException if a size is not positive or a needed axis is missing
+     */
+    Candidate transfer(Candidate tuned, int tuneSize, int finalSize);
+
+    /** Keeps every hyperparameter as tuned. */
+    Extrapolation NONE = new Extrapolation() {
+        @Override
+        public String name() {
+            return "none (hyperparameters kept as tuned)";
+        }
+
+        @Override
+        public Candidate transfer(Candidate tuned, int tuneSize, int finalSize) {
+            return tuned;
+        }
+    };
+
+    /**
+     * The paper's rule (seed 003 Section 3.2, after van der Veen et al. 2018): the learning rate η is
+     * multiplied by n/m for plain and momentum SGD and kept for Adam. With q, σ, C and T kept, the
+     * noise added to the model over T steps, Σ_j (n/m)η·Z_j/(q n) with Z_j ~ N(0, σ²C²), has the same
+     * distribution N(0, Tη²σ²C²/(qm)²) as in the tuned run (the identity below eq. 3.2). Momentum is
+     * scaled like SGD because its update is linear in η; the paper tests plain SGD and Adam only.
+     */
+    Extrapolation LINEAR_LEARNING_RATE = new Extrapolation() {
+        private static final Set<String> SCALED = Set.of("sgd", "momentum");
+
+        @Override
+        public String name() {
+            return "learning rate x n/m for sgd/momentum, kept for adam (seed 003 Sec. 3.2)";
+        }
+
+        @Override
+        public Candidate transfer(Candidate tuned, int tuneSize, int finalSize) {
+            if (tuneSize < 1 || finalSize < 1) {
+                throw new IllegalArgumentException("tuning and final set sizes must be >= 1, got m = " + tuneSize + ", n = " + finalSize);
+            }
+            if (!tuned.has("lr") || !tuned.has("optimizer")) {
+                throw new IllegalArgumentException("learning-rate scaling needs 'lr' and 'optimizer' in the tuned candidate, got " + tuned);
+            }
+            String optimizer = tuned.text("optimizer", "");
+            return SCALED.contains(optimizer) ? tuned.with("lr", tuned.number("lr") * finalSize / tuneSize) : tuned;
+        }
+    };
+}

@@ -1,0 +1,195 @@
+package org.dpdl4j.tuning;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+import java.util.SplittableRandom;
+import java.util.random.RandomGenerator;
+import org.dpdl4j.accounting.PointwiseMaxEvent;
+import org.dpdl4j.accounting.PrivacyEvent;
+import org.dpdl4j.accounting.SubsampledTuningEvent;
+import org.dpdl4j.datasets.LabeledData;
+import org.dpdl4j.dpsgd.DpSgdConfig;
+import org.dpdl4j.dpsgd.TrainingResult;
+
+/**
+ * Tuning on a random subset (Koskela &amp; Kulkarni, seed 003_cdf356da0d11b876.txt, Section 3.1;
+ * ../shared/SPEC.md §4):
+ * <ol>
+ *   <li>draw X₁ ⊂ X by Poisson sampling with rate q_tune;</li>
+ *   <li>run the inner tuner (any {@link Tuner}; Papernot–Steinke random search with Poisson K by
+ *       default) with Q = the DP-SGD mechanism on X₁ (its own validation split carved from X₁);</li>
+ *   <li>extrapolate the winner with a pluggable {@link Extrapolation};</li>
+ *   <li>train the final model on X \ X₁ (variant 1) or X (variant 2), from scratch or warm-started from
+ *       the tuned model (Remark 8; covered by both analyses).</li>
+ * </ol>
+ * The cost is a {@link SubsampledTuningEvent}: variant 1 by Theorem 6, variant 2 by Theorem 4 plus
+ * composition. Its final-run part is the pointwise maximum over the space of each candidate's DP-SGD
+ * event (Lemma 9), since the chosen candidate may set σ, q or T.
+ *
+ * <p>Runs keep σ, C, the DP-SGD sampling rate q and T (Section 3.2), so the mechanism must fix q
+ * ({@link DpSgdMechanism.Builder#samplingRate} or a {@code sampling_rate} axis, never
+ * {@code batch_size}); the score noise on X₁ is fixed in correct-counts to q_tune times the
+ * template's, matching X₁'s expected validation size. As everywhere in dpdl4j, dataset sizes are
+ * treated as public; |X₁| is used to scale the expected batch and the learning rate.
+ */
+public final class SubsampledTuner {
+    private final Tuner inner;
+    private final double tuneFraction;
+    private final SubsampledTuningEvent.Variant variant;
+    private final Extrapolation extrapolation;
+    private final boolean warmStart;
+    private final long seed;
+    private final boolean secureRandom;
+
+    /**
+     * @param inner         the tuner run on X₁
+     * @param tuneFraction  q_tune ∈ (0, 1)
+     * @param variant       which data the final run uses
+     * @param extrapolation how the winner is transferred
+     * @param warmStart     start the final run from the tuned model (when there is one)
+     * @param seed          draws X₁ and the final run's seed; keep it secret, or use {@code secureRandom}
+     * @param secureRandom  draw X₁ from {@link SecureRandom} instead of the seed
+     * @throws IllegalArgumentException if q_tune ∉ (0, 1)
+     */
+    public SubsampledTuner(Tuner inner, double tuneFraction, SubsampledTuningEvent.Variant variant, Extrapolation extrapolation,
+                           boolean warmStart, long seed, boolean secureRandom) {
+        this.inner = Objects.requireNonNull(inner, "inner");
+        if (!(tuneFraction > 0 && tuneFraction < 1)) {
+            throw new IllegalArgumentException("tune fraction q_tune must be in (0, 1), got " + tuneFraction);
+        }
+        this.tuneFraction = tuneFraction;
+        this.variant = Objects.requireNonNull(variant, "variant");
+        this.extrapolation = Objects.requireNonNull(extrapolation, "extrapolation");
+        this.warmStart = warmStart;
+        this.seed = seed;
+        this.secureRandom = secureRandom;
+    }
+
+    /** The score noise (correct-counts) the mechanism on X₁ uses: q_tune times the template's. */
+    public double subsetScoreNoise(DpSgdMechanism template) {
+        return template.scoreNoiseCount() * tuneFraction;
+    }
+
+    /**
+     * The whole procedure's event, known before X₁ is drawn.
+     *
+     * @throws IllegalArgumentException if the DP-SGD sampling rate is not fixed (see the class comment)
+     */
+    public SubsampledTuningEvent event(HyperparameterSpace space, DpSgdMechanism template) {
+        checkFixedRate(space, template);
+        return new SubsampledTuningEvent(inner.event(space, template.withScoreNoiseCount(subsetScoreNoise(template))), finalRunEvent(space, template), tuneFraction, variant);
+    }
+
+    /** The final run's event: each candidate's DP-SGD event, or their pointwise maximum when they differ. */
+    public static PrivacyEvent finalRunEvent(HyperparameterSpace space, DpSgdMechanism template) {
+        Set<PrivacyEvent> distinct = new LinkedHashSet<>();
+        for (Candidate c : space.candidates()) {
+            distinct.add(template.trainingEvent(c));
+        }
+        return distinct.size() == 1 ? distinct.iterator().next() : new PointwiseMaxEvent(List.copyOf(distinct));
+    }
+
+    /**
+     * Runs the procedure on the template's private data.
+     *
+     * @param ledger   if not null, the whole event is charged before anything runs; the inner tuning and the
+     *                 final run are recorded under that charge before they start
+     * @param listener progress
+     * @throws PrivacyLedger.BudgetExceededException if the budget does not allow the procedure
+     * @throws IllegalArgumentException             if the sampling rate is not fixed, or X₁ is too small to split
+     */
+    public SubsampledTuningResult tune(HyperparameterSpace space, DpSgdMechanism template, PrivacyLedger ledger,
+                                       TuningListener listener) {
+        SubsampledTuningEvent event = event(space, template);
+        List<String> notes = new ArrayList<>();
+        Long charge = null;
+        if (ledger != null) {
+            charge = write(ledger, () -> ledger.charge("subsampled tuning, variant " + variant.number() + ", q_tune = "
+                    + tuneFraction, event).sequence());
+        }
+        LabeledData x = template.privateData();
+        RandomGenerator coins = secureRandom ? new SecureRandom() : new SplittableRandom(seed);
+        LabeledData.Partition part = x.poissonSubset(tuneFraction, coins);
+        long finalSeed = coins.nextLong();
+        DpSgdMechanism onSubset = template.withData(part.subset(), subsetScoreNoise(template));
+        DpSgdMechanism charged = template.withScoreNoiseCount(subsetScoreNoise(template));
+        for (Candidate c : space.candidates()) { // defensive: what runs must be what was charged
+            if (!onSubset.event(c).equals(charged.event(c))) {
+                throw new IllegalStateException("the cost of " + c + " depends on the data's size");
+            }
+        }
+        long start = System.nanoTime();
+        TuningResult tuning = inner.tune(space, onSubset, ledger, charge, listener);
+        double tuningSeconds = (System.nanoTime() - start) / 1e9;
+        double tuningGradients = 0;
+        for (TrialResult t : tuning.trials()) {
+            tuningGradients += expectedGradients(onSubset.config(t.candidate(), 0), onSubset.train().size());
+        }
+        Candidate tuned = template.explicit(tuning.candidate());
+        int m = onSubset.train().size();
+        LabeledData finalData = variant == SubsampledTuningEvent.Variant.DISJOINT ? part.rest() : x;
+        Candidate transferred = extrapolation.transfer(tuned, m, finalData.size());
+        if (!template.trainingEvent(transferred).equals(template.trainingEvent(tuned))) {
+            throw new IllegalStateException("extrapolation '" + extrapolation.name() + "' changed the privacy cost of " + tuned);
+        }
+        if (ledger != null) {
+            Long covering = charge;
+            write(ledger, () -> ledger.record("final run (variant " + variant.number() + "): " + transferred,
+                    template.trainingEvent(transferred), covering).sequence());
+        }
+        listener.onFinalRunStart(transferred);
+        boolean warm = warmStart && tuning.best() != null && tuning.best().model() != null;
+        TrainingResult fin = template.train(transferred, finalData, finalSeed, warm ? tuning.best().model() : null,
+                listener::onFinalRunStep);
+        double baselinePerRun = 0;
+        List<Candidate> all = space.candidates();
+        for (Candidate c : all) {
+            baselinePerRun += expectedGradients(template.config(c, 0), template.train().size()) / all.size();
+        }
+        SubsampledTuningResult.Compute compute = new SubsampledTuningResult.Compute(tuningGradients, tuningSeconds,
+                fin.expectedExamples(), fin.seconds(), inner instanceof RandomSearchTuner r ? r.repetitions().mean() * baselinePerRun
+                        : Double.NaN);
+        notes.addAll(tuning.notes());
+        notes.add("tuned on a Poisson subset with q_tune = " + tuneFraction + " (|X1| = " + part.subset().size() + "); final run on "
+                + (variant == SubsampledTuningEvent.Variant.DISJOINT ? "X \\ X1 (variant 1, seed 003 Theorem 6)"
+                : "all of X (variant 2, seed 003 Theorem 4 + composition)") + (warm ? ", warm-started from the tuned model" : ""));
+        notes.add("extrapolation: " + extrapolation.name() + " (m = " + m + ", n = " + finalData.size() + ")");
+        if (tuning.best() == null) {
+            notes.add("K = 0: the final run used the data-independent default candidate");
+        }
+        return new SubsampledTuningResult(tuning, tuned, transferred, extrapolation.name(), fin.network(), variant, tuneFraction,
+                part.subset().size(), m, finalData.size(), event, inner.event(space, template), compute, notes);
+    }
+
+    private static double expectedGradients(DpSgdConfig cfg, int n) {
+        return cfg.samplingRate() * n * cfg.steps();
+    }
+
+    private static void checkFixedRate(HyperparameterSpace space, DpSgdMechanism template) {
+        boolean batchAxis = space.axes().stream().anyMatch(a -> a.name().equals("batch_size"));
+        boolean rateAxis = space.axes().stream().anyMatch(a -> a.name().equals("sampling_rate"));
+        if (batchAxis || !rateAxis && !template.hasFixedSamplingRate()) {
+            throw new IllegalArgumentException("subsampled tuning keeps the DP-SGD sampling rate q fixed between the subset and "
+                    + "the final data (seed 003 Sec. 3.2): set the mechanism's samplingRate(q) or tune a 'sampling_rate' axis, "
+                    + "not 'batch_size'");
+        }
+    }
+
+    private interface LedgerWrite {
+        long run() throws IOException;
+    }
+
+    private static long write(PrivacyLedger ledger, LedgerWrite w) {
+        try {
+            return w.run();
+        } catch (IOException e) {
+            throw new UncheckedIOException("could not write the privacy ledger " + ledger.file(), e);
+        }
+    }
+}
