@@ -146,25 +146,13 @@ final class AccountCommand {
         @Option(names = "--max-repetitions", paramLabel = "m", description = "Truncate K at m runs (seed 004 Lemma 22).")
         Long maxRepetitions;
 
-        @Option(names = "--tune-fraction", paramLabel = "q_tune", defaultValue = "0.1",
-                description = "Probability that a record is in the tuning subset X1, in [0, 1] (default ${DEFAULT-VALUE}).")
-        double tuneFraction;
-
-        @Option(names = "--variant", paramLabel = "1|2", defaultValue = "1",
-                description = "1: final run on X \\ X1; 2: final run on X (default ${DEFAULT-VALUE}).")
-        int variant;
+        @Mixin
+        SubsampleOptions subsample;
 
         @Override
         public Integer call() {
-            if (!(tuneFraction >= 0 && tuneFraction <= 1)) {
-                throw new IllegalArgumentException("--tune-fraction must be in [0, 1], got " + tuneFraction);
-            }
-            SubsampledTuningEvent.Variant v;
-            try {
-                v = SubsampledTuningEvent.Variant.of(variant);
-            } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException("--variant must be 1 (final run on X \\ X1) or 2 (on X), got " + variant);
-            }
+            double tuneFraction = subsample.tuneFraction(false);
+            SubsampledTuningEvent.Variant v = subsample.variant();
             double[] qt = schedule.resolve();
             long steps = (long) qt[1];
             RepetitionDistribution k = RepetitionSpec.parse(repetitions, maxRepetitions);
@@ -178,12 +166,12 @@ final class AccountCommand {
             extra.put("repetitions", repetitions);
             extra.put("distribution", k.describe());
             extra.put("tune_fraction", tuneFraction);
-            extra.put("variant", variant);
+            extra.put("variant", v.number());
             extra.put("baseline_epsilon", baseline.epsilon());
             extra.put("epsilon_single_run", single.epsilon());
             report.print(String.format("variant %d, q_tune = %s, K ~ %s: epsilon = %.6g at delta = %s (RDP order %s); "
                             + "baseline (same search on all data, seed 004) %.6g; one run %.6g",
-                    variant, tuneFraction, k.describe(), g.epsilon(), report.delta, g.order(), baseline.epsilon(),
+                    v.number(), tuneFraction, k.describe(), g.epsilon(), report.delta, g.order(), baseline.epsilon(),
                     single.epsilon()), g, extra);
             return 0;
         }

@@ -41,8 +41,26 @@ import picocli.CommandLine.Option;
                 "whole search: one run's epsilon, the tuning's epsilon (the honest number), and naive composition.",
                 "Saves the best model, tuning.json and trials.json in --output."})
 final class TuneCommand implements Callable<Integer> {
-    @Option(names = "--tuner", defaultValue = "random-search", description = "random-search (Papernot-Steinke, seed 004) (default ${DEFAULT-VALUE}).")
+    @Option(names = "--tuner", defaultValue = "random-search", description = {"random-search (Papernot-Steinke, seed 004) or",
+            "subsampled (tune on a Poisson subset, then train the final model; Koskela-Kulkarni, seed 003) (default ${DEFAULT-VALUE})."})
     String tuner;
+
+    @Mixin
+    SubsampleOptions subsample;
+
+    @Option(names = "--inner", defaultValue = "random-search", description = "subsampled: the tuner run on X1 (default ${DEFAULT-VALUE}).")
+    String inner;
+
+    @Option(names = "--extrapolation", defaultValue = "linear-lr", description = {"subsampled: linear-lr (learning rate x n/m for sgd",
+            "and momentum, kept for adam; seed 003 Sec. 3.2) or none (default ${DEFAULT-VALUE})."})
+    String extrapolation;
+
+    @Option(names = "--warm-start", description = "subsampled: start the final run from the tuned model (seed 003 Remark 8).")
+    boolean warmStart;
+
+    @Option(names = "--candidate-epsilon", paramLabel = "ε", description = {"Calibrate sigma per candidate so each DP-SGD run is",
+            "(epsilon, delta)-DP, for spaces over sampling_rate/epochs (seed 003 Sec. 4.1); the tuning's total is then reported."})
+    Double candidateEpsilon;
 
     @Option(names = "--repetitions", defaultValue = "poisson:10", paramLabel = "SPEC",
             description = "Distribution of the number of runs K: " + RepetitionSpec.FORMS + " (default ${DEFAULT-VALUE}).")
@@ -53,7 +71,7 @@ final class TuneCommand implements Callable<Integer> {
 
     @Option(names = "--space", paramLabel = "AXIS", description = {"A hyperparameter axis, repeatable: NAME=log:LO:HI:N, NAME=lin:LO:HI:N,",
             "NAME=cat:A,B, NAME=range:LO:HI, NAME=logrange:LO:HI or NAME=VALUE. Names: lr, optimizer, activation,",
-            "sigma, clip, batch_size, epochs (default lr=log:0.025:1:20)."})
+            "sigma, clip, batch_size, sampling_rate, epochs (default lr=log:0.025:1:20)."})
     List<String> space = new ArrayList<>();
 
     @Option(names = "--range-points", defaultValue = "100", description = "Points a continuous range is discretised into (default ${DEFAULT-VALUE}).")
@@ -95,8 +113,11 @@ final class TuneCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws IOException {
-        if (!tuner.equals("random-search")) {
-            throw new IllegalArgumentException("--tuner must be random-search, got '" + tuner + "'");
+        if (!tuner.equals("random-search") && !tuner.equals("subsampled")) {
+            throw new IllegalArgumentException("--tuner must be random-search or subsampled, got '" + tuner + "'");
+        }
+        if (!inner.equals("random-search")) {
+            throw new IllegalArgumentException("--inner must be random-search, got '" + inner + "'");
         }
         if (threads < 1) {
             throw new IllegalArgumentException("--threads must be >= 1, got " + threads);
@@ -122,37 +143,35 @@ final class TuneCommand implements Callable<Integer> {
             default -> throw new IllegalArgumentException("--score must be private-validation or public-holdout, got '" + score + "'");
         };
         boolean sigmaAxis = axes.stream().anyMatch(a -> a.name().equals("sigma"));
-        if (noiseMultiplier != null && targetEpsilon != null) {
-            throw new IllegalArgumentException("give --noise-multiplier or --target-epsilon, not both");
+        if ((noiseMultiplier != null ? 1 : 0) + (targetEpsilon != null ? 1 : 0) + (candidateEpsilon != null ? 1 : 0) > 1) {
+            throw new IllegalArgumentException("give one of --noise-multiplier, --target-epsilon and --candidate-epsilon");
         }
-        if (sigmaAxis && targetEpsilon != null) {
-            throw new IllegalArgumentException("--target-epsilon calibrates sigma, so sigma cannot also be a --space axis");
+        if (candidateEpsilon != null && (!(candidateEpsilon > 0) || candidateEpsilon.isInfinite())) {
+            throw new IllegalArgumentException("--candidate-epsilon must be finite and > 0, got " + candidateEpsilon);
         }
-        if (revealTrialScores && noiseMultiplier == null && !sigmaAxis) {
+        if (sigmaAxis && (targetEpsilon != null || candidateEpsilon != null)) {
+            throw new IllegalArgumentException("--target-epsilon and --candidate-epsilon calibrate sigma, so sigma cannot also be a "
+                    + "--space axis");
+        }
+        if (tuner.equals("subsampled")) {
+            return new SubsampledRun(this, k, hs, scoring, sigmaAxis).call();
+        }
+        if (revealTrialScores && noiseMultiplier == null && !sigmaAxis && candidateEpsilon == null) {
             throw new IllegalArgumentException("--reveal-trial-scores charges the realised K runs, which is unknown before "
                     + "they are drawn: give --noise-multiplier instead of --target-epsilon");
         }
 
         TrainTest data = t.load();
-        int workers = Cli.configureWorkers(Math.max(1, Runtime.getRuntime().availableProcessors() / threads));
-        DpSgdMechanism mechanism = DpSgdMechanism.builder(data.train()).model(t.modelName(), t.modelOptions(data))
-                .optimizer(t.optimizer, t.lr).activation(t.activation).noiseMultiplier(noiseMultiplier != null ? noiseMultiplier : 1)
-                .clipNorm(t.clip).batchSize(t.batchSize).epochs(t.epochs).physicalBatchSize(t.physicalBatchSize).delta(t.delta)
-                .workers(workers).secureRandom(t.secureNoise).validation(validationFraction, t.weightSeed())
-                .scoring(scoring, scoreNoise).build();
-        long tunerSeed = t.seed != null && !t.secureNoise ? t.seed : new SecureRandom().nextLong();
-        RandomSearchTuner search = new RandomSearchTuner(k, tunerSeed, threads, revealTrialScores);
+        DpSgdMechanism mechanism = mechanism(data, scoring).build();
+        RandomSearchTuner search = new RandomSearchTuner(k, tunerSeed(), threads, revealTrialScores);
         RdpAccountant acc = RdpAccountant.standard();
-        if (noiseMultiplier == null && !sigmaAxis) {
+        if (noiseMultiplier == null && !sigmaAxis && candidateEpsilon == null) {
             double target = targetEpsilon != null ? targetEpsilon : 3.0;
             DpSgdMechanism unscaled = mechanism;
             double sigma = NoiseCalibration.smallestNoise(s -> search.event(hs, unscaled.withNoiseMultiplier(s)), target, t.delta,
                     acc, 1e-3);
             mechanism = mechanism.withNoiseMultiplier(sigma);
             noiseMultiplier = sigma;
-        }
-        if (t.seed != null && !t.secureNoise) {
-            System.err.println("note: --seed fixes K, the candidates, the sampling and the noise; keep it secret");
         }
         PrivacyEvent base = RandomSearchTuner.baseEvent(hs, mechanism);
         System.out.printf("dpdl4j %s | random search on %s: K ~ %s (E[K] = %.4g), space %s, %d candidates%n", Cli.version(),
@@ -161,7 +180,7 @@ final class TuneCommand implements Callable<Integer> {
                 t.modelName(), mechanism.train().size(), mechanism.validation().size(),
                 scoring == DpSgdMechanism.Scoring.PRIVATE_VALIDATION
                         ? String.format("score noise std %.4g", scoreNoise) : "declared public, no cost",
-                t.batchSize, t.epochs, t.clip, noiseMultiplier, acc.epsilon(base, t.delta));
+                t.batchSize, t.epochs, t.clip, noiseMultiplier == null ? Double.NaN : noiseMultiplier, acc.epsilon(base, t.delta));
 
         PrivacyLedger ledger = openLedger();
         TuningResult result;
@@ -181,16 +200,7 @@ final class TuneCommand implements Callable<Integer> {
                 ? DpSgdTrainer.accuracy(result.best().model(), data.test()) : null;
 
         Path out = t.outputDirectory("tune");
-        Files.createDirectories(out);
-        if (result.best() != null && result.best().model() != null) {
-            Path tmp = Files.createTempFile(out, ".model", ".zip");
-            try {
-                ModelSerializer.writeModel(result.best().model(), tmp.toFile(), true);
-                Cli.publish(tmp, out.resolve("model.zip"));
-            } finally {
-                Files.deleteIfExists(tmp);
-            }
-        }
+        saveModel(out, result.best() != null ? result.best().model() : null);
         Map<String, Object> report = new LinkedHashMap<>();
         report.put("best", result.candidate().toMap());
         report.put("best_score", result.best() != null && Double.isFinite(result.best().score()) ? result.best().score() : null);
@@ -242,7 +252,41 @@ final class TuneCommand implements Callable<Integer> {
         return 0;
     }
 
-    private PrivacyLedger openLedger() throws IOException {
+    /** The base mechanism's settings from the command line (workers split between trial threads). */
+    DpSgdMechanism.Builder mechanism(TrainTest data, DpSgdMechanism.Scoring scoring) {
+        int workers = Cli.configureWorkers(Math.max(1, Runtime.getRuntime().availableProcessors() / threads));
+        DpSgdMechanism.Builder b = DpSgdMechanism.builder(data.train()).model(t.modelName(), t.modelOptions(data))
+                .optimizer(t.optimizer, t.lr).activation(t.activation).noiseMultiplier(noiseMultiplier != null ? noiseMultiplier : 1)
+                .clipNorm(t.clip).batchSize(t.batchSize).epochs(t.epochs).physicalBatchSize(t.physicalBatchSize).delta(t.delta)
+                .workers(workers).secureRandom(t.secureNoise).validation(validationFraction, t.weightSeed())
+                .scoring(scoring, scoreNoise);
+        return candidateEpsilon != null ? b.perCandidateEpsilon(candidateEpsilon) : b;
+    }
+
+    /** The tuner's seed: --seed, or a secure one. */
+    long tunerSeed() {
+        if (t.seed != null && !t.secureNoise) {
+            System.err.println("note: --seed fixes K, the candidates, the subsets, the sampling and the noise; keep it secret");
+            return t.seed;
+        }
+        return new SecureRandom().nextLong();
+    }
+
+    /** Writes the model atomically as out/model.zip (nothing when null). */
+    static void saveModel(Path out, org.deeplearning4j.nn.multilayer.MultiLayerNetwork model) throws IOException {
+        Files.createDirectories(out);
+        if (model != null) {
+            Path tmp = Files.createTempFile(out, ".model", ".zip");
+            try {
+                ModelSerializer.writeModel(model, tmp.toFile(), true);
+                Cli.publish(tmp, out.resolve("model.zip"));
+            } finally {
+                Files.deleteIfExists(tmp);
+            }
+        }
+    }
+
+    PrivacyLedger openLedger() throws IOException {
         if (ledgerFile == null) {
             if (ledgerBudget != null) {
                 throw new IllegalArgumentException("--ledger-budget needs --ledger FILE");
@@ -258,7 +302,7 @@ final class TuneCommand implements Callable<Integer> {
     }
 
     /** Progress bar over trials; the running trials' steps in its message; one line per finished trial. */
-    private static final class ProgressReporter implements TuningListener, AutoCloseable {
+    static final class ProgressReporter implements TuningListener, AutoCloseable {
         private final boolean quiet;
         private final boolean reveal;
         private final Map<Integer, String> running = new ConcurrentHashMap<>();
@@ -307,7 +351,28 @@ final class TuneCommand implements Callable<Integer> {
         }
 
         @Override
-        public void close() {
+        public synchronized void onFinalRunStart(Candidate candidate) {
+            if (bar != null) {
+                bar.close();
+                bar = null;
+            }
+            System.out.printf("final run: %s%n", candidate);
+        }
+
+        @Override
+        public synchronized void onFinalRunStep(StepInfo s) {
+            if (!quiet && bar == null) {
+                bar = new ProgressBarBuilder().setTaskName("final run").setInitialMax(s.totalSteps())
+                        .setConsumer(new ConsoleProgressBarConsumer(System.err, 150)).setUpdateIntervalMillis(500).build();
+            }
+            if (bar != null) {
+                bar.stepTo(s.step());
+                bar.setExtraMessage(String.format(" %.0f ex/s", s.examplesPerSecond()));
+            }
+        }
+
+        @Override
+        public synchronized void close() {
             if (bar != null) {
                 bar.close();
             }

@@ -179,4 +179,65 @@ class CliTest {
         assertTrue(again.status() != 0 && (again.err() + again.out()).contains("budget"), again.err() + again.out());
         assertEquals(4, Files.readAllLines(ledger).size(), "a refused charge writes nothing");
     }
+
+    /**
+     * account subsampled-tuning against the accountant's events built by hand, and the Remark 7 limit:
+     * a tuning fraction near 1 (variant 1) costs what the baseline costs.
+     */
+    @Test
+    void accountSubsampledTuningReportsVariantAndBaseline() throws Exception {
+        Run r = run("account", "subsampled-tuning", "--sampling-rate", "0.01", "--noise-multiplier", "2", "--steps", "5000",
+                "--repetitions", "poisson:15", "--tune-fraction", "0.1", "--variant", "1", "--json");
+        assertEquals(0, r.status(), r.err());
+        JsonNode j = r.lastJson();
+        var run = NoiseCalibration.dpSgd(0.01, 2, 5000);
+        var search = new org.dpdl4j.accounting.RepeatAndSelectEvent(run, org.dpdl4j.accounting.RepetitionDistribution.poisson(15));
+        RdpAccountant acc = RdpAccountant.standard();
+        assertEquals(acc.epsilon(new org.dpdl4j.accounting.SubsampledTuningEvent(search, run, 0.1,
+                org.dpdl4j.accounting.SubsampledTuningEvent.Variant.DISJOINT), 1e-5), j.get("epsilon").asDouble(), 1e-12);
+        assertEquals(acc.epsilon(search, 1e-5), j.get("baseline_epsilon").asDouble(), 1e-12);
+        assertTrue(j.has("order"));
+        assertTrue(j.get("epsilon").asDouble() < j.get("baseline_epsilon").asDouble());
+        Run v2 = run("account", "subsampled-tuning", "--sampling-rate", "0.01", "--noise-multiplier", "2", "--steps", "5000",
+                "--repetitions", "poisson:15", "--tune-fraction", "0.1", "--variant", "2", "--json");
+        assertTrue(v2.lastJson().get("epsilon").asDouble() > j.get("epsilon").asDouble(), "at mu = 15, variant 1 is tighter");
+        Run near1 = run("account", "subsampled-tuning", "--sampling-rate", "0.01", "--noise-multiplier", "2", "--steps", "5000",
+                "--repetitions", "poisson:15", "--tune-fraction", "0.999999", "--json");
+        double atNear1 = near1.lastJson().get("epsilon").asDouble(); // Remark 7: tends to the tuning alone
+        assertTrue(atNear1 <= j.get("baseline_epsilon").asDouble() + 1e-12 && atNear1 > j.get("baseline_epsilon").asDouble() - 1e-3,
+                atNear1 + " vs " + j.get("baseline_epsilon"));
+        Run bad = run("account", "subsampled-tuning", "--sampling-rate", "0.01", "--noise-multiplier", "2", "--steps", "5000",
+                "--repetitions", "poisson:15", "--variant", "3");
+        assertEquals(2, bad.status());
+        assertTrue(bad.err().contains("--variant") && bad.err().contains("3"), bad.err());
+        bad = run("account", "subsampled-tuning", "--sampling-rate", "0.01", "--noise-multiplier", "2", "--steps", "5000",
+                "--repetitions", "poisson:15", "--tune-fraction", "1.5");
+        assertEquals(2, bad.status());
+        assertTrue(bad.err().contains("--tune-fraction") && bad.err().contains("1.5"), bad.err());
+    }
+
+    /** A very short real subsampled tuning run: calibrated to the total, ledger charged once, compute reported. */
+    @Test
+    void tuneSubsampledReportsTotalBaselineAndCompute() throws Exception {
+        Path ledger = tmp.resolve("sub-ledger.jsonl");
+        Run r = run("tune", "--tuner", "subsampled", "--dataset", "mnist", "--epochs", "0.3", "--batch-size", "64",
+                "--repetitions", "fixed:2", "--space", "lr=cat:0.05,0.1", "--tune-fraction", "0.05", "--variant", "2",
+                "--target-epsilon", "2", "--seed", "4", "--ledger", ledger.toString(), "--output", tmp.resolve("sub").toString(),
+                "--no-progress", "--json");
+        assertEquals(0, r.status(), r.err());
+        JsonNode j = r.lastJson();
+        double total = j.get("epsilon_total").asDouble();
+        assertTrue(total <= 2 && total > 1.9, "calibrated to the total target: " + total);
+        assertTrue(j.get("epsilon_baseline").asDouble() > 0);
+        assertEquals(60000, j.get("final_set_size").asInt(), "variant 2 trains the final model on all of X");
+        assertEquals(j.get("best").get("lr").asDouble() * 60000 / j.get("tune_train_size").asDouble(),
+                j.get("final_candidate").get("lr").asDouble(), 1e-9);
+        assertTrue(j.get("test_accuracy").asDouble() > 0.3, r.out());
+        assertTrue(j.get("gradient_ratio").asDouble() > 0);
+        java.util.List<String> lines = Files.readAllLines(ledger);
+        assertEquals(1, lines.stream().skip(1).filter(l -> l.contains("\"charged\":true")).count(), String.join("\n", lines));
+        Run bad = run("tune", "--tuner", "subsampled", "--space", "batch_size=cat:64,128", "--no-progress");
+        assertEquals(2, bad.status());
+        assertTrue(bad.err().contains("sampling_rate"), bad.err());
+    }
 }

@@ -27,8 +27,8 @@ import java.util.Arrays;
  *       also applies Corollary 3, ((2 + η)ε, 0)-DP.</li>
  *   <li>{@link PointwiseMaxEvent}: the pointwise maximum of the curves (seed 003 Lemma 9).</li>
  *   <li>{@link SubsampledTuningEvent}: variant 1 by seed 003 Theorem 6, ε(α) = max{ε₁(α), ε₂(α)} of
- *       eqs. (3.6)–(3.7) at the integer order ⌈α⌉ ≥ 2 (orders above {@value #MAX_ZHU_WANG_ORDER} get
- *       +∞); variant 2 as the Zhu–Wang-subsampled tuning curve plus the final run's (Section 3.3).</li>
+ *       eqs. (3.6)–(3.7) at the integer order ⌈α⌉ ≥ 2, capped by max{ε_tune(α), ε_base(α)} (joint
+ *       quasi-convexity, as in the proof's step C.3); variant 2 as the Zhu–Wang-subsampled tuning curve plus the final run's (Section 3.3).</li>
  * </ul>
  * Conversion to (ε, δ) is {@link RdpConversion}.
  */
@@ -245,7 +245,10 @@ public final class RdpAccountant {
      * (a − 1)ε₁ = log[q^a e^{E_t(a)} + (1 − q)^a e^{E_b(a)} + Σ_{j=1}^{a−1} C(a, j) q^{a−j}(1 − q)^j
      * e^{E_t(a−j)} e^{E_b(j)}] (eq. 3.6) and (a − 1)ε₂ = log[(1 − q)^{a−1} e^{E_b(a)} + Σ_{j=1}^{a−1}
      * C(a−1, j) q^j (1 − q)^{a−1−j} e^{E_t(j+1)} e^{E_b(a−j)}] (eq. 3.7). q = 0 and q = 1 give the final
-     * run's and the tuning's curve exactly (Remark 7).
+     * run's and the tuning's curve exactly (Remark 7). Each order is also capped by
+     * max{ε_tune(α), ε_base(α)} at α itself: in the proof's mixture (C.3) the record joins either the
+     * tuning or the final run, and Rényi divergence is jointly quasi-convex (van Erven &amp; Harremoës
+     * 2014, Thm. 13), so neither direction exceeds the larger of the two parts' divergences.
      */
     private static double[] subsampledTuning(SubsampledTuningEvent s, double[] alphas) {
         double q = s.tuneFraction();
@@ -261,6 +264,8 @@ public final class RdpAccountant {
         double[] ints = integerOrdersUpTo(alphas);
         double[] tune = rdp(s.tuning(), ints);
         double[] base = rdp(s.finalRun(), ints);
+        double[] tuneHere = rdp(s.tuning(), alphas);
+        double[] baseHere = rdp(s.finalRun(), alphas);
         int n = ints.length + 2;
         double[] logTune = new double[n]; // logTune[j] = (j − 1)ε_tune(j); index 0 unused
         double[] logBase = new double[n];
@@ -274,7 +279,7 @@ public final class RdpAccountant {
         for (int i = 0; i < alphas.length; i++) {
             double ceil = Math.max(2, Math.ceil(alphas[i]));
             if (ceil > MAX_ZHU_WANG_ORDER) {
-                out[i] = Double.POSITIVE_INFINITY;
+                out[i] = Math.max(tuneHere[i], baseHere[i]);
                 continue;
             }
             int a = (int) ceil;
@@ -288,7 +293,8 @@ public final class RdpAccountant {
                         + logBase[a - j]);
             }
             double eps = Math.max(e1, e2) / (a - 1);
-            out[i] = Double.isNaN(eps) ? Double.POSITIVE_INFINITY : Math.max(0, eps);
+            double theorem6 = Double.isNaN(eps) ? Double.POSITIVE_INFINITY : Math.max(0, eps);
+            out[i] = Math.min(theorem6, Math.max(tuneHere[i], baseHere[i]));
         }
         return out;
     }

@@ -1,0 +1,173 @@
+package org.dpdl4j.benchmarks;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import org.dpdl4j.accounting.NoiseCalibration;
+import org.dpdl4j.accounting.PrivacyGuarantee;
+import org.dpdl4j.accounting.RdpAccountant;
+import org.dpdl4j.accounting.RepetitionDistribution;
+import org.dpdl4j.accounting.SubsampledTuningEvent;
+import org.dpdl4j.datasets.TrainTest;
+import org.dpdl4j.dpsgd.DpSgdTrainer;
+import org.dpdl4j.tuning.DpSgdMechanism;
+import org.dpdl4j.tuning.Extrapolation;
+import org.dpdl4j.tuning.HyperparameterSpace;
+import org.dpdl4j.tuning.PrivacyLedger;
+import org.dpdl4j.tuning.RandomSearchTuner;
+import org.dpdl4j.tuning.SubsampledTuner;
+import org.dpdl4j.tuning.SubsampledTuningResult;
+
+/** {@code tune --tuner subsampled}: seed 003's procedure from the command line. */
+final class SubsampledRun {
+    private final TuneCommand c;
+    private final RepetitionDistribution k;
+    private final HyperparameterSpace space;
+    private final DpSgdMechanism.Scoring scoring;
+    private final boolean sigmaAxis;
+
+    SubsampledRun(TuneCommand c, RepetitionDistribution k, HyperparameterSpace space, DpSgdMechanism.Scoring scoring, boolean sigmaAxis) {
+        this.c = c;
+        this.k = k;
+        this.space = space;
+        this.scoring = scoring;
+        this.sigmaAxis = sigmaAxis;
+    }
+
+    /** The extrapolation rule a name on the command line stands for. */
+    static Extrapolation extrapolation(String name) {
+        return switch (name) {
+            case "linear-lr" -> Extrapolation.LINEAR_LEARNING_RATE;
+            case "none" -> Extrapolation.NONE;
+            default -> throw new IllegalArgumentException("--extrapolation must be linear-lr or none, got '" + name + "'");
+        };
+    }
+
+    Integer call() throws IOException {
+        double tuneFraction = c.subsample.tuneFraction(true);
+        SubsampledTuningEvent.Variant v = c.subsample.variant();
+        Extrapolation rule = extrapolation(c.extrapolation);
+        if (c.revealTrialScores) {
+            throw new IllegalArgumentException("--reveal-trial-scores is not available with --tuner subsampled (its bound covers "
+                    + "the best run only)");
+        }
+        if (space.axes().stream().anyMatch(a -> a.name().equals("batch_size"))) {
+            throw new IllegalArgumentException("--tuner subsampled keeps the DP-SGD sampling rate fixed: use a sampling_rate axis, "
+                    + "not batch_size");
+        }
+        TrainTest data = c.t.load();
+        int n = data.train().size();
+        double expectedTuneTrain = tuneFraction * n * (1 - c.validationFraction);
+        double q = c.t.batchSize / expectedTuneTrain;
+        if (!(q <= 1)) {
+            throw new IllegalArgumentException(String.format("--batch-size %d is the expected batch of the tuning runs, which train on "
+                    + "about %.0f examples: it must be at most that", c.t.batchSize, expectedTuneTrain));
+        }
+        DpSgdMechanism template = c.mechanism(data, scoring).samplingRate(q).build();
+        long seed = c.tunerSeed();
+        RandomSearchTuner search = new RandomSearchTuner(k, seed, c.threads, false);
+        SubsampledTuner tuner = new SubsampledTuner(search, tuneFraction, v, rule, c.warmStart, seed * 0x9E3779B97F4A7C15L + 1,
+                c.t.secureNoise);
+        RdpAccountant acc = RdpAccountant.standard();
+        if (c.noiseMultiplier == null && !sigmaAxis && c.candidateEpsilon == null) {
+            double target = c.targetEpsilon != null ? c.targetEpsilon : 3.0;
+            DpSgdMechanism unscaled = template;
+            double sigma = NoiseCalibration.smallestNoise(s -> tuner.event(space, unscaled.withNoiseMultiplier(s)), target, c.t.delta,
+                    acc, 1e-3);
+            template = template.withNoiseMultiplier(sigma);
+            c.noiseMultiplier = sigma;
+        }
+        SubsampledTuningEvent event = tuner.event(space, template);
+        System.out.printf("dpdl4j %s | subsampled tuning (seed 003, variant %d) on %s: q_tune = %s, inner random search K ~ %s "
+                        + "(E[K] = %.4g), space %s, %d candidates%n", Cli.version(), v.number(), c.t.dataset, tuneFraction,
+                k.describe(), k.mean(), space, space.size());
+        System.out.printf("each run: %s, DP-SGD q = %.5g (expected batch %d on the ~%.0f tuning examples), %.4g epochs, C = %s, "
+                        + "sigma = %s; score noise %.4g correct-counts on X1%n", c.t.modelName(), q, c.t.batchSize, expectedTuneTrain,
+                c.t.epochs, c.t.clip, c.noiseMultiplier == null ? "per candidate" : String.format("%.4f", c.noiseMultiplier),
+                tuner.subsetScoreNoise(template));
+        System.out.printf("epsilon at delta %s: whole procedure %.4f (planned)%n", c.t.delta, acc.epsilon(event, c.t.delta));
+
+        PrivacyLedger ledger = c.openLedger();
+        SubsampledTuningResult r;
+        try (TuneCommand.ProgressReporter progress = new TuneCommand.ProgressReporter(c.t.noProgress, false)) {
+            r = tuner.tune(space, template, ledger, progress);
+        } finally {
+            if (ledger != null) {
+                ledger.close();
+            }
+        }
+
+        PrivacyGuarantee total = acc.guarantee(r.event(), c.t.delta);
+        PrivacyGuarantee baseline = acc.guarantee(r.baselineEvent(), c.t.delta);
+        PrivacyGuarantee single = acc.guarantee(SubsampledTuner.finalRunEvent(space, template), c.t.delta);
+        double testAccuracy = DpSgdTrainer.accuracy(r.model(), data.test());
+        SubsampledTuningResult.Compute cost = r.compute();
+        double ours = cost.tuningGradients() + cost.finalGradients();
+        double secondsPerGradient = (cost.tuningSeconds() + cost.finalSeconds()) / ours;
+
+        Path out = c.t.outputDirectory("tune");
+        TuneCommand.saveModel(out, r.model());
+        Map<String, Object> report = new LinkedHashMap<>();
+        report.put("tuner", "subsampled");
+        report.put("variant", v.number());
+        report.put("tune_fraction", tuneFraction);
+        report.put("best", r.tuned().toMap());
+        report.put("final_candidate", r.transferred().toMap());
+        report.put("extrapolation", r.extrapolation());
+        report.put("test_accuracy", testAccuracy);
+        report.put("epsilon_total", total.epsilon());
+        report.put("epsilon_baseline", baseline.epsilon());
+        report.put("epsilon_single_run", single.epsilon());
+        report.put("delta", c.t.delta);
+        report.put("rdp_order", total.order());
+        report.put("repetitions", r.tuning().repetitions());
+        report.put("distribution", k.describe());
+        report.put("noise_multiplier", c.noiseMultiplier);
+        report.put("sampling_rate", q);
+        report.put("tune_set_size", r.tuneSetSize());
+        report.put("tune_train_size", r.tuneTrainSize());
+        report.put("final_set_size", r.finalSetSize());
+        report.put("tuning_gradients", cost.tuningGradients());
+        report.put("final_gradients", cost.finalGradients());
+        report.put("baseline_gradients_expected", cost.baselineGradients());
+        report.put("gradient_ratio", cost.gradientRatio());
+        report.put("tuning_seconds", cost.tuningSeconds());
+        report.put("final_seconds", cost.finalSeconds());
+        report.put("baseline_seconds_estimated", cost.baselineGradients() * secondsPerGradient);
+        report.put("dataset", c.t.dataset);
+        report.put("model", c.t.modelName());
+        report.put("notes", r.notes());
+        report.put("event", r.event().toMap());
+        report.put("library_version", Cli.version());
+        Cli.writeJsonAtomically(out.resolve("tuning.json"), report);
+        Cli.writeJsonAtomically(out.resolve("trials.json"), Map.of("trials", r.tuning().trials().stream().map(tr -> {
+            Map<String, Object> m = tr.toMap();
+            m.remove("score"); // only the best is covered
+            return m;
+        }).toList(), "scores_included", false));
+
+        System.out.printf("tuned on X1 (|X1| = %d, m = %d): best of K = %d runs %s; final run on %d examples with %s%n",
+                r.tuneSetSize(), r.tuneTrainSize(), r.tuning().repetitions(), r.tuned(), r.finalSetSize(), r.transferred());
+        System.out.printf("final model test accuracy %.4f%n", testAccuracy);
+        System.out.printf("epsilon at delta %s: whole procedure %.4f (variant %d, RDP order %s) | baseline: the same search on all "
+                        + "the data (seed 004) %.4f | one run %.4f%n", c.t.delta, total.epsilon(), v.number(), total.order(),
+                baseline.epsilon(), single.epsilon());
+        System.out.printf("compute: %.3g gradient evaluations (tuning %.3g in %.0f s, final %.3g in %.0f s); the baseline expects "
+                        + "%.3g (%.2fx ours, about %.0f s at our measured rate)%n", ours, cost.tuningGradients(), cost.tuningSeconds(),
+                cost.finalGradients(), cost.finalSeconds(), cost.baselineGradients(), cost.gradientRatio(),
+                cost.baselineGradients() * secondsPerGradient);
+        for (String note : r.notes()) {
+            System.out.println("note: " + note);
+        }
+        if (!total.warning().isEmpty()) {
+            System.out.println("warning: " + total.warning());
+        }
+        System.out.println("output: " + out);
+        if (c.t.json) {
+            report.remove("event");
+            Cli.printJsonLine(System.out, report);
+        }
+        return 0;
+    }
+}
