@@ -17,7 +17,7 @@ import java.util.Map;
 public sealed interface PrivacyEvent
         permits GaussianEvent, LaplaceEvent, PoissonSampledEvent, SelfComposedEvent, ComposedEvent,
                 PureDpEvent, ZcdpEvent, NonPrivateEvent, NoOpEvent, RepeatAndSelectEvent,
-                PointwiseMaxEvent, SubsampledTuningEvent {
+                PointwiseMaxEvent, SubsampledTuningEvent, AdaptiveRepeatAndSelectEvent {
 
     /** A JSON-ready view of this event: a {@code "type"} key plus the event's parameters. */
     Map<String, Object> toMap();

@@ -31,6 +31,9 @@ public final class PrivacyEvents {
             case "zcdp" -> new ZcdpEvent(number(map, "rho"));
             case "repeat_and_select" -> new RepeatAndSelectEvent(child(map),
                     RepetitionDistribution.fromMap(asMap(map.get("distribution"))));
+            case "adaptive_repeat_and_select" -> new AdaptiveRepeatAndSelectEvent(child(map),
+                    RepetitionDistribution.fromMap(asMap(map.get("distribution"))), number(map, "lower_bound"),
+                    number(map, "upper_bound"));
             case "subsampled_tuning" -> new SubsampledTuningEvent(fromMap(asMap(map.get("tuning"))),
                     fromMap(asMap(map.get("final_run"))), number(map, "tune_fraction"),
                     variant(map));

@@ -13,10 +13,10 @@ import java.util.Arrays;
  *       independently is sampling once with the product rate).</li>
  *   <li>{@link PoissonSampledEvent} of any other event: Zhu &amp; Wang 2019 as printed in seed 003
  *       (003_cdf356da0d11b876.txt) Theorem 4, at integer α ≥ 2, from the inner event's ε at the
- *       integer orders 2..α, capped by the inner ε(α) itself (a subsampled mechanism is a
- *       data-independent mixture, never worse than the whole, App. D.2); a fractional α uses the
- *       next integer up (RDP is non-decreasing in α), α &lt; 2 uses α = 2. Orders above
- *       {@value #MAX_ZHU_WANG_ORDER} get +∞.</li>
+ *       integer orders 2..α (a fractional α uses the next integer up, as RDP is non-decreasing in
+ *       α; α &lt; 2 uses α = 2; above order {@value #MAX_ZHU_WANG_ORDER} the bound is not evaluated),
+ *       capped by the inner event's own ε(α): by joint quasi-convexity of Rényi divergence, a
+ *       subsampled mechanism is never worse than the mechanism on the whole data (seed 003 App. D.2).</li>
  *   <li>{@link LaplaceEvent}(b): Mironov 2017, Proposition 6.</li>
  *   <li>{@link PureDpEvent}(ε): min(ε, αε²/2) (ε-DP ⇒ ε²/2-zCDP, Bun &amp; Steinke 2016 Prop. 3.3).</li>
  *   <li>{@link ZcdpEvent}(ρ): ρα. {@link NonPrivateEvent}: +∞. {@link NoOpEvent}: 0.</li>
@@ -103,6 +103,13 @@ public final class RdpAccountant {
                 return new PrivacyGuarantee(pure, delta, Double.POSITIVE_INFINITY, false, "pure-dp (seed 004 Corollary 3)");
             }
         }
+        if (event instanceof AdaptiveRepeatAndSelectEvent a && a.event() instanceof PureDpEvent p
+                && a.distribution() instanceof TruncatedNegativeBinomial d) {
+            double pure = (2 + d.eta()) * (p.epsilon() + a.logRatio()); // seed 000 Theorem 2
+            if (pure < g.epsilon()) {
+                return new PrivacyGuarantee(pure, delta, Double.POSITIVE_INFINITY, false, "pure-dp (seed 000 Theorem 2)");
+            }
+        }
         return g;
     }
 
@@ -170,6 +177,8 @@ public final class RdpAccountant {
                     out[i] = Math.max(out[i], inner[i]);
                 }
             }
+        } else if (event instanceof AdaptiveRepeatAndSelectEvent a) {
+            return adaptiveRepeatAndSelect(rdp(a.event(), alphas), alphas, a.distribution(), a.logRatio());
         } else if (event instanceof SubsampledTuningEvent s) {
             return subsampledTuning(s, alphas);
         } else if (event instanceof NonPrivateEvent) {
@@ -216,13 +225,14 @@ public final class RdpAccountant {
     /** Seed 003 Theorem 4 (Zhu &amp; Wang 2019), evaluated at the integer order ⌈α⌉ ≥ 2. */
     private static double[] zhuWang(PrivacyEvent inner, double q, double[] alphas) {
         double[] base = rdp(inner, integerOrdersUpTo(alphas)); // base[j - 2] = ε(j)
+        double[] unsampled = rdp(inner, alphas);
         double logQ = Math.log(q);
         double log1mQ = Math.log1p(-q);
         double[] out = new double[alphas.length];
         for (int i = 0; i < alphas.length; i++) {
             double ceil = Math.max(2, Math.ceil(alphas[i]));
             if (ceil > MAX_ZHU_WANG_ORDER) {
-                out[i] = Double.POSITIVE_INFINITY;
+                out[i] = unsampled[i];
                 continue;
             }
             int a = (int) ceil;
@@ -234,7 +244,7 @@ public final class RdpAccountant {
             }
             double bound = Double.isNaN(log) ? Double.POSITIVE_INFINITY : Math.max(0, log / (a - 1));
             // never worse than the unsampled mechanism (quasi-convexity of Rényi divergence, seed 003 App. D.2)
-            out[i] = Math.min(bound, base[a - 2]);
+            out[i] = Math.min(bound, unsampled[i]);
         }
         return out;
     }
@@ -364,19 +374,83 @@ public final class RdpAccountant {
                 out[i] = p.k() * base[i];
             }
         } else if (k instanceof RepetitionDistribution.Truncated t) {
-            double[] untruncated = repeatAndSelect(base, alphas, t.distribution());
-            if (t.distribution() instanceof RepetitionDistribution.PointMass) {
-                return untruncated; // P[K <= m] > 0 means k <= m: nothing is cut
-            }
-            double mean = t.distribution().mean();
-            double tail = t.tailMean();
-            double logMass = Math.log(t.massKept());
-            double ratioTerm = tail < mean ? Math.log1p(tail / (mean - tail)) : Double.POSITIVE_INFINITY;
-            for (int i = 0; i < alphas.length; i++) {
-                out[i] = untruncated[i] - logMass / (alphas[i] - 1) + ratioTerm;
-            }
+            return lemma22(repeatAndSelect(base, alphas, t.distribution()), alphas, t);
         } else {
             throw new IllegalArgumentException("no repeat-and-select bound for " + k);
+        }
+        return out;
+    }
+
+    /**
+     * DP-HyPO (seed 000), with L = log(C/c):
+     * <ul>
+     *   <li>L = 0: exactly {@link #repeatAndSelect(double[], double[], RepetitionDistribution)} (random search).</li>
+     *   <li>D_{η,γ}: Theorem 1, ε'(α) = ε(α) + min over α̂ ∈ {1} ∪ orders of [(1 + η)(1 − 1/α̂)ε(α̂)
+     *       + (1 + η)log(1/γ)/α̂] + (α/(α − 1) + 1 + η)L + log(E[K])/(α − 1).</li>
+     *   <li>Point mass k: k·ε(α). Each run draws its candidate from a density fixed before it runs, a
+     *       data-independent mixture no worse than its worst candidate (seed 003 Lemma 9), and the k
+     *       runs compose adaptively; the release of the best is post-processing.</li>
+     *   <li>Poisson(μ): the paper gives no formula (it says the proof carries over through the PGF,
+     *       Sec. 3.2). Our bound, from its Lemma A.5 (PS Lemma 7 applied to the extremal mixtures P⁺, P′⁻
+     *       with D_α(P⁺‖P′⁻) ≤ ε(α) + α/(α − 1)·L, Lemma A.4) and the PGF of K | K ≥ 1 as for random search:
+     *       ε'(α) = ε(α) + α/(α − 1)·L + log(μ/(1 − e^{−μ}))/(α − 1) + min over ε̂ of μ(1 − (1 − δ̂)e^{−ε̂}),
+     *       where δ̂ is the δ at ε̂ of the curve ε(α̂) + α̂/(α̂ − 1)·L (so q ≤ e^{ε̂}q′ + δ̂), and μ(αq −
+     *       (α − 1)q′ − 1) ≤ (α − 1)μ(1 − (1 − δ̂)e^{−ε̂}) for q, q′ ∈ [0, 1]. It uses one direction of the
+     *       (ε̂, δ̂) relation only, so it is looser than Theorem 6 of seed 004 (by about μ/α); ε̂ runs over
+     *       log(1 + 1/(a − 1)) for the orders a of the grid.</li>
+     *   <li>Truncated at m: the untruncated bound plus Lemma 22's two terms (seed 004, eq. 9), which bound
+     *       the truncated PGF's f′ by the untruncated one whatever the base.</li>
+     * </ul>
+     */
+    static double[] adaptiveRepeatAndSelect(double[] base, double[] alphas, RepetitionDistribution k, double logRatio) {
+        if (logRatio == 0) {
+            return repeatAndSelect(base, alphas, k);
+        }
+        double[] out = new double[alphas.length];
+        if (k instanceof TruncatedNegativeBinomial d) {
+            double[] ps = repeatAndSelect(base, alphas, d);
+            for (int i = 0; i < alphas.length; i++) {
+                out[i] = ps[i] + (alphas[i] / (alphas[i] - 1) + 1 + d.eta()) * logRatio;
+            }
+        } else if (k instanceof RepetitionDistribution.PointMass p) {
+            return repeatAndSelect(base, alphas, p);
+        } else if (k instanceof RepetitionDistribution.Poisson p) {
+            double mu = p.mu();
+            double[] adjusted = new double[alphas.length];
+            for (int j = 0; j < alphas.length; j++) {
+                adjusted[j] = base[j] + alphas[j] / (alphas[j] - 1) * logRatio;
+            }
+            RdpCurve curve = new RdpCurve(alphas, adjusted);
+            double best = mu; // epsilon-hat = infinity: the term is at most mu
+            for (double a : alphas) {
+                double epsHat = Math.log1p(1 / (a - 1));
+                double deltaHat = Math.min(1, RdpConversion.delta(curve, epsHat));
+                best = Math.min(best, mu * (1 - (1 - deltaHat) * Math.exp(-epsHat)));
+            }
+            double logMean = Math.log(mu) - Math.log(-Math.expm1(-mu));
+            for (int i = 0; i < alphas.length; i++) {
+                out[i] = adjusted[i] + logMean / (alphas[i] - 1) + best;
+            }
+        } else if (k instanceof RepetitionDistribution.Truncated t) {
+            return lemma22(adaptiveRepeatAndSelect(base, alphas, t.distribution(), logRatio), alphas, t);
+        } else {
+            throw new IllegalArgumentException("no adaptive repeat-and-select bound for " + k);
+        }
+        return out;
+    }
+
+    /** Seed 004 Lemma 22 (eq. 9): the untruncated curve plus the two truncation terms. */
+    private static double[] lemma22(double[] untruncated, double[] alphas, RepetitionDistribution.Truncated t) {
+        if (t.distribution() instanceof RepetitionDistribution.PointMass) {
+            return untruncated; // P[K <= m] > 0 means k <= m: nothing is cut
+        }
+        double mean = t.distribution().mean();
+        double tail = t.tailMean();
+        double logMass = Math.log(t.massKept());
+        double ratioTerm = tail < mean ? Math.log1p(tail / (mean - tail)) : Double.POSITIVE_INFINITY;
+        double[] out = new double[alphas.length];
+        for (int i = 0; i < alphas.length; i++) {
+            out[i] = untruncated[i] - logMass / (alphas[i] - 1) + ratioTerm;
         }
         return out;
     }
