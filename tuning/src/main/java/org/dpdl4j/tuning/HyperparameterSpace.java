@@ -136,6 +136,45 @@ public final class HyperparameterSpace {
         return out;
     }
 
+    /**
+     * The prior's probability of each candidate of {@link #candidates()}, in that order (summing to 1).
+     *
+     * @throws IllegalStateException as {@link #candidates()}
+     */
+    public double[] priorProbabilities() {
+        int n = candidates().size();
+        double[] p = new double[n];
+        if (cumulative == null) {
+            Arrays.fill(p, 1.0 / n);
+            return p;
+        }
+        double total = cumulative[n - 1];
+        for (int i = 0; i < n; i++) {
+            p[i] = (cumulative[i] - (i == 0 ? 0 : cumulative[i - 1])) / total;
+        }
+        return p;
+    }
+
+    /**
+     * The candidate's position in the unit cube, one coordinate per axis: its value's index over
+     * (number of values − 1), so log axes are scaled in log space, linear ones linearly, and a
+     * categorical axis by the order its values were listed in (0 for a single value).
+     *
+     * @throws IllegalArgumentException if the candidate is not on this space's grid
+     */
+    public double[] unitCoordinates(Candidate c) {
+        double[] u = new double[axes.size()];
+        for (int a = 0; a < u.length; a++) {
+            List<Object> v = values.get(a);
+            int i = v.indexOf(c.values().get(axes.get(a).name()));
+            if (i < 0) {
+                throw new IllegalArgumentException(c + " is not on the grid of axis " + axes.get(a).describe());
+            }
+            u[a] = v.size() == 1 ? 0 : (double) i / (v.size() - 1);
+        }
+        return u;
+    }
+
     /** The candidate taking each axis's first value (a data-independent default). */
     public Candidate first() {
         return at(new int[axes.size()]);
