@@ -3,6 +3,7 @@ package org.dpdl4j.benchmarks;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import org.dpdl4j.accounting.AdaptiveRepeatAndSelectEvent;
 import org.dpdl4j.accounting.NoiseCalibration;
 import org.dpdl4j.accounting.PrivacyGuarantee;
 import org.dpdl4j.accounting.RdpAccountant;
@@ -84,7 +85,8 @@ final class AccountCommand {
     /** {@code account tuning}: ε of Papernot–Steinke random search over whole DP-SGD runs. */
     @Command(name = "tuning", mixinStandardHelpOptions = true,
             description = {"(epsilon, delta) of random search that runs DP-SGD K times, K random (seed 004 Theorems 2 and 6),",
-                    "and releases only the best run; also prints one run's epsilon and naive composition over E[K] runs."})
+                    "and releases only the best run; with --density-bounds c:C, of DP-HyPO's adaptive search (seed 000 Theorem 1).",
+                    "Also prints one run's epsilon and naive composition over E[K] runs."})
     static final class Tuning implements Callable<Integer> {
         @Mixin
         ScheduleOptions schedule;
@@ -101,26 +103,40 @@ final class AccountCommand {
         @Option(names = "--max-repetitions", paramLabel = "m", description = "Truncate K at m runs (seed 004 Lemma 22).")
         Long maxRepetitions;
 
+        @Mixin
+        DensityBoundsOption density;
+
         @Override
         public Integer call() {
             double[] qt = schedule.resolve();
             long steps = (long) qt[1];
             RepetitionDistribution k = RepetitionSpec.parse(repetitions, maxRepetitions);
+            double[] bounds = density.bounds(null);
             RdpAccountant acc = RdpAccountant.standard();
             var base = NoiseCalibration.dpSgd(qt[0], sigma, steps);
             PrivacyGuarantee single = acc.guarantee(base, report.delta);
             PrivacyGuarantee naive = acc.guarantee(new SelfComposedEvent(base, (long) Math.ceil(k.mean())), report.delta);
-            PrivacyGuarantee g = acc.guarantee(new RepeatAndSelectEvent(base, k), report.delta);
+            PrivacyGuarantee random = acc.guarantee(new RepeatAndSelectEvent(base, k), report.delta);
+            PrivacyGuarantee g = bounds == null ? random
+                    : acc.guarantee(new AdaptiveRepeatAndSelectEvent(base, k, bounds[0], bounds[1]), report.delta);
             Map<String, Object> extra = Report.schedule(qt[0], sigma, steps);
             extra.put("repetitions", repetitions);
             extra.put("distribution", k.describe());
             extra.put("expected_runs", k.mean());
             extra.put("epsilon_single_run", single.epsilon());
             extra.put("epsilon_naive_composition", naive.epsilon());
-            report.print(String.format("tuning with K ~ %s (E[K] = %.4g): epsilon = %.6g at delta = %s (RDP order %s); "
-                            + "one run %.6g; naive composition over %d runs %.6g",
+            if (bounds != null) {
+                extra.put("density_bounds", java.util.List.of(bounds[0], bounds[1]));
+                extra.put("epsilon_random_search", random.epsilon());
+                extra.put("adaptivity_cost", g.epsilon() - random.epsilon());
+            }
+            report.print(String.format("%s with K ~ %s (E[K] = %.4g): epsilon = %.6g at delta = %s (RDP order %s); "
+                            + "one run %.6g; naive composition over %d runs %.6g%s",
+                    bounds == null ? "random search" : "DP-HyPO (densities in [" + bounds[0] + ", " + bounds[1] + "] x prior, seed 000)",
                     k.describe(), k.mean(), g.epsilon(), report.delta, g.order(), single.epsilon(),
-                    (long) Math.ceil(k.mean()), naive.epsilon()), g, extra);
+                    (long) Math.ceil(k.mean()), naive.epsilon(),
+                    bounds == null ? "" : String.format("; random search %.6g (adaptivity costs %.6g)", random.epsilon(),
+                            g.epsilon() - random.epsilon())), g, extra);
             return 0;
         }
     }

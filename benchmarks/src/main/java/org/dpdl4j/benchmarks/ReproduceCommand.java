@@ -14,9 +14,10 @@ import picocli.CommandLine.Parameters;
         description = {"Reproduce a figure of a seed paper: writes <id>.csv (one row per plotted point) and <id>.png into --output,",
                 "and prints 'paper vs ours'. IDs: ps-figure2 ... ps-figure7 (Papernot & Steinke 2022, seed 004);",
                 "koskela-figure1 (Koskela & Kulkarni 2023, seed 003, analytic), koskela-figure2 (trains: learning-rate tuning on",
-                "MNIST and Fashion-MNIST; --epochs/--mu/--epsilons/--seeds set its scale, --paper-scale the paper's)."})
+                "MNIST and Fashion-MNIST; --epochs/--mu/--epsilons/--seeds set its scale, --paper-scale the paper's),",
+                "dphypo-table1 (trains a landscape cache, then replays DP-HyPO vs uniform search; --paper-grid for the paper's grid)."})
 final class ReproduceCommand implements Callable<Integer> {
-    @Parameters(index = "0", paramLabel = "ID", description = "ps-figure2 ... ps-figure7, koskela-figure1 or koskela-figure2.")
+    @Parameters(index = "0", paramLabel = "ID", description = "ps-figure2 ... ps-figure7, koskela-figure1, koskela-figure2 or dphypo-table1.")
     String id;
 
     @Option(names = "--output", defaultValue = "reproductions", description = "Directory for the CSV and PNG (default ${DEFAULT-VALUE}).")
@@ -29,8 +30,32 @@ final class ReproduceCommand implements Callable<Integer> {
     @Option(names = "--datasets", split = ",", defaultValue = "mnist,fashion-mnist", description = "koskela-figure2: datasets (default ${DEFAULT-VALUE}).")
     List<String> datasets;
 
-    @Option(names = "--epochs", defaultValue = "1", description = "koskela-figure2: epochs of every run (default ${DEFAULT-VALUE}; paper 40).")
-    double epochs;
+    @Option(names = "--epochs", description = "koskela-figure2 / dphypo-table1: epochs of every run (default 1 / 2; papers 40 / 10).")
+    Double epochs;
+
+    @Option(names = "--train-size", defaultValue = "10000", description = "dphypo-table1: MNIST training examples per landscape run (default ${DEFAULT-VALUE}).")
+    int trainSize;
+
+    @Option(names = "--lr-grid", defaultValue = "lr=log:0.03:10:6", description = "dphypo-table1: learning-rate axis (default ${DEFAULT-VALUE}).")
+    String lrGrid;
+
+    @Option(names = "--clip-grid", defaultValue = "clip=lin:0.5:3:3", description = "dphypo-table1: clipping-norm axis (default ${DEFAULT-VALUE}).")
+    String clipGrid;
+
+    @Option(names = "--runs", defaultValue = "2", description = "dphypo-table1: runs per grid point (default ${DEFAULT-VALUE}; paper 5).")
+    int runs;
+
+    @Option(names = "--target-epsilon", defaultValue = "10", description = "dphypo-table1: white-box total epsilon at gamma = 0.01 (default ${DEFAULT-VALUE}).")
+    double targetEpsilon;
+
+    @Option(names = "--replays", defaultValue = "200", description = "dphypo-table1: simulated tuning runs per entry (default ${DEFAULT-VALUE}, as the paper).")
+    int replays;
+
+    @Option(names = "--landscape-dir", defaultValue = "reproductions/landscapes", description = "dphypo-table1: landscape cache (resumable) (default ${DEFAULT-VALUE}).")
+    Path landscapeDir;
+
+    @Option(names = "--paper-grid", description = "dphypo-table1: the paper's grid (16 lr x 20 clip, 5 runs, 10 epochs, all 60,000 examples).")
+    boolean paperGrid;
 
     @Option(names = "--mu", defaultValue = "15", description = "koskela-figure2: E[K], Poisson (default ${DEFAULT-VALUE}, as the paper).")
     double mu;
@@ -61,7 +86,8 @@ final class ReproduceCommand implements Callable<Integer> {
             case "ps-figure7" -> PapernotSteinkeFigures.figure7(landscapeFile());
             case "koskela-figure1" -> KoskelaKulkarniFigures.figure1();
             case "koskela-figure2" -> KoskelaKulkarniFigures.figure2(figure2Settings());
-            default -> throw new IllegalArgumentException("ID must be ps-figure2 ... ps-figure7, koskela-figure1 or koskela-figure2, got '" + id + "'");
+            case "dphypo-table1" -> DpHypoFigures.table1(table1Settings(), output);
+            default -> throw new IllegalArgumentException("ID must be ps-figure2 ... ps-figure7, koskela-figure1, koskela-figure2 or dphypo-table1, got '" + id + "'");
         };
         f.write(output);
         System.out.println("wrote " + output.resolve(id + ".csv") + " and " + output.resolve(id + ".png"));
@@ -72,9 +98,7 @@ final class ReproduceCommand implements Callable<Integer> {
         if (paperScale) {
             return new KoskelaKulkarniFigures.Figure2Settings(datasets, 40, 15, 0.1, new double[]{1, 2, 3, 4, 5, 6}, 10, seed);
         }
-        if (!(epochs > 0) || Double.isInfinite(epochs)) {
-            throw new IllegalArgumentException("--epochs must be finite and > 0, got " + epochs);
-        }
+        double epochs = epochs(1);
         if (!(mu > 0) || Double.isInfinite(mu)) {
             throw new IllegalArgumentException("--mu must be finite and > 0, got " + mu);
         }
@@ -90,6 +114,31 @@ final class ReproduceCommand implements Callable<Integer> {
             }
         }
         return new KoskelaKulkarniFigures.Figure2Settings(datasets, epochs, mu, tuneFraction, epsilons, seeds, seed);
+    }
+
+    private double epochs(double fallback) {
+        double e = epochs != null ? epochs : fallback;
+        if (!(e > 0) || Double.isInfinite(e)) {
+            throw new IllegalArgumentException("--epochs must be finite and > 0, got " + e);
+        }
+        return e;
+    }
+
+    private DpHypoFigures.Settings table1Settings() {
+        if (paperGrid) {
+            return new DpHypoFigures.Settings(60000, "lr=log:0.0001:10:16", "clip=lin:0.3:6:20", 5, 10, targetEpsilon, replays, seed,
+                    landscapeDir);
+        }
+        if (trainSize < 256 || trainSize > 60000) {
+            throw new IllegalArgumentException("--train-size must be in [256, 60000], got " + trainSize);
+        }
+        if (runs < 1 || replays < 2) {
+            throw new IllegalArgumentException("--runs must be >= 1 and --replays >= 2, got " + runs + " and " + replays);
+        }
+        if (!(targetEpsilon > 0) || Double.isInfinite(targetEpsilon)) {
+            throw new IllegalArgumentException("--target-epsilon must be finite and > 0, got " + targetEpsilon);
+        }
+        return new DpHypoFigures.Settings(trainSize, lrGrid, clipGrid, runs, epochs(2), targetEpsilon, replays, seed, landscapeDir);
     }
 
     private Path landscapeFile() {

@@ -18,6 +18,7 @@ import org.dpdl4j.accounting.NoiseCalibration;
 import org.dpdl4j.accounting.PrivacyEvent;
 import org.dpdl4j.accounting.PrivacyGuarantee;
 import org.dpdl4j.accounting.RdpAccountant;
+import org.dpdl4j.accounting.RepeatAndSelectEvent;
 import org.dpdl4j.accounting.RepetitionDistribution;
 import org.dpdl4j.accounting.SelfComposedEvent;
 import org.dpdl4j.datasets.TrainTest;
@@ -27,7 +28,11 @@ import org.dpdl4j.tuning.Candidate;
 import org.dpdl4j.tuning.DpSgdMechanism;
 import org.dpdl4j.tuning.HyperparameterSpace;
 import org.dpdl4j.tuning.PrivacyLedger;
+import org.dpdl4j.tuning.DpHypoTuner;
+import org.dpdl4j.tuning.GaussianProcess;
+import org.dpdl4j.tuning.GpUcbSoftmax;
 import org.dpdl4j.tuning.RandomSearchTuner;
+import org.dpdl4j.tuning.Tuner;
 import org.dpdl4j.tuning.TrialResult;
 import org.dpdl4j.tuning.TuningListener;
 import org.dpdl4j.tuning.TuningResult;
@@ -41,9 +46,22 @@ import picocli.CommandLine.Option;
                 "whole search: one run's epsilon, the tuning's epsilon (the honest number), and naive composition.",
                 "Saves the best model, tuning.json and trials.json in --output."})
 final class TuneCommand implements Callable<Integer> {
-    @Option(names = "--tuner", defaultValue = "random-search", description = {"random-search (Papernot-Steinke, seed 004) or",
+    @Option(names = "--tuner", defaultValue = "random-search", description = {"random-search (Papernot-Steinke, seed 004),",
+            "dp-hypo (adaptive GP search with bounded densities; Wang et al., seed 000) or",
             "subsampled (tune on a Poisson subset, then train the final model; Koskela-Kulkarni, seed 003) (default ${DEFAULT-VALUE})."})
     String tuner;
+
+    @Mixin
+    DensityBoundsOption density;
+
+    @Option(names = "--ucb-tau", paramLabel = "τ", defaultValue = "0.1", description = "dp-hypo: UCB weight tau >= 0 (default ${DEFAULT-VALUE}).")
+    double ucbTau;
+
+    @Option(names = "--softmax-beta", paramLabel = "β", defaultValue = "1", description = "dp-hypo: softmax inverse temperature beta >= 0 (default ${DEFAULT-VALUE}).")
+    double softmaxBeta;
+
+    @Option(names = "--kernel", defaultValue = "matern52", description = "dp-hypo: GP kernel, matern52 or se (squared exponential) (default ${DEFAULT-VALUE}).")
+    String kernel;
 
     @Mixin
     SubsampleOptions subsample;
@@ -113,8 +131,8 @@ final class TuneCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws IOException {
-        if (!tuner.equals("random-search") && !tuner.equals("subsampled")) {
-            throw new IllegalArgumentException("--tuner must be random-search or subsampled, got '" + tuner + "'");
+        if (!tuner.equals("random-search") && !tuner.equals("subsampled") && !tuner.equals("dp-hypo")) {
+            throw new IllegalArgumentException("--tuner must be random-search, dp-hypo or subsampled, got '" + tuner + "'");
         }
         if (!inner.equals("random-search")) {
             throw new IllegalArgumentException("--inner must be random-search, got '" + inner + "'");
@@ -161,9 +179,9 @@ final class TuneCommand implements Callable<Integer> {
                     + "they are drawn: give --noise-multiplier instead of --target-epsilon");
         }
 
+        Tuner search = tuner(k); // validates the tuner's options before the data is loaded
         TrainTest data = t.load();
         DpSgdMechanism mechanism = mechanism(data, scoring).build();
-        RandomSearchTuner search = new RandomSearchTuner(k, tunerSeed(), threads, revealTrialScores);
         RdpAccountant acc = RdpAccountant.standard();
         if (noiseMultiplier == null && !sigmaAxis && candidateEpsilon == null) {
             double target = targetEpsilon != null ? targetEpsilon : 3.0;
@@ -174,8 +192,9 @@ final class TuneCommand implements Callable<Integer> {
             noiseMultiplier = sigma;
         }
         PrivacyEvent base = RandomSearchTuner.baseEvent(hs, mechanism);
-        System.out.printf("dpdl4j %s | random search on %s: K ~ %s (E[K] = %.4g), space %s, %d candidates%n", Cli.version(),
-                t.dataset, k.describe(), k.mean(), hs, hs.size());
+        System.out.printf("dpdl4j %s | %s on %s: K ~ %s (E[K] = %.4g), space %s, %d candidates%n", Cli.version(),
+                search instanceof DpHypoTuner ? "DP-HyPO (density bounds " + density.densityBounds + ", " + rule().name() + ")"
+                        : "random search", t.dataset, k.describe(), k.mean(), hs, hs.size());
         System.out.printf("each run: %s, n=%d (validation %d, %s), B=%d, %.4g epochs, C=%s, sigma=%.4f; one run epsilon %.4f%n",
                 t.modelName(), mechanism.train().size(), mechanism.validation().size(),
                 scoring == DpSgdMechanism.Scoring.PRIVATE_VALIDATION
@@ -208,6 +227,15 @@ final class TuneCommand implements Callable<Integer> {
         report.put("epsilon_total", total.epsilon());
         report.put("epsilon_single_run", single.epsilon());
         report.put("epsilon_naive_composition", naive);
+        Double adaptivity = null;
+        if (search instanceof DpHypoTuner) {
+            double random = acc.epsilon(new RepeatAndSelectEvent(result.baseEvent(), k), t.delta);
+            adaptivity = total.epsilon() - random;
+            report.put("tuner", "dp-hypo");
+            report.put("density_bounds", List.of(density.bounds(PAPER_BOUNDS)[0], density.bounds(PAPER_BOUNDS)[1]));
+            report.put("epsilon_random_search", random);
+            report.put("adaptivity_cost", adaptivity);
+        }
         report.put("delta", t.delta);
         report.put("rdp_order", total.order());
         report.put("repetitions", result.repetitions());
@@ -238,6 +266,10 @@ final class TuneCommand implements Callable<Integer> {
         System.out.printf("epsilon at delta %s:  one run %.4f | whole tuning %.4f (the honest number, RDP order %s) | "
                 + "naive composition over K = %d runs %.4f%n", t.delta, single.epsilon(), total.epsilon(), total.order(),
                 result.repetitions(), naive);
+        if (adaptivity != null) {
+            System.out.printf("adaptivity cost: %.4f (random search with the same runs would cost %.4f)%n", adaptivity,
+                    total.epsilon() - adaptivity);
+        }
         for (String note : result.notes()) {
             System.out.println("note: " + note);
         }
@@ -250,6 +282,37 @@ final class TuneCommand implements Callable<Integer> {
             Cli.printJsonLine(System.out, report);
         }
         return 0;
+    }
+
+    private static final double[] PAPER_BOUNDS = {0.75, 2};
+
+    /** The tuner --tuner names (random search or DP-HyPO). */
+    private Tuner tuner(RepetitionDistribution k) {
+        if (!tuner.equals("dp-hypo")) {
+            if (density.densityBounds != null) {
+                throw new IllegalArgumentException("--density-bounds is for --tuner dp-hypo");
+            }
+            return new RandomSearchTuner(k, tunerSeed(), threads, revealTrialScores);
+        }
+        if (revealTrialScores) {
+            throw new IllegalArgumentException("--reveal-trial-scores is not available with --tuner dp-hypo");
+        }
+        double[] b = density.bounds(PAPER_BOUNDS);
+        density.densityBounds = b[0] + ":" + b[1];
+        return new DpHypoTuner(k, b[0], b[1], rule(), tunerSeed());
+    }
+
+    private GpUcbSoftmax rule() {
+        GaussianProcess.Kernel kern = switch (kernel) {
+            case "matern52" -> GaussianProcess.Kernel.MATERN_52;
+            case "se" -> GaussianProcess.Kernel.SQUARED_EXPONENTIAL;
+            default -> throw new IllegalArgumentException("--kernel must be matern52 or se, got '" + kernel + "'");
+        };
+        try {
+            return new GpUcbSoftmax(kern, ucbTau, softmaxBeta);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException((ucbTau < 0 || Double.isNaN(ucbTau) ? "--ucb-tau: " : "--softmax-beta: ") + e.getMessage());
+        }
     }
 
     /** The base mechanism's settings from the command line (workers split between trial threads). */

@@ -240,4 +240,51 @@ class CliTest {
         assertEquals(2, bad.status());
         assertTrue(bad.err().contains("sampling_rate"), bad.err());
     }
+
+    /** --density-bounds 1:1 prints exactly the random-search number; 0.75:2 adds Theorem 1's adaptivity cost. */
+    @Test
+    void accountTuningWithDensityBounds() throws Exception {
+        String[] base = {"account", "tuning", "--sampling-rate", "0.00427", "--steps", "2344", "--noise-multiplier", "0.71",
+                "--repetitions", "geometric:gamma=0.01", "--json"};
+        double random = run(base).lastJson().get("epsilon").asDouble();
+        Run same = run(concat(base, "--density-bounds", "1:1"));
+        assertEquals(0, same.status(), same.err());
+        assertEquals(random, same.lastJson().get("epsilon").asDouble(), 0.0);
+        JsonNode j = run(concat(base, "--density-bounds", "0.75:2")).lastJson();
+        var run = NoiseCalibration.dpSgd(0.00427, 0.71, 2344);
+        var k = new org.dpdl4j.accounting.TruncatedNegativeBinomial(1, 0.01);
+        assertEquals(RdpAccountant.standard().epsilon(new org.dpdl4j.accounting.AdaptiveRepeatAndSelectEvent(run, k, 0.75, 2), 1e-5),
+                j.get("epsilon").asDouble(), 1e-12);
+        assertEquals(j.get("epsilon").asDouble() - random, j.get("adaptivity_cost").asDouble(), 1e-12);
+        assertTrue(j.get("adaptivity_cost").asDouble() > 0);
+        Run bad = run(concat(base, "--density-bounds", "2:3"));
+        assertEquals(2, bad.status());
+        assertTrue(bad.err().contains("--density-bounds") && bad.err().contains("2:3"), bad.err());
+    }
+
+    /** A very short real DP-HyPO run: total calibrated, adaptivity cost reported, every trial recorded in the ledger. */
+    @Test
+    void tuneDpHypoReportsTheAdaptivityCost() throws Exception {
+        Path ledger = tmp.resolve("hypo-ledger.jsonl");
+        Run r = run("tune", "--tuner", "dp-hypo", "--dataset", "mnist", "--epochs", "0.05", "--repetitions", "fixed:3",
+                "--density-bounds", "0.75:2", "--space", "lr=cat:0.5,1.0", "--space", "clip=cat:0.5,1", "--target-epsilon", "2",
+                "--seed", "3", "--ledger", ledger.toString(), "--output", tmp.resolve("hypo").toString(), "--no-progress", "--json");
+        assertEquals(0, r.status(), r.err());
+        JsonNode j = r.lastJson();
+        assertTrue(j.get("epsilon_total").asDouble() <= 2);
+        assertEquals("dp-hypo", j.get("tuner").asText());
+        assertEquals(0.0, j.get("adaptivity_cost").asDouble(), 1e-12, "a fixed number of runs composes: adaptivity is free");
+        assertEquals(3, j.get("repetitions").asLong());
+        assertTrue(j.get("test_accuracy").asDouble() > 0.3, r.out());
+        assertEquals(1 + 1 + 3, Files.readAllLines(ledger).size(), "header, the charge, three trial records");
+        Run bad = run("tune", "--tuner", "dp-hypo", "--ucb-tau", "-1", "--no-progress");
+        assertEquals(2, bad.status());
+        assertTrue(bad.err().contains("--ucb-tau"), bad.err());
+    }
+
+    private static String[] concat(String[] a, String... b) {
+        String[] out = java.util.Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, out, a.length, b.length);
+        return out;
+    }
 }

@@ -1,7 +1,5 @@
 package org.dpdl4j.tuning;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -89,8 +87,7 @@ public final class DpHypoTuner implements Tuner {
         Long charge = null;
         if (ledger != null) {
             String label = "DP-HyPO, K ~ " + repetitions.describe() + ", density bounds [" + lower + ", " + upper + "]";
-            Long entry = write(ledger, () -> covering != null ? ledger.record(label, event, covering).sequence()
-                    : ledger.charge(label, event).sequence());
+            long entry = ledger.chargeOrRecord(label, event, covering);
             charge = covering != null ? covering : entry;
         }
         listener.onStart(k);
@@ -118,9 +115,7 @@ public final class DpHypoTuner implements Tuner {
             long trialSeed = random.nextLong();
             Candidate c = grid.get(index);
             if (ledger != null) {
-                Long cover = charge;
-                int trial = j;
-                write(ledger, () -> ledger.record("trial " + (trial + 1) + ": " + c, q.event(c), cover).sequence());
+                ledger.chargeOrRecord("trial " + (j + 1) + ": " + c, q.event(c), charge);
             }
             listener.onTrialStart(j, c);
             long start = System.nanoTime();
@@ -173,17 +168,5 @@ public final class DpHypoTuner implements Tuner {
             }
         }
         throw new IllegalStateException("empty density");
-    }
-
-    private interface LedgerWrite {
-        long run() throws IOException;
-    }
-
-    private static long write(PrivacyLedger ledger, LedgerWrite w) {
-        try {
-            return w.run();
-        } catch (IOException e) {
-            throw new UncheckedIOException("could not write the privacy ledger " + ledger.file(), e);
-        }
     }
 }

@@ -274,6 +274,18 @@ public final class PrivacyLedger implements AutoCloseable {
         return write(false, label, event, coveredBy);
     }
 
+    /**
+     * For tuners: {@link #charge} when {@code coveredBy} is null, else {@link #record} under it; the
+     * entry's sequence number. A failed write is an {@link java.io.UncheckedIOException} (and nothing runs).
+     */
+    long chargeOrRecord(String label, PrivacyEvent event, Long coveredBy) {
+        try {
+            return coveredBy == null ? charge(label, event).sequence() : record(label, event, coveredBy).sequence();
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException("could not write the privacy ledger " + file, e);
+        }
+    }
+
     private Entry write(boolean charged, String label, PrivacyEvent event, Long coveredBy) throws IOException {
         Entry e = new Entry(entries.isEmpty() ? 1 : entries.get(entries.size() - 1).sequence() + 1, Instant.now().toString(),
                 charged, label, event, coveredBy);

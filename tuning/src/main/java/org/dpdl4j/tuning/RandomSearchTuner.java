@@ -1,6 +1,5 @@
 package org.dpdl4j.tuning;
 
-import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
@@ -203,11 +202,7 @@ public final class RandomSearchTuner implements Tuner {
     }
 
     private static Long charge(PrivacyLedger ledger, String label, PrivacyEvent event, Long covering) {
-        try {
-            return covering != null ? ledger.record(label, event, covering).sequence() : ledger.charge(label, event).sequence();
-        } catch (IOException e) {
-            throw new UncheckedIOException("could not write the privacy ledger " + ledger.file(), e);
-        }
+        return ledger.chargeOrRecord(label, event, covering);
     }
 
     private static String theorem(RepetitionDistribution d) {

@@ -1,7 +1,5 @@
 package org.dpdl4j.tuning;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
@@ -110,8 +108,7 @@ public final class SubsampledTuner {
         List<String> notes = new ArrayList<>();
         Long charge = null;
         if (ledger != null) {
-            charge = write(ledger, () -> ledger.charge("subsampled tuning, variant " + variant.number() + ", q_tune = "
-                    + tuneFraction, event).sequence());
+            charge = ledger.chargeOrRecord("subsampled tuning, variant " + variant.number() + ", q_tune = " + tuneFraction, event, null);
         }
         LabeledData x = template.privateData();
         RandomGenerator coins = secureRandom ? new SecureRandom() : new SplittableRandom(seed);
@@ -139,9 +136,8 @@ public final class SubsampledTuner {
             throw new IllegalStateException("extrapolation '" + extrapolation.name() + "' changed the privacy cost of " + tuned);
         }
         if (ledger != null) {
-            Long covering = charge;
-            write(ledger, () -> ledger.record("final run (variant " + variant.number() + "): " + transferred,
-                    template.trainingEvent(transferred), covering).sequence());
+            ledger.chargeOrRecord("final run (variant " + variant.number() + "): " + transferred, template.trainingEvent(transferred),
+                    charge);
         }
         listener.onFinalRunStart(transferred);
         boolean warm = warmStart && tuning.best() != null && tuning.best().model() != null;
@@ -178,18 +174,6 @@ public final class SubsampledTuner {
             throw new IllegalArgumentException("subsampled tuning keeps the DP-SGD sampling rate q fixed between the subset and "
                     + "the final data (seed 003 Sec. 3.2): set the mechanism's samplingRate(q) or tune a 'sampling_rate' axis, "
                     + "not 'batch_size'");
-        }
-    }
-
-    private interface LedgerWrite {
-        long run() throws IOException;
-    }
-
-    private static long write(PrivacyLedger ledger, LedgerWrite w) {
-        try {
-            return w.run();
-        } catch (IOException e) {
-            throw new UncheckedIOException("could not write the privacy ledger " + ledger.file(), e);
         }
     }
 }
