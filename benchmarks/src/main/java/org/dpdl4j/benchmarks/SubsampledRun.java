@@ -15,7 +15,7 @@ import org.dpdl4j.tuning.DpSgdMechanism;
 import org.dpdl4j.tuning.Extrapolation;
 import org.dpdl4j.tuning.HyperparameterSpace;
 import org.dpdl4j.tuning.PrivacyLedger;
-import org.dpdl4j.tuning.RandomSearchTuner;
+import org.dpdl4j.tuning.Tuner;
 import org.dpdl4j.tuning.SubsampledTuner;
 import org.dpdl4j.tuning.SubsampledTuningResult;
 
@@ -66,7 +66,7 @@ final class SubsampledRun {
         }
         DpSgdMechanism template = c.mechanism(data, scoring).samplingRate(q).build();
         long seed = c.tunerSeed();
-        RandomSearchTuner search = new RandomSearchTuner(k, seed, c.threads, false);
+        Tuner search = c.tuner(k, c.inner);
         SubsampledTuner tuner = new SubsampledTuner(search, tuneFraction, v, rule, c.warmStart, seed * 0x9E3779B97F4A7C15L + 1,
                 c.t.secureNoise);
         RdpAccountant acc = RdpAccountant.standard();
@@ -79,8 +79,8 @@ final class SubsampledRun {
             c.noiseMultiplier = sigma;
         }
         SubsampledTuningEvent event = tuner.event(space, template);
-        System.out.printf("dpdl4j %s | subsampled tuning (seed 003, variant %d) on %s: q_tune = %s, inner random search K ~ %s "
-                        + "(E[K] = %.4g), space %s, %d candidates%n", Cli.version(), v.number(), c.t.dataset, tuneFraction,
+        System.out.printf("dpdl4j %s | subsampled tuning (seed 003, variant %d) on %s: q_tune = %s, inner %s K ~ %s "
+                        + "(E[K] = %.4g), space %s, %d candidates%n", Cli.version(), v.number(), c.t.dataset, tuneFraction, c.inner,
                 k.describe(), k.mean(), space, space.size());
         System.out.printf("each run: %s, DP-SGD q = %.5g (expected batch %d on the ~%.0f tuning examples), %.4g epochs, C = %s, "
                         + "sigma = %s; score noise %.4g correct-counts on X1%n", c.t.modelName(), q, c.t.batchSize, expectedTuneTrain,

@@ -66,7 +66,7 @@ final class TuneCommand implements Callable<Integer> {
     @Mixin
     SubsampleOptions subsample;
 
-    @Option(names = "--inner", defaultValue = "random-search", description = "subsampled: the tuner run on X1 (default ${DEFAULT-VALUE}).")
+    @Option(names = "--inner", defaultValue = "random-search", description = "subsampled: the tuner run on X1, random-search or dp-hypo (default ${DEFAULT-VALUE}).")
     String inner;
 
     @Option(names = "--extrapolation", defaultValue = "linear-lr", description = {"subsampled: linear-lr (learning rate x n/m for sgd",
@@ -134,8 +134,8 @@ final class TuneCommand implements Callable<Integer> {
         if (!tuner.equals("random-search") && !tuner.equals("subsampled") && !tuner.equals("dp-hypo")) {
             throw new IllegalArgumentException("--tuner must be random-search, dp-hypo or subsampled, got '" + tuner + "'");
         }
-        if (!inner.equals("random-search")) {
-            throw new IllegalArgumentException("--inner must be random-search, got '" + inner + "'");
+        if (!inner.equals("random-search") && !inner.equals("dp-hypo")) {
+            throw new IllegalArgumentException("--inner must be random-search or dp-hypo, got '" + inner + "'");
         }
         if (threads < 1) {
             throw new IllegalArgumentException("--threads must be >= 1, got " + threads);
@@ -288,7 +288,12 @@ final class TuneCommand implements Callable<Integer> {
 
     /** The tuner --tuner names (random search or DP-HyPO). */
     private Tuner tuner(RepetitionDistribution k) {
-        if (!tuner.equals("dp-hypo")) {
+        return tuner(k, tuner);
+    }
+
+    /** The tuner of that name: random-search or dp-hypo (with this command's options). */
+    Tuner tuner(RepetitionDistribution k, String name) {
+        if (!name.equals("dp-hypo")) {
             if (density.densityBounds != null) {
                 throw new IllegalArgumentException("--density-bounds is for --tuner dp-hypo");
             }
@@ -326,10 +331,15 @@ final class TuneCommand implements Callable<Integer> {
         return candidateEpsilon != null ? b.perCandidateEpsilon(candidateEpsilon) : b;
     }
 
+    private boolean seedNoted;
+
     /** The tuner's seed: --seed, or a secure one. */
     long tunerSeed() {
         if (t.seed != null && !t.secureNoise) {
-            System.err.println("note: --seed fixes K, the candidates, the subsets, the sampling and the noise; keep it secret");
+            if (!seedNoted) {
+                System.err.println("note: --seed fixes K, the candidates, the subsets, the sampling and the noise; keep it secret");
+                seedNoted = true;
+            }
             return t.seed;
         }
         return new SecureRandom().nextLong();

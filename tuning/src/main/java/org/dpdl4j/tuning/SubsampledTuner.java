@@ -150,6 +150,7 @@ public final class SubsampledTuner {
         }
         SubsampledTuningResult.Compute compute = new SubsampledTuningResult.Compute(tuningGradients, tuningSeconds,
                 fin.expectedExamples(), fin.seconds(), inner instanceof RandomSearchTuner r ? r.repetitions().mean() * baselinePerRun
+                        : inner instanceof DpHypoTuner d ? d.repetitions().mean() * baselinePerRun
                         : Double.NaN);
         notes.addAll(tuning.notes());
         notes.add("tuned on a Poisson subset with q_tune = " + tuneFraction + " (|X1| = " + part.subset().size() + "); final run on "
