@@ -397,7 +397,9 @@ public final class RdpAccountant {
      *       where δ̂ is the δ at ε̂ of the curve ε(α̂) + α̂/(α̂ − 1)·L (so q ≤ e^{ε̂}q′ + δ̂), and μ(αq −
      *       (α − 1)q′ − 1) ≤ (α − 1)μ(1 − (1 − δ̂)e^{−ε̂}) for q, q′ ∈ [0, 1]. It uses one direction of the
      *       (ε̂, δ̂) relation only, so it is looser than Theorem 6 of seed 004 (by about μ/α); ε̂ runs over
-     *       log(1 + 1/(a − 1)) for the orders a of the grid.</li>
+     *       log(1 + 1/(a − 1)) for the orders a of the grid. P⁺ need not be normalised, so δ̂ comes from
+     *       Canonne et al.'s Proposition 12 alone (no total-variation shortcut); like the paper's own
+     *       proof of Theorem 1, it takes q, q′ ∈ [0, 1].</li>
      *   <li>Truncated at m: the untruncated bound plus Lemma 22's two terms (seed 004, eq. 9), which bound
      *       the truncated PGF's f′ by the untruncated one whatever the base.</li>
      * </ul>
@@ -424,7 +426,7 @@ public final class RdpAccountant {
             double best = mu; // epsilon-hat = infinity: the term is at most mu
             for (double a : alphas) {
                 double epsHat = Math.log1p(1 / (a - 1));
-                double deltaHat = Math.min(1, RdpConversion.delta(curve, epsHat));
+                double deltaHat = Math.min(1, RdpConversion.deltaWithoutTotalVariation(curve, epsHat));
                 best = Math.min(best, mu * (1 - (1 - deltaHat) * Math.exp(-epsHat)));
             }
             double logMean = Math.log(mu) - Math.log(-Math.expm1(-mu));
@@ -439,7 +441,12 @@ public final class RdpAccountant {
         return out;
     }
 
-    /** Seed 004 Lemma 22 (eq. 9): the untruncated curve plus the two truncation terms. */
+    /**
+     * Seed 004 Lemma 22 (eq. 9): the untruncated curve plus the two truncation terms. The Poisson bound
+     * is proved for K | K ≥ 1 (see {@link #repeatAndSelect(double[], double[], RepetitionDistribution)}),
+     * so its mass term is log(1/P[1 ≤ K ≤ m | K ≥ 1]) = log((1 − e^{−μ})/(P[K ≤ m] − e^{−μ})); the ratio
+     * term is the same for K and K | K ≥ 1 (the factor 1/(1 − e^{−μ}) cancels).
+     */
     private static double[] lemma22(double[] untruncated, double[] alphas, RepetitionDistribution.Truncated t) {
         if (t.distribution() instanceof RepetitionDistribution.PointMass) {
             return untruncated; // P[K <= m] > 0 means k <= m: nothing is cut
@@ -447,6 +454,10 @@ public final class RdpAccountant {
         double mean = t.distribution().mean();
         double tail = t.tailMean();
         double logMass = Math.log(t.massKept());
+        if (t.distribution() instanceof RepetitionDistribution.Poisson p) {
+            double p0 = Math.exp(-p.mu());
+            logMass = Math.log(t.massKept() - p0) - Math.log1p(-p0);
+        }
         double ratioTerm = tail < mean ? Math.log1p(tail / (mean - tail)) : Double.POSITIVE_INFINITY;
         double[] out = new double[alphas.length];
         for (int i = 0; i < alphas.length; i++) {

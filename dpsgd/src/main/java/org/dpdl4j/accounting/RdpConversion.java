@@ -65,6 +65,18 @@ public final class RdpConversion {
      * @throws IllegalArgumentException if ε is negative or not finite
      */
     public static double delta(RdpCurve curve, double epsilon) {
+        return delta(curve, epsilon, true);
+    }
+
+    /**
+     * {@link #delta(RdpCurve, double)} without the total-variation branch (Proposition 12 only), for
+     * divergences between measures that need not be normalised (DP-HyPO's extremal mixtures).
+     */
+    static double deltaWithoutTotalVariation(RdpCurve curve, double epsilon) {
+        return delta(curve, epsilon, false);
+    }
+
+    private static double delta(RdpCurve curve, double epsilon, boolean totalVariation) {
         Checks.finiteNonNegative("epsilon", epsilon);
         double bestLog = 0;
         for (int i = 0; i < curve.size(); i++) {
@@ -73,7 +85,7 @@ public final class RdpConversion {
             if (Double.isInfinite(r)) {
                 continue;
             }
-            double logDelta = r == 0 ? Double.NEGATIVE_INFINITY : 0.5 * Math.log1p(-Math.exp(-r));
+            double logDelta = !totalVariation ? 0 : r == 0 ? Double.NEGATIVE_INFINITY : 0.5 * Math.log1p(-Math.exp(-r));
             if (a > 1.01) {
                 logDelta = Math.min(logDelta, (a - 1) * (r - epsilon + Math.log1p(-1 / a)) - Math.log(a));
             }

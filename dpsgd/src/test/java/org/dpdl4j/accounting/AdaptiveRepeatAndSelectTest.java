@@ -92,6 +92,26 @@ class AdaptiveRepeatAndSelectTest {
     }
 
     /**
+     * Lemma 22 on the Poisson bound, which is proved for K | K ≥ 1: the mass term is
+     * log((1 − e^{−μ})/(P[K ≤ m] − e^{−μ}))/(α − 1), larger than log(1/P[K ≤ m])/(α − 1).
+     */
+    @Test
+    void truncatedPoissonConditionsTheMassOnAtLeastOneRun() {
+        double mu = 1;
+        int m = 2;
+        RepetitionDistribution.Poisson p = (RepetitionDistribution.Poisson) RepetitionDistribution.poisson(mu);
+        double[] untruncated = RdpAccountant.rdp(new RepeatAndSelectEvent(DP_SGD, p), ORDERS);
+        double[] truncated = RdpAccountant.rdp(new RepeatAndSelectEvent(DP_SGD, p.truncatedAt(m)), ORDERS);
+        double p0 = Math.exp(-mu);
+        double kept = p0 * (1 + mu + mu * mu / 2);
+        double tail = mu - (p0 * mu + p0 * mu * mu); // E[K 1(K > 2)] = mu - P[K=1] - 2 P[K=2]
+        for (int i = 0; i < ORDERS.length; i++) {
+            double expected = untruncated[i] + Math.log((1 - p0) / (kept - p0)) / (ORDERS[i] - 1) + Math.log1p(tail / (mu - tail));
+            assertEquals(expected, truncated[i], 1e-9 * (1 + expected));
+        }
+    }
+
+    /**
      * Brute force on a toy adaptive search: two candidates, each releasing a Bernoulli score (p on D,
      * p′ on D′); the next candidate is λ = 1 with probability hi after a run that scored 1 on λ = 1
      * and lo otherwise, both within [c, C]·(1/2); K ~ geometric(γ) (η = 1) or Poisson(μ) (K = 0 gives a
