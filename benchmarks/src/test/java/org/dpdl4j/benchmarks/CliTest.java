@@ -230,8 +230,8 @@ class CliTest {
         assertTrue(total <= 2 && total > 1.9, "calibrated to the total target: " + total);
         assertTrue(j.get("epsilon_baseline").asDouble() > 0);
         assertEquals(60000, j.get("final_set_size").asInt(), "variant 2 trains the final model on all of X");
-        assertEquals(j.get("best").get("lr").asDouble() * 60000 / j.get("tune_train_size").asDouble(),
-                j.get("final_candidate").get("lr").asDouble(), 1e-9);
+        assertEquals(j.get("best").get("lr").asDouble() / (0.05 * 0.9), j.get("final_candidate").get("lr").asDouble(), 1e-9,
+                "scaled by the expected sizes n / (q_tune (1 - f) n)");
         assertTrue(j.get("test_accuracy").asDouble() > 0.3, r.out());
         assertTrue(j.get("gradient_ratio").asDouble() > 0);
         java.util.List<String> lines = Files.readAllLines(ledger);

@@ -117,6 +117,42 @@ public record LabeledData(INDArray features, INDArray labels, int channels, int 
     }
 
     /**
+     * A split for private data: each example goes to validation with probability
+     * {@code validationFraction}, decided by a hash of the seed and the example's own pixels and label
+     * alone. Adding or removing one example therefore changes only that example's part, which is what
+     * a privacy analysis of "train on one part, score on the other" assumes (a seeded permutation of
+     * all n examples would move many others). Identical examples land in the same part. The sizes are
+     * random (binomial); order is kept.
+     *
+     * @param validationFraction in [0, 1)
+     * @throws IllegalArgumentException if the fraction is out of range
+     */
+    public Split splitByRecord(double validationFraction, long seed) {
+        if (!(validationFraction >= 0 && validationFraction < 1)) {
+            throw new IllegalArgumentException("validationFraction must be in [0, 1), got " + validationFraction);
+        }
+        int n = size();
+        int[] classes = classIndices();
+        int[] val = new int[n];
+        int[] train = new int[n];
+        int nv = 0;
+        int nt = 0;
+        for (int i = 0; i < n; i++) {
+            long h = seed ^ 0x632BE59BD9B4E019L;
+            for (float f : features.getRow(i).toFloatVector()) {
+                h = (h ^ Float.floatToIntBits(f)) * 0x9E3779B97F4A7C15L;
+            }
+            h = (h ^ classes[i]) * 0x9E3779B97F4A7C15L;
+            if (new java.util.SplittableRandom(h).nextDouble() < validationFraction) {
+                val[nv++] = i;
+            } else {
+                train[nt++] = i;
+            }
+        }
+        return new Split(rows(Arrays.copyOf(train, nt)), rows(Arrays.copyOf(val, nv)));
+    }
+
+    /**
      * A Poisson subsample: each example joins {@code subset} independently with probability
      * {@code rate}, and the others form {@code rest} (seed 003 Section 3.1, step 1). Order is kept.
      *

@@ -151,6 +151,35 @@ class LoadersTest {
         assertTrue(e.getMessage().contains("validationFraction"), e.getMessage());
     }
 
+    /** Adding one example changes only that example's part: every other example stays where it was. */
+    @Test
+    void recordSplitMovesOnlyTheAddedExample() throws IOException {
+        TrainTest mnist = Mnist.load(DatasetCache.root().resolve("mnist"));
+        LabeledData d = mnist.test().randomSubset(2000, 3);
+        LabeledData withOneMore = d.rows(java.util.stream.IntStream.range(0, 2001).map(i -> i < 1000 ? i : i == 1000 ? 5 : i - 1)
+                .toArray());
+        // withOneMore = d with a duplicate of example 5 inserted at position 1000
+        LabeledData.Split a = d.splitByRecord(0.2, 11);
+        LabeledData.Split b = withOneMore.splitByRecord(0.2, 11);
+        assertEquals(a.validation().size() + a.train().size(), 2000);
+        assertEquals(400, a.validation().size(), 4 * Math.sqrt(2000 * 0.2 * 0.8));
+        java.util.Set<String> va = rowsOf(a.validation());
+        java.util.Set<String> vb = rowsOf(b.validation());
+        assertEquals(va, vb, "the added example is a duplicate: it joins its twin's part and nothing else moves");
+        assertEquals(a.validation().size() + (va.contains(rowsOf(d.rows(new int[]{5})).iterator().next()) ? 1 : 0),
+                b.validation().size());
+        var e = assertThrows(IllegalArgumentException.class, () -> d.splitByRecord(1.0, 1));
+        assertTrue(e.getMessage().contains("validationFraction"), e.getMessage());
+    }
+
+    private static java.util.Set<String> rowsOf(LabeledData d) {
+        java.util.Set<String> out = new java.util.HashSet<>();
+        for (int i = 0; i < d.size(); i++) {
+            out.add(java.util.Arrays.toString(d.features().getRow(i).toFloatVector()) + d.classIndices()[i]);
+        }
+        return out;
+    }
+
     private static byte[] idx(int magic, int[] dims, byte[] data) {
         ByteBuffer b = ByteBuffer.allocate(4 + 4 * dims.length + data.length);
         b.putInt(magic);

@@ -30,15 +30,19 @@ import org.dpdl4j.models.Models;
  * <p>Candidate axes it understands (others are rejected): {@code lr}, {@code optimizer}
  * ({@value ModelOptions#OPTIMIZERS}), {@code activation} ({@value ModelOptions#ACTIVATIONS}),
  * {@code sigma} (noise multiplier σ), {@code clip} (C), {@code batch_size} (expected batch B,
- * q = B/n), {@code sampling_rate} (q itself, expected batch q·n), {@code epochs} (T = ⌈E/q⌉). Axes
+ * q = B/((1 − f)·n), the expected training-split size), {@code sampling_rate} (q itself, expected batch q·n), {@code epochs} (T = ⌈E/q⌉). Axes
  * that change σ, q or T change the event. With {@link Builder#perCandidateEpsilon} a candidate
  * without {@code sigma} gets the smallest σ for which its DP-SGD run (q, T) meets that ε
  * (seed 003 Section 4.1).
  *
- * <p>The score is (correct + N(0, s²))/n_val with s = {@code scoreNoise}·n_val: changing one
- * example changes the count of correct predictions by at most 1, so the release is a
- * {@link GaussianEvent} with noise multiplier s. The validation size n_val is treated as public,
- * as DP-SGD treats n.
+ * <p>The split is made record by record ({@link LabeledData#splitByRecord}): adding or removing one
+ * example changes only the part it falls in, so a run is charged its DP-SGD event composed with the
+ * score's release, whichever part the example is in (joint quasi-convexity covers the mixture).
+ * The score is (correct + N(0, s²))/n_val with s = {@code scoreNoise}·f·n (f the validation
+ * fraction, n the private data's size): changing one example changes the count of correct
+ * predictions by at most 1, so the release is a {@link GaussianEvent} with noise multiplier s. Every
+ * quantity the event depends on (q = B/((1 − f)n), T, σ, s) is computed from n, which is treated as
+ * public as in DP-SGD; the realised split sizes only normalise.
  */
 public final class DpSgdMechanism implements TrainingMechanism {
     /** The candidate axes this mechanism understands. */
@@ -112,6 +116,11 @@ public final class DpSgdMechanism implements TrainingMechanism {
         return b.data;
     }
 
+    /** The validation fraction f. */
+    public double validationFraction() {
+        return b.validationFraction;
+    }
+
     /** True if the DP-SGD sampling rate q is set directly, so that runs cost the same on data of any size. */
     public boolean hasFixedSamplingRate() {
         return b.samplingRate != null;
@@ -147,7 +156,7 @@ public final class DpSgdMechanism implements TrainingMechanism {
         if (b.scoring != Scoring.PRIVATE_VALIDATION) {
             return 0;
         }
-        return b.scoreNoiseCount != null ? b.scoreNoiseCount : b.scoreNoise * validation.size();
+        return b.scoreNoiseCount != null ? b.scoreNoiseCount : b.scoreNoise * b.validationFraction * b.data.size();
     }
 
     /** The optimiser a candidate trains with. */
@@ -162,10 +171,10 @@ public final class DpSgdMechanism implements TrainingMechanism {
 
     /** The DP-SGD settings this candidate runs with (seed and workers as configured). */
     public DpSgdConfig config(Candidate c, long seed) {
-        return config(c, seed, train.size());
+        return config(c, seed, (1 - b.validationFraction) * b.data.size());
     }
 
-    private DpSgdConfig config(Candidate c, long seed, int n) {
+    private DpSgdConfig config(Candidate c, long seed, double n) {
         check(c);
         double q = samplingRate(c, n);
         long steps = DpSgdConfig.stepsForEpochs(c.number("epochs", b.epochs), q);
@@ -178,7 +187,7 @@ public final class DpSgdMechanism implements TrainingMechanism {
         return cb.build();
     }
 
-    private double samplingRate(Candidate c, int n) {
+    private double samplingRate(Candidate c, double n) {
         if (c.has("sampling_rate") && c.has("batch_size")) {
             throw new IllegalArgumentException("a candidate sets either batch_size or sampling_rate, not both: " + c);
         }
@@ -191,7 +200,7 @@ public final class DpSgdMechanism implements TrainingMechanism {
         }
         double batch = c.number("batch_size", b.batchSize);
         if (batch != Math.rint(batch) || batch < 1 || batch > n) {
-            throw new IllegalArgumentException("batch_size must be an integer in [1, " + n + "], got " + batch + " in " + c);
+            throw new IllegalArgumentException("batch_size must be an integer in [1, " + (long) n + "], got " + batch + " in " + c);
         }
         return batch / n;
     }
@@ -476,7 +485,7 @@ public final class DpSgdMechanism implements TrainingMechanism {
 
         /** The mechanism; its splits are made now. */
         public DpSgdMechanism build() {
-            LabeledData.Split split = data.split(validationFraction, splitSeed);
+            LabeledData.Split split = data.splitByRecord(validationFraction, splitSeed);
             return new DpSgdMechanism(copy(), split.train(), split.validation());
         }
 

@@ -16,12 +16,13 @@ public interface Extrapolation {
      * The candidate for the final run.
      *
      * @param tuned        the winning candidate, with its learning rate and optimiser explicit
-     * @param tuneSize     m, the number of examples the tuning runs trained on (&gt; 0)
-     * @param finalSize    n, the number of examples the final run trains on (&gt; 0)
+     * @param tuneSize     m, the number of examples the tuning runs train on (&gt; 0; an expected size, so
+     *                     that the transfer does not depend on the realised, private subset size)
+     * @param finalSize    n, the number of examples the final run trains on (&gt; 0; expected, likewise)
      * @return the transferred candidate
      * @throws IllegalArgumentException if a size is not positive or a needed axis is missing
      */
-    Candidate transfer(Candidate tuned, int tuneSize, int finalSize);
+    Candidate transfer(Candidate tuned, double tuneSize, double finalSize);
 
     /** Keeps every hyperparameter as tuned. */
     Extrapolation NONE = new Extrapolation() {
@@ -31,7 +32,7 @@ public interface Extrapolation {
         }
 
         @Override
-        public Candidate transfer(Candidate tuned, int tuneSize, int finalSize) {
+        public Candidate transfer(Candidate tuned, double tuneSize, double finalSize) {
             return tuned;
         }
     };
@@ -52,8 +53,8 @@ public interface Extrapolation {
         }
 
         @Override
-        public Candidate transfer(Candidate tuned, int tuneSize, int finalSize) {
-            if (tuneSize < 1 || finalSize < 1) {
+        public Candidate transfer(Candidate tuned, double tuneSize, double finalSize) {
+            if (!(tuneSize > 0 && finalSize > 0) || Double.isInfinite(tuneSize) || Double.isInfinite(finalSize)) {
                 throw new IllegalArgumentException("tuning and final set sizes must be >= 1, got m = " + tuneSize + ", n = " + finalSize);
             }
             if (!tuned.has("lr") || !tuned.has("optimizer")) {

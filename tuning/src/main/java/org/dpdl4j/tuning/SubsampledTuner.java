@@ -34,7 +34,9 @@ import org.dpdl4j.dpsgd.TrainingResult;
  * ({@link DpSgdMechanism.Builder#samplingRate} or a {@code sampling_rate} axis, never
  * {@code batch_size}); the score noise on X₁ is fixed in correct-counts to q_tune times the
  * template's, matching X₁'s expected validation size. As everywhere in dpdl4j, dataset sizes are
- * treated as public; |X₁| is used to scale the expected batch and the learning rate.
+ * treated as public: the learning rate is scaled by the expected sizes q_tune·(1 − f)·n and
+ * (1 − q_tune)·n or n, never by the realised |X₁|; the realised sizes still normalise each DP-SGD
+ * run's expected batch, as DP-SGD does with n.
  */
 public final class SubsampledTuner {
     private final Tuner inner;
@@ -131,7 +133,10 @@ public final class SubsampledTuner {
         Candidate tuned = template.explicit(tuning.candidate());
         int m = onSubset.train().size();
         LabeledData finalData = variant == SubsampledTuningEvent.Variant.DISJOINT ? part.rest() : x;
-        Candidate transferred = extrapolation.transfer(tuned, m, finalData.size());
+        // expected sizes from the public n: the transfer must not depend on the realised |X1|
+        double expectedTune = tuneFraction * (1 - template.validationFraction()) * x.size();
+        double expectedFinal = (variant == SubsampledTuningEvent.Variant.DISJOINT ? 1 - tuneFraction : 1) * x.size();
+        Candidate transferred = extrapolation.transfer(tuned, expectedTune, expectedFinal);
         if (!template.trainingEvent(transferred).equals(template.trainingEvent(tuned))) {
             throw new IllegalStateException("extrapolation '" + extrapolation.name() + "' changed the privacy cost of " + tuned);
         }
@@ -156,7 +161,8 @@ public final class SubsampledTuner {
         notes.add("tuned on a Poisson subset with q_tune = " + tuneFraction + " (|X1| = " + part.subset().size() + "); final run on "
                 + (variant == SubsampledTuningEvent.Variant.DISJOINT ? "X \\ X1 (variant 1, seed 003 Theorem 6)"
                 : "all of X (variant 2, seed 003 Theorem 4 + composition)") + (warm ? ", warm-started from the tuned model" : ""));
-        notes.add("extrapolation: " + extrapolation.name() + " (m = " + m + ", n = " + finalData.size() + ")");
+        notes.add(String.format("extrapolation: %s (expected sizes m = %.0f, n = %.0f; the realised sizes are for monitoring "
+                + "only, not covered by epsilon)", extrapolation.name(), expectedTune, expectedFinal));
         if (tuning.best() == null) {
             notes.add("K = 0: the final run used the data-independent default candidate");
         }

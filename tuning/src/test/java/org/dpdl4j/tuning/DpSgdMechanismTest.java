@@ -40,8 +40,8 @@ class DpSgdMechanismTest {
     @Test
     void eventComposesTrainingAndTheNoisyScore() {
         DpSgdMechanism q = builder().build();
-        assertEquals(400, q.train().size());
-        assertEquals(100, q.validation().size());
+        assertEquals(500, q.train().size() + q.validation().size());
+        assertEquals(100, q.validation().size(), 4 * Math.sqrt(500 * 0.2 * 0.8), "a record-by-record split: binomial size");
         Candidate c = new Candidate(Map.of("lr", 0.5, "batch_size", 40.0));
         assertEquals(ComposedEvent.of(DpSgdTrainer.event(0.1, 1.0, 40), new GaussianEvent(0.5)), q.event(c));
         DpSgdMechanism pub = builder().scoring(DpSgdMechanism.Scoring.PUBLIC_HOLDOUT, 0).build();
