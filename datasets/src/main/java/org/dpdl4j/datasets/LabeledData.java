@@ -1,6 +1,7 @@
 package org.dpdl4j.datasets;
 
 import java.util.Arrays;
+import java.util.List;
 import java.util.SplittableRandom;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
@@ -131,25 +132,61 @@ public record LabeledData(INDArray features, INDArray labels, int channels, int 
         if (!(validationFraction >= 0 && validationFraction < 1)) {
             throw new IllegalArgumentException("validationFraction must be in [0, 1), got " + validationFraction);
         }
-        int n = size();
-        int[] classes = classIndices();
-        int[] val = new int[n];
-        int[] train = new int[n];
+        double[] u = recordCoins(seed);
+        int[] val = new int[u.length];
+        int[] train = new int[u.length];
         int nv = 0;
         int nt = 0;
-        for (int i = 0; i < n; i++) {
-            long h = seed ^ 0x632BE59BD9B4E019L;
-            for (float f : features.getRow(i).toFloatVector()) {
-                h = (h ^ Float.floatToIntBits(f)) * 0x9E3779B97F4A7C15L;
-            }
-            h = (h ^ classes[i]) * 0x9E3779B97F4A7C15L;
-            if (new java.util.SplittableRandom(h).nextDouble() < validationFraction) {
+        for (int i = 0; i < u.length; i++) {
+            if (u[i] < validationFraction) {
                 val[nv++] = i;
             } else {
                 train[nt++] = i;
             }
         }
         return new Split(rows(Arrays.copyOf(train, nt)), rows(Arrays.copyOf(val, nv)));
+    }
+
+    /**
+     * k disjoint parts for private data, each example assigned by a keyed hash of its own pixels and
+     * label (as {@link #splitByRecord}): adding or removing one example changes exactly one part.
+     * Part sizes are random (multinomial); order is kept.
+     *
+     * @param k number of parts, ≥ 1
+     * @throws IllegalArgumentException if k &lt; 1
+     */
+    public List<LabeledData> partitionByRecord(int k, long seed) {
+        if (k < 1) {
+            throw new IllegalArgumentException("number of partitions k must be >= 1, got " + k);
+        }
+        double[] u = recordCoins(seed ^ 0x5851F42D4C957F2DL);
+        int[][] idx = new int[k][u.length];
+        int[] count = new int[k];
+        for (int i = 0; i < u.length; i++) {
+            int part = Math.min(k - 1, (int) (u[i] * k));
+            idx[part][count[part]++] = i;
+        }
+        List<LabeledData> parts = new java.util.ArrayList<>();
+        for (int p = 0; p < k; p++) {
+            parts.add(rows(Arrays.copyOf(idx[p], count[p])));
+        }
+        return parts;
+    }
+
+    /** One uniform number per example from a hash of the seed, the example's pixels and its label. */
+    private double[] recordCoins(long seed) {
+        int n = size();
+        int[] classes = classIndices();
+        double[] u = new double[n];
+        for (int i = 0; i < n; i++) {
+            long h = seed ^ 0x632BE59BD9B4E019L;
+            for (float f : features.getRow(i).toFloatVector()) {
+                h = (h ^ Float.floatToIntBits(f)) * 0x9E3779B97F4A7C15L;
+            }
+            h = (h ^ classes[i]) * 0x9E3779B97F4A7C15L;
+            u[i] = new java.util.SplittableRandom(h).nextDouble();
+        }
+        return u;
     }
 
     /**

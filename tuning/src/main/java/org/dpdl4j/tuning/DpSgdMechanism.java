@@ -178,7 +178,8 @@ public final class DpSgdMechanism implements TrainingMechanism {
         check(c);
         double q = samplingRate(c, n);
         long steps = DpSgdConfig.stepsForEpochs(c.number("epochs", b.epochs), q);
-        DpSgdConfig.Builder cb = DpSgdConfig.builder().samplingRate(q).noiseMultiplier(noiseMultiplier(c, q, steps))
+        double sigma = noiseMultiplier(c, q, steps);
+        DpSgdConfig.Builder cb = DpSgdConfig.builder().samplingRate(q).noiseMultiplier(sigma).nonPrivate(sigma == 0)
                 .clipNorm(c.number("clip", b.clip)).steps(steps)
                 .physicalBatchSize(b.physicalBatchSize).delta(b.delta).workers(b.workers).secureRandom(b.secureRandom);
         if (!b.secureRandom) {

@@ -1,0 +1,216 @@
+package org.dpdl4j.tuning;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.SplittableRandom;
+import java.util.random.RandomGenerator;
+import org.dpdl4j.accounting.ComposedEvent;
+import org.dpdl4j.accounting.PrivacyEvent;
+import org.dpdl4j.accounting.PureDpEvent;
+import org.dpdl4j.accounting.SelfComposedEvent;
+import org.dpdl4j.datasets.LabeledData;
+import org.dpdl4j.dpsgd.DpSgdTrainer;
+import org.dpdl4j.dpsgd.TrainingResult;
+
+/**
+ * Propose-test tuning with a doubling step (Ding &amp; Wu, seed 001_867a07e03e8d0c83.txt, Algorithm 1;
+ * ../shared/SPEC.md §5). The training data is cut into k disjoint parts (record by record, so one
+ * example touches one part); every candidate is trained on each part and scored on the validation
+ * split, and u_s is the mean over the parts (sensitivity 1/k when the validation split has at least
+ * k examples). The loop proposes a threshold û = u + step·g + Lap(2/(kε₀)), takes the first candidate
+ * with u_s + Lap(4/(kε₀)) ≥ û (AboveThreshold), and then doubles the step and raises u, or halves the
+ * step; it stops when the step reaches 0 or u ≥ 1. A private DP-SGD run with the selected candidate on
+ * all the training data follows.
+ *
+ * <p>Each iteration is ε₀-DP (the paper's proof, eq. 1). The number of iterations depends on the
+ * data, so charging the realised count would itself leak: the loop is capped at a data-independent
+ * T_max (default 2⌈(1 − u₀)/g⌉ + 2, the paper's worst case of one accumulation every two iterations,
+ * plus the final halvings) and T_max iterations are always charged, as T_max-fold composition of
+ * ε₀-DP (RDP via ε₀-DP ⇒ ½ε₀²-zCDP, {@link PureDpEvent}). If the cap is reached the current s* is kept.
+ */
+public final class ProposeTestTuner {
+    private final int partitions;
+    private final double granularity;
+    private final double epsilon0;
+    private final double lowerBound;
+    private final int maxIterations;
+    private final long seed;
+
+    /**
+     * @param partitions    k ≥ 1
+     * @param granularity   g ∈ (0, 1)
+     * @param epsilon0      ε₀ &gt; 0 per iteration
+     * @param lowerBound    u₀ ∈ [0, 1)
+     * @param maxIterations T_max ≥ 1, or null for {@link #defaultMaxIterations}
+     * @param seed          the Laplace noise and the partition; keep it secret
+     * @throws IllegalArgumentException if a parameter is out of range (the message names it)
+     */
+    public ProposeTestTuner(int partitions, double granularity, double epsilon0, double lowerBound, Integer maxIterations, long seed) {
+        if (partitions < 1) {
+            throw new IllegalArgumentException("number of partitions k must be >= 1, got " + partitions);
+        }
+        if (!(granularity > 0 && granularity < 1)) {
+            throw new IllegalArgumentException("granularity g must be in (0, 1), got " + granularity);
+        }
+        if (!(epsilon0 > 0) || Double.isInfinite(epsilon0)) {
+            throw new IllegalArgumentException("eps0 must be finite and > 0, got " + epsilon0);
+        }
+        if (!(lowerBound >= 0 && lowerBound < 1)) {
+            throw new IllegalArgumentException("utility lower bound u0 must be in [0, 1), got " + lowerBound);
+        }
+        if (maxIterations != null && maxIterations < 1) {
+            throw new IllegalArgumentException("maximum iterations T_max must be >= 1, got " + maxIterations);
+        }
+        this.partitions = partitions;
+        this.granularity = granularity;
+        this.epsilon0 = epsilon0;
+        this.lowerBound = lowerBound;
+        this.maxIterations = maxIterations != null ? maxIterations : defaultMaxIterations(lowerBound, granularity);
+        this.seed = seed;
+    }
+
+    /** 2⌈(1 − u₀)/g⌉ + 2: one accumulation of at least g every two iterations until u ≥ 1, plus the last halvings. */
+    public static int defaultMaxIterations(double lowerBound, double granularity) {
+        return 2 * (int) Math.ceil((1 - lowerBound) / granularity - 1e-9) + 2;
+    }
+
+    /** T_max, the number of iterations charged. */
+    public int maxIterations() {
+        return maxIterations;
+    }
+
+    /** The loop's cost: T_max compositions of an ε₀-DP iteration, whatever the realised count. */
+    public PrivacyEvent loopEvent() {
+        return new SelfComposedEvent(new PureDpEvent(epsilon0), maxIterations);
+    }
+
+    /**
+     * The selection loop on given utilities (lines 12–32 of Algorithm 1).
+     *
+     * @param utilities u_s ∈ [0, 1], one per candidate
+     * @param random    the Laplace noise
+     * @return the selected index (−1 if no candidate was ever accepted), the iterations run, whether the cap stopped the loop
+     */
+    public Selection select(double[] utilities, RandomGenerator random) {
+        int selected = -1;
+        double u = lowerBound;
+        long step = 1;
+        int iterations = 0;
+        double thresholdScale = 2 / (partitions * epsilon0);
+        double candidateScale = 4 / (partitions * epsilon0);
+        while (step != 0 && iterations < maxIterations) {
+            iterations++;
+            double threshold = u + step * granularity + laplace(random, thresholdScale);
+            boolean accumulated = false;
+            for (int s = 0; s < utilities.length; s++) {
+                if (utilities[s] + laplace(random, candidateScale) >= threshold) {
+                    selected = s;
+                    u += step * granularity;
+                    accumulated = true;
+                    step *= 2;
+                    break;
+                }
+            }
+            if (!accumulated) {
+                step /= 2;
+            }
+            if (u >= 1) {
+                break;
+            }
+        }
+        boolean capped = iterations == maxIterations && step != 0 && u < 1;
+        return new Selection(selected, iterations, capped, u);
+    }
+
+    /**
+     * Outcome of the loop.
+     *
+     * @param index      the selected candidate's index, or −1
+     * @param iterations iterations run (not released: only s* is)
+     * @param capped     whether T_max stopped the loop
+     * @param utility    the final accumulated u
+     */
+    public record Selection(int index, int iterations, boolean capped, double utility) {
+    }
+
+    /**
+     * Algorithm 1 end to end: utilities from k-part training (with the mechanism's settings but σ = 0
+     * and C = 10⁶, i.e. non-private SGD inside the estimate, which the paper allows), the loop, and the
+     * final DP-SGD run with the selected candidate on all of the mechanism's training split.
+     *
+     * @param ledger   if not null, the loop (T_max iterations) and the final run are charged before anything runs
+     * @param listener progress: one "trial" per (candidate, part) training, then the final run
+     */
+    public Result tune(HyperparameterSpace space, DpSgdMechanism q, PrivacyLedger ledger, TuningListener listener) {
+        List<Candidate> grid = space.candidates();
+        PrivacyEvent finalRun = SubsampledTuner.finalRunEvent(space, q);
+        PrivacyEvent event = ComposedEvent.of(loopEvent(), finalRun);
+        if (ledger != null) {
+            long charge = ledger.chargeOrRecord("propose-test: " + maxIterations + " x " + epsilon0 + "-DP iterations + final run",
+                    event, null);
+            ledger.chargeOrRecord("propose-test selection loop (T_max = " + maxIterations + ")", loopEvent(), charge);
+        }
+        SplittableRandom random = new SplittableRandom(seed);
+        List<LabeledData> parts = q.train().partitionByRecord(partitions, random.nextLong());
+        if (q.validation().size() < partitions) {
+            throw new IllegalArgumentException("the validation split has " + q.validation().size() + " examples, fewer than k = "
+                    + partitions + ": the utility's sensitivity would exceed 1/k");
+        }
+        listener.onStart((long) grid.size() * partitions);
+        double[] u = new double[grid.size()];
+        int trial = 0;
+        for (int s = 0; s < grid.size(); s++) {
+            Candidate c = grid.get(s).with("sigma", 0.0).with("clip", 1e6);
+            for (LabeledData part : parts) {
+                listener.onTrialStart(trial, grid.get(s));
+                int t = trial;
+                double accuracy = 0;
+                long start = System.nanoTime();
+                if (part.size() > 0) {
+                    TrainingResult r = q.train(c, part, random.nextLong(), null, info -> listener.onTrialStep(t, info));
+                    accuracy = DpSgdTrainer.accuracy(r.network(), q.validation());
+                }
+                u[s] += (Double.isFinite(accuracy) ? accuracy : 0) / partitions;
+                listener.onTrialEnd(new TrialResult(trial, grid.get(s), null, Double.NEGATIVE_INFINITY, finalRun,
+                        (System.nanoTime() - start) / 1e9, null));
+                trial++;
+            }
+        }
+        Selection sel = select(u, random);
+        Candidate chosen = sel.index() >= 0 ? grid.get(sel.index()) : space.first();
+        listener.onFinalRunStart(chosen);
+        TrainingResult fin = q.train(chosen, q.train(), random.nextLong(), null, listener::onFinalRunStep);
+        List<String> notes = new ArrayList<>();
+        notes.add("selection loop charged as T_max = " + maxIterations + " iterations of " + epsilon0 + "-DP (seed 001 Algorithm 1; "
+                + "the realised count is data-dependent and not released)" + (sel.capped() ? "; the cap stopped the loop" : ""));
+        if (sel.index() < 0) {
+            notes.add("no candidate passed a threshold: the final run used the data-independent default " + chosen);
+        }
+        return new Result(chosen, fin.network(), sel, event, finalRun, notes);
+    }
+
+    /**
+     * What the propose-test tuner releases and what it cost.
+     *
+     * @param candidate the selected candidate
+     * @param model     the final DP-SGD model
+     * @param selection the loop's outcome (its iteration count is for monitoring, not released)
+     * @param event     the whole cost: T_max ε₀-DP iterations composed with the final run
+     * @param finalRun  the final run's event (pointwise maximum over the space)
+     * @param notes     statements for the report
+     */
+    public record Result(Candidate candidate, org.deeplearning4j.nn.multilayer.MultiLayerNetwork model, Selection selection,
+                         PrivacyEvent event, PrivacyEvent finalRun, List<String> notes) {
+        /** Copies the notes. */
+        public Result {
+            Objects.requireNonNull(candidate, "candidate");
+            notes = List.copyOf(notes);
+        }
+    }
+
+    private static double laplace(RandomGenerator r, double scale) {
+        double u = r.nextDouble() - 0.5;
+        return -scale * Math.signum(u) * Math.log1p(-2 * Math.abs(u));
+    }
+}
