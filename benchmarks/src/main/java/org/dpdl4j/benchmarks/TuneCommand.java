@@ -47,12 +47,28 @@ import picocli.CommandLine.Option;
                 "Saves the best model, tuning.json and trials.json in --output."})
 final class TuneCommand implements Callable<Integer> {
     @Option(names = "--tuner", defaultValue = "random-search", description = {"random-search (Papernot-Steinke, seed 004),",
-            "dp-hypo (adaptive GP search with bounded densities; Wang et al., seed 000) or",
+            "dp-hypo (adaptive GP search with bounded densities; Wang et al., seed 000),",
+            "propose-test (k-part utilities, noisy thresholds with a doubling step; Ding & Wu, seed 001) or",
             "subsampled (tune on a Poisson subset, then train the final model; Koskela-Kulkarni, seed 003) (default ${DEFAULT-VALUE})."})
     String tuner;
 
     @Mixin
     DensityBoundsOption density;
+
+    @Option(names = "--partitions", paramLabel = "k", defaultValue = "10", description = "propose-test: disjoint parts k (default ${DEFAULT-VALUE}).")
+    int partitions;
+
+    @Option(names = "--granularity", paramLabel = "g", defaultValue = "0.01", description = "propose-test: utility granularity g in (0, 1) (default ${DEFAULT-VALUE}).")
+    double granularity;
+
+    @Option(names = "--eps0", paramLabel = "ε₀", defaultValue = "0.1", description = "propose-test: epsilon of one loop iteration (default ${DEFAULT-VALUE}).")
+    double epsilon0;
+
+    @Option(names = "--u0", defaultValue = "0", description = "propose-test: utility lower bound u0 in [0, 1) (default ${DEFAULT-VALUE}).")
+    double lowerUtility;
+
+    @Option(names = "--max-iterations", paramLabel = "T_max", description = "propose-test: iteration cap, all of it charged (default 2*ceil((1-u0)/g)+2).")
+    Integer maxIterations;
 
     @Option(names = "--ucb-tau", paramLabel = "τ", defaultValue = "0.1", description = "dp-hypo: UCB weight tau >= 0 (default ${DEFAULT-VALUE}).")
     double ucbTau;
@@ -131,8 +147,8 @@ final class TuneCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws IOException {
-        if (!tuner.equals("random-search") && !tuner.equals("subsampled") && !tuner.equals("dp-hypo")) {
-            throw new IllegalArgumentException("--tuner must be random-search, dp-hypo or subsampled, got '" + tuner + "'");
+        if (!List.of("random-search", "subsampled", "dp-hypo", "propose-test").contains(tuner)) {
+            throw new IllegalArgumentException("--tuner must be random-search, dp-hypo, subsampled or propose-test, got '" + tuner + "'");
         }
         if (!inner.equals("random-search") && !inner.equals("dp-hypo")) {
             throw new IllegalArgumentException("--inner must be random-search or dp-hypo, got '" + inner + "'");
@@ -173,6 +189,9 @@ final class TuneCommand implements Callable<Integer> {
         }
         if (tuner.equals("subsampled")) {
             return new SubsampledRun(this, k, hs, scoring, sigmaAxis).call();
+        }
+        if (tuner.equals("propose-test")) {
+            return new ProposeTestRun(this, hs, scoring).call();
         }
         if (revealTrialScores && noiseMultiplier == null && !sigmaAxis && candidateEpsilon == null) {
             throw new IllegalArgumentException("--reveal-trial-scores charges the realised K runs, which is unknown before "

@@ -280,6 +280,9 @@ class CliTest {
         Run bad = run("tune", "--tuner", "dp-hypo", "--ucb-tau", "-1", "--no-progress");
         assertEquals(2, bad.status());
         assertTrue(bad.err().contains("--ucb-tau"), bad.err());
+        bad = run("tune", "--tuner", "propose-test", "--granularity", "2", "--no-progress");
+        assertEquals(2, bad.status());
+        assertTrue(bad.err().contains("--granularity") && bad.err().contains("2.0"), bad.err());
     }
 
     private static String[] concat(String[] a, String... b) {
