@@ -57,6 +57,28 @@ final class AccountCommand {
         }
     }
 
+    /** The options of a search over DP-SGD runs: schedule, report, σ and the distribution of K. */
+    static final class SearchOptions {
+        @Mixin
+        ScheduleOptions schedule;
+
+        @Mixin
+        Report report;
+
+        @Option(names = "--noise-multiplier", paramLabel = "σ", required = true, description = "Noise multiplier sigma of every run.")
+        double sigma;
+
+        @Option(names = "--repetitions", required = true, paramLabel = "SPEC", description = "Distribution of K: " + RepetitionSpec.FORMS + ".")
+        String repetitions;
+
+        @Option(names = "--max-repetitions", paramLabel = "m", description = "Truncate K at m runs (seed 004 Lemma 22).")
+        Long maxRepetitions;
+
+        RepetitionDistribution repetitions() {
+            return RepetitionSpec.parse(repetitions, maxRepetitions);
+        }
+    }
+
     /** {@code account dpsgd}: ε of DP-SGD. */
     @Command(name = "dpsgd", mixinStandardHelpOptions = true,
             description = "(epsilon, delta) of DP-SGD: T steps of the Poisson-subsampled Gaussian mechanism (q, sigma).")
@@ -89,38 +111,26 @@ final class AccountCommand {
                     "Also prints one run's epsilon and naive composition over E[K] runs."})
     static final class Tuning implements Callable<Integer> {
         @Mixin
-        ScheduleOptions schedule;
-
-        @Mixin
-        Report report;
-
-        @Option(names = "--noise-multiplier", paramLabel = "σ", required = true, description = "Noise multiplier sigma of each run.")
-        double sigma;
-
-        @Option(names = "--repetitions", required = true, paramLabel = "SPEC", description = "Distribution of K: " + RepetitionSpec.FORMS + ".")
-        String repetitions;
-
-        @Option(names = "--max-repetitions", paramLabel = "m", description = "Truncate K at m runs (seed 004 Lemma 22).")
-        Long maxRepetitions;
+        SearchOptions search;
 
         @Mixin
         DensityBoundsOption density;
 
         @Override
         public Integer call() {
-            double[] qt = schedule.resolve();
+            double[] qt = search.schedule.resolve();
             long steps = (long) qt[1];
-            RepetitionDistribution k = RepetitionSpec.parse(repetitions, maxRepetitions);
+            RepetitionDistribution k = search.repetitions();
             double[] bounds = density.bounds(null);
             RdpAccountant acc = RdpAccountant.standard();
-            var base = NoiseCalibration.dpSgd(qt[0], sigma, steps);
-            PrivacyGuarantee single = acc.guarantee(base, report.delta);
-            PrivacyGuarantee naive = acc.guarantee(new SelfComposedEvent(base, (long) Math.ceil(k.mean())), report.delta);
-            PrivacyGuarantee random = acc.guarantee(new RepeatAndSelectEvent(base, k), report.delta);
+            var base = NoiseCalibration.dpSgd(qt[0], search.sigma, steps);
+            PrivacyGuarantee single = acc.guarantee(base, search.report.delta);
+            PrivacyGuarantee naive = acc.guarantee(new SelfComposedEvent(base, (long) Math.ceil(k.mean())), search.report.delta);
+            PrivacyGuarantee random = acc.guarantee(new RepeatAndSelectEvent(base, k), search.report.delta);
             PrivacyGuarantee g = bounds == null ? random
-                    : acc.guarantee(new AdaptiveRepeatAndSelectEvent(base, k, bounds[0], bounds[1]), report.delta);
-            Map<String, Object> extra = Report.schedule(qt[0], sigma, steps);
-            extra.put("repetitions", repetitions);
+                    : acc.guarantee(new AdaptiveRepeatAndSelectEvent(base, k, bounds[0], bounds[1]), search.report.delta);
+            Map<String, Object> extra = Report.schedule(qt[0], search.sigma, steps);
+            extra.put("repetitions", search.repetitions);
             extra.put("distribution", k.describe());
             extra.put("expected_runs", k.mean());
             extra.put("epsilon_single_run", single.epsilon());
@@ -130,10 +140,10 @@ final class AccountCommand {
                 extra.put("epsilon_random_search", random.epsilon());
                 extra.put("adaptivity_cost", g.epsilon() - random.epsilon());
             }
-            report.print(String.format("%s with K ~ %s (E[K] = %.4g): epsilon = %.6g at delta = %s (RDP order %s); "
+            search.report.print(String.format("%s with K ~ %s (E[K] = %.4g): epsilon = %.6g at delta = %s (RDP order %s); "
                             + "one run %.6g; naive composition over %d runs %.6g%s",
                     bounds == null ? "random search" : "DP-HyPO (densities in [" + bounds[0] + ", " + bounds[1] + "] x prior, seed 000)",
-                    k.describe(), k.mean(), g.epsilon(), report.delta, g.order(), single.epsilon(),
+                    k.describe(), k.mean(), g.epsilon(), search.report.delta, g.order(), single.epsilon(),
                     (long) Math.ceil(k.mean()), naive.epsilon(),
                     bounds == null ? "" : String.format("; random search %.6g (adaptivity costs %.6g)", random.epsilon(),
                             g.epsilon() - random.epsilon())), g, extra);
@@ -148,19 +158,7 @@ final class AccountCommand {
                     "on all the data followed by nothing else (Papernot-Steinke, seed 004) is the baseline."})
     static final class SubsampledTuning implements Callable<Integer> {
         @Mixin
-        ScheduleOptions schedule;
-
-        @Mixin
-        Report report;
-
-        @Option(names = "--noise-multiplier", paramLabel = "σ", required = true, description = "Noise multiplier sigma of every run.")
-        double sigma;
-
-        @Option(names = "--repetitions", required = true, paramLabel = "SPEC", description = "Distribution of K: " + RepetitionSpec.FORMS + ".")
-        String repetitions;
-
-        @Option(names = "--max-repetitions", paramLabel = "m", description = "Truncate K at m runs (seed 004 Lemma 22).")
-        Long maxRepetitions;
+        SearchOptions search;
 
         @Mixin
         SubsampleOptions subsample;
@@ -169,25 +167,25 @@ final class AccountCommand {
         public Integer call() {
             double tuneFraction = subsample.tuneFraction(false);
             SubsampledTuningEvent.Variant v = subsample.variant();
-            double[] qt = schedule.resolve();
+            double[] qt = search.schedule.resolve();
             long steps = (long) qt[1];
-            RepetitionDistribution k = RepetitionSpec.parse(repetitions, maxRepetitions);
+            RepetitionDistribution k = search.repetitions();
             RdpAccountant acc = RdpAccountant.standard();
-            var run = NoiseCalibration.dpSgd(qt[0], sigma, steps);
-            var search = new RepeatAndSelectEvent(run, k);
-            PrivacyGuarantee g = acc.guarantee(new SubsampledTuningEvent(search, run, tuneFraction, v), report.delta);
-            PrivacyGuarantee baseline = acc.guarantee(search, report.delta);
-            PrivacyGuarantee single = acc.guarantee(run, report.delta);
-            Map<String, Object> extra = Report.schedule(qt[0], sigma, steps);
-            extra.put("repetitions", repetitions);
+            var run = NoiseCalibration.dpSgd(qt[0], search.sigma, steps);
+            var randomSearch = new RepeatAndSelectEvent(run, k);
+            PrivacyGuarantee g = acc.guarantee(new SubsampledTuningEvent(randomSearch, run, tuneFraction, v), search.report.delta);
+            PrivacyGuarantee baseline = acc.guarantee(randomSearch, search.report.delta);
+            PrivacyGuarantee single = acc.guarantee(run, search.report.delta);
+            Map<String, Object> extra = Report.schedule(qt[0], search.sigma, steps);
+            extra.put("repetitions", search.repetitions);
             extra.put("distribution", k.describe());
             extra.put("tune_fraction", tuneFraction);
             extra.put("variant", v.number());
             extra.put("baseline_epsilon", baseline.epsilon());
             extra.put("epsilon_single_run", single.epsilon());
-            report.print(String.format("variant %d, q_tune = %s, K ~ %s: epsilon = %.6g at delta = %s (RDP order %s); "
+            search.report.print(String.format("variant %d, q_tune = %s, K ~ %s: epsilon = %.6g at delta = %s (RDP order %s); "
                             + "baseline (same search on all data, seed 004) %.6g; one run %.6g",
-                    v.number(), tuneFraction, k.describe(), g.epsilon(), report.delta, g.order(), baseline.epsilon(),
+                    v.number(), tuneFraction, k.describe(), g.epsilon(), search.report.delta, g.order(), baseline.epsilon(),
                     single.epsilon()), g, extra);
             return 0;
         }

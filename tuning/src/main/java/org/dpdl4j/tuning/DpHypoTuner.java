@@ -114,19 +114,7 @@ public final class DpHypoTuner implements Tuner {
             int index = sample(p, total, random);
             long trialSeed = random.nextLong();
             Candidate c = grid.get(index);
-            if (ledger != null) {
-                ledger.chargeOrRecord("trial " + (j + 1) + ": " + c, q.event(c), charge);
-            }
-            listener.onTrialStart(j, c);
-            long start = System.nanoTime();
-            TrialResult r;
-            try {
-                r = q.run(c, trialSeed, listener, j).withIndex(j);
-            } catch (RuntimeException e) {
-                r = new TrialResult(j, c, null, Double.NEGATIVE_INFINITY, q.event(c), (System.nanoTime() - start) / 1e9,
-                        e.getClass().getSimpleName() + ": " + e.getMessage());
-            }
-            listener.onTrialEnd(r);
+            TrialResult r = RandomSearchTuner.trial(q, c, trialSeed, j, ledger, charge, listener);
             trials.add(r);
             if (Double.isFinite(r.score())) {
                 history.add(new AdaptiveRule.Observation(index, r.score()));

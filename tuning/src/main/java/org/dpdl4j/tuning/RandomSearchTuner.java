@@ -183,10 +183,14 @@ public final class RandomSearchTuner implements Tuner {
                 revealTrialScores, notes);
     }
 
-    private TrialResult trial(TrainingMechanism q, Candidate c, long trialSeed, int index, PrivacyLedger ledger, Long covering,
-                              TuningListener listener) {
-        if (ledger != null) { // recorded before the run, so a crash mid-trial is still on file
-            charge(ledger, "trial " + (index + 1) + ": " + c, q.event(c), covering);
+    /**
+     * One trial as every tuner runs it: recorded in the ledger under {@code covering} before it starts
+     * (so a crash mid-trial is still on file), run, and turned into a failed result (score −∞) if Q throws.
+     */
+    static TrialResult trial(TrainingMechanism q, Candidate c, long trialSeed, int index, PrivacyLedger ledger, Long covering,
+                             TuningListener listener) {
+        if (ledger != null) {
+            ledger.chargeOrRecord("trial " + (index + 1) + ": " + c, q.event(c), covering);
         }
         listener.onTrialStart(index, c);
         long start = System.nanoTime();
