@@ -15,6 +15,7 @@ import org.dpdl4j.datasets.Datasets;
 import org.dpdl4j.datasets.TrainTest;
 import org.dpdl4j.dpsgd.DpSgdConfig;
 import org.dpdl4j.tuning.DpHypoTuner;
+import org.dpdl4j.tuning.GaussianProcess;
 import org.dpdl4j.tuning.GpUcbSoftmax;
 import org.dpdl4j.tuning.HyperparameterSpace;
 import org.dpdl4j.tuning.RandomSearchTuner;
@@ -48,9 +49,10 @@ final class DpHypoFigures {
      * @param replays       simulated tuning runs per table entry
      * @param seed          seeds landscapes and replays
      * @param cache         directory of the landscape files
+     * @param beta          the GP rule's softmax β (paper 1)
      */
     record Settings(int trainSize, String lr, String clip, int runs, double epochs, double targetEpsilon, int replays, long seed,
-                    Path cache) {
+                    Path cache, double beta) {
     }
 
     /**
@@ -81,6 +83,7 @@ final class DpHypoFigures {
                 batch, sigmaU, s.seed()), data, s.cache().resolve(String.format(Locale.ROOT, "landscape-sigma-%.4f.json", sigmaU)),
                 System.out::println);
         HyperparameterSpace space = gp.settings().space();
+        System.out.printf("GP rule: Matern-5/2, tau = 0.1, beta = %s%n", s.beta());
         System.out.printf("landscapes: best mean accuracy %.4f (sigma_GP) and %.4f (sigma_Uniform) over %d candidates%n", gp.best(),
                 uniform.best(), gp.grid().size());
         PrivacyEvent runGp = NoiseCalibration.dpSgd(q, sigmaGp, steps);
@@ -133,7 +136,7 @@ final class DpHypoFigures {
         double sumSq = 0;
         for (int r = 0; r < s.replays(); r++) {
             long seed = s.seed() * 1_000_003L + r;
-            Tuner t = adaptive ? new DpHypoTuner(k, LOWER, UPPER, GpUcbSoftmax.defaults(), seed)
+            Tuner t = adaptive ? new DpHypoTuner(k, LOWER, UPPER, new GpUcbSoftmax(GaussianProcess.Kernel.MATERN_52, 0.1, s.beta()), seed)
                     : new RandomSearchTuner(k, seed, 1, false);
             TuningResult res = t.tune(space, l.replay(run, 0.1), null, TuningListener.NONE);
             double actual = l.actual(res.candidate());

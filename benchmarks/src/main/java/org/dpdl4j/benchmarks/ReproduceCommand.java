@@ -55,6 +55,9 @@ final class ReproduceCommand implements Callable<Integer> {
     @Option(names = "--landscape-dir", defaultValue = "reproductions/landscapes", description = "dphypo-table1: landscape cache (resumable) (default ${DEFAULT-VALUE}).")
     Path landscapeDir;
 
+    @Option(names = "--softmax-beta", defaultValue = "1", description = "dphypo-table1: the GP rule's softmax beta (default ${DEFAULT-VALUE}, the paper's).")
+    double softmaxBeta;
+
     @Option(names = "--paper-grid", description = "dphypo-table1: the paper's grid (16 lr x 20 clip, 5 runs, 10 epochs, all 60,000 examples).")
     boolean paperGrid;
 
@@ -129,7 +132,7 @@ final class ReproduceCommand implements Callable<Integer> {
     private DpHypoFigures.Settings table1Settings() {
         if (paperGrid) {
             return new DpHypoFigures.Settings(60000, "lr=log:0.0001:10:16", "clip=lin:0.3:6:20", 5, 10, targetEpsilon, replays, seed,
-                    landscapeDir);
+                    landscapeDir, softmaxBeta);
         }
         if (trainSize < 256 || trainSize > 60000) {
             throw new IllegalArgumentException("--train-size must be in [256, 60000], got " + trainSize);
@@ -140,7 +143,11 @@ final class ReproduceCommand implements Callable<Integer> {
         if (!(targetEpsilon > 0) || Double.isInfinite(targetEpsilon)) {
             throw new IllegalArgumentException("--target-epsilon must be finite and > 0, got " + targetEpsilon);
         }
-        return new DpHypoFigures.Settings(trainSize, lrGrid, clipGrid, runs, epochs(2), targetEpsilon, replays, seed, landscapeDir);
+        if (!(softmaxBeta >= 0) || Double.isInfinite(softmaxBeta)) {
+            throw new IllegalArgumentException("--softmax-beta must be finite and >= 0, got " + softmaxBeta);
+        }
+        return new DpHypoFigures.Settings(trainSize, lrGrid, clipGrid, runs, epochs(2), targetEpsilon, replays, seed, landscapeDir,
+                softmaxBeta);
     }
 
     private Path landscapeFile() {
