@@ -19,7 +19,8 @@ import picocli.CommandLine.Option;
 @Command(name = "account", mixinStandardHelpOptions = true,
         description = "Privacy accounting (RDP accountant, dp_accounting's default order grid).",
         subcommands = {AccountCommand.DpSgd.class, AccountCommand.Calibrate.class, AccountCommand.Tuning.class,
-                AccountCommand.SubsampledTuning.class})
+                AccountCommand.SubsampledTuning.class,
+                AccountCommand.DpHype.class})
 final class AccountCommand {
 
     /** Options every accounting command takes, and how it reports. */
@@ -187,6 +188,37 @@ final class AccountCommand {
                             + "baseline (same search on all data, seed 004) %.6g; one run %.6g",
                     v.number(), tuneFraction, k.describe(), g.epsilon(), search.report.delta, g.order(), baseline.epsilon(),
                     single.epsilon()), g, extra);
+            return 0;
+        }
+    }
+
+    /** {@code account dp-hype}: σ of DP-HYPE's noisy vote for a target (ε, δ). */
+    @Command(name = "dp-hype", mixinStandardHelpOptions = true,
+            description = {"Noise sigma of DP-HYPE's vote (seed 002): clients vote for their k best candidates and add N(0, sigma^2/n);",
+                    "the sum is (alpha, alpha k / sigma^2)-RDP (Theorem IV.1), converted by Theorem II.1."})
+    static final class DpHype implements Callable<Integer> {
+        @Mixin
+        Report report;
+
+        @Option(names = "--votes", paramLabel = "k", defaultValue = "5", description = "Votes per client k >= 1 (default ${DEFAULT-VALUE}).")
+        int votes;
+
+        @Option(names = "--target-epsilon", paramLabel = "ε", required = true, description = "Target epsilon > 0.")
+        double targetEpsilon;
+
+        @Override
+        public Integer call() {
+            if (votes < 1) {
+                throw new IllegalArgumentException("--votes must be >= 1, got " + votes);
+            }
+            double sigma = org.dpdl4j.tuning.DpHypeVoting.noiseMultiplier(votes, targetEpsilon, report.delta);
+            PrivacyGuarantee g = org.dpdl4j.tuning.DpHypeVoting.accountant().guarantee(org.dpdl4j.tuning.DpHypeVoting.event(votes, sigma),
+                    report.delta);
+            Map<String, Object> extra = new LinkedHashMap<>();
+            extra.put("votes", votes);
+            extra.put("noise_multiplier", sigma);
+            report.print(String.format("DP-HYPE  k=%d  target epsilon %s at delta %s  ->  sigma = %.4f (epsilon %.6g, RDP order %s)",
+                    votes, targetEpsilon, report.delta, sigma, g.epsilon(), g.order()), g, extra);
             return 0;
         }
     }

@@ -16,9 +16,9 @@ import picocli.CommandLine.Parameters;
                 "koskela-figure1 (Koskela & Kulkarni 2023, seed 003, analytic), koskela-figure2 (trains: learning-rate tuning on",
                 "MNIST and Fashion-MNIST; --epochs/--mu/--epsilons/--seeds set its scale, --paper-scale the paper's),",
                 "dphypo-table1 (trains a landscape cache, then replays DP-HyPO vs uniform search; --paper-grid for the paper's grid),",
-                "dingwu-figure2 (simulated iterations of the propose-test loop)."})
+                "dingwu-figure2 (simulated iterations of the propose-test loop), dphype-noise-table (DP-HYPE's sigma for k = 5)."})
 final class ReproduceCommand implements Callable<Integer> {
-    @Parameters(index = "0", paramLabel = "ID", description = "ps-figure2 ... ps-figure7, koskela-figure1, koskela-figure2, dphypo-table1 or dingwu-figure2.")
+    @Parameters(index = "0", paramLabel = "ID", description = "ps-figure2 ... ps-figure7, koskela-figure1, koskela-figure2, dphypo-table1, dingwu-figure2 or dphype-noise-table.")
     String id;
 
     @Option(names = "--output", defaultValue = "reproductions", description = "Directory for the CSV and PNG (default ${DEFAULT-VALUE}).")
@@ -92,7 +92,8 @@ final class ReproduceCommand implements Callable<Integer> {
             case "koskela-figure2" -> KoskelaKulkarniFigures.figure2(figure2Settings());
             case "dphypo-table1" -> DpHypoFigures.table1(table1Settings(), output);
             case "dingwu-figure2" -> DingWuFigures.figure2(1000);
-            default -> throw new IllegalArgumentException("ID must be ps-figure2 ... ps-figure7, koskela-figure1, koskela-figure2, dphypo-table1 or dingwu-figure2, got '" + id + "'");
+            case "dphype-noise-table" -> DpHypeFigures.noiseTable();
+            default -> throw new IllegalArgumentException("ID must be ps-figure2 ... ps-figure7, koskela-figure1, koskela-figure2, dphypo-table1, dingwu-figure2 or dphype-noise-table, got '" + id + "'");
         };
         f.write(output);
         System.out.println("wrote " + output.resolve(id + ".csv") + " and " + output.resolve(id + ".png"));

@@ -285,6 +285,19 @@ class CliTest {
         assertTrue(bad.err().contains("--granularity") && bad.err().contains("2.0"), bad.err());
     }
 
+    /** account dp-hype: the JSON's noise multiplier meets the target (Theorem IV.1 + II.1) and bad k is refused. */
+    @Test
+    void accountDpHypeGivesTheNoiseMultiplier() throws Exception {
+        Run r = run("account", "dp-hype", "--votes", "5", "--target-epsilon", "1", "--delta", "1e-5", "--json");
+        assertEquals(0, r.status(), r.err());
+        double sigma = r.lastJson().get("noise_multiplier").asDouble();
+        assertEquals(sigma, org.dpdl4j.tuning.DpHypeVoting.noiseMultiplier(5, 1, 1e-5), 0.0);
+        assertTrue(r.lastJson().get("epsilon").asDouble() <= 1.0);
+        Run bad = run("account", "dp-hype", "--votes", "0", "--target-epsilon", "1");
+        assertEquals(2, bad.status());
+        assertTrue(bad.err().contains("--votes") && bad.err().contains("0"), bad.err());
+    }
+
     private static String[] concat(String[] a, String... b) {
         String[] out = java.util.Arrays.copyOf(a, a.length + b.length);
         System.arraycopy(b, 0, out, a.length, b.length);
