@@ -16,9 +16,10 @@ import picocli.CommandLine.Parameters;
                 "koskela-figure1 (Koskela & Kulkarni 2023, seed 003, analytic), koskela-figure2 (trains: learning-rate tuning on",
                 "MNIST and Fashion-MNIST; --epochs/--mu/--epsilons/--seeds set its scale, --paper-scale the paper's),",
                 "dphypo-table1 (trains a landscape cache, then replays DP-HyPO vs uniform search; --paper-grid for the paper's grid),",
-                "dingwu-figure2 (simulated iterations of the propose-test loop), dphype-noise-table (DP-HYPE's sigma for k = 5)."})
+                "dingwu-figure2 (simulated iterations of the propose-test loop), dphype-noise-table (DP-HYPE's sigma for k = 5),",
+                "dphype-figure2 (simulated votes; also writes dphype-figure2b; --repetitions-per-point, paper 5000)."})
 final class ReproduceCommand implements Callable<Integer> {
-    @Parameters(index = "0", paramLabel = "ID", description = "ps-figure2 ... ps-figure7, koskela-figure1, koskela-figure2, dphypo-table1, dingwu-figure2 or dphype-noise-table.")
+    @Parameters(index = "0", paramLabel = "ID", description = "ps-figure2 ... ps-figure7, koskela-figure1, koskela-figure2, dphypo-table1, dingwu-figure2, dphype-noise-table or dphype-figure2.")
     String id;
 
     @Option(names = "--output", defaultValue = "reproductions", description = "Directory for the CSV and PNG (default ${DEFAULT-VALUE}).")
@@ -58,6 +59,9 @@ final class ReproduceCommand implements Callable<Integer> {
     @Option(names = "--softmax-beta", defaultValue = "1", description = "dphypo-table1: the GP rule's softmax beta (default ${DEFAULT-VALUE}, the paper's).")
     double softmaxBeta;
 
+    @Option(names = "--repetitions-per-point", defaultValue = "5000", description = "dphype-figure2: simulated votes per point (default ${DEFAULT-VALUE}, as the paper).")
+    int repetitionsPerPoint;
+
     @Option(names = "--paper-grid", description = "dphypo-table1: the paper's grid (16 lr x 20 clip, 5 runs, 10 epochs, all 60,000 examples).")
     boolean paperGrid;
 
@@ -93,7 +97,8 @@ final class ReproduceCommand implements Callable<Integer> {
             case "dphypo-table1" -> DpHypoFigures.table1(table1Settings(), output);
             case "dingwu-figure2" -> DingWuFigures.figure2(1000);
             case "dphype-noise-table" -> DpHypeFigures.noiseTable();
-            default -> throw new IllegalArgumentException("ID must be ps-figure2 ... ps-figure7, koskela-figure1, koskela-figure2, dphypo-table1, dingwu-figure2 or dphype-noise-table, got '" + id + "'");
+            case "dphype-figure2" -> DpHypeSimulation.figure2(checkedRepetitions(), output);
+            default -> throw new IllegalArgumentException("ID must be ps-figure2 ... ps-figure7, koskela-figure1, koskela-figure2, dphypo-table1, dingwu-figure2, dphype-noise-table or dphype-figure2, got '" + id + "'");
         };
         f.write(output);
         System.out.println("wrote " + output.resolve(id + ".csv") + " and " + output.resolve(id + ".png"));
@@ -120,6 +125,13 @@ final class ReproduceCommand implements Callable<Integer> {
             }
         }
         return new KoskelaKulkarniFigures.Figure2Settings(datasets, epochs, mu, tuneFraction, epsilons, seeds, seed);
+    }
+
+    private int checkedRepetitions() {
+        if (repetitionsPerPoint < 1) {
+            throw new IllegalArgumentException("--repetitions-per-point must be >= 1, got " + repetitionsPerPoint);
+        }
+        return repetitionsPerPoint;
     }
 
     private double epochs(double fallback) {

@@ -59,4 +59,65 @@ public final class DpHypeVoting {
         event(votes, 1); // checks k
         return NoiseCalibration.smallestNoise(s -> event(votes, s), epsilon, delta, FINE, 1e-4);
     }
+
+    /**
+     * One client's vote (Algorithm 1, client phase): 1 for the k smallest losses (ties to the lower
+     * index), 0 elsewhere, plus N(0, σ²/n) on every coordinate.
+     *
+     * @param losses  the client's loss for each of the p candidates
+     * @param votes   k ∈ [1, p]
+     * @param sigma   σ of the summed noise (≥ 0; 0 only for simulations without privacy)
+     * @param clients n ≥ 1, so that the n clients' noise sums to N(0, σ²)
+     * @throws IllegalArgumentException on a parameter out of range
+     */
+    public static double[] clientVote(double[] losses, int votes, double sigma, int clients, java.util.random.RandomGenerator random) {
+        if (votes < 1 || votes > losses.length) {
+            throw new IllegalArgumentException("votes per client k must be in [1, " + losses.length + "], got " + votes);
+        }
+        if (!(sigma >= 0) || Double.isInfinite(sigma) || clients < 1) {
+            throw new IllegalArgumentException("sigma must be finite and >= 0 and clients >= 1, got " + sigma + " and " + clients);
+        }
+        double[] v = topK(losses, votes);
+        double sd = sigma / Math.sqrt(clients);
+        for (int j = 0; j < v.length; j++) {
+            v[j] += sd * random.nextGaussian();
+        }
+        return v;
+    }
+
+    /** 1 at the k smallest losses (ties to the lower index), 0 elsewhere. */
+    static double[] topK(double[] losses, int votes) {
+        Integer[] order = new Integer[losses.length];
+        for (int j = 0; j < order.length; j++) {
+            order[j] = j;
+        }
+        java.util.Arrays.sort(order, (a, b) -> losses[a] != losses[b] ? Double.compare(losses[a], losses[b]) : Integer.compare(a, b));
+        double[] v = new double[losses.length];
+        for (int j = 0; j < votes; j++) {
+            v[order[j]] = 1;
+        }
+        return v;
+    }
+
+    /** The server's choice: the index of the largest summed vote (the lowest index on ties). */
+    public static int argmax(double[] summed) {
+        int best = 0;
+        for (int j = 1; j < summed.length; j++) {
+            if (summed[j] > summed[best]) {
+                best = j;
+            }
+        }
+        return best;
+    }
+
+    /**
+     * Theorem V.1's lower bound on P[a good candidate wins]: 1 − |H_bad|·σ/(γ√π)·exp(−γ²/(4σ²)),
+     * γ = min over good of v − max over bad of v for the noise-free summed votes (0 if γ ≤ 0).
+     */
+    public static double successBound(double gap, int bad, double sigma) {
+        if (gap <= 0) {
+            return 0;
+        }
+        return Math.max(0, 1 - bad * sigma / (gap * Math.sqrt(Math.PI)) * Math.exp(-gap * gap / (4 * sigma * sigma)));
+    }
 }

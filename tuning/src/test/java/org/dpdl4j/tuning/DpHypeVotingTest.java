@@ -37,4 +37,51 @@ class DpHypeVotingTest {
         var e = assertThrows(IllegalArgumentException.class, () -> DpHypeVoting.event(0, 1));
         assertTrue(e.getMessage().contains("k") && e.getMessage().contains("0"));
     }
+
+    /** Theorem V.1's bound never exceeds the simulated success rate (noise-free votes fixed, gap γ = 6). */
+    @Test
+    void theoremV1BoundsTheSimulatedSuccessRate() {
+        double[] v = new double[20];
+        v[0] = 40;
+        v[1] = 38;
+        v[2] = 36; // good
+        for (int j = 3; j < 20; j++) {
+            v[j] = 30 - j % 4; // bad, at most 30
+        }
+        java.util.SplittableRandom r = new java.util.SplittableRandom(5);
+        for (double sigma : new double[]{1.5, 3, 4}) {
+            int n = 40_000;
+            int wins = 0;
+            for (int t = 0; t < n; t++) {
+                double[] noisy = v.clone();
+                for (int j = 0; j < noisy.length; j++) {
+                    noisy[j] += sigma * r.nextGaussian();
+                }
+                wins += DpHypeVoting.argmax(noisy) < 3 ? 1 : 0;
+            }
+            double rate = (double) wins / n;
+            double bound = DpHypeVoting.successBound(6, 17, sigma);
+            assertTrue(bound <= rate + 3 * Math.sqrt(rate * (1 - rate) / n) + 1e-12, "sigma " + sigma + ": bound " + bound + " > " + rate);
+            assertTrue(bound > 0 || sigma > 2, "the bound is informative for small sigma");
+        }
+    }
+
+    /** A client votes for its k smallest losses (ties to the lower index) and adds N(0, σ²/n) per coordinate. */
+    @Test
+    void clientVoteIsTopKPlusItsShareOfTheNoise() {
+        double[] losses = {0.5, 0.1, 0.5, 0.9, 0.1};
+        org.junit.jupiter.api.Assertions.assertArrayEquals(new double[]{1, 1, 0, 0, 1}, DpHypeVoting.topK(losses, 3));
+        java.util.SplittableRandom r = new java.util.SplittableRandom(1);
+        double sum = 0;
+        double sumSq = 0;
+        int n = 20_000;
+        for (int t = 0; t < n; t++) {
+            double x = DpHypeVoting.clientVote(losses, 3, 10, 25, r)[3]; // a 0 vote: pure noise, sd 10/sqrt(25) = 2
+            sum += x;
+            sumSq += x * x;
+        }
+        double var = sumSq / n - (sum / n) * (sum / n);
+        assertEquals(4, var, 0.15);
+        assertThrows(IllegalArgumentException.class, () -> DpHypeVoting.clientVote(losses, 6, 1, 1, r));
+    }
 }
