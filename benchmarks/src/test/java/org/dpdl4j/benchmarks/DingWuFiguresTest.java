@@ -39,4 +39,15 @@ class DingWuFiguresTest {
         }
         assertEquals(DingWuFigures.GRANULARITIES.length, means);
     }
+
+    /**
+     * The advanced-composition total the propose-test CLI may print (Dwork, Rothblum &amp; Vadhan 2010),
+     * against a value worked out by hand: T = 42, ε₀ = 0.1, δ′ = 5e-6 gives √(84·ln(2·10⁵))·0.1 +
+     * 42·0.1·(e^{0.1} − 1) = 3.2021 + 0.4417.
+     */
+    @Test
+    void advancedCompositionMatchesTheHandComputation() {
+        assertEquals(3.2021 + 0.4417, ProposeTestRun.advancedComposition(42, 0.1, 5e-6), 2e-4);
+        assertTrue(ProposeTestRun.advancedComposition(42, 0.1, 5e-6) < 42 * 0.1, "below basic composition here");
+    }
 }

@@ -228,23 +228,33 @@ public final class RdpAccountant {
         double[] unsampled = rdp(inner, alphas);
         double logQ = Math.log(q);
         double log1mQ = Math.log1p(-q);
-        double[] out = new double[alphas.length];
-        for (int i = 0; i < alphas.length; i++) {
-            double ceil = Math.max(2, Math.ceil(alphas[i]));
-            if (ceil > MAX_ZHU_WANG_ORDER) {
-                out[i] = unsampled[i];
-                continue;
-            }
-            int a = (int) ceil;
+        // never worse than the unsampled mechanism (quasi-convexity of Rényi divergence, seed 003 App. D.2)
+        return atIntegerOrders(alphas, unsampled, a -> {
             double log = (a - 1) * log1mQ + Math.log(a * q - q + 1);
             log = LogMath.logAdd(log, LogMath.logBinomial(a, 2) + 2 * logQ + (a - 2) * log1mQ + base[0]);
             for (int j = 3; j <= a; j++) {
                 log = LogMath.logAdd(log, Math.log(3) + LogMath.logBinomial(a, j) + j * logQ
                         + (a - j) * log1mQ + (j - 1) * base[j - 2]);
             }
-            double bound = Double.isNaN(log) ? Double.POSITIVE_INFINITY : Math.max(0, log / (a - 1));
-            // never worse than the unsampled mechanism (quasi-convexity of Rényi divergence, seed 003 App. D.2)
-            out[i] = Math.min(bound, unsampled[i]);
+            return log / (a - 1);
+        });
+    }
+
+    /**
+     * For each order α: min(bound(⌈α⌉), cap[α]), the bound taken at the integer order max(2, ⌈α⌉)
+     * (RDP is non-decreasing in α), NaN read as +∞ and negative values as 0; orders above
+     * {@value #MAX_ZHU_WANG_ORDER} get the cap alone.
+     */
+    private static double[] atIntegerOrders(double[] alphas, double[] cap, java.util.function.IntToDoubleFunction bound) {
+        double[] out = new double[alphas.length];
+        for (int i = 0; i < alphas.length; i++) {
+            double ceil = Math.max(2, Math.ceil(alphas[i]));
+            if (ceil > MAX_ZHU_WANG_ORDER) {
+                out[i] = cap[i];
+                continue;
+            }
+            double b = bound.applyAsDouble((int) ceil);
+            out[i] = Math.min(Double.isNaN(b) ? Double.POSITIVE_INFINITY : Math.max(0, b), cap[i]);
         }
         return out;
     }
@@ -285,14 +295,11 @@ public final class RdpAccountant {
         }
         double logQ = Math.log(q);
         double log1mQ = Math.log1p(-q);
-        double[] out = new double[alphas.length];
+        double[] cap = new double[alphas.length];
         for (int i = 0; i < alphas.length; i++) {
-            double ceil = Math.max(2, Math.ceil(alphas[i]));
-            if (ceil > MAX_ZHU_WANG_ORDER) {
-                out[i] = Math.max(tuneHere[i], baseHere[i]);
-                continue;
-            }
-            int a = (int) ceil;
+            cap[i] = Math.max(tuneHere[i], baseHere[i]);
+        }
+        return atIntegerOrders(alphas, cap, a -> {
             double e1 = LogMath.logAdd(a * logQ + logTune[a], a * log1mQ + logBase[a]);
             for (int j = 1; j < a; j++) {
                 e1 = LogMath.logAdd(e1, LogMath.logBinomial(a, j) + (a - j) * logQ + j * log1mQ + logTune[a - j] + logBase[j]);
@@ -302,11 +309,8 @@ public final class RdpAccountant {
                 e2 = LogMath.logAdd(e2, LogMath.logBinomial(a - 1, j) + j * logQ + (a - 1 - j) * log1mQ + logTune[j + 1]
                         + logBase[a - j]);
             }
-            double eps = Math.max(e1, e2) / (a - 1);
-            double theorem6 = Double.isNaN(eps) ? Double.POSITIVE_INFINITY : Math.max(0, eps);
-            out[i] = Math.min(theorem6, Math.max(tuneHere[i], baseHere[i]));
-        }
-        return out;
+            return Math.max(e1, e2) / (a - 1);
+        });
     }
 
     /**
