@@ -17,7 +17,8 @@ import java.util.Map;
 public sealed interface PrivacyEvent
         permits GaussianEvent, LaplaceEvent, PoissonSampledEvent, SelfComposedEvent, ComposedEvent,
                 PureDpEvent, ZcdpEvent, NonPrivateEvent, NoOpEvent, RepeatAndSelectEvent,
-                PointwiseMaxEvent, SubsampledTuningEvent, AdaptiveRepeatAndSelectEvent {
+                PointwiseMaxEvent, SubsampledTuningEvent, AdaptiveRepeatAndSelectEvent,
+                DistributedDiscreteGaussianEvent {
 
     /** A JSON-ready view of this event: a {@code "type"} key plus the event's parameters. */
     Map<String, Object> toMap();

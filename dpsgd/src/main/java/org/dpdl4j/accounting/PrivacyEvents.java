@@ -37,6 +37,9 @@ public final class PrivacyEvents {
             case "subsampled_tuning" -> new SubsampledTuningEvent(fromMap(asMap(map.get("tuning"))),
                     fromMap(asMap(map.get("final_run"))), number(map, "tune_fraction"),
                     variant(map));
+            case "distributed_discrete_gaussian" -> new DistributedDiscreteGaussianEvent(number(map, "l2_sensitivity"),
+                    number(map, "l1_sensitivity"), number(map, "local_sigma"), integer(map, "min_clients"),
+                    integer(map, "max_clients"), integer(map, "dimension"));
             case "non_private" -> new NonPrivateEvent();
             case "no_op" -> new NoOpEvent();
             default -> throw new IllegalArgumentException("unknown event type '" + t + "'");
@@ -79,6 +82,14 @@ public final class PrivacyEvents {
             throw new IllegalArgumentException("event field 'count' must be a non-negative integer, got " + c);
         }
         return (long) c;
+    }
+
+    private static int integer(Map<?, ?> map, String key) {
+        double c = number(map, key);
+        if (c != Math.rint(c) || Math.abs(c) > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException("event field '" + key + "' must be an integer, got " + c);
+        }
+        return (int) c;
     }
 
     private static double number(Map<?, ?> map, String key) {

@@ -25,6 +25,8 @@ import java.util.Arrays;
  *       binomial K, minimised over λ̂ on this grid and λ̂ = 1), composition (point mass), Lemma 22
  *       (truncated K); with a pure ε-DP base and truncated negative binomial K, {@link #guarantee}
  *       also applies Corollary 3, ((2 + η)ε, 0)-DP.</li>
+ *   <li>{@link DistributedDiscreteGaussianEvent}: Kairouz, Liu &amp; Steinke 2021, Proposition 14 / eq. (17),
+ *       the minimum of its three forms (see the event).</li>
  *   <li>{@link PointwiseMaxEvent}: the pointwise maximum of the curves (seed 003 Lemma 9).</li>
  *   <li>{@link SubsampledTuningEvent}: variant 1 by seed 003 Theorem 6, ε(α) = max{ε₁(α), ε₂(α)} of
  *       eqs. (3.6)–(3.7) at the integer order ⌈α⌉ ≥ 2, capped by max{ε_tune(α), ε_base(α)} (joint
@@ -181,12 +183,29 @@ public final class RdpAccountant {
             return adaptiveRepeatAndSelect(rdp(a.event(), alphas), alphas, a.distribution(), a.logRatio());
         } else if (event instanceof SubsampledTuningEvent s) {
             return subsampledTuning(s, alphas);
+        } else if (event instanceof DistributedDiscreteGaussianEvent d) {
+            for (int i = 0; i < out.length; i++) {
+                out[i] = distributedDiscreteGaussian(d, alphas[i]);
+            }
         } else if (event instanceof NonPrivateEvent) {
             Arrays.fill(out, Double.POSITIVE_INFINITY);
         } else if (!(event instanceof NoOpEvent)) {
             throw new IllegalArgumentException("no RDP bound for event " + event);
         }
         return out;
+    }
+
+    /** Kairouz, Liu &amp; Steinke 2021, Proposition 14 / eq. (17): the least of its three bounds. */
+    private static double distributedDiscreteGaussian(DistributedDiscreteGaussianEvent d, double alpha) {
+        double scale = Math.sqrt(d.minClients()) * d.localSigma();
+        double l2 = d.l2Sensitivity() / scale;
+        double l1 = d.l1Sensitivity() / scale;
+        double tau = d.tau();
+        int dim = d.dimension();
+        double first = alpha / 2 * l2 * l2 + tau * dim;
+        double second = alpha / 2 * (l2 * l2 + 2 * l1 * tau + tau * tau * dim);
+        double third = alpha / 2 * Math.pow(l2 + tau * Math.sqrt(dim), 2);
+        return Math.min(first, Math.min(second, third));
     }
 
     private static double[] sampled(PrivacyEvent inner, double q, double[] alphas) {

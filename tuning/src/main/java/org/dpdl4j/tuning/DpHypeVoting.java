@@ -1,6 +1,8 @@
 package org.dpdl4j.tuning;
 
+import org.dpdl4j.accounting.DistributedDiscreteGaussianEvent;
 import org.dpdl4j.accounting.GaussianEvent;
+import org.dpdl4j.accounting.NonPrivateEvent;
 import org.dpdl4j.accounting.NoiseCalibration;
 import org.dpdl4j.accounting.PrivacyEvent;
 import org.dpdl4j.accounting.RdpAccountant;
@@ -12,7 +14,11 @@ import org.dpdl4j.accounting.RdpAccountant;
  * vote vector's L2 sensitivity is √(2k) (Lemma IV.1), so the release is (α, αk/σ²)-RDP (Theorem IV.1):
  * a {@link GaussianEvent} with noise multiplier σ/√(2k). σ for a target (ε, δ) minimises Theorem II.1's
  * conversion over the accountant's orders (Canonne et al. 2020, as {@link RdpAccountant} converts).
- * The voting protocol and secure summation are not part of this class.
+ *
+ * <p>Across real parties the noise must be integer-valued for secure summation: each party encodes its
+ * votes as multiples of an integer scale s and adds the discrete Gaussian N_Z(0, σ_c²), and the sum is
+ * accounted as a {@link DistributedDiscreteGaussianEvent} ({@link #discreteEvent}); the protocol itself
+ * lives in the {@code federated} module.
  */
 public final class DpHypeVoting {
     private DpHypeVoting() {
@@ -85,8 +91,56 @@ public final class DpHypeVoting {
         return v;
     }
 
-    /** 1 at the k smallest losses (ties to the lower index), 0 elsewhere. */
-    static double[] topK(double[] losses, int votes) {
+    /**
+     * The event of one vote whose parties each add N_Z(0, σ_c²) to votes encoded as multiples of s:
+     * under remove-then-add neighbours k coordinates move by +s and k by −s, so Δ₂ = s√(2k) and
+     * Δ₁ = 2ks (Lemma IV.1 on the integer grid).
+     *
+     * @param votes      k ≥ 1
+     * @param scale      s ≥ 1, the integer a vote is encoded as
+     * @param localSigma σ_c ≥ 1/2 per party, in grid units (a vote is s units)
+     * @param minClients the fewest parties whose noise a revealed sum can contain
+     * @param maxClients the most
+     * @param candidates p, the vector length
+     * @throws IllegalArgumentException on a parameter out of range
+     */
+    public static DistributedDiscreteGaussianEvent discreteEvent(int votes, long scale, double localSigma, int minClients,
+                                                                 int maxClients, int candidates) {
+        event(votes, 1);
+        if (scale < 1) {
+            throw new IllegalArgumentException("vote scale s must be >= 1, got " + scale);
+        }
+        return new DistributedDiscreteGaussianEvent(scale * Math.sqrt(2.0 * votes), 2.0 * votes * scale, localSigma,
+                minClients, maxClients, candidates);
+    }
+
+    /**
+     * The smallest per-party σ_c (grid units, to 1e-3, rounded up) for which {@link #discreteEvent} is
+     * (ε, δ)-DP on {@link #accountant()}'s orders.
+     *
+     * @throws IllegalArgumentException on a parameter out of range or an unreachable target
+     */
+    public static double discreteLocalSigma(int votes, long scale, int minClients, int maxClients, int candidates,
+                                            double epsilon, double delta) {
+        discreteEvent(votes, scale, 1, minClients, maxClients, candidates); // checks the parameters
+        return NoiseCalibration.smallestNoise(s -> s < 0.5 ? new NonPrivateEvent()
+                : discreteEvent(votes, scale, s, minClients, maxClients, candidates), epsilon, delta, FINE, 1e-3);
+    }
+
+    /**
+     * 1 at the k smallest losses (ties to the lower index), 0 elsewhere.
+     *
+     * @throws IllegalArgumentException if k ∉ [1, p] or a loss is NaN
+     */
+    public static double[] topK(double[] losses, int votes) {
+        if (votes < 1 || votes > losses.length) {
+            throw new IllegalArgumentException("votes per client k must be in [1, " + losses.length + "], got " + votes);
+        }
+        for (int j = 0; j < losses.length; j++) {
+            if (Double.isNaN(losses[j])) {
+                throw new IllegalArgumentException("loss of candidate " + j + " is NaN");
+            }
+        }
         Integer[] order = new Integer[losses.length];
         for (int j = 0; j < order.length; j++) {
             order[j] = j;
