@@ -84,7 +84,10 @@ final class Cli {
         return workers;
     }
 
-    /** Turns expected failures into a one-line message: bad input or missing files exit 2, an exhausted privacy budget 3. */
+    /**
+     * Turns expected failures into a one-line message: bad input or missing files exit 2, an exhausted
+     * privacy budget 3, a failed DP-HYPE session 4.
+     */
     static CommandLine.IExecutionExceptionHandler errorHandler() {
         return (ex, cmd, parseResult) -> {
             if (ex instanceof IllegalArgumentException || ex instanceof IOException) {
@@ -94,6 +97,10 @@ final class Cli {
             if (ex instanceof org.dpdl4j.tuning.PrivacyLedger.BudgetExceededException) {
                 cmd.getErr().println("refused: " + ex.getMessage());
                 return 3;
+            }
+            if (ex instanceof org.dpdl4j.federated.ProtocolException) {
+                cmd.getErr().println("failed: " + ex.getMessage());
+                return 4;
             }
             throw ex;
         };

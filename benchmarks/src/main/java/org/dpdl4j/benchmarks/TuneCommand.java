@@ -47,6 +47,7 @@ import picocli.CommandLine.Option;
                 "Saves the best model, tuning.json and trials.json in --output."})
 final class TuneCommand implements Callable<Integer> {
     @Option(names = "--tuner", defaultValue = "random-search", description = {"random-search (Papernot-Steinke, seed 004),",
+            "dp-hype (distributed voting with secure summation, seed 002),",
             "dp-hypo (adaptive GP search with bounded densities; Wang et al., seed 000),",
             "propose-test (k-part utilities, noisy thresholds with a doubling step; Ding & Wu, seed 001) or",
             "subsampled (tune on a Poisson subset, then train the final model; Koskela-Kulkarni, seed 003) (default ${DEFAULT-VALUE})."})
@@ -54,6 +55,47 @@ final class TuneCommand implements Callable<Integer> {
 
     @Mixin
     DensityBoundsOption density;
+
+    @picocli.CommandLine.Spec
+    picocli.CommandLine.Model.CommandSpec spec;
+
+    @Option(names = "--clients", paramLabel = "n", defaultValue = "10", description = "dp-hype: clients n, each holding one shard (default ${DEFAULT-VALUE}).")
+    int clients;
+
+    @Option(names = "--votes", paramLabel = "k", defaultValue = "5", description = "dp-hype: votes per client k (default ${DEFAULT-VALUE}).")
+    int votes;
+
+    @Option(names = "--min-clients", paramLabel = "n_min", description = {"dp-hype: a round completes with at least n_min clients;",
+            "the noise is sized for n_min, so n - n_min dropouts are tolerated (default n)."})
+    Integer minClients;
+
+    @Option(names = "--partition", defaultValue = "iid", description = "dp-hype: iid shards or dirichlet:ALPHA label skew (seed 002 Sec. VI.D) (default ${DEFAULT-VALUE}).")
+    String partition;
+
+    @Option(names = "--transport", defaultValue = "in-process", description = {"dp-hype: in-process (client threads) or grpc",
+            "(coordinator on loopback, one client process each) (default ${DEFAULT-VALUE})."})
+    String transport;
+
+    @Option(names = "--coordinator-port", defaultValue = "0", description = "dp-hype, grpc: port of the coordinator (0: any free port).")
+    int coordinatorPort;
+
+    @Option(names = "--phase-timeout", paramLabel = "SECONDS", defaultValue = "900", description = {"dp-hype: how long a protocol phase waits",
+            "for missing clients after its first message (local training happens before) (default ${DEFAULT-VALUE})."})
+    double phaseTimeout;
+
+    @Option(names = "--vote-scale", paramLabel = "s", defaultValue = "65536", description = {"dp-hype: a vote is encoded as the integer s;",
+            "discrete Gaussian noise on that grid (default ${DEFAULT-VALUE} = 2^16)."})
+    long voteScale;
+
+    @Option(names = "--no-evaluate", description = {"dp-hype: skip training every candidate on all the data for OPT and",
+            "RANDGUESS (an experiment's yardstick, non-private)."})
+    boolean noEvaluate;
+
+    @Option(names = "--join", paramLabel = "HOST:PORT", hidden = true, description = "dp-hype: run as a client process of a coordinator.")
+    String join;
+
+    @Option(names = "--client-id", hidden = true, defaultValue = "0", description = "dp-hype: this client process's id in [1, n].")
+    int clientId;
 
     @Option(names = "--partitions", paramLabel = "k", defaultValue = "10", description = "propose-test: disjoint parts k (default ${DEFAULT-VALUE}).")
     int partitions;
@@ -147,8 +189,9 @@ final class TuneCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws IOException {
-        if (!List.of("random-search", "subsampled", "dp-hypo", "propose-test").contains(tuner)) {
-            throw new IllegalArgumentException("--tuner must be random-search, dp-hypo, subsampled or propose-test, got '" + tuner + "'");
+        if (!List.of("random-search", "subsampled", "dp-hypo", "propose-test", "dp-hype").contains(tuner)) {
+            throw new IllegalArgumentException("--tuner must be random-search, dp-hypo, subsampled, propose-test or dp-hype, got '"
+                    + tuner + "'");
         }
         if (!inner.equals("random-search") && !inner.equals("dp-hypo")) {
             throw new IllegalArgumentException("--inner must be random-search or dp-hypo, got '" + inner + "'");
@@ -189,6 +232,15 @@ final class TuneCommand implements Callable<Integer> {
         }
         if (tuner.equals("subsampled")) {
             return new SubsampledRun(this, k, hs, scoring, sigmaAxis).call();
+        }
+        if (tuner.equals("dp-hype")) {
+            try {
+                return new DpHypeRun(this, hs).call();
+            } catch (IOException | RuntimeException e) {
+                throw e;
+            } catch (Exception e) {
+                throw new IllegalStateException("dp-hype: " + e.getMessage(), e);
+            }
         }
         if (tuner.equals("propose-test")) {
             return new ProposeTestRun(this, hs, scoring).call();

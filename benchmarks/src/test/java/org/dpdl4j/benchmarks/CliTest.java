@@ -298,6 +298,44 @@ class CliTest {
         assertTrue(bad.err().contains("--votes") && bad.err().contains("0"), bad.err());
     }
 
+    /**
+     * tune --tuner dp-hype in process on MNIST: the vote meets its target through the distributed discrete
+     * Gaussian, every client takes part, the ledger holds the vote's event, and OPT and RANDGUESS are the max
+     * and mean of the candidates' test accuracies.
+     */
+    @Test
+    void tuneDpHypeVotesInProcessAndReportsOptAndRandGuess() throws Exception {
+        Path ledger = tmp.resolve("hype-ledger.jsonl");
+        Run r = run("tune", "--tuner", "dp-hype", "--clients", "3", "--votes", "1", "--target-epsilon", "2", "--model", "mlp",
+                "--epochs", "0.05", "--space", "lr=cat:0.001,0.5", "--seed", "4", "--ledger", ledger.toString(),
+                "--output", tmp.resolve("hype").toString(), "--no-progress", "--json");
+        assertEquals(0, r.status(), r.err());
+        JsonNode j = r.lastJson();
+        double epsilon = j.get("epsilon_total").asDouble();
+        assertTrue(epsilon <= 2 && epsilon > 1.99, "calibrated to the target: " + epsilon);
+        assertEquals("[1,2,3]", j.get("participants").toString());
+        assertEquals(1, j.get("rounds").asLong());
+        double a0 = j.get("candidate_test_accuracies").get(0).asDouble();
+        double a1 = j.get("candidate_test_accuracies").get(1).asDouble();
+        assertEquals(Math.max(a0, a1), j.get("opt_accuracy").asDouble(), 0.0);
+        assertEquals((a0 + a1) / 2, j.get("randguess_accuracy").asDouble(), 1e-12);
+        assertEquals(j.get("winner_index").asInt() == 0 ? a0 : a1, j.get("test_accuracy").asDouble(), 0.0);
+        java.util.List<String> lines = Files.readAllLines(ledger);
+        assertEquals(2, lines.size(), "header and the vote's charge");
+        assertEquals(epsilon, org.dpdl4j.tuning.DpHypeVoting.accountant().epsilon(PrivacyEvents.fromMap(
+                Cli.JSON.convertValue(Cli.JSON.readTree(lines.get(1)).get("event"), java.util.Map.class)), 1e-5), 1e-12);
+
+        Run bad = run("tune", "--tuner", "dp-hype", "--clients", "1", "--no-progress");
+        assertEquals(2, bad.status());
+        assertTrue(bad.err().contains("--clients") && bad.err().contains("1"), bad.err());
+        bad = run("tune", "--tuner", "dp-hype", "--transport", "carrier-pigeon", "--no-progress");
+        assertEquals(2, bad.status());
+        assertTrue(bad.err().contains("--transport"), bad.err());
+        bad = run("tune", "--tuner", "dp-hype", "--votes", "9", "--space", "lr=cat:0.1,0.2", "--no-progress");
+        assertEquals(2, bad.status());
+        assertTrue(bad.err().contains("--votes") && bad.err().contains("9"), bad.err());
+    }
+
     private static String[] concat(String[] a, String... b) {
         String[] out = java.util.Arrays.copyOf(a, a.length + b.length);
         System.arraycopy(b, 0, out, a.length, b.length);

@@ -1,0 +1,319 @@
+package org.dpdl4j.benchmarks;
+
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.stream.IntStream;
+import me.tongfei.progressbar.ConsoleProgressBarConsumer;
+import me.tongfei.progressbar.ProgressBar;
+import me.tongfei.progressbar.ProgressBarBuilder;
+import org.dpdl4j.accounting.PrivacyGuarantee;
+import org.dpdl4j.accounting.RdpAccountant;
+import org.dpdl4j.datasets.ClientPartition;
+import org.dpdl4j.datasets.LabeledData;
+import org.dpdl4j.datasets.TrainTest;
+import org.dpdl4j.dpsgd.DpSgdTrainer;
+import org.dpdl4j.federated.DpHypeClient;
+import org.dpdl4j.federated.DpHypeCoordinator;
+import org.dpdl4j.federated.DpHypeParameters;
+import org.dpdl4j.federated.InProcessTransport;
+import org.dpdl4j.federated.Messages.RoundOutcome;
+import org.dpdl4j.federated.grpc.GrpcCoordinatorServer;
+import org.dpdl4j.federated.grpc.GrpcTransport;
+import org.dpdl4j.tuning.Candidate;
+import org.dpdl4j.tuning.DpHypeVoting;
+import org.dpdl4j.tuning.DpSgdMechanism;
+import org.dpdl4j.tuning.HyperparameterSpace;
+import org.dpdl4j.tuning.PrivacyLedger;
+import org.dpdl4j.tuning.TuningListener;
+
+/**
+ * {@code tune --tuner dp-hype}: seed 002's Algorithm 1 with n simulated clients, each holding one shard
+ * of the training data (iid or Dirichlet), training every candidate locally without privacy and voting
+ * for its k best by local validation accuracy, through the secure summation of the {@code federated}
+ * module, in this process or over gRPC with one client process each. Then, for the experiment only,
+ * every candidate is trained on all the training data and tested, giving OPT (the best candidate's test
+ * accuracy) and RANDGUESS (the mean over candidates) of Sec. VI; the paper trains these global models
+ * with FedAvg, we train them centrally.
+ */
+final class DpHypeRun {
+    private final TuneCommand c;
+    private final HyperparameterSpace space;
+
+    DpHypeRun(TuneCommand c, HyperparameterSpace space) {
+        this.c = c;
+        this.space = space;
+    }
+
+    Integer call() throws Exception {
+        if (c.noiseMultiplier != null || c.candidateEpsilon != null || c.revealTrialScores || c.threads != 1) {
+            throw new IllegalArgumentException("--tuner dp-hype calibrates its own noise from --target-epsilon: "
+                    + "--noise-multiplier, --candidate-epsilon, --reveal-trial-scores and --threads do not apply");
+        }
+        if (c.clients < 2) {
+            throw new IllegalArgumentException("--clients must be >= 2, got " + c.clients);
+        }
+        int minClients = c.minClients == null ? c.clients : c.minClients;
+        if (!c.transport.equals("in-process") && !c.transport.equals("grpc")) {
+            throw new IllegalArgumentException("--transport must be in-process or grpc, got '" + c.transport + "'");
+        }
+        if (!(c.phaseTimeout > 0)) {
+            throw new IllegalArgumentException("--phase-timeout must be > 0 seconds, got " + c.phaseTimeout);
+        }
+        List<Candidate> candidates = space.candidates();
+        double epsilon = c.targetEpsilon != null ? c.targetEpsilon : 1.0;
+        DpHypeParameters params;
+        try {
+            params = DpHypeParameters.calibrate(candidates.size(), c.votes, c.clients, minClients, c.voteScale, epsilon, c.t.delta);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("--votes/--clients/--min-clients/--vote-scale/--target-epsilon: " + e.getMessage());
+        }
+        int[][] parts = null;
+        TrainTest data = c.t.load();
+        long seed = c.t.seed != null ? c.t.seed : 2026;
+        parts = partition(data.train().classIndices(), seed);
+        if (c.join != null) {
+            return client(params, data, parts, seed);
+        }
+
+        RdpAccountant acc = DpHypeVoting.accountant();
+        PrivacyGuarantee guarantee = acc.guarantee(params.event(), c.t.delta);
+        System.out.printf("dpdl4j %s | DP-HYPE on %s: n = %d clients (%s, rounds need >= %d), p = %d candidates %s, k = %d votes%n",
+                Cli.version(), c.t.dataset, c.clients, c.partition, minClients, candidates.size(), space, c.votes);
+        System.out.printf("noise: each client N_Z(0, %.2f^2) on votes encoded as %d (summed noise %.4f votes; continuous Thm IV.1 "
+                + "would need %.4f) -> epsilon %.4f at delta %s; transport %s%n", params.localSigma(), params.scale(),
+                params.summedNoiseInVotes(), DpHypeVoting.noiseMultiplier(c.votes, epsilon, c.t.delta), guarantee.epsilon(),
+                c.t.delta, c.transport);
+        PrivacyLedger ledger = c.openLedger();
+        if (ledger != null) {
+            ledger.charge("dp-hype vote: n=" + c.clients + " k=" + c.votes + " p=" + candidates.size(), params.event());
+            ledger.close();
+        }
+        Path out = c.t.outputDirectory("tune");
+        Files.createDirectories(out);
+        DpHypeCoordinator coordinator = new DpHypeCoordinator(params, IntStream.rangeClosed(1, c.clients).boxed().toList(),
+                Duration.ofMillis((long) (c.phaseTimeout * 1000)), 3);
+        long start = System.nanoTime();
+        DpHypeCoordinator.Result result;
+        if (c.transport.equals("grpc")) {
+            result = overGrpc(coordinator, out);
+        } else {
+            result = inProcess(coordinator, params, data, parts, seed);
+        }
+        double voteSeconds = (System.nanoTime() - start) / 1e9;
+        Candidate winner = candidates.get(result.winner());
+        System.out.printf("winner: %s with %.2f noisy votes (%d participants, %d round(s), %.1f s)%n", winner,
+                result.votes()[result.winner()], result.participants().size(), result.rounds(), voteSeconds);
+
+        Map<String, Object> report = new LinkedHashMap<>();
+        report.put("tuner", "dp-hype");
+        report.put("best", winner.toMap());
+        report.put("winner_index", result.winner());
+        report.put("noisy_votes", result.votes());
+        report.put("participants", result.participants());
+        report.put("rounds", result.rounds());
+        report.put("epsilon_total", guarantee.epsilon());
+        report.put("delta", c.t.delta);
+        report.put("rdp_order", guarantee.order());
+        report.put("clients", c.clients);
+        report.put("min_clients", minClients);
+        report.put("votes", c.votes);
+        report.put("candidates", candidates.size());
+        report.put("partition", c.partition);
+        report.put("transport", c.transport);
+        report.put("local_sigma", params.localSigma());
+        report.put("vote_scale", params.scale());
+        report.put("summed_noise_votes", params.summedNoiseInVotes());
+        report.put("vote_seconds", voteSeconds);
+        report.put("dataset", c.t.dataset);
+        report.put("model", c.t.modelName());
+        if (!c.noEvaluate) {
+            double[] accuracy = evaluate(candidates, data, seed);
+            double opt = java.util.Arrays.stream(accuracy).max().orElse(Double.NaN);
+            double randGuess = java.util.Arrays.stream(accuracy).average().orElse(Double.NaN);
+            report.put("test_accuracy", accuracy[result.winner()]);
+            report.put("opt_accuracy", opt);
+            report.put("randguess_accuracy", randGuess);
+            report.put("candidate_test_accuracies", accuracy);
+            System.out.printf("test accuracy (each candidate trained on all training data, non-private, experiment only): "
+                    + "DP-HYPE %.4f | OPT %.4f | RANDGUESS %.4f%n", accuracy[result.winner()], opt, randGuess);
+        }
+        report.put("event", params.event().toMap());
+        report.put("library_version", Cli.version());
+        Cli.writeJsonAtomically(out.resolve("tuning.json"), report);
+        System.out.printf("epsilon at delta %s: %.4f (client level, remove-then-add; RDP order %s)%n", c.t.delta,
+                guarantee.epsilon(), guarantee.order());
+        System.out.println("output: " + out);
+        if (c.t.json) {
+            report.remove("event");
+            Cli.printJsonLine(System.out, report);
+        }
+        return 0;
+    }
+
+    private int[][] partition(int[] labels, long seed) {
+        if (c.partition.equals("iid")) {
+            return ClientPartition.iid(labels.length, c.clients, seed);
+        }
+        if (c.partition.startsWith("dirichlet:")) {
+            double alpha;
+            try {
+                alpha = Double.parseDouble(c.partition.substring("dirichlet:".length()));
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException("--partition must be iid or dirichlet:ALPHA, got '" + c.partition + "'");
+            }
+            return ClientPartition.dirichlet(labels, c.clients, alpha, seed);
+        }
+        throw new IllegalArgumentException("--partition must be iid or dirichlet:ALPHA, got '" + c.partition + "'");
+    }
+
+    /** The non-private local trainer: each candidate on the given data, scored on a 10% local split. */
+    private DpSgdMechanism localMechanism(LabeledData shard, long seed, int workers) {
+        return c.mechanism(new TrainTest(c.t.dataset, shard, shard), DpSgdMechanism.Scoring.PUBLIC_HOLDOUT).noiseMultiplier(0)
+                .validation(c.validationFraction, seed).workers(workers).build();
+    }
+
+    /** Client i's loss per candidate: 1 − local validation accuracy (the paper votes for the k most accurate). */
+    private double[] localLosses(LabeledData shard, long seed, int workers, ProgressBar bar) {
+        DpSgdMechanism m = localMechanism(shard, seed, workers);
+        List<Candidate> candidates = space.candidates();
+        double[] losses = new double[candidates.size()];
+        for (int j = 0; j < losses.length; j++) {
+            losses[j] = 1 - m.run(candidates.get(j), seed + j, TuningListener.NONE, j).score();
+            if (bar != null) {
+                bar.step();
+            }
+        }
+        return losses;
+    }
+
+    private Random noise(int client, long seed) {
+        return c.t.seed != null && !c.t.secureNoise ? new Random(seed * 1_000_003L + client) : new SecureRandom();
+    }
+
+    private Integer client(DpHypeParameters params, TrainTest data, int[][] parts, long seed) {
+        if (c.clientId < 1 || c.clientId > c.clients) {
+            throw new IllegalArgumentException("--client-id must be in [1, " + c.clients + "], got " + c.clientId);
+        }
+        String[] hostPort = c.join.split(":");
+        if (hostPort.length != 2) {
+            throw new IllegalArgumentException("--join must be HOST:PORT, got '" + c.join + "'");
+        }
+        LabeledData shard = data.train().rows(parts[c.clientId - 1]);
+        long t0 = System.nanoTime();
+        Cli.configureWorkers(1);
+        double[] losses = localLosses(shard, seed + c.clientId, 1, null);
+        System.out.printf("client %d: %d examples, local losses %s (%.1f s)%n", c.clientId, shard.size(),
+                java.util.Arrays.toString(losses), (System.nanoTime() - t0) / 1e9);
+        try (GrpcTransport transport = new GrpcTransport(hostPort[0], Integer.parseInt(hostPort[1]),
+                Duration.ofMillis((long) (c.phaseTimeout * 2000) + 60_000))) {
+            RoundOutcome o = new DpHypeClient(c.clientId, params, transport, noise(c.clientId, seed)).vote(losses);
+            System.out.printf("client %d: round %d done, winner %d%n", c.clientId, o.round(), o.winner());
+        }
+        return 0;
+    }
+
+    private DpHypeCoordinator.Result inProcess(DpHypeCoordinator coordinator, DpHypeParameters params, TrainTest data,
+                                               int[][] parts, long seed) throws Exception {
+        List<double[]> losses = new ArrayList<>();
+        int workers = Cli.configureWorkers(null);
+        try (ProgressBar bar = bar("local training", (long) c.clients * space.candidates().size())) {
+            for (int i = 1; i <= c.clients; i++) {
+                losses.add(localLosses(data.train().rows(parts[i - 1]), seed + i, workers, bar));
+            }
+        }
+        ExecutorService pool = Executors.newFixedThreadPool(c.clients);
+        try {
+            for (int i = 1; i <= c.clients; i++) {
+                int id = i;
+                pool.submit(() -> new DpHypeClient(id, params, new InProcessTransport(coordinator), noise(id, seed)).vote(losses.get(id - 1)));
+            }
+            return coordinator.awaitResult(Duration.ofMillis((long) (c.phaseTimeout * 4000)));
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    /** Serves the coordinator on loopback and starts one client process per client (the same command, with --join). */
+    private DpHypeCoordinator.Result overGrpc(DpHypeCoordinator coordinator, Path out) throws Exception {
+        try (GrpcCoordinatorServer server = GrpcCoordinatorServer.start(coordinator, new InetSocketAddress("127.0.0.1", c.coordinatorPort))) {
+            List<String> original = c.spec.commandLine().getParseResult().originalArgs(); // from "tune" on
+            String javaBinary = ProcessHandle.current().info().command().orElse("java");
+            List<Process> processes = new ArrayList<>();
+            for (int i = 1; i <= c.clients; i++) {
+                List<String> cmd = new ArrayList<>(List.of(javaBinary));
+                cmd.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments());
+                cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), Main.class.getName()));
+                cmd.addAll(original);
+                cmd.addAll(List.of("--join", "127.0.0.1:" + server.port(), "--client-id", Integer.toString(i)));
+                if (!original.contains("--no-progress")) {
+                    cmd.add("--no-progress");
+                }
+                ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(out.resolve("client-" + i + ".log").toFile());
+                pb.environment().put("OMP_NUM_THREADS", "1");
+                processes.add(pb.start());
+            }
+            System.out.printf("coordinator on 127.0.0.1:%d; %d client processes started (logs in %s)%n", server.port(), c.clients, out);
+            try {
+                long end = System.nanoTime() + (long) (c.phaseTimeout * 4e9);
+                while (true) {
+                    try {
+                        return coordinator.awaitResult(Duration.ofSeconds(2));
+                    } catch (org.dpdl4j.federated.ProtocolException e) {
+                        if (e.reason() != org.dpdl4j.federated.ProtocolException.Reason.TRANSPORT || System.nanoTime() > end) {
+                            throw e;
+                        }
+                    }
+                    long failed = processes.stream().filter(p -> !p.isAlive() && p.exitValue() != 0).count();
+                    if (failed > c.clients - coordinator.parameters().minClients()) {
+                        throw new org.dpdl4j.federated.ProtocolException(org.dpdl4j.federated.ProtocolException.Reason.SESSION_FAILED,
+                                failed + " client processes failed, more than the n - n_min = "
+                                + (c.clients - coordinator.parameters().minClients()) + " dropouts the noise allows; see "
+                                + out.resolve("client-*.log"));
+                    }
+                }
+            } finally {
+                for (int i = 0; i < processes.size(); i++) {
+                    Process p = processes.get(i);
+                    if (!p.waitFor(30, java.util.concurrent.TimeUnit.SECONDS)) {
+                        p.destroyForcibly();
+                    }
+                    if (p.exitValue() != 0) {
+                        System.err.printf("client %d exited with status %d (see client-%d.log)%n", i + 1, p.exitValue(), i + 1);
+                    }
+                }
+            }
+        }
+    }
+
+    /** Test accuracy of every candidate trained (non-privately) on all the training data. */
+    private double[] evaluate(List<Candidate> candidates, TrainTest data, long seed) {
+        DpSgdMechanism m = localMechanism(data.train(), seed, Cli.configureWorkers(null));
+        double[] accuracy = new double[candidates.size()];
+        try (ProgressBar bar = bar("OPT/RANDGUESS evaluation", candidates.size())) {
+            for (int j = 0; j < accuracy.length; j++) {
+                accuracy[j] = DpSgdTrainer.accuracy(m.train(candidates.get(j), data.train(), seed + j, null, info -> { }).network(), data.test());
+                if (bar != null) {
+                    bar.step();
+                }
+            }
+        }
+        return accuracy;
+    }
+
+    private ProgressBar bar(String task, long max) {
+        return c.t.noProgress ? null : new ProgressBarBuilder().setTaskName(task).setInitialMax(max)
+                .setConsumer(new ConsoleProgressBarConsumer(System.err, 120)).setUpdateIntervalMillis(500).build();
+    }
+}
