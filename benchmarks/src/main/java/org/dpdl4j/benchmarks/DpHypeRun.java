@@ -79,10 +79,15 @@ final class DpHypeRun {
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("--votes/--clients/--min-clients/--vote-scale/--target-epsilon: " + e.getMessage());
         }
-        int[][] parts = null;
+        if (c.coordinatorPort < 0 || c.coordinatorPort > 65535) {
+            throw new IllegalArgumentException("--coordinator-port must be in [0, 65535], got " + c.coordinatorPort);
+        }
+        Double alpha = dirichletAlpha(); // checks --partition before the data is loaded
         TrainTest data = c.t.load();
         long seed = c.t.seed != null ? c.t.seed : 2026;
-        parts = partition(data.train().classIndices(), seed);
+        int[] labels = data.train().classIndices();
+        int[][] parts = alpha == null ? ClientPartition.iid(labels.length, c.clients, seed)
+                : ClientPartition.dirichlet(labels, c.clients, alpha, seed);
         if (c.join != null) {
             return client(params, data, parts, seed);
         }
@@ -162,20 +167,23 @@ final class DpHypeRun {
         return 0;
     }
 
-    private int[][] partition(int[] labels, long seed) {
+    /** null for iid shards, else the Dirichlet concentration α of --partition dirichlet:α. */
+    private Double dirichletAlpha() {
         if (c.partition.equals("iid")) {
-            return ClientPartition.iid(labels.length, c.clients, seed);
+            return null;
         }
-        if (c.partition.startsWith("dirichlet:")) {
-            double alpha;
-            try {
-                alpha = Double.parseDouble(c.partition.substring("dirichlet:".length()));
-            } catch (NumberFormatException e) {
-                throw new IllegalArgumentException("--partition must be iid or dirichlet:ALPHA, got '" + c.partition + "'");
+        try {
+            if (c.partition.startsWith("dirichlet:")) {
+                double alpha = Double.parseDouble(c.partition.substring("dirichlet:".length()));
+                if (alpha > 0 && Double.isFinite(alpha)) {
+                    return alpha;
+                }
             }
-            return ClientPartition.dirichlet(labels, c.clients, alpha, seed);
+        } catch (NumberFormatException e) {
+            // reported below
         }
-        throw new IllegalArgumentException("--partition must be iid or dirichlet:ALPHA, got '" + c.partition + "'");
+        throw new IllegalArgumentException("--partition must be iid or dirichlet:ALPHA with ALPHA finite and > 0, got '"
+                + c.partition + "'");
     }
 
     /** The non-private local trainer: each candidate on the given data, scored on a 10% local split. */

@@ -331,6 +331,12 @@ class CliTest {
         bad = run("tune", "--tuner", "dp-hype", "--transport", "carrier-pigeon", "--no-progress");
         assertEquals(2, bad.status());
         assertTrue(bad.err().contains("--transport"), bad.err());
+        bad = run("tune", "--tuner", "dp-hype", "--partition", "dirichlet:-1", "--no-progress");
+        assertEquals(2, bad.status());
+        assertTrue(bad.err().contains("--partition") && bad.err().contains("dirichlet:-1"), bad.err());
+        bad = run("tune", "--tuner", "dp-hype", "--coordinator-port", "70000", "--no-progress");
+        assertEquals(2, bad.status());
+        assertTrue(bad.err().contains("--coordinator-port") && bad.err().contains("70000"), bad.err());
         bad = run("tune", "--tuner", "dp-hype", "--votes", "9", "--space", "lr=cat:0.1,0.2", "--no-progress");
         assertEquals(2, bad.status());
         assertTrue(bad.err().contains("--votes") && bad.err().contains("9"), bad.err());
