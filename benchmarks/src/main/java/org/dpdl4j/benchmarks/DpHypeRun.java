@@ -39,13 +39,15 @@ import org.dpdl4j.tuning.PrivacyLedger;
 import org.dpdl4j.tuning.TuningListener;
 
 /**
- * {@code tune --tuner dp-hype}: seed 002's Algorithm 1 with n simulated clients, each holding one shard
+ * {@code tune --tuner dp-hype}: Liebenow, Peinemann &amp; Mohammadi's Algorithm 1 (DP-HYPE,
+ * arXiv:2510.04902) with n simulated clients, each holding one shard
  * of the training data (iid or Dirichlet), training every candidate locally without privacy and voting
  * for its k best by local validation accuracy, through the secure summation of the {@code federated}
- * module, in this process or over gRPC with one client process each. Then, for the experiment only,
- * every candidate is trained on all the training data and tested, giving OPT (the best candidate's test
- * accuracy) and RANDGUESS (the mean over candidates) of Sec. VI; the paper trains these global models
- * with FedAvg, we train them centrally.
+ * module, in this process or over gRPC with one client process each. The release is the winner, the noisy
+ * vote sums and the guarantee. With {@code --evaluate}, for research only, every candidate is trained on all
+ * the training data without privacy and tested, giving OPT (the best candidate's test accuracy) and
+ * RANDGUESS (the mean over candidates) of Sec. VI: that goes to the operator record, labelled non-private
+ * (the paper trains these global models with FedAvg, we train them centrally).
  */
 final class DpHypeRun {
     private final TuneCommand c;
@@ -59,7 +61,7 @@ final class DpHypeRun {
     Integer call() throws Exception {
         if (c.noiseMultiplier != null || c.candidateEpsilon != null || c.revealTrialScores || c.threads != 1) {
             throw new IllegalArgumentException("--tuner dp-hype calibrates its own noise from --target-epsilon: "
-                    + "--noise-multiplier, --candidate-epsilon, --reveal-trial-scores and --threads do not apply");
+                    + "--noise-multiplier, --candidate-epsilon, --reveal-trials and --threads do not apply");
         }
         if (c.clients < 2) {
             throw new IllegalArgumentException("--clients must be >= 2, got " + c.clients);
@@ -106,28 +108,27 @@ final class DpHypeRun {
             ledger.close();
         }
         Path out = c.t.outputDirectory("tune");
-        Files.createDirectories(out);
+        Files.createDirectories(TuningOutput.operatorDirectory(out));
         DpHypeCoordinator coordinator = new DpHypeCoordinator(params, IntStream.rangeClosed(1, c.clients).boxed().toList(),
                 Duration.ofMillis((long) (c.phaseTimeout * 1000)), 3);
         long start = System.nanoTime();
         DpHypeCoordinator.Result result;
         if (c.transport.equals("grpc")) {
-            result = overGrpc(coordinator, out);
+            result = overGrpc(coordinator, TuningOutput.operatorDirectory(out));
         } else {
             result = inProcess(coordinator, params, data, parts, seed);
         }
         double voteSeconds = (System.nanoTime() - start) / 1e9;
         Candidate winner = candidates.get(result.winner());
-        System.out.printf("winner: %s with %.2f noisy votes (%d participants, %d round(s), %.1f s)%n", winner,
-                result.votes()[result.winner()], result.participants().size(), result.rounds(), voteSeconds);
+        System.out.printf("winner: %s with %.2f noisy votes%n", winner, result.votes()[result.winner()]);
+        System.out.printf("[operator] %d participants, %d round(s), %.1f s%n", result.participants().size(), result.rounds(),
+                voteSeconds);
 
         Map<String, Object> report = new LinkedHashMap<>();
         report.put("tuner", "dp-hype");
         report.put("best", winner.toMap());
         report.put("winner_index", result.winner());
         report.put("noisy_votes", result.votes());
-        report.put("participants", result.participants());
-        report.put("rounds", result.rounds());
         report.put("epsilon_total", guarantee.epsilon());
         report.put("delta", c.t.delta);
         report.put("rdp_order", guarantee.order());
@@ -140,26 +141,35 @@ final class DpHypeRun {
         report.put("local_sigma", params.localSigma());
         report.put("vote_scale", params.scale());
         report.put("summed_noise_votes", params.summedNoiseInVotes());
-        report.put("vote_seconds", voteSeconds);
         report.put("dataset", c.t.dataset);
+        report.put("dataset_size", data.train().size());
         report.put("model", c.t.modelName());
-        if (!c.noEvaluate) {
+        report.put("config", c.releaseConfig(space));
+        report.put("event", params.event().toMap());
+        report.put("library_version", Cli.version());
+        Map<String, Object> operator = new LinkedHashMap<>();
+        operator.put("participants", result.participants());
+        operator.put("rounds", result.rounds());
+        operator.put("vote_seconds", voteSeconds);
+        if (c.evaluate) {
             double[] accuracy = evaluate(candidates, data, seed);
             double opt = java.util.Arrays.stream(accuracy).max().orElse(Double.NaN);
             double randGuess = java.util.Arrays.stream(accuracy).average().orElse(Double.NaN);
-            report.put("test_accuracy", accuracy[result.winner()]);
-            report.put("opt_accuracy", opt);
-            report.put("randguess_accuracy", randGuess);
-            report.put("candidate_test_accuracies", accuracy);
-            System.out.printf("test accuracy (each candidate trained on all training data, non-private, experiment only): "
-                    + "DP-HYPE %.4f | OPT %.4f | RANDGUESS %.4f%n", accuracy[result.winner()], opt, randGuess);
+            Map<String, Object> evaluation = new LinkedHashMap<>();
+            evaluation.put("non_private", "every candidate trained WITHOUT privacy on all the training data: research only, "
+                    + "not covered by epsilon_total");
+            evaluation.put("winner_test_accuracy", accuracy[result.winner()]);
+            evaluation.put("opt_accuracy", opt);
+            evaluation.put("randguess_accuracy", randGuess);
+            evaluation.put("candidate_test_accuracies", accuracy);
+            operator.put("evaluation", evaluation);
+            System.out.printf("[operator] NON-PRIVATE evaluation (each candidate trained without privacy on all training data, "
+                    + "research only): DP-HYPE %.4f | OPT %.4f | RANDGUESS %.4f%n", accuracy[result.winner()], opt, randGuess);
         }
-        report.put("event", params.event().toMap());
-        report.put("library_version", Cli.version());
-        Cli.writeJsonAtomically(out.resolve("tuning.json"), report);
+        TuningOutput.write(out, null, report, null, operator);
         System.out.printf("epsilon at delta %s: %.4f (client level, remove-then-add; RDP order %s)%n", c.t.delta,
                 guarantee.epsilon(), guarantee.order());
-        System.out.println("output: " + out);
+        TuningOutput.printWhere(System.out, out, false, false);
         if (c.t.json) {
             report.remove("event");
             Cli.printJsonLine(System.out, report);

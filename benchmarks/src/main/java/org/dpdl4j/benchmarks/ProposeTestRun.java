@@ -13,11 +13,13 @@ import org.dpdl4j.datasets.TrainTest;
 import org.dpdl4j.dpsgd.DpSgdTrainer;
 import org.dpdl4j.tuning.DpSgdMechanism;
 import org.dpdl4j.tuning.HyperparameterSpace;
+import org.dpdl4j.tuning.OperatorRecord;
+import org.dpdl4j.tuning.Release;
 import org.dpdl4j.tuning.PrivacyLedger;
 import org.dpdl4j.tuning.ProposeTestTuner;
 import org.dpdl4j.tuning.SubsampledTuner;
 
-/** {@code tune --tuner propose-test}: seed 001's Algorithm 1 from the command line. */
+/** {@code tune --tuner propose-test}: Ding &amp; Wu's Algorithm 1 (arXiv:2211.01852) from the command line. */
 final class ProposeTestRun {
     private final TuneCommand c;
     private final HyperparameterSpace space;
@@ -39,7 +41,7 @@ final class ProposeTestRun {
 
     Integer call() throws IOException {
         if (c.revealTrialScores) {
-            throw new IllegalArgumentException("--reveal-trial-scores is not available with --tuner propose-test");
+            throw new IllegalArgumentException("--reveal-trials is not available with --tuner propose-test");
         }
         ProposeTestTuner tuner;
         try {
@@ -59,7 +61,7 @@ final class ProposeTestRun {
             c.noiseMultiplier = sigma;
         }
         PrivacyEvent finalRun = SubsampledTuner.finalRunEvent(space, template);
-        System.out.printf("dpdl4j %s | propose-test tuning (seed 001 Algorithm 1) on %s: %d candidates, k = %d parts, g = %s, eps0 = %s, "
+        System.out.printf("dpdl4j %s | propose-test tuning (Ding & Wu, Algorithm 1) on %s: %d candidates, k = %d parts, g = %s, eps0 = %s, "
                         + "u0 = %s, T_max = %d (charged in full)%n", Cli.version(), c.t.dataset, space.size(), c.partitions, c.granularity,
                 c.epsilon0, c.lowerUtility, tuner.maxIterations());
         PrivacyLedger ledger = c.openLedger();
@@ -77,12 +79,12 @@ final class ProposeTestRun {
         PrivacyGuarantee fin = acc.guarantee(finalRun, delta);
         double viaAdvanced = advancedComposition(tuner.maxIterations(), c.epsilon0, delta / 2) + acc.epsilon(finalRun, delta / 2);
         double best = Math.min(total.epsilon(), viaAdvanced);
-        double testAccuracy = DpSgdTrainer.accuracy(r.model(), data.test());
-        Path out = c.t.outputDirectory("tune");
-        TuneCommand.saveModel(out, r.model());
+        Release release = r.release();
+        double testAccuracy = DpSgdTrainer.accuracy(release.model(), data.test());
         Map<String, Object> report = new LinkedHashMap<>();
         report.put("tuner", "propose-test");
-        report.put("best", r.candidate().toMap());
+        report.putAll(release.toMap());
+        report.put("best_run", TuneCommand.runSettings(template, release.candidate()));
         report.put("test_accuracy", testAccuracy);
         report.put("epsilon_total", best);
         report.put("epsilon_total_rdp", total.epsilon());
@@ -94,21 +96,30 @@ final class ProposeTestRun {
         report.put("partitions", c.partitions);
         report.put("granularity", c.granularity);
         report.put("eps0", c.epsilon0);
+        report.put("u0", c.lowerUtility);
         report.put("noise_multiplier", c.noiseMultiplier);
         report.put("dataset", c.t.dataset);
-        report.put("notes", r.notes());
-        report.put("event", r.event().toMap());
+        report.put("dataset_size", data.train().size());
+        report.put("model", c.t.modelName());
+        report.put("config", c.releaseConfig(space));
+        report.put("notes", release.notes());
+        report.put("event", release.event().toMap());
         report.put("library_version", Cli.version());
-        Cli.writeJsonAtomically(out.resolve("tuning.json"), report);
-        System.out.printf("selected %s | final model test accuracy %.4f%n", r.candidate(), testAccuracy);
+        OperatorRecord record = r.operatorRecord();
+        Path out = c.t.outputDirectory("tune");
+        TuningOutput.write(out, release.model(), report, null, record.toMap());
+        System.out.printf("selected %s | final model test accuracy %.4f%n", release.candidate(), testAccuracy);
         System.out.printf("epsilon at delta %s: total %.4f (%s) | RDP %.4f, advanced composition + RDP %.4f | selection loop alone "
                         + "%.4f (T_max = %d iterations) | final run alone %.4f%n", delta, best,
                 best == total.epsilon() ? "RDP" : "advanced composition, delta split in halves", total.epsilon(), viaAdvanced,
                 loop.epsilon(), tuner.maxIterations(), fin.epsilon());
-        for (String note : r.notes()) {
+        for (String note : release.notes()) {
             System.out.println("note: " + note);
         }
-        System.out.println("output: " + out);
+        for (String note : record.notes()) {
+            System.out.println("[operator] " + note);
+        }
+        TuningOutput.printWhere(System.out, out, true, false);
         if (c.t.json) {
             report.remove("event");
             Cli.printJsonLine(System.out, report);

@@ -14,12 +14,14 @@ import org.dpdl4j.dpsgd.DpSgdTrainer;
 import org.dpdl4j.tuning.DpSgdMechanism;
 import org.dpdl4j.tuning.Extrapolation;
 import org.dpdl4j.tuning.HyperparameterSpace;
+import org.dpdl4j.tuning.OperatorRecord;
+import org.dpdl4j.tuning.Release;
 import org.dpdl4j.tuning.PrivacyLedger;
 import org.dpdl4j.tuning.Tuner;
 import org.dpdl4j.tuning.SubsampledTuner;
 import org.dpdl4j.tuning.SubsampledTuningResult;
 
-/** {@code tune --tuner subsampled}: seed 003's procedure from the command line. */
+/** {@code tune --tuner subsampled}: Koskela &amp; Kulkarni's procedure (arXiv:2301.11989) from the command line. */
 final class SubsampledRun {
     private final TuneCommand c;
     private final RepetitionDistribution k;
@@ -49,8 +51,8 @@ final class SubsampledRun {
         SubsampledTuningEvent.Variant v = c.subsample.variant();
         Extrapolation rule = extrapolation(c.extrapolation);
         if (c.revealTrialScores) {
-            throw new IllegalArgumentException("--reveal-trial-scores is not available with --tuner subsampled (its bound covers "
-                    + "the best run only)");
+            throw new IllegalArgumentException("--reveal-trials is not available with --tuner subsampled (its bound covers "
+                    + "the final model and the tuned candidate only)");
         }
         if (space.axes().stream().anyMatch(a -> a.name().equals("batch_size"))) {
             throw new IllegalArgumentException("--tuner subsampled keeps the DP-SGD sampling rate fixed: use a sampling_rate axis, "
@@ -79,7 +81,7 @@ final class SubsampledRun {
             c.noiseMultiplier = sigma;
         }
         SubsampledTuningEvent event = tuner.event(space, template);
-        System.out.printf("dpdl4j %s | subsampled tuning (seed 003, variant %d) on %s: q_tune = %s, inner %s K ~ %s "
+        System.out.printf("dpdl4j %s | subsampled tuning (Koskela & Kulkarni 2023, variant %d) on %s: q_tune = %s, inner %s K ~ %s "
                         + "(E[K] = %.4g), space %s, %d candidates%n", Cli.version(), v.number(), c.t.dataset, tuneFraction, c.inner,
                 k.describe(), k.mean(), space, space.size());
         System.out.printf("each run: %s, DP-SGD q = %.5g (expected batch %d on the ~%.0f tuning examples), %.4g epochs, C = %s, "
@@ -98,72 +100,63 @@ final class SubsampledRun {
             }
         }
 
-        PrivacyGuarantee total = acc.guarantee(r.event(), c.t.delta);
+        Release release = r.release();
+        OperatorRecord record = r.operatorRecord();
+        PrivacyGuarantee total = acc.guarantee(release.event(), c.t.delta);
         PrivacyGuarantee baseline = acc.guarantee(r.baselineEvent(), c.t.delta);
         PrivacyGuarantee single = acc.guarantee(SubsampledTuner.finalRunEvent(space, template), c.t.delta);
-        double testAccuracy = DpSgdTrainer.accuracy(r.model(), data.test());
+        double testAccuracy = DpSgdTrainer.accuracy(release.model(), data.test());
         SubsampledTuningResult.Compute cost = r.compute();
         double ours = cost.tuningGradients() + cost.finalGradients();
         double secondsPerGradient = (cost.tuningSeconds() + cost.finalSeconds()) / ours;
 
-        Path out = c.t.outputDirectory("tune");
-        TuneCommand.saveModel(out, r.model());
         Map<String, Object> report = new LinkedHashMap<>();
         report.put("tuner", "subsampled");
         report.put("variant", v.number());
         report.put("tune_fraction", tuneFraction);
-        report.put("best", r.tuned().toMap());
-        report.put("final_candidate", r.transferred().toMap());
-        report.put("extrapolation", r.extrapolation());
+        report.putAll(release.toMap());
+        report.put("best_run", TuneCommand.runSettings(template, r.transferred()));
         report.put("test_accuracy", testAccuracy);
         report.put("epsilon_total", total.epsilon());
         report.put("epsilon_baseline", baseline.epsilon());
         report.put("epsilon_single_run", single.epsilon());
         report.put("delta", c.t.delta);
         report.put("rdp_order", total.order());
-        report.put("repetitions", r.tuning().repetitions());
         report.put("distribution", k.describe());
+        report.put("expected_repetitions", k.mean());
         report.put("noise_multiplier", c.noiseMultiplier);
         report.put("sampling_rate", q);
-        report.put("tune_set_size", r.tuneSetSize());
-        report.put("tune_train_size", r.tuneTrainSize());
-        report.put("final_set_size", r.finalSetSize());
-        report.put("tuning_gradients", cost.tuningGradients());
-        report.put("final_gradients", cost.finalGradients());
-        report.put("baseline_gradients_expected", cost.baselineGradients());
-        report.put("gradient_ratio", cost.gradientRatio());
-        report.put("tuning_seconds", cost.tuningSeconds());
-        report.put("final_seconds", cost.finalSeconds());
-        report.put("baseline_seconds_estimated", cost.baselineGradients() * secondsPerGradient);
         report.put("dataset", c.t.dataset);
+        report.put("dataset_size", n);
         report.put("model", c.t.modelName());
-        report.put("notes", r.notes());
-        report.put("event", r.event().toMap());
+        report.put("config", c.releaseConfig(space));
+        report.put("notes", release.notes());
+        report.put("event", release.event().toMap());
         report.put("library_version", Cli.version());
-        Cli.writeJsonAtomically(out.resolve("tuning.json"), report);
-        Cli.writeJsonAtomically(out.resolve("trials.json"), Map.of("trials", r.tuning().trials().stream().map(tr -> {
-            Map<String, Object> m = tr.toMap();
-            m.remove("score"); // only the best is covered
-            return m;
-        }).toList(), "scores_included", false));
+        Map<String, Object> operator = new LinkedHashMap<>(record.toMap());
+        operator.put("baseline_seconds_estimated", cost.baselineGradients() * secondsPerGradient);
+        Path out = c.t.outputDirectory("tune");
+        TuningOutput.write(out, release.model(), report, null, operator);
 
-        System.out.printf("tuned on X1 (|X1| = %d, m = %d): best of K = %d runs %s; final run on %d examples with %s%n",
-                r.tuneSetSize(), r.tuneTrainSize(), r.tuning().repetitions(), r.tuned(), r.finalSetSize(), r.transferred());
+        System.out.printf("tuned on X1: best %s; final run with %s%n", r.tuned(), r.transferred());
         System.out.printf("final model test accuracy %.4f%n", testAccuracy);
         System.out.printf("epsilon at delta %s: whole procedure %.4f (variant %d, RDP order %s) | baseline: the same search on all "
-                        + "the data (seed 004) %.4f | one run %.4f%n", c.t.delta, total.epsilon(), v.number(), total.order(),
-                baseline.epsilon(), single.epsilon());
-        System.out.printf("compute: %.3g gradient evaluations (tuning %.3g in %.0f s, final %.3g in %.0f s); the baseline expects "
-                        + "%.3g (%.2fx ours, about %.0f s at our measured rate)%n", ours, cost.tuningGradients(), cost.tuningSeconds(),
-                cost.finalGradients(), cost.finalSeconds(), cost.baselineGradients(), cost.gradientRatio(),
-                cost.baselineGradients() * secondsPerGradient);
-        for (String note : r.notes()) {
+                        + "the data (Papernot & Steinke 2022) %.4f | one run %.4f%n", c.t.delta, total.epsilon(), v.number(),
+                total.order(), baseline.epsilon(), single.epsilon());
+        for (String note : release.notes()) {
             System.out.println("note: " + note);
         }
         if (!total.warning().isEmpty()) {
             System.out.println("warning: " + total.warning());
         }
-        System.out.println("output: " + out);
+        System.out.printf("[operator] K = %d runs on X1; compute: %.3g gradient evaluations (tuning %.3g in %.0f s, final %.3g in "
+                        + "%.0f s); the baseline expects %.3g (%.2fx ours, about %.0f s at our measured rate)%n",
+                r.tuning().repetitions(), ours, cost.tuningGradients(), cost.tuningSeconds(), cost.finalGradients(),
+                cost.finalSeconds(), cost.baselineGradients(), cost.gradientRatio(), cost.baselineGradients() * secondsPerGradient);
+        for (String note : record.notes()) {
+            System.out.println("[operator] " + note);
+        }
+        TuningOutput.printWhere(System.out, out, true, false);
         if (c.t.json) {
             report.remove("event");
             Cli.printJsonLine(System.out, report);

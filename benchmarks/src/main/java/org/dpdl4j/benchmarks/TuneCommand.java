@@ -27,6 +27,8 @@ import org.dpdl4j.dpsgd.StepInfo;
 import org.dpdl4j.tuning.Candidate;
 import org.dpdl4j.tuning.DpSgdMechanism;
 import org.dpdl4j.tuning.HyperparameterSpace;
+import org.dpdl4j.tuning.OperatorRecord;
+import org.dpdl4j.tuning.Release;
 import org.dpdl4j.tuning.PrivacyLedger;
 import org.dpdl4j.tuning.DpHypoTuner;
 import org.dpdl4j.tuning.GaussianProcess;
@@ -43,14 +45,16 @@ import picocli.CommandLine.Option;
 /** {@code dpdl4j tune}: private hyperparameter tuning whose whole cost is accounted. */
 @Command(name = "tune", mixinStandardHelpOptions = true, sortOptions = false,
         description = {"Tune hyperparameters with DP-SGD runs as the base mechanism and report the privacy cost of the",
-                "whole search: one run's epsilon, the tuning's epsilon (the honest number), and naive composition.",
-                "Saves the best model, tuning.json and trials.json in --output."})
+                "whole search: one run's epsilon and the tuning's epsilon (the honest number).",
+                "--output holds the release, exactly what that epsilon covers: model.zip and tuning.json (trials.json",
+                "with --reveal-trials). --output/operator/ holds the operator record (the realised K, every trial,",
+                "sizes, timings): not covered by epsilon, never to be published."})
 final class TuneCommand implements Callable<Integer> {
-    @Option(names = "--tuner", defaultValue = "random-search", description = {"random-search (Papernot-Steinke, seed 004),",
-            "dp-hype (distributed voting with secure summation, seed 002),",
-            "dp-hypo (adaptive GP search with bounded densities; Wang et al., seed 000),",
-            "propose-test (k-part utilities, noisy thresholds with a doubling step; Ding & Wu, seed 001) or",
-            "subsampled (tune on a Poisson subset, then train the final model; Koskela-Kulkarni, seed 003) (default ${DEFAULT-VALUE})."})
+    @Option(names = "--tuner", defaultValue = "random-search", description = {"random-search (Papernot & Steinke 2022),",
+            "dp-hype (distributed voting with secure summation; Liebenow et al. 2025),",
+            "dp-hypo (adaptive GP search with bounded densities; Wang et al. 2023),",
+            "propose-test (k-part utilities, noisy thresholds with a doubling step; Ding & Wu 2022) or",
+            "subsampled (tune on a Poisson subset, then train the final model; Koskela & Kulkarni 2023) (default ${DEFAULT-VALUE})."})
     String tuner;
 
     @Mixin
@@ -87,8 +91,11 @@ final class TuneCommand implements Callable<Integer> {
             "discrete Gaussian noise on that grid (default ${DEFAULT-VALUE} = 2^16)."})
     long voteScale;
 
-    @Option(names = "--no-evaluate", description = {"dp-hype: skip training every candidate on all the data for OPT and",
-            "RANDGUESS (an experiment's yardstick, non-private)."})
+    @Option(names = "--evaluate", description = {"dp-hype: also train every candidate on all the training data, non-privately,",
+            "for OPT and RANDGUESS (a research yardstick, written to the operator record only, not covered by epsilon)."})
+    boolean evaluate;
+
+    @Option(names = "--no-evaluate", hidden = true, description = "dp-hype: the default; kept for old command lines.")
     boolean noEvaluate;
 
     @Option(names = "--join", paramLabel = "HOST:PORT", hidden = true, description = "dp-hype: run as a client process of a coordinator.")
@@ -183,12 +190,17 @@ final class TuneCommand implements Callable<Integer> {
     @Option(names = "--ledger-budget", paramLabel = "ε", description = "Budget of a new ledger, at --delta (default: unlimited, a journal).")
     Double ledgerBudget;
 
-    @Option(names = "--reveal-trial-scores", description = {"Print every trial's score. Random search's bound covers only the",
-            "best run, so the cost becomes the composition of all K runs."})
+    @Option(names = "--reveal-trials", description = {"Release K and every trial (candidate and score, in trials.json). The",
+            "random-K bounds cover only the best run with K hidden, so K is drawn first and the composition of the",
+            "K drawn runs is charged before any run (random-search and dp-hypo; needs --noise-multiplier)."})
     boolean revealTrialScores;
+
+    @Option(names = "--reveal-trial-scores", hidden = true, description = "The old name of --reveal-trials.")
+    boolean revealTrialScoresOldName;
 
     @Override
     public Integer call() throws IOException {
+        revealTrialScores |= revealTrialScoresOldName;
         if (!List.of("random-search", "subsampled", "dp-hypo", "propose-test", "dp-hype").contains(tuner)) {
             throw new IllegalArgumentException("--tuner must be random-search, dp-hypo, subsampled, propose-test or dp-hype, got '"
                     + tuner + "'");
@@ -246,7 +258,7 @@ final class TuneCommand implements Callable<Integer> {
             return new ProposeTestRun(this, hs, scoring).call();
         }
         if (revealTrialScores && noiseMultiplier == null && !sigmaAxis && candidateEpsilon == null) {
-            throw new IllegalArgumentException("--reveal-trial-scores charges the realised K runs, which is unknown before "
+            throw new IllegalArgumentException("--reveal-trials charges the realised K runs, which is unknown before "
                     + "they are drawn: give --noise-multiplier instead of --target-epsilon");
         }
 
@@ -266,11 +278,12 @@ final class TuneCommand implements Callable<Integer> {
         System.out.printf("dpdl4j %s | %s on %s: K ~ %s (E[K] = %.4g), space %s, %d candidates%n", Cli.version(),
                 search instanceof DpHypoTuner ? "DP-HyPO (density bounds " + density.densityBounds + ", " + rule().name() + ")"
                         : "random search", t.dataset, k.describe(), k.mean(), hs, hs.size());
-        System.out.printf("each run: %s, n=%d (validation %d, %s), B=%d, %.4g epochs, C=%s, sigma=%.4f; one run epsilon %.4f%n",
-                t.modelName(), mechanism.train().size(), mechanism.validation().size(),
+        System.out.printf("each run: %s, n=%d, B=%d, %.4g epochs, C=%s, sigma=%.4f, %s; one run epsilon %.4f%n",
+                t.modelName(), data.train().size(), t.batchSize, t.epochs, t.clip,
+                noiseMultiplier == null ? Double.NaN : noiseMultiplier,
                 scoring == DpSgdMechanism.Scoring.PRIVATE_VALIDATION
-                        ? String.format("score noise std %.4g", scoreNoise) : "declared public, no cost",
-                t.batchSize, t.epochs, t.clip, noiseMultiplier == null ? Double.NaN : noiseMultiplier, acc.epsilon(base, t.delta));
+                        ? String.format("score noise std %.4g", scoreNoise) : "score on a split declared public, no cost",
+                acc.epsilon(base, t.delta));
 
         PrivacyLedger ledger = openLedger();
         TuningResult result;
@@ -282,77 +295,102 @@ final class TuneCommand implements Callable<Integer> {
             }
         }
 
-        PrivacyGuarantee total = acc.guarantee(result.event(), t.delta);
+        Release release = result.release();
+        OperatorRecord record = result.operatorRecord();
+        PrivacyGuarantee total = acc.guarantee(release.event(), t.delta);
         PrivacyGuarantee single = acc.guarantee(result.baseEvent(), t.delta);
         double naive = result.repetitions() == 0 ? 0
                 : acc.epsilon(new SelfComposedEvent(result.baseEvent(), result.repetitions()), t.delta);
-        Double testAccuracy = result.best() != null && result.best().model() != null
-                ? DpSgdTrainer.accuracy(result.best().model(), data.test()) : null;
+        Double testAccuracy = release.model() != null ? DpSgdTrainer.accuracy(release.model(), data.test()) : null;
 
-        Path out = t.outputDirectory("tune");
-        saveModel(out, result.best() != null ? result.best().model() : null);
         Map<String, Object> report = new LinkedHashMap<>();
-        report.put("best", result.candidate().toMap());
-        report.put("best_score", result.best() != null && Double.isFinite(result.best().score()) ? result.best().score() : null);
+        report.put("tuner", search instanceof DpHypoTuner ? "dp-hypo" : "random-search");
+        report.putAll(release.toMap());
+        report.put("best_run", runSettings(mechanism, release.candidate()));
         report.put("test_accuracy", testAccuracy);
         report.put("epsilon_total", total.epsilon());
         report.put("epsilon_single_run", single.epsilon());
-        report.put("epsilon_naive_composition", naive);
         Double adaptivity = null;
-        if (search instanceof DpHypoTuner) {
+        if (search instanceof DpHypoTuner && !release.trialsRevealed()) {
             double random = acc.epsilon(new RepeatAndSelectEvent(result.baseEvent(), k), t.delta);
             adaptivity = total.epsilon() - random;
-            report.put("tuner", "dp-hypo");
             report.put("density_bounds", List.of(density.bounds(PAPER_BOUNDS)[0], density.bounds(PAPER_BOUNDS)[1]));
             report.put("epsilon_random_search", random);
             report.put("adaptivity_cost", adaptivity);
         }
         report.put("delta", t.delta);
         report.put("rdp_order", total.order());
-        report.put("repetitions", result.repetitions());
         report.put("distribution", k.describe());
         report.put("expected_repetitions", k.mean());
         report.put("noise_multiplier", noiseMultiplier);
         report.put("score", score);
-        report.put("trials_revealed", revealTrialScores);
+        report.put("trials_revealed", release.trialsRevealed());
         report.put("dataset", t.dataset);
+        report.put("dataset_size", data.train().size());
         report.put("model", t.modelName());
-        report.put("notes", result.notes());
-        report.put("event", result.event().toMap());
+        report.put("config", releaseConfig(hs));
+        report.put("notes", release.notes());
+        report.put("event", release.event().toMap());
         report.put("library_version", Cli.version());
-        Cli.writeJsonAtomically(out.resolve("tuning.json"), report);
-        List<Map<String, Object>> trials = new ArrayList<>();
-        for (TrialResult r : result.trials()) {
-            Map<String, Object> m = r.toMap();
-            if (!revealTrialScores) {
-                m.remove("score"); // only the best score is covered by epsilon_total
-            }
-            trials.add(m);
-        }
-        Cli.writeJsonAtomically(out.resolve("trials.json"), Map.of("trials", trials, "scores_included", revealTrialScores));
 
-        System.out.printf("best of K = %d runs: %s | validation score %s | test accuracy %s%n", result.repetitions(),
-                result.candidate(), report.get("best_score") == null ? "n/a" : String.format("%.4f", result.best().score()),
+        Map<String, Object> operator = new LinkedHashMap<>(record.toMap());
+        operator.put("epsilon_naive_composition", naive);
+        operator.put("train_split_size", mechanism.train().size());
+        operator.put("validation_split_size", mechanism.validation().size());
+        Path out = t.outputDirectory("tune");
+        TuningOutput.write(out, release.model(), report, release.trialsRevealed() ? release.trialMaps() : null, operator);
+
+        System.out.printf("best: %s | validation score %s | test accuracy %s%n", release.candidate(),
+                release.score() == null ? "n/a" : String.format("%.4f", release.score()),
                 testAccuracy == null ? "n/a (no model)" : String.format("%.4f", testAccuracy));
-        System.out.printf("epsilon at delta %s:  one run %.4f | whole tuning %.4f (the honest number, RDP order %s) | "
-                + "naive composition over K = %d runs %.4f%n", t.delta, single.epsilon(), total.epsilon(), total.order(),
-                result.repetitions(), naive);
+        System.out.printf("epsilon at delta %s:  one run %.4f | whole tuning %.4f (the honest number, RDP order %s)%n", t.delta,
+                single.epsilon(), total.epsilon(), total.order());
         if (adaptivity != null) {
             System.out.printf("adaptivity cost: %.4f (random search with the same runs would cost %.4f)%n", adaptivity,
                     total.epsilon() - adaptivity);
         }
-        for (String note : result.notes()) {
+        for (String note : release.notes()) {
             System.out.println("note: " + note);
         }
         if (!total.warning().isEmpty()) {
             System.out.println("warning: " + total.warning());
         }
-        System.out.println("output: " + out);
+        System.out.printf("[operator] K = %d runs (naive composition over them: epsilon %.4f)%n", result.repetitions(), naive);
+        for (String note : record.notes()) {
+            System.out.println("[operator] " + note);
+        }
+        TuningOutput.printWhere(System.out, out, release.model() != null, release.trialsRevealed());
         if (t.json) {
             report.remove("event");
             Cli.printJsonLine(System.out, report);
         }
         return 0;
+    }
+
+    /** The released model's DP-SGD settings: data-independent (q from the public dataset size). */
+    static Map<String, Object> runSettings(DpSgdMechanism mechanism, Candidate c) {
+        org.dpdl4j.dpsgd.DpSgdConfig cfg = mechanism.config(c, 0);
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("sampling_rate", cfg.samplingRate());
+        m.put("noise_multiplier", cfg.noiseMultiplier());
+        m.put("clip", cfg.clipNorm());
+        m.put("steps", cfg.steps());
+        return m;
+    }
+
+    /** The data-independent configuration of a tuning, for its release. */
+    Map<String, Object> releaseConfig(HyperparameterSpace hs) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("space", hs.toString());
+        m.put("epochs", t.epochs);
+        m.put("batch_size", t.batchSize);
+        m.put("clip", t.clip);
+        m.put("optimizer", t.optimizer);
+        m.put("lr", t.lr);
+        m.put("activation", t.activation);
+        m.put("validation_fraction", validationFraction);
+        m.put("score_noise", score.equals("private-validation") ? scoreNoise : null);
+        return m;
     }
 
     private static final double[] PAPER_BOUNDS = {0.75, 2};
@@ -370,12 +408,10 @@ final class TuneCommand implements Callable<Integer> {
             }
             return new RandomSearchTuner(k, tunerSeed(), threads, revealTrialScores);
         }
-        if (revealTrialScores) {
-            throw new IllegalArgumentException("--reveal-trial-scores is not available with --tuner dp-hypo");
-        }
         double[] b = density.bounds(PAPER_BOUNDS);
         density.densityBounds = b[0] + ":" + b[1];
-        return new DpHypoTuner(k, b[0], b[1], rule(), tunerSeed());
+        DpHypoTuner hypo = new DpHypoTuner(k, b[0], b[1], rule(), tunerSeed());
+        return revealTrialScores ? hypo.withRevealedTrials() : hypo;
     }
 
     private GpUcbSoftmax rule() {
@@ -491,7 +527,7 @@ final class TuneCommand implements Callable<Integer> {
             }
             String outcome = r.failed() ? "failed (" + r.failure() + ")"
                     : reveal ? String.format("score %.4f", r.score()) : "score withheld (only the best is released)";
-            System.out.printf("trial %d/%d  %s  %s  %.1f s%n", r.index() + 1, total, r.candidate(), outcome, r.seconds());
+            System.out.printf("[operator] trial %d/%d  %s  %s  %.1f s%n", r.index() + 1, total, r.candidate(), outcome, r.seconds());
         }
 
         @Override
@@ -500,7 +536,7 @@ final class TuneCommand implements Callable<Integer> {
                 bar.close();
                 bar = null;
             }
-            System.out.printf("final run: %s%n", candidate);
+            System.out.printf("[operator] final run: %s%n", candidate);
         }
 
         @Override

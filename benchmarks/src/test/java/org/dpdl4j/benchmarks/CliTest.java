@@ -145,29 +145,30 @@ class CliTest {
     }
 
     @Test
-    void tuneReportsThreeEpsilonsAndChargesTheLedger() throws Exception {
+    void tuneReleasesOnlyWhatItsEpsilonCoversAndChargesTheLedger() throws Exception {
         Path ledger = tmp.resolve("ledger.jsonl");
+        Path out = tmp.resolve("tune");
         Run r = run("tune", "--dataset", "mnist", "--epochs", "0.05", "--repetitions", "fixed:2", "--space", "lr=cat:0.5,1.0",
                 "--target-epsilon", "2", "--seed", "3", "--ledger", ledger.toString(), "--ledger-budget", "5",
-                "--output", tmp.resolve("tune").toString(), "--no-progress", "--json");
+                "--output", out.toString(), "--no-progress", "--json");
         assertEquals(0, r.status(), r.err());
         JsonNode j = r.lastJson();
-        for (String key : new String[]{"best", "test_accuracy", "epsilon_total", "epsilon_single_run", "epsilon_naive_composition",
-                "delta", "repetitions", "distribution"}) {
+        for (String key : new String[]{"best", "best_score", "test_accuracy", "epsilon_total", "epsilon_single_run", "delta",
+                "distribution", "expected_repetitions", "best_run", "config"}) {
             assertTrue(j.has(key), key);
         }
-        assertEquals(2, j.get("repetitions").asLong());
         double total = j.get("epsilon_total").asDouble();
         assertTrue(total <= 2 && total > 1.9, "calibrated to the total target: " + total);
+        JsonNode record = operatorRecord(out);
+        assertEquals(2, record.get("repetitions").asLong());
+        assertEquals(2, record.get("trials").size());
         // fixed K = 2 is composition: the total is the naive number, and one run costs less
-        assertEquals(j.get("epsilon_naive_composition").asDouble(), total, 1e-9);
+        assertEquals(record.get("epsilon_naive_composition").asDouble(), total, 1e-9);
         assertTrue(j.get("epsilon_single_run").asDouble() < total);
         assertTrue(j.get("test_accuracy").asDouble() > 0.3, r.out());
         assertTrue(r.out().contains("score withheld"), r.out());
-        JsonNode trials = Cli.JSON.readTree(tmp.resolve("tune").resolve("trials.json").toFile());
-        assertEquals(2, trials.get("trials").size());
-        assertTrue(!trials.get("trials").get(0).has("score"), "only the best score is released");
-        assertTrue(Files.exists(tmp.resolve("tune").resolve("model.zip")));
+        assertReleaseOnly(out, j, RANDOM_SEARCH_RELEASE, false);
+        assertTrue(Files.exists(out.resolve("model.zip")));
         java.util.List<String> lines = Files.readAllLines(ledger);
         assertEquals(4, lines.size(), "header, the tuning charge, two trial records");
         JsonNode charge = Cli.JSON.readTree(lines.get(1));
@@ -178,6 +179,48 @@ class CliTest {
                 "--noise-multiplier", "0.5", "--ledger", ledger.toString(), "--output", tmp.resolve("tune2").toString(), "--no-progress");
         assertTrue(again.status() != 0 && (again.err() + again.out()).contains("budget"), again.err() + again.out());
         assertEquals(4, Files.readAllLines(ledger).size(), "a refused charge writes nothing");
+    }
+
+    /**
+     * --reveal-trials: K and every trial (candidate, score, failed) are released in trials.json, charged once,
+     * before the first run, as the composition of the K drawn runs.
+     */
+    @Test
+    void tuneRevealTrialsReleasesKAndEveryTrialAndChargesTheirComposition() throws Exception {
+        Path ledger = tmp.resolve("reveal-ledger.jsonl");
+        Path out = tmp.resolve("reveal");
+        Run r = run("tune", "--dataset", "mnist", "--epochs", "0.03", "--repetitions", "poisson:2", "--max-repetitions", "3",
+                "--space", "lr=cat:0.5,1.0", "--noise-multiplier", "1.5", "--reveal-trials", "--seed", "5",
+                "--ledger", ledger.toString(), "--output", out.toString(), "--no-progress", "--json");
+        assertEquals(0, r.status(), r.err());
+        JsonNode j = r.lastJson();
+        long k = j.get("repetitions").asLong();
+        assertEquals(operatorRecord(out).get("repetitions").asLong(), k);
+        JsonNode trials = Cli.JSON.readTree(out.resolve("trials.json").toFile());
+        assertEquals(k, trials.get("repetitions").asLong());
+        assertEquals(k, trials.get("trials").size());
+        for (JsonNode t : trials.get("trials")) {
+            assertEquals(java.util.Set.of("candidate", "score", "failed"), fieldNames(t), t.toString());
+        }
+        double single = j.get("epsilon_single_run").asDouble();
+        RdpAccountant acc = RdpAccountant.standard();
+        var event = PrivacyEvents.fromMap(Cli.JSON.convertValue(Cli.JSON.readTree(out.resolve("tuning.json").toFile())
+                .get("event"), java.util.Map.class));
+        assertTrue(event instanceof org.dpdl4j.accounting.ComposedEvent c && c.events().size() == k, event.toString());
+        var parts = ((org.dpdl4j.accounting.ComposedEvent) event).events();
+        if (k > 0) {
+            assertEquals(single, acc.epsilon(parts.get(0), 1e-5), 1e-12);
+            assertEquals(acc.epsilon(new org.dpdl4j.accounting.SelfComposedEvent(parts.get(0), k), 1e-5),
+                    j.get("epsilon_total").asDouble(), 1e-9);
+        }
+        assertTrue(k <= 1 || j.get("epsilon_total").asDouble() > single, "K runs composed cost more than one");
+        java.util.List<String> lines = Files.readAllLines(ledger);
+        assertEquals(1, lines.stream().skip(1).filter(l -> l.contains("\"charged\":true")).count(), String.join("\n", lines));
+        assertTrue(lines.get(1).contains("\"charged\":true"), "the composition is charged before any trial is recorded");
+        assertEquals(2 + k, lines.size());
+        java.util.Set<String> allowed = new java.util.HashSet<>(RANDOM_SEARCH_RELEASE);
+        allowed.add("repetitions");
+        assertReleaseOnly(out, j, allowed, true);
     }
 
     /**
@@ -229,11 +272,14 @@ class CliTest {
         double total = j.get("epsilon_total").asDouble();
         assertTrue(total <= 2 && total > 1.9, "calibrated to the total target: " + total);
         assertTrue(j.get("epsilon_baseline").asDouble() > 0);
-        assertEquals(60000, j.get("final_set_size").asInt(), "variant 2 trains the final model on all of X");
+        JsonNode record = operatorRecord(tmp.resolve("sub"));
+        assertEquals(60000, record.get("final_set_size").asInt(), "variant 2 trains the final model on all of X");
+        assertTrue(record.get("tune_set_size").asInt() > 0 && record.get("repetitions").asLong() == 2, record.toString());
         assertEquals(j.get("best").get("lr").asDouble() / (0.05 * 0.9), j.get("final_candidate").get("lr").asDouble(), 1e-9,
                 "scaled by the expected sizes n / (q_tune (1 - f) n)");
         assertTrue(j.get("test_accuracy").asDouble() > 0.3, r.out());
-        assertTrue(j.get("gradient_ratio").asDouble() > 0);
+        assertTrue(record.get("gradient_ratio").asDouble() > 0);
+        assertReleaseOnly(tmp.resolve("sub"), j, SUBSAMPLED_RELEASE, false);
         java.util.List<String> lines = Files.readAllLines(ledger);
         assertEquals(1, lines.stream().skip(1).filter(l -> l.contains("\"charged\":true")).count(), String.join("\n", lines));
         Run bad = run("tune", "--tuner", "subsampled", "--space", "batch_size=cat:64,128", "--no-progress");
@@ -274,9 +320,11 @@ class CliTest {
         assertTrue(j.get("epsilon_total").asDouble() <= 2);
         assertEquals("dp-hypo", j.get("tuner").asText());
         assertEquals(0.0, j.get("adaptivity_cost").asDouble(), 1e-12, "a fixed number of runs composes: adaptivity is free");
-        assertEquals(3, j.get("repetitions").asLong());
+        assertEquals(3, operatorRecord(tmp.resolve("hypo")).get("repetitions").asLong());
         assertTrue(j.get("test_accuracy").asDouble() > 0.3, r.out());
         assertEquals(1 + 1 + 3, Files.readAllLines(ledger).size(), "header, the charge, three trial records");
+        assertReleaseOnly(tmp.resolve("hypo"), j, DP_HYPO_RELEASE, false);
+        assertTrue(r.out().contains("[operator] observed density ratios"), r.out());
         Run bad = run("tune", "--tuner", "dp-hypo", "--ucb-tau", "-1", "--no-progress");
         assertEquals(2, bad.status());
         assertTrue(bad.err().contains("--ucb-tau"), bad.err());
@@ -307,19 +355,23 @@ class CliTest {
     void tuneDpHypeVotesInProcessAndReportsOptAndRandGuess() throws Exception {
         Path ledger = tmp.resolve("hype-ledger.jsonl");
         Run r = run("tune", "--tuner", "dp-hype", "--clients", "3", "--votes", "1", "--target-epsilon", "2", "--model", "mlp",
-                "--epochs", "0.05", "--space", "lr=cat:0.001,0.5", "--seed", "4", "--ledger", ledger.toString(),
+                "--epochs", "0.05", "--space", "lr=cat:0.001,0.5", "--seed", "4", "--ledger", ledger.toString(), "--evaluate",
                 "--output", tmp.resolve("hype").toString(), "--no-progress", "--json");
         assertEquals(0, r.status(), r.err());
         JsonNode j = r.lastJson();
         double epsilon = j.get("epsilon_total").asDouble();
         assertTrue(epsilon <= 2 && epsilon > 1.99, "calibrated to the target: " + epsilon);
-        assertEquals("[1,2,3]", j.get("participants").toString());
-        assertEquals(1, j.get("rounds").asLong());
-        double a0 = j.get("candidate_test_accuracies").get(0).asDouble();
-        double a1 = j.get("candidate_test_accuracies").get(1).asDouble();
-        assertEquals(Math.max(a0, a1), j.get("opt_accuracy").asDouble(), 0.0);
-        assertEquals((a0 + a1) / 2, j.get("randguess_accuracy").asDouble(), 1e-12);
-        assertEquals(j.get("winner_index").asInt() == 0 ? a0 : a1, j.get("test_accuracy").asDouble(), 0.0);
+        JsonNode record = operatorRecord(tmp.resolve("hype"));
+        assertEquals("[1,2,3]", record.get("participants").toString());
+        assertEquals(1, record.get("rounds").asLong());
+        JsonNode evaluation = record.get("evaluation");
+        assertTrue(evaluation.get("non_private").asText().contains("WITHOUT privacy"), evaluation.toString());
+        double a0 = evaluation.get("candidate_test_accuracies").get(0).asDouble();
+        double a1 = evaluation.get("candidate_test_accuracies").get(1).asDouble();
+        assertEquals(Math.max(a0, a1), evaluation.get("opt_accuracy").asDouble(), 0.0);
+        assertEquals((a0 + a1) / 2, evaluation.get("randguess_accuracy").asDouble(), 1e-12);
+        assertEquals(j.get("winner_index").asInt() == 0 ? a0 : a1, evaluation.get("winner_test_accuracy").asDouble(), 0.0);
+        assertReleaseOnly(tmp.resolve("hype"), j, DP_HYPE_RELEASE, false);
         java.util.List<String> lines = Files.readAllLines(ledger);
         assertEquals(2, lines.size(), "header and the vote's charge");
         assertEquals(epsilon, org.dpdl4j.tuning.DpHypeVoting.accountant().epsilon(PrivacyEvents.fromMap(
@@ -340,6 +392,106 @@ class CliTest {
         bad = run("tune", "--tuner", "dp-hype", "--votes", "9", "--space", "lr=cat:0.1,0.2", "--no-progress");
         assertEquals(2, bad.status());
         assertTrue(bad.err().contains("--votes") && bad.err().contains("9"), bad.err());
+    }
+
+    /** A short propose-test run: the release holds the selection and the final model, the loop's count is operator-only. */
+    @Test
+    void tuneProposeTestReleasesTheSelectionOnly() throws Exception {
+        Path out = tmp.resolve("pt");
+        Run r = run("tune", "--tuner", "propose-test", "--dataset", "mnist", "--epochs", "0.03", "--partitions", "2",
+                "--granularity", "0.2", "--eps0", "0.1", "--space", "lr=cat:0.5,1.0", "--target-epsilon", "4", "--seed", "2",
+                "--output", out.toString(), "--no-progress", "--json");
+        assertEquals(0, r.status(), r.err());
+        JsonNode j = r.lastJson();
+        assertTrue(j.get("epsilon_total").asDouble() <= 4, j.toString());
+        JsonNode record = operatorRecord(out);
+        assertTrue(record.get("iterations").asInt() >= 1 && record.get("part_sizes").size() == 2, record.toString());
+        assertReleaseOnly(out, j, PROPOSE_TEST_RELEASE, false);
+    }
+
+    private static final java.util.Set<String> COMMON_RELEASE = java.util.Set.of("tuner", "best", "best_score", "best_run",
+            "test_accuracy", "epsilon_total", "delta", "rdp_order", "noise_multiplier", "dataset", "dataset_size", "model", "config",
+            "notes", "event", "library_version");
+    private static final java.util.Set<String> RANDOM_SEARCH_RELEASE = union(COMMON_RELEASE, "epsilon_single_run", "distribution",
+            "expected_repetitions", "score", "trials_revealed");
+    private static final java.util.Set<String> DP_HYPO_RELEASE = union(RANDOM_SEARCH_RELEASE, "density_bounds",
+            "epsilon_random_search", "adaptivity_cost");
+    private static final java.util.Set<String> SUBSAMPLED_RELEASE = union(COMMON_RELEASE, "variant", "tune_fraction",
+            "final_candidate", "extrapolation", "epsilon_baseline", "epsilon_single_run", "distribution", "expected_repetitions",
+            "sampling_rate");
+    private static final java.util.Set<String> PROPOSE_TEST_RELEASE = union(COMMON_RELEASE, "epsilon_total_rdp",
+            "epsilon_total_advanced_composition", "epsilon_selection_loop", "epsilon_final_run", "max_iterations", "partitions",
+            "granularity", "eps0", "u0");
+    private static final java.util.Set<String> DP_HYPE_RELEASE = java.util.Set.of("tuner", "best", "winner_index", "noisy_votes",
+            "epsilon_total", "delta", "rdp_order", "clients", "min_clients", "votes", "candidates", "partition", "transport",
+            "local_sigma", "vote_scale", "summed_noise_votes", "dataset", "dataset_size", "model", "config", "event", "library_version");
+    private static final java.util.Set<String> CONFIG_KEYS = java.util.Set.of("space", "epochs", "batch_size", "clip", "optimizer",
+            "lr", "activation", "validation_fraction", "score_noise");
+    private static final java.util.Set<String> RUN_KEYS = java.util.Set.of("sampling_rate", "noise_multiplier", "clip", "steps");
+
+    private static java.util.Set<String> union(java.util.Set<String> a, String... more) {
+        java.util.Set<String> s = new java.util.HashSet<>(a);
+        s.addAll(java.util.List.of(more));
+        return java.util.Set.copyOf(s);
+    }
+
+    private static java.util.Set<String> fieldNames(JsonNode n) {
+        java.util.Set<String> s = new java.util.HashSet<>();
+        n.fieldNames().forEachRemaining(s::add);
+        return s;
+    }
+
+    private static JsonNode operatorRecord(Path out) throws Exception {
+        Path readme = out.resolve("operator").resolve("README.txt");
+        assertTrue(Files.readString(readme).contains("NOT COVERED BY THE PRIVACY GUARANTEE"), readme.toString());
+        return Cli.JSON.readTree(out.resolve("operator").resolve("record.json").toFile());
+    }
+
+    /**
+     * The release audit: every file under {@code out} outside {@code operator/} is a release file, and tuning.json
+     * and the --json line hold only allowed keys (candidates as axis values, the event, the configuration); no trial
+     * other than the best one appears as a candidate anywhere in the release unless trials are revealed.
+     */
+    private static void assertReleaseOnly(Path out, JsonNode jsonLine, java.util.Set<String> allowed, boolean trialsRevealed)
+            throws Exception {
+        java.util.Set<String> files = new java.util.TreeSet<>();
+        try (var walk = Files.walk(out)) {
+            walk.filter(Files::isRegularFile).map(out::relativize).map(Path::toString)
+                    .filter(f -> !f.startsWith("operator")).forEach(files::add);
+        }
+        java.util.Set<String> allowedFiles = new java.util.HashSet<>(java.util.Set.of("model.zip", "tuning.json"));
+        if (trialsRevealed) {
+            allowedFiles.add("trials.json");
+        }
+        assertTrue(allowedFiles.containsAll(files), "files outside operator/: " + files);
+        JsonNode file = Cli.JSON.readTree(out.resolve("tuning.json").toFile());
+        for (JsonNode report : new JsonNode[]{file, jsonLine}) {
+            for (String key : fieldNames(report)) {
+                assertTrue(allowed.contains(key), "release key '" + key + "' is not in the allow-list: " + report);
+            }
+            if (report.has("config")) {
+                assertTrue(CONFIG_KEYS.containsAll(fieldNames(report.get("config"))), report.get("config").toString());
+            }
+            if (report.has("best_run")) {
+                assertTrue(RUN_KEYS.equals(fieldNames(report.get("best_run"))), report.get("best_run").toString());
+            }
+            for (String candidateKey : new String[]{"best", "final_candidate"}) {
+                if (report.has(candidateKey)) {
+                    assertTrue(org.dpdl4j.tuning.DpSgdMechanism.AXES.containsAll(fieldNames(report.get(candidateKey))),
+                            report.get(candidateKey).toString());
+                }
+            }
+        }
+        JsonNode record = Cli.JSON.readTree(out.resolve("operator").resolve("record.json").toFile());
+        if (!trialsRevealed && record.has("trials")) {
+            String release = file.toString() + jsonLine.toString();
+            for (JsonNode t : record.get("trials")) {
+                JsonNode c = t.get("candidate");
+                if (!c.equals(file.get("best"))) {
+                    assertTrue(!release.contains(c.toString()), "a non-best trial's candidate " + c + " is in the release");
+                }
+            }
+        }
     }
 
     private static String[] concat(String[] a, String... b) {

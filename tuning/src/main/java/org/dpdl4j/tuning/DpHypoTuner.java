@@ -9,9 +9,11 @@ import org.dpdl4j.accounting.AdaptiveRepeatAndSelectEvent;
 import org.dpdl4j.accounting.PointwiseMaxEvent;
 import org.dpdl4j.accounting.PrivacyEvent;
 import org.dpdl4j.accounting.RepetitionDistribution;
+import org.dpdl4j.accounting.SelfComposedEvent;
 
 /**
- * DP-HyPO (seed 000_c7b4708b63719d0e.txt, Framework 1 and Algorithm 3; ../shared/SPEC.md §3): draw K
+ * DP-HyPO (Wang, Gao, Zhang, Su &amp; Shen, DP-HyPO: An Adaptive Private Hyperparameter Optimization
+ * Framework, NeurIPS 2023, arXiv:2306.05734, Framework 1 and Algorithm 3): draw K
  * from a data-independent distribution; before each run, project the rule's proposed density onto
  * {c·π⁰ ≤ p ≤ C·π⁰, Σp = 1} ({@link BoundedDensityProjection}), draw a candidate from it, run Q and
  * feed the score back to the rule; release the best run only. The cost is an
@@ -20,7 +22,11 @@ import org.dpdl4j.accounting.RepetitionDistribution;
  * seed; a run that throws counts with score −∞ and is still charged.
  *
  * <p>The densities handed to the sampler can be observed ({@link #withDensityObserver}) to audit that
- * they stay within the bounds whatever the scores.
+ * they stay within the bounds whatever the scores. Each candidate is drawn from a density that depends on
+ * earlier noisy scores, so Theorem 1 covers the best run alone: the candidate sequence and the observed
+ * density ratios are in the operator record, never in the release. With {@link #withRevealedTrials()} K and
+ * every trial are released instead and the cost is the composition of the K drawn runs (each bounded by Q's
+ * event uniformly over the space; adaptive composition), not Theorem 1.
  */
 public final class DpHypoTuner implements Tuner {
     private final RepetitionDistribution repetitions;
@@ -29,6 +35,7 @@ public final class DpHypoTuner implements Tuner {
     private final AdaptiveRule rule;
     private final long seed;
     private final Consumer<double[]> observer;
+    private final boolean revealTrials;
 
     /**
      * @param repetitions the distribution of K (a truncated negative binomial for Theorem 1)
@@ -39,23 +46,32 @@ public final class DpHypoTuner implements Tuner {
      * @throws IllegalArgumentException unless 0 &lt; c ≤ 1 ≤ C &lt; ∞
      */
     public DpHypoTuner(RepetitionDistribution repetitions, double lower, double upper, AdaptiveRule rule, long seed) {
-        this(repetitions, lower, upper, rule, seed, null);
+        this(repetitions, lower, upper, rule, seed, null, false);
         new AdaptiveRepeatAndSelectEvent(new org.dpdl4j.accounting.NoOpEvent(), repetitions, lower, upper); // checks c, C
     }
 
     private DpHypoTuner(RepetitionDistribution repetitions, double lower, double upper, AdaptiveRule rule, long seed,
-                        Consumer<double[]> observer) {
+                        Consumer<double[]> observer, boolean revealTrials) {
         this.repetitions = Objects.requireNonNull(repetitions, "repetitions");
         this.lower = lower;
         this.upper = upper;
         this.rule = Objects.requireNonNull(rule, "rule");
         this.seed = seed;
         this.observer = observer;
+        this.revealTrials = revealTrials;
     }
 
     /** The same tuner, handing every projected sampling density (over {@link HyperparameterSpace#candidates()}) to {@code o}. */
     public DpHypoTuner withDensityObserver(Consumer<double[]> o) {
-        return new DpHypoTuner(repetitions, lower, upper, rule, seed, Objects.requireNonNull(o, "observer"));
+        return new DpHypoTuner(repetitions, lower, upper, rule, seed, Objects.requireNonNull(o, "observer"), revealTrials);
+    }
+
+    /**
+     * The same tuner releasing K and every trial, charged as the composition of the K drawn runs: K is drawn
+     * first (independently of the data) and the charge is made before the first run.
+     */
+    public DpHypoTuner withRevealedTrials() {
+        return new DpHypoTuner(repetitions, lower, upper, rule, seed, observer, true);
     }
 
     /** The distribution of K. */
@@ -63,16 +79,24 @@ public final class DpHypoTuner implements Tuner {
         return repetitions;
     }
 
+    /** @throws IllegalStateException if trials are revealed (the cost then depends on the realised K) */
     @Override
     public PrivacyEvent event(HyperparameterSpace space, TrainingMechanism q) {
+        if (revealTrials) {
+            throw new IllegalStateException("with revealed trials the cost is the composition over the realised K, "
+                    + "known only after K is drawn");
+        }
         return new AdaptiveRepeatAndSelectEvent(RandomSearchTuner.baseEvent(space, q), repetitions, lower, upper);
     }
 
     @Override
     public TuningResult tune(HyperparameterSpace space, TrainingMechanism q, PrivacyLedger ledger, Long covering,
                              TuningListener listener) {
+        if (covering != null && revealTrials) {
+            throw new IllegalArgumentException("a tuning run that reveals every trial cannot be covered by a charge "
+                    + "made before K is drawn");
+        }
         PrivacyEvent base = RandomSearchTuner.baseEvent(space, q);
-        PrivacyEvent event = new AdaptiveRepeatAndSelectEvent(base, repetitions, lower, upper);
         List<Candidate> grid = space.candidates();
         double[] prior = space.priorProbabilities();
         double[][] coordinates = new double[grid.size()][];
@@ -84,9 +108,12 @@ public final class DpHypoTuner implements Tuner {
         if (k > Integer.MAX_VALUE - 8) {
             throw new IllegalStateException("drew K = " + k + " runs; truncate the distribution");
         }
+        PrivacyEvent event = revealTrials ? new SelfComposedEvent(base, k)
+                : new AdaptiveRepeatAndSelectEvent(base, repetitions, lower, upper);
         Long charge = null;
         if (ledger != null) {
-            String label = "DP-HyPO, K ~ " + repetitions.describe() + ", density bounds [" + lower + ", " + upper + "]";
+            String label = revealTrials ? "DP-HyPO, K = " + k + " revealed trials"
+                    : "DP-HyPO, K ~ " + repetitions.describe() + ", density bounds [" + lower + ", " + upper + "]";
             long entry = ledger.chargeOrRecord(label, event, covering);
             charge = covering != null ? covering : entry;
         }
@@ -120,25 +147,25 @@ public final class DpHypoTuner implements Tuner {
                 history.add(new AdaptiveRule.Observation(index, r.score()));
             }
         }
-        TrialResult best = null;
-        for (TrialResult t : trials) {
-            if (best == null || t.score() > best.score()) {
-                best = t;
-            }
-        }
+        TrialResult best = RandomSearchTuner.best(trials);
         List<String> notes = new ArrayList<>();
+        List<String> operatorNotes = new ArrayList<>();
         if (base instanceof PointwiseMaxEvent m) {
-            notes.add("candidates differ in privacy cost (" + m.events().size() + " distinct events): one run is charged "
-                    + "the pointwise maximum of their RDP curves (seed 003 Lemma 9)");
+            notes.add(RandomSearchTuner.pointwiseMaxNote(m));
         }
-        notes.add("adaptive search (" + rule.name() + "): every sampling density stayed within [" + lower + ", " + upper
-                + "] x prior" + (k > 0 ? String.format(" (observed ratios %.4f to %.4f)", minRatio, maxRatio) : "")
-                + "; charged by seed 000 Theorem 1 with log(C/c) = " + String.format("%.4f", Math.log(upper / lower)));
-        if (k == 0) {
-            notes.add("K = 0: no run; the result is the data-independent default candidate and no model");
+        notes.add(revealTrials
+                ? "K and every trial are released: charged as the composition of the K adaptive runs drawn, each bounded "
+                        + "by one run's event over the whole space"
+                : "adaptive search (" + rule.name() + ") with every sampling density within [" + lower + ", " + upper
+                        + "] x prior: only the best run is released, charged by Wang et al. 2023 (arXiv:2306.05734), "
+                        + "Theorem 1, with log(C/c) = " + String.format("%.4f", Math.log(upper / lower)));
+        if (k > 0) {
+            operatorNotes.add(String.format("observed density ratios %.4f to %.4f of the prior", minRatio, maxRatio));
+        } else {
+            operatorNotes.add("K = 0: no run; the result is the data-independent default candidate and no model");
         }
         return new TuningResult(best, best != null ? best.candidate() : space.first(), trials, k, repetitions, base, event,
-                false, notes);
+                revealTrials, notes, operatorNotes);
     }
 
     private static int sample(double[] p, double total, SplittableRandom random) {

@@ -249,6 +249,17 @@ public final class DpSgdMechanism implements TrainingMechanism {
         return new DpSgdTrainer().train(net, data, cfg, listener);
     }
 
+    /**
+     * One DP-SGD run with this candidate on this mechanism's training split, a fresh network, no score: a
+     * final model after a selection. It trains with exactly {@link #trainingEvent}'s q, σ and T (q from the
+     * expected split size (1 − f)·n, never from the realised size of the split, which depends on the data).
+     *
+     * @param listener progress of the run
+     */
+    public TrainingResult trainOnTrainingSplit(Candidate c, long seed, TrainingListener listener) {
+        return new DpSgdTrainer().train(network(c, seed), train, config(c, seed), listener);
+    }
+
     private MultiLayerNetwork network(Candidate c, long seed) {
         ModelOptions options = modelOptions
                 .withUpdater(ModelOptions.updaterNamed(optimizer(c), c.has("lr") ? c.number("lr") : b.lr))

@@ -14,8 +14,8 @@ import org.dpdl4j.dpsgd.DpSgdTrainer;
 import org.dpdl4j.dpsgd.TrainingResult;
 
 /**
- * Propose-test tuning with a doubling step (Ding &amp; Wu, seed 001_867a07e03e8d0c83.txt, Algorithm 1;
- * ../shared/SPEC.md §5). The training data is cut into k disjoint parts (record by record, so one
+ * Propose-test tuning with a doubling step (Ding &amp; Wu, Revisiting Hyperparameter Tuning with
+ * Differential Privacy, arXiv:2211.01852, Algorithm 1). The training data is cut into k disjoint parts (record by record, so one
  * example touches one part); every candidate is trained on each part and scored on the validation
  * split, and u_s is the mean over the parts (sensitivity 1/k when the validation split has at least
  * k examples). The loop proposes a threshold û = u + step·g + Lap(2/(kε₀)), takes the first candidate
@@ -28,6 +28,11 @@ import org.dpdl4j.dpsgd.TrainingResult;
  * T_max (default 2⌈(1 − u₀)/g⌉ + 2, the paper's worst case of one accumulation every two iterations,
  * plus the final halvings) and T_max iterations are always charged, as T_max-fold composition of
  * ε₀-DP (RDP via ε₀-DP ⇒ ½ε₀²-zCDP, {@link PureDpEvent}). If the cap is reached the current s* is kept.
+ *
+ * <p>The final run trains with exactly the sampling rate q it is charged for
+ * ({@link DpSgdMechanism#trainOnTrainingSplit}): q comes from the public dataset size, never from the size
+ * of the (randomly split) training split. The realised iteration count and the parts' sizes are in the
+ * operator record only.
  */
 public final class ProposeTestTuner {
     private final int partitions;
@@ -157,6 +162,8 @@ public final class ProposeTestTuner {
             throw new IllegalArgumentException("the validation split has " + q.validation().size() + " examples, fewer than k = "
                     + partitions + ": the utility's sensitivity would exceed 1/k");
         }
+        int[] partSizes = parts.stream().mapToInt(LabeledData::size).toArray();
+        long start = System.nanoTime();
         listener.onStart((long) grid.size() * partitions);
         double[] u = new double[grid.size()];
         int trial = 0;
@@ -166,46 +173,75 @@ public final class ProposeTestTuner {
                 listener.onTrialStart(trial, grid.get(s));
                 int t = trial;
                 double accuracy = 0;
-                long start = System.nanoTime();
+                long trialStart = System.nanoTime();
                 if (part.size() > 0) {
                     TrainingResult r = q.train(c, part, random.nextLong(), null, info -> listener.onTrialStep(t, info));
                     accuracy = DpSgdTrainer.accuracy(r.network(), q.validation());
                 }
                 u[s] += (Double.isFinite(accuracy) ? accuracy : 0) / partitions;
                 listener.onTrialEnd(new TrialResult(trial, grid.get(s), null, Double.NEGATIVE_INFINITY, finalRun,
-                        (System.nanoTime() - start) / 1e9, null));
+                        (System.nanoTime() - trialStart) / 1e9, null));
                 trial++;
             }
         }
         Selection sel = select(u, random);
         Candidate chosen = sel.index() >= 0 ? grid.get(sel.index()) : space.first();
         listener.onFinalRunStart(chosen);
-        TrainingResult fin = q.train(chosen, q.train(), random.nextLong(), null, listener::onFinalRunStep);
-        List<String> notes = new ArrayList<>();
-        notes.add("selection loop charged as T_max = " + maxIterations + " iterations of " + epsilon0 + "-DP (seed 001 Algorithm 1; "
-                + "the realised count is data-dependent and not released)" + (sel.capped() ? "; the cap stopped the loop" : ""));
-        if (sel.index() < 0) {
-            notes.add("no candidate passed a threshold: the final run used the data-independent default " + chosen);
+        TrainingResult fin = q.trainOnTrainingSplit(chosen, random.nextLong(), listener::onFinalRunStep);
+        if (!fin.event().equals(q.trainingEvent(chosen))) { // what ran must be what was charged
+            throw new IllegalStateException("the final run cost " + fin.event() + ", not the charged " + q.trainingEvent(chosen));
         }
-        return new Result(chosen, fin.network(), sel, event, finalRun, notes);
+        List<String> notes = new ArrayList<>();
+        notes.add("selection loop charged as T_max = " + maxIterations + " iterations of " + epsilon0 + "-DP (Ding & Wu, "
+                + "arXiv:2211.01852, Algorithm 1), whatever the realised count");
+        List<String> operatorNotes = new ArrayList<>();
+        operatorNotes.add(sel.iterations() + " iterations ran" + (sel.capped() ? "; the cap T_max stopped the loop" : ""));
+        if (sel.index() < 0) {
+            operatorNotes.add("no candidate passed a threshold: the final run used the data-independent default " + chosen);
+        }
+        return new Result(chosen, fin.network(), sel, event, finalRun, fin.event(), partSizes, (System.nanoTime() - start) / 1e9,
+                notes, operatorNotes);
     }
 
     /**
-     * What the propose-test tuner releases and what it cost.
+     * What the propose-test tuner did.
      *
-     * @param candidate the selected candidate
-     * @param model     the final DP-SGD model
-     * @param selection the loop's outcome (its iteration count is for monitoring, not released)
-     * @param event     the whole cost: T_max ε₀-DP iterations composed with the final run
-     * @param finalRun  the final run's event (pointwise maximum over the space)
-     * @param notes     statements for the report
+     * @param candidate     the selected candidate (released)
+     * @param model         the final DP-SGD model (released)
+     * @param selection     the loop's outcome (its iteration count and utility are operator-only)
+     * @param event         the whole cost: T_max ε₀-DP iterations composed with the final run
+     * @param finalRun      the final run's charged event (pointwise maximum over the space)
+     * @param trainedEvent  the event of the final run as it was trained (equal to the chosen candidate's charged event)
+     * @param partSizes     the k parts' sizes (operator-only)
+     * @param seconds       wall-clock time (operator-only)
+     * @param notes         data-independent statements for the release
+     * @param operatorNotes statements that depend on the data: operator-only
      */
     public record Result(Candidate candidate, org.deeplearning4j.nn.multilayer.MultiLayerNetwork model, Selection selection,
-                         PrivacyEvent event, PrivacyEvent finalRun, List<String> notes) {
+                         PrivacyEvent event, PrivacyEvent finalRun, PrivacyEvent trainedEvent, int[] partSizes, double seconds,
+                         List<String> notes, List<String> operatorNotes) {
         /** Copies the notes. */
         public Result {
             Objects.requireNonNull(candidate, "candidate");
+            partSizes = partSizes.clone();
             notes = List.copyOf(notes);
+            operatorNotes = List.copyOf(operatorNotes);
+        }
+
+        /** What {@link #event()} covers: the selected candidate and the final model. */
+        public Release release() {
+            return new Release(candidate, null, model, event, null, List.of(), java.util.Map.of(), notes);
+        }
+
+        /** Iterations run, whether the cap stopped the loop, the accumulated utility, the parts' sizes and the time: not covered by ε. */
+        public OperatorRecord operatorRecord() {
+            java.util.Map<String, Object> facts = new java.util.LinkedHashMap<>();
+            facts.put("iterations", selection.iterations());
+            facts.put("capped", selection.capped());
+            facts.put("accumulated_utility", selection.utility());
+            facts.put("part_sizes", java.util.Arrays.stream(partSizes).boxed().toList());
+            facts.put("seconds", seconds);
+            return new OperatorRecord(facts, List.of(), operatorNotes);
         }
     }
 

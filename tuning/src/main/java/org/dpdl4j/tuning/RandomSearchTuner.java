@@ -18,41 +18,44 @@ import org.dpdl4j.accounting.RepeatAndSelectEvent;
 import org.dpdl4j.accounting.RepetitionDistribution;
 
 /**
- * Papernot–Steinke random search (seed 004_4fd64be5e0b6d74d.txt, Section 3; ../shared/SPEC.md §2):
- * draw K from a data-independent distribution, run the base mechanism Q K times with candidates
- * drawn from the space's prior, and release only the best run. Its event is
- * {@link RepeatAndSelectEvent}(Q's event, distribution of K); when candidates differ in σ, q or T,
- * Q's event is the pointwise maximum over all candidates of the space (seed 003 Lemma 9).
+ * Papernot–Steinke random search (Papernot &amp; Steinke, Hyperparameter Tuning with Renyi Differential
+ * Privacy, ICLR 2022, arXiv:2110.03620, Section 3): draw K from a data-independent distribution, run the
+ * base mechanism Q K times with candidates drawn from the space's prior, and release only the best run.
+ * Its event is {@link RepeatAndSelectEvent}(Q's event, distribution of K); when candidates differ in σ, q
+ * or T, Q's event is the pointwise maximum over all candidates of the space (Koskela &amp; Kulkarni,
+ * Practical Differentially Private Hyperparameter Tuning with Subsampling, NeurIPS 2023, arXiv:2301.11989,
+ * Lemma 9). The bound covers the best run with K hidden: {@link TuningResult#release()} holds exactly
+ * that, and K with the other trials stays in {@link TuningResult#operatorRecord()}.
  *
  * <p>K, every candidate and every trial's seed are drawn up front from one seeded generator, so the
  * result for a seed does not depend on the number of threads. A trial that throws counts as a run
  * with score −∞ (its outcome is "failed", ranked last), and tuning goes on.
  *
- * <p>With {@code revealTrialScores} every trial's outcome is released, which random search's bound
- * does not cover: the event is then the composition of the K trials' events.
+ * <p>With {@code revealTrials} K and every trial's outcome are released: K is drawn first (independently
+ * of the data), the composition of the K drawn runs is charged, and only then do the runs start.
  */
 public final class RandomSearchTuner implements Tuner {
     private final RepetitionDistribution repetitions;
     private final long seed;
     private final int threads;
-    private final boolean revealTrialScores;
+    private final boolean revealTrials;
 
     /**
-     * @param repetitions       the distribution of K
-     * @param seed              seeds K, the candidates and each trial's seed; keep it secret when trials
-     *                          use it for their noise
-     * @param threads           trials run in parallel on this many threads (≥ 1)
-     * @param revealTrialScores release every trial's score (charged as composition) instead of the best only
+     * @param repetitions  the distribution of K
+     * @param seed         seeds K, the candidates and each trial's seed; keep it secret when trials
+     *                     use it for their noise
+     * @param threads      trials run in parallel on this many threads (≥ 1)
+     * @param revealTrials release K and every trial (charged as the composition of the K runs) instead of the best only
      * @throws IllegalArgumentException if threads &lt; 1
      */
-    public RandomSearchTuner(RepetitionDistribution repetitions, long seed, int threads, boolean revealTrialScores) {
+    public RandomSearchTuner(RepetitionDistribution repetitions, long seed, int threads, boolean revealTrials) {
         this.repetitions = Objects.requireNonNull(repetitions, "repetitions");
         if (threads < 1) {
             throw new IllegalArgumentException("threads must be >= 1, got " + threads);
         }
         this.seed = seed;
         this.threads = threads;
-        this.revealTrialScores = revealTrialScores;
+        this.revealTrials = revealTrials;
     }
 
     /** The distribution of K. */
@@ -62,7 +65,7 @@ public final class RandomSearchTuner implements Tuner {
 
     /**
      * Q's event uniformly over the space: the single event if every candidate costs the same, else
-     * the pointwise maximum of the distinct events (seed 003 Lemma 9).
+     * the pointwise maximum of the distinct events (Koskela &amp; Kulkarni 2023, arXiv:2301.11989, Lemma 9).
      */
     public static PrivacyEvent baseEvent(HyperparameterSpace space, TrainingMechanism q) {
         Set<PrivacyEvent> distinct = new LinkedHashSet<>();
@@ -75,13 +78,13 @@ public final class RandomSearchTuner implements Tuner {
     /**
      * The event of the whole tuning run when only the best is released.
      *
-     * @throws IllegalStateException if this tuner reveals every trial's score (the cost then depends on
-     *                               the realised K and is known only after the draw)
+     * @throws IllegalStateException if this tuner reveals every trial (the cost then depends on the
+     *                               realised K and is known only after the draw)
      */
     @Override
     public PrivacyEvent event(HyperparameterSpace space, TrainingMechanism q) {
-        if (revealTrialScores) {
-            throw new IllegalStateException("with revealed trial scores the cost is the composition over the realised K, "
+        if (revealTrials) {
+            throw new IllegalStateException("with revealed trials the cost is the composition over the realised K, "
                     + "known only after K is drawn");
         }
         return new RepeatAndSelectEvent(baseEvent(space, q), repetitions);
@@ -91,26 +94,26 @@ public final class RandomSearchTuner implements Tuner {
      * Runs random search.
      *
      * @param ledger   if not null, the tuning cost is charged before any trial runs (all of it: K is
-     *                 random, so the bound covers the whole procedure), and each trial is recorded before
-     *                 it starts; with revealed scores each trial is charged before it starts
+     *                 random, so the bound covers the whole procedure; with revealed trials, the
+     *                 composition of the K drawn runs), and each trial is recorded under it before it starts
      * @param covering if not null, a ledger charge that covers this tuning run: it is recorded under it
      * @param listener progress (thread-safe)
      * @throws PrivacyLedger.BudgetExceededException if the ledger's budget does not allow the tuning run
      * @throws UncheckedIOException                 if the ledger cannot be written (no trial runs unrecorded)
-     * @throws IllegalArgumentException             if {@code covering} is given with revealed trial scores
+     * @throws IllegalArgumentException             if {@code covering} is given with revealed trials
      */
     @Override
     public TuningResult tune(HyperparameterSpace space, TrainingMechanism q, PrivacyLedger ledger, Long covering,
                              TuningListener listener) {
-        if (covering != null && revealTrialScores) {
-            throw new IllegalArgumentException("a tuning run that reveals every trial's score cannot be covered by a charge "
+        if (covering != null && revealTrials) {
+            throw new IllegalArgumentException("a tuning run that reveals every trial cannot be covered by a charge "
                     + "made before K is drawn");
         }
         PrivacyEvent base = baseEvent(space, q);
         List<String> notes = new ArrayList<>();
+        List<String> operatorNotes = new ArrayList<>();
         if (base instanceof PointwiseMaxEvent m) {
-            notes.add("candidates differ in privacy cost (" + m.events().size() + " distinct events): one run is charged "
-                    + "the pointwise maximum of their RDP curves (seed 003 Lemma 9)");
+            notes.add(pointwiseMaxNote(m));
         }
         SplittableRandom random = new SplittableRandom(seed);
         long k = repetitions.sample(random);
@@ -123,20 +126,18 @@ public final class RandomSearchTuner implements Tuner {
             candidates.add(space.sample(random));
             seeds[i] = random.nextLong();
         }
-        PrivacyEvent event = revealTrialScores
+        // the candidates are drawn independently of the data, so revealing them costs their own events composed
+        PrivacyEvent event = revealTrials
                 ? new ComposedEvent(candidates.stream().map(q::event).toList())
                 : new RepeatAndSelectEvent(base, repetitions);
-        notes.add(revealTrialScores
-                ? "every trial's score is released: charged as the composition of the " + k + " runs"
-                : "only the best run is released: charged by seed 004 " + theorem(repetitions));
+        notes.add(revealTrials
+                ? "K and every trial are released: charged as the composition of the K runs drawn (K is drawn "
+                        + "independently of the data, before any run)"
+                : "only the best run is released, with K hidden: charged by " + theorem(repetitions));
         Long tuningCharge = null;
-        if (ledger != null && revealTrialScores && ledger.epsilonAfter(event) > ledger.epsilonBudget()) {
-            throw new PrivacyLedger.BudgetExceededException(String.format("privacy budget exceeded in %s: %d revealed trials "
-                    + "would bring epsilon to %.6g, above the budget %s", ledger.file(), k, ledger.epsilonAfter(event),
-                    ledger.epsilonBudget()));
-        }
-        if (ledger != null && !revealTrialScores) {
-            Long entry = charge(ledger, "random search, K ~ " + repetitions.describe(), event, covering);
+        if (ledger != null) {
+            String label = revealTrials ? "random search, K = " + k + " revealed trials" : "random search, K ~ " + repetitions.describe();
+            Long entry = charge(ledger, label, event, covering);
             tuningCharge = covering != null ? covering : entry; // trials point at the charge that pays for them
         }
         listener.onStart(k);
@@ -169,18 +170,30 @@ public final class RandomSearchTuner implements Tuner {
                 pool.shutdownNow();
             }
         }
+        TrialResult best = best(trials);
+        if (k == 0) {
+            operatorNotes.add("K = 0 (probability " + String.format("%.3g", repetitions.pmf(0)) + "): no run; the result is the "
+                    + "data-independent default candidate and no model");
+        }
+        return new TuningResult(best, best != null ? best.candidate() : space.first(), trials, k, repetitions, base, event,
+                revealTrials, notes, operatorNotes);
+    }
+
+    /** The trial with the highest score, the earliest on ties; null for none. */
+    static TrialResult best(List<TrialResult> trials) {
         TrialResult best = null;
         for (TrialResult t : trials) {
             if (best == null || t.score() > best.score()) {
                 best = t;
             }
         }
-        if (k == 0) {
-            notes.add("K = 0 (probability " + String.format("%.3g", repetitions.pmf(0)) + "): no run; the result is the "
-                    + "data-independent default candidate and no model");
-        }
-        return new TuningResult(best, best != null ? best.candidate() : space.first(), trials, k, repetitions, base, event,
-                revealTrialScores, notes);
+        return best;
+    }
+
+    /** The release note for a space whose candidates differ in cost. */
+    static String pointwiseMaxNote(PointwiseMaxEvent m) {
+        return "candidates differ in privacy cost (" + m.events().size() + " distinct events): one run is charged the "
+                + "pointwise maximum of their RDP curves (Koskela & Kulkarni 2023, arXiv:2301.11989, Lemma 9)";
     }
 
     /**
@@ -210,15 +223,16 @@ public final class RandomSearchTuner implements Tuner {
     }
 
     private static String theorem(RepetitionDistribution d) {
+        String paper = "Papernot & Steinke 2022 (arXiv:2110.03620), ";
         if (d instanceof RepetitionDistribution.Truncated t) {
             return theorem(t.distribution()) + " with Lemma 22 (truncated at " + t.limit() + ")";
         }
         if (d instanceof RepetitionDistribution.Poisson) {
-            return "Theorem 6 (Poisson)";
+            return paper + "Theorem 6 (Poisson K)";
         }
         if (d instanceof RepetitionDistribution.PointMass) {
             return "composition (a fixed number of runs)";
         }
-        return "Theorem 2 (truncated negative binomial)";
+        return paper + "Theorem 2 (truncated negative binomial K)";
     }
 }

@@ -16,8 +16,8 @@ import org.dpdl4j.dpsgd.DpSgdConfig;
 import org.dpdl4j.dpsgd.TrainingResult;
 
 /**
- * Tuning on a random subset (Koskela &amp; Kulkarni, seed 003_cdf356da0d11b876.txt, Section 3.1;
- * ../shared/SPEC.md §4):
+ * Tuning on a random subset (Koskela &amp; Kulkarni, Practical Differentially Private Hyperparameter Tuning
+ * with Subsampling, NeurIPS 2023, arXiv:2301.11989, Section 3.1):
  * <ol>
  *   <li>draw X₁ ⊂ X by Poisson sampling with rate q_tune;</li>
  *   <li>run the inner tuner (any {@link Tuner}; Papernot–Steinke random search with Poisson K by
@@ -148,6 +148,9 @@ public final class SubsampledTuner {
         boolean warm = warmStart && tuning.best() != null && tuning.best().model() != null;
         TrainingResult fin = template.train(transferred, finalData, finalSeed, warm ? tuning.best().model() : null,
                 listener::onFinalRunStep);
+        if (!fin.event().equals(template.trainingEvent(transferred))) { // what ran must be what was charged
+            throw new IllegalStateException("the final run cost " + fin.event() + ", not the charged " + template.trainingEvent(transferred));
+        }
         double baselinePerRun = 0;
         List<Candidate> all = space.candidates();
         for (Candidate c : all) {
@@ -158,16 +161,21 @@ public final class SubsampledTuner {
                         : inner instanceof DpHypoTuner d ? d.repetitions().mean() * baselinePerRun
                         : Double.NaN);
         notes.addAll(tuning.notes());
-        notes.add("tuned on a Poisson subset with q_tune = " + tuneFraction + " (|X1| = " + part.subset().size() + "); final run on "
-                + (variant == SubsampledTuningEvent.Variant.DISJOINT ? "X \\ X1 (variant 1, seed 003 Theorem 6)"
-                : "all of X (variant 2, seed 003 Theorem 4 + composition)") + (warm ? ", warm-started from the tuned model" : ""));
-        notes.add(String.format("extrapolation: %s (expected sizes m = %.0f, n = %.0f; the realised sizes are for monitoring "
-                + "only, not covered by epsilon)", extrapolation.name(), expectedTune, expectedFinal));
+        notes.add("tuned on a Poisson subset X1 with q_tune = " + tuneFraction + "; final run on "
+                + (variant == SubsampledTuningEvent.Variant.DISJOINT
+                ? "X \\ X1 (variant 1, Koskela & Kulkarni 2023, arXiv:2301.11989, Theorem 6)"
+                : "all of X (variant 2, Koskela & Kulkarni 2023, arXiv:2301.11989, Theorem 4 + composition)")
+                + (warmStart ? ", warm-started from the tuned model when there is one" : ""));
+        notes.add(String.format("extrapolation: %s (expected sizes m = %.0f, n = %.0f from the public dataset size)",
+                extrapolation.name(), expectedTune, expectedFinal));
+        List<String> operatorNotes = new ArrayList<>();
+        operatorNotes.add("|X1| = " + part.subset().size() + ", m = " + m + ", final run on " + finalData.size() + " examples"
+                + (warm ? ", warm-started" : ""));
         if (tuning.best() == null) {
-            notes.add("K = 0: the final run used the data-independent default candidate");
+            operatorNotes.add("K = 0: the final run used the data-independent default candidate");
         }
         return new SubsampledTuningResult(tuning, tuned, transferred, extrapolation.name(), fin.network(), variant, tuneFraction,
-                part.subset().size(), m, finalData.size(), event, inner.event(space, template), compute, notes);
+                part.subset().size(), m, finalData.size(), event, inner.event(space, template), compute, notes, operatorNotes);
     }
 
     private static double expectedGradients(DpSgdConfig cfg, int n) {
@@ -179,7 +187,7 @@ public final class SubsampledTuner {
         boolean rateAxis = space.axes().stream().anyMatch(a -> a.name().equals("sampling_rate"));
         if (batchAxis || !rateAxis && !template.hasFixedSamplingRate()) {
             throw new IllegalArgumentException("subsampled tuning keeps the DP-SGD sampling rate q fixed between the subset and "
-                    + "the final data (seed 003 Sec. 3.2): set the mechanism's samplingRate(q) or tune a 'sampling_rate' axis, "
+                    + "the final data (Koskela & Kulkarni 2023, Sec. 3.2): set the mechanism's samplingRate(q) or tune a 'sampling_rate' axis, "
                     + "not 'batch_size'");
         }
     }

@@ -1,39 +1,71 @@
 package org.dpdl4j.tuning;
 
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
 import org.dpdl4j.accounting.PrivacyEvent;
 import org.dpdl4j.accounting.SubsampledTuningEvent;
 
 /**
- * What {@link SubsampledTuner} releases and what it cost.
+ * What {@link SubsampledTuner} did: {@link #release()} is what its event covers (the tuned and the
+ * transferred candidate, the final model); {@link #operatorRecord()} holds the rest (|X₁|, the realised K,
+ * the trials on X₁, sizes and timings), which the guarantee does not cover.
  *
- * @param tuning        the inner tuner's result on the subset X₁ (its trials are not released)
+ * @param tuning        the inner tuner's result on the subset X₁ (its K and trials are operator-only)
  * @param tuned         the winning candidate, optimiser and learning rate explicit
  * @param transferred   the candidate the final run used, after extrapolation
  * @param extrapolation the extrapolation rule's name
  * @param model         the final model
  * @param variant       which data the final run trained on
  * @param tuneFraction  q_tune
- * @param tuneSetSize   |X₁|
- * @param tuneTrainSize m, the examples each tuning run trained on (X₁ minus its validation split)
- * @param finalSetSize  n, the examples the final run trained on
+ * @param tuneSetSize   |X₁| (a noisy count of the data: operator-only)
+ * @param tuneTrainSize m, the examples each tuning run trained on (X₁ minus its validation split; operator-only)
+ * @param finalSetSize  n, the examples the final run trained on (operator-only)
  * @param event         the whole procedure's event (tuning on X₁ and the final run)
  * @param baselineEvent the same search run on all the data (Papernot–Steinke, no final run)
  * @param compute       gradient evaluations and wall time of both phases, and the baseline's expected cost
- * @param notes         statements the report should carry
+ * @param notes         data-independent statements for the release
+ * @param operatorNotes statements that depend on the data (sizes): operator-only
  */
 public record SubsampledTuningResult(TuningResult tuning, Candidate tuned, Candidate transferred, String extrapolation,
                                      MultiLayerNetwork model, SubsampledTuningEvent.Variant variant, double tuneFraction,
                                      int tuneSetSize, int tuneTrainSize, int finalSetSize, PrivacyEvent event,
-                                     PrivacyEvent baselineEvent, Compute compute, List<String> notes) {
+                                     PrivacyEvent baselineEvent, Compute compute, List<String> notes, List<String> operatorNotes) {
     /** Copies the notes. */
     public SubsampledTuningResult {
         notes = List.copyOf(notes);
+        operatorNotes = List.copyOf(operatorNotes);
     }
 
     /**
-     * Compute of a subsampled tuning run (seed 003 Section 3.4). Gradient evaluations are expected
+     * What {@link #event()} covers: the tuned candidate (as {@code best}), the transferred candidate the final
+     * model was trained with ({@code final_candidate}), the extrapolation rule and the final model.
+     */
+    public Release release() {
+        Map<String, Object> facts = Map.of("final_candidate", transferred.toMap(), "extrapolation", extrapolation);
+        return new Release(tuned, null, model, event, null, List.of(), facts, notes);
+    }
+
+    /** |X₁|, the split sizes, the inner tuning's K and trials, and the compute: not covered by ε. */
+    public OperatorRecord operatorRecord() {
+        Map<String, Object> facts = new LinkedHashMap<>(tuning.operatorRecord().facts());
+        facts.put("tune_set_size", tuneSetSize);
+        facts.put("tune_train_size", tuneTrainSize);
+        facts.put("final_set_size", finalSetSize);
+        facts.put("tuning_gradients", compute.tuningGradients());
+        facts.put("final_gradients", compute.finalGradients());
+        facts.put("baseline_gradients_expected", compute.baselineGradients());
+        facts.put("gradient_ratio", compute.gradientRatio());
+        facts.put("tuning_seconds", compute.tuningSeconds());
+        facts.put("final_seconds", compute.finalSeconds());
+        List<String> all = new java.util.ArrayList<>(tuning.operatorNotes());
+        all.addAll(operatorNotes);
+        return new OperatorRecord(facts, tuning.trials(), all);
+    }
+
+    /**
+     * Compute of a subsampled tuning run (Koskela & Kulkarni 2023, arXiv:2301.11989, Section 3.4). Gradient evaluations are expected
      * counts, q·(training-set size)·T per run, summed over the runs made: the realised batch sizes are
      * private.
      *
@@ -42,7 +74,7 @@ public record SubsampledTuningResult(TuningResult tuning, Candidate tuned, Candi
      * @param finalGradients    expected gradient evaluations of the final run
      * @param finalSeconds      wall time of the final run
      * @param baselineGradients E[K] times the mean cost of one run on the full training split: the
-     *                          baseline's expected gradient evaluations (seed 003: μ·n·E)
+     *                          baseline's expected gradient evaluations (μ·n·E in Section 3.4)
      */
     public record Compute(double tuningGradients, double tuningSeconds, double finalGradients, double finalSeconds,
                           double baselineGradients) {

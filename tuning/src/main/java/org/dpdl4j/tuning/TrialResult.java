@@ -29,7 +29,19 @@ public record TrialResult(int index, Candidate candidate, MultiLayerNetwork mode
         return new TrialResult(i, candidate, model, score, event, seconds, failure);
     }
 
-    /** A JSON-ready summary (no model). */
+    /**
+     * What {@code --reveal-trials} releases of this trial: its candidate, its score (null if none) and whether
+     * it failed; never its time, index or failure message, which depend on the data beyond the score.
+     */
+    public Map<String, Object> releaseMap() {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("candidate", candidate.toMap());
+        m.put("score", Double.isFinite(score) ? score : null);
+        m.put("failed", failed());
+        return m;
+    }
+
+    /** The operator's summary (no model): index, candidate, score, seconds and failure message; not covered by ε. */
     public Map<String, Object> toMap() {
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("index", index);

@@ -242,4 +242,34 @@ class DpHypoTest {
         }
         assertTrue(mass > 5.0 / 21 + 0.05, "more than the uniform mass near lr = 0.3: " + mass);
     }
+
+    /**
+     * With revealed trials the candidates (drawn from score-dependent densities) are released, so Theorem 1 no
+     * longer applies: the charge is the composition of the K drawn runs, each bounded by one run's event over
+     * the space, made before the first run; without it the sequence stays in the operator record.
+     */
+    @Test
+    void revealedTrialsAreChargedAsTheCompositionOfTheAdaptiveRuns(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+            throws Exception {
+        HyperparameterSpace s = HyperparameterSpace.of(HyperparameterSpace.parseAxis("lr=log:0.01:1:8"),
+                HyperparameterSpace.parseAxis("sigma=cat:3,6"));
+        PrivacyEvent base = RandomSearchTuner.baseEvent(s, new FakeMechanism(10));
+        DpHypoTuner hidden = new DpHypoTuner(RepetitionDistribution.pointMass(5), 0.75, 2, GpUcbSoftmax.defaults(), 3);
+        TuningResult r = hidden.tune(s, new FakeMechanism(10), null, TuningListener.NONE);
+        assertEquals(new AdaptiveRepeatAndSelectEvent(base, RepetitionDistribution.pointMass(5), 0.75, 2), r.event());
+        assertTrue(r.release().trials().isEmpty() && r.release().repetitions() == null);
+        assertTrue(r.notes().stream().noneMatch(n -> n.contains("observed")), "observed density ratios are operator-only");
+        assertTrue(r.operatorNotes().stream().anyMatch(n -> n.contains("observed density ratios")), r.operatorNotes().toString());
+
+        try (PrivacyLedger ledger = PrivacyLedger.open(dir.resolve("l.jsonl"), "toy", 1000, 1e-5)) {
+            TuningResult revealed = hidden.withRevealedTrials().tune(s, new FakeMechanism(10), ledger, TuningListener.NONE);
+            assertEquals(new org.dpdl4j.accounting.SelfComposedEvent(base, 5), revealed.event());
+            assertEquals(revealed.event(), ledger.entries().get(0).event());
+            assertEquals(1, ledger.entries().stream().filter(PrivacyLedger.Entry::charged).count());
+            assertEquals(5, ledger.entries().size() - 1, "every trial recorded under the charge");
+            assertEquals(5L, revealed.release().repetitions());
+            assertEquals(5, revealed.release().trials().size());
+        }
+        assertThrows(IllegalStateException.class, () -> hidden.withRevealedTrials().event(s, new FakeMechanism(10)));
+    }
 }

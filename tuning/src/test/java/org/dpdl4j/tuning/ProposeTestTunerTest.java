@@ -112,5 +112,27 @@ class ProposeTestTunerTest {
         assertTrue(ledger.entries().get(0).charged());
         assertEquals(r.event(), ledger.entries().get(0).event());
         ledger.close();
+        assertTrue(r.release().toMap().keySet().equals(java.util.Set.of("best", "best_score")), r.release().toMap().toString());
+        assertTrue(r.operatorRecord().facts().containsKey("iterations") && r.operatorRecord().facts().containsKey("part_sizes"));
+    }
+
+    /**
+     * The final run trains with exactly the q it is charged for: B over the expected training-split size
+     * (1 − f)·n, not over the realised size of the (random, record-by-record) split.
+     */
+    @Test
+    void theFinalRunTrainsWithTheChargedSamplingRate() {
+        DpSgdMechanism q = DpSgdMechanism.builder(DpSgdMechanismTest.data(600, 2)).model("mlp", new ModelOptions(6, 6, 1, 2,
+                        ModelOptions.activationNamed("tanh"), ModelOptions.updaterNamed("sgd", 0.5), 0,
+                        org.nd4j.linalg.api.buffer.DataType.FLOAT))
+                .noiseMultiplier(1.0).batchSize(40).epochs(1).validation(0.2, 3).build();
+        double chargedRate = 40 / (0.8 * 600);
+        assertTrue(q.train().size() != 480, "the split's realised size differs from its expectation: " + q.train().size());
+        HyperparameterSpace space = HyperparameterSpace.of(HyperparameterSpace.parseAxis("lr=cat:0.5"));
+        ProposeTestTuner.Result r = new ProposeTestTuner(5, 0.05, 20.0, 0, null, 11).tune(space, q, null, TuningListener.NONE);
+        long steps = org.dpdl4j.dpsgd.DpSgdConfig.stepsForEpochs(1, chargedRate);
+        assertEquals(DpSgdTrainer.event(chargedRate, 1.0, steps), r.trainedEvent());
+        assertEquals(r.finalRun(), r.trainedEvent(), "one candidate: the charged final run is the trained one");
+        assertTrue(!DpSgdTrainer.event(40.0 / q.train().size(), 1.0, steps).equals(r.trainedEvent()));
     }
 }

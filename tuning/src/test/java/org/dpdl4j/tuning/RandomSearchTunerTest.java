@@ -41,7 +41,33 @@ class RandomSearchTunerTest {
         assertEquals(0, r.repetitions());
         assertNull(r.best());
         assertEquals(space.first(), r.candidate());
-        assertTrue(r.notes().stream().anyMatch(n -> n.contains("K = 0")));
+        assertTrue(r.operatorNotes().stream().anyMatch(n -> n.contains("K = 0")));
+        assertTrue(r.notes().stream().noneMatch(n -> n.contains("K = 0")), "K = 0 is operator-only");
+        assertNull(r.release().model());
+        assertNull(r.release().score());
+    }
+
+    /**
+     * The release is exactly what Papernot & Steinke's Theorem 6 covers: the best run's candidate and score,
+     * with K and the other trials only in the operator record.
+     */
+    @Test
+    void theReleaseHoldsTheBestRunAndNeitherKNorTheOtherTrials() {
+        TuningResult r = new RandomSearchTuner(RepetitionDistribution.poisson(8), 5, 1, false)
+                .tune(space, new FakeMechanism(10), null, TuningListener.NONE);
+        assertTrue(r.repetitions() > 1, "a seed with several runs: " + r.repetitions());
+        Release release = r.release();
+        assertNull(release.repetitions());
+        assertTrue(release.trials().isEmpty());
+        assertTrue(!release.trialsRevealed());
+        assertEquals(r.best().candidate(), release.candidate());
+        assertEquals(r.best().score(), release.score(), 0);
+        assertEquals(r.event(), release.event());
+        assertTrue(!release.toMap().containsKey("repetitions") && !release.toMap().containsKey("trials"), release.toMap().toString());
+        OperatorRecord record = r.operatorRecord();
+        assertEquals(r.repetitions(), record.facts().get("repetitions"));
+        assertEquals(r.repetitions(), record.trials().size());
+        assertEquals(r.best().index(), record.facts().get("best_trial_index"));
     }
 
     @Test
@@ -79,17 +105,37 @@ class RandomSearchTunerTest {
         }
     }
 
+    /**
+     * --reveal-trials: K is drawn, the composition of the K drawn runs is charged once before the first trial
+     * starts, each trial is recorded under that charge, and K with every trial is in the release.
+     */
     @Test
-    void revealedScoresAreChargedAsComposition(@TempDir Path dir) throws Exception {
+    void revealedTrialsAreChargedAsCompositionBeforeTheFirstRun(@TempDir Path dir) throws Exception {
         Path file = dir.resolve("ledger.jsonl");
+        List<Long> chargesAtFirstStart = new java.util.ArrayList<>();
         try (PrivacyLedger ledger = PrivacyLedger.open(file, "toy", 1000, 1e-5)) {
+            TuningListener watch = new TuningListener() {
+                @Override
+                public synchronized void onTrialStart(int index, Candidate candidate) {
+                    if (chargesAtFirstStart.isEmpty()) {
+                        chargesAtFirstStart.add(ledger.entries().stream().filter(PrivacyLedger.Entry::charged).count());
+                    }
+                }
+            };
             TuningResult r = new RandomSearchTuner(RepetitionDistribution.pointMass(4), 7, 1, true)
-                    .tune(space, new FakeMechanism(10), ledger, TuningListener.NONE);
+                    .tune(space, new FakeMechanism(10), ledger, watch);
             assertEquals(new ComposedEvent(List.of(new GaussianEvent(5), new GaussianEvent(5), new GaussianEvent(5),
                     new GaussianEvent(5))), r.event());
-            assertEquals(4, ledger.entries().stream().filter(PrivacyLedger.Entry::charged).count());
+            assertEquals(List.of(1L), chargesAtFirstStart, "the whole composition is charged before the first run");
+            assertEquals(1, ledger.entries().stream().filter(PrivacyLedger.Entry::charged).count());
+            assertEquals(r.event(), ledger.entries().get(0).event());
             assertEquals(RdpAccountant.standard().epsilon(r.event(), 1e-5), ledger.spent().epsilon(), 1e-12);
+            Release release = r.release();
+            assertEquals(4L, release.repetitions());
+            assertEquals(4, release.trialMaps().size());
+            assertTrue(release.trialMaps().stream().allMatch(m -> m.keySet().equals(java.util.Set.of("candidate", "score", "failed"))),
+                    "no index, time or failure message: " + release.trialMaps());
         }
-        assertTrue(Files.readString(file).lines().count() == 5);
+        assertEquals(1 + 1 + 4, Files.readString(file).lines().count(), "header, the charge, four trial records");
     }
 }
