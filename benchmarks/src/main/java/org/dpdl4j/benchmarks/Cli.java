@@ -85,24 +85,42 @@ final class Cli {
     }
 
     /**
-     * Turns expected failures into a one-line message: bad input or missing files exit 2, an exhausted
-     * privacy budget 3, a failed DP-HYPE session 4.
+     * Turns every failure into one line on stderr with its own exit status: bad input or missing files 2, an
+     * exhausted privacy budget 3, a failed DP-HYPE session 4, an unusable ledger (corrupt, locked, not a ledger) 5,
+     * anything unexpected 1 (with the stack trace when the environment sets DPDL4J_VERBOSE=1).
      */
     static CommandLine.IExecutionExceptionHandler errorHandler() {
         return (ex, cmd, parseResult) -> {
-            if (ex instanceof IllegalArgumentException || ex instanceof IOException) {
-                cmd.getErr().println("error: " + ex.getMessage());
+            if (ex instanceof IllegalArgumentException || ex instanceof IOException || ex instanceof java.io.UncheckedIOException) {
+                cmd.getErr().println("error: " + oneLine(ex.getMessage()));
                 return 2;
             }
             if (ex instanceof org.dpdl4j.tuning.PrivacyLedger.BudgetExceededException) {
-                cmd.getErr().println("refused: " + ex.getMessage());
+                cmd.getErr().println("refused: " + oneLine(ex.getMessage()));
                 return 3;
             }
             if (ex instanceof org.dpdl4j.federated.ProtocolException) {
-                cmd.getErr().println("failed: " + ex.getMessage());
+                cmd.getErr().println("failed: " + oneLine(ex.getMessage()));
                 return 4;
             }
-            throw ex;
+            if (ex instanceof org.dpdl4j.tuning.PrivacyLedger.LedgerException) {
+                cmd.getErr().println("ledger: " + oneLine(ex.getMessage()));
+                return 5;
+            }
+            cmd.getErr().println("internal error: " + ex.getClass().getSimpleName() + ": " + oneLine(String.valueOf(ex.getMessage()))
+                    + (verbose() ? "" : " (set DPDL4J_VERBOSE=1 for the stack trace)"));
+            if (verbose()) {
+                ex.printStackTrace(cmd.getErr());
+            }
+            return 1;
         };
+    }
+
+    private static boolean verbose() {
+        return "1".equals(System.getenv("DPDL4J_VERBOSE"));
+    }
+
+    private static String oneLine(String message) {
+        return message == null ? "" : message.replaceAll("\\s*\\R\\s*", " ");
     }
 }

@@ -198,7 +198,7 @@ final class DpHypeRun {
 
     /** The non-private local trainer: each candidate on the given data, scored on a 10% local split. */
     private DpSgdMechanism localMechanism(LabeledData shard, long seed, int workers) {
-        return c.mechanism(new TrainTest(c.t.dataset, shard, shard), DpSgdMechanism.Scoring.PUBLIC_HOLDOUT).noiseMultiplier(0)
+        return c.mechanism(new TrainTest(c.t.dataset, shard, shard), DpSgdMechanism.Scoring.PUBLIC_HOLDOUT).noiseMultiplier(0).nonPrivate(true)
                 .validation(c.validationFraction, seed).workers(workers).build();
     }
 

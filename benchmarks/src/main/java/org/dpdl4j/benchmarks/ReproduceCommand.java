@@ -85,6 +85,7 @@ final class ReproduceCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        TrainingOptions.checkedOutput(output, true); // before hours of training, not after
         Figure f = switch (id) {
             case "ps-figure2" -> PapernotSteinkeFigures.figure2();
             case "ps-figure3" -> PapernotSteinkeFigures.figure3();

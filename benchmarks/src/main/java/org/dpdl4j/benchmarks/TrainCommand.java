@@ -44,6 +44,14 @@ final class TrainCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws IOException {
+        Path out = t.outputDirectory("train"); // checked before anything runs
+        if (t.nonPrivate && (targetEpsilon != null || noiseMultiplier != null && noiseMultiplier != 0)) {
+            throw new IllegalArgumentException("--non-private trains with sigma = 0: --target-epsilon and a non-zero "
+                    + "--noise-multiplier do not apply");
+        }
+        if (!t.nonPrivate && noiseMultiplier != null && noiseMultiplier == 0) {
+            throw new IllegalArgumentException("--noise-multiplier 0 trains without privacy: add --non-private to do that on purpose");
+        }
         TrainTest data = t.load();
         int n = data.train().size();
         double q = t.samplingRate(n);
@@ -52,6 +60,8 @@ final class TrainCommand implements Callable<Integer> {
         double sigma;
         if (noiseMultiplier != null && targetEpsilon != null) {
             throw new IllegalArgumentException("give --noise-multiplier or --target-epsilon, not both");
+        } else if (t.nonPrivate) {
+            sigma = 0;
         } else if (noiseMultiplier != null) {
             sigma = noiseMultiplier;
         } else {
@@ -62,14 +72,13 @@ final class TrainCommand implements Callable<Integer> {
         ModelOptions options = t.modelOptions(data);
         MultiLayerNetwork net = Models.byName(modelName, options);
         DpSgdConfig.Builder builder = DpSgdConfig.builder().samplingRate(q).noiseMultiplier(sigma).clipNorm(t.clip).steps(steps)
-                .physicalBatchSize(t.physicalBatchSize).secureRandom(t.secureNoise).delta(t.delta)
+                .physicalBatchSize(t.physicalBatchSize).secureRandom(t.secureNoise).delta(t.delta).nonPrivate(t.nonPrivate)
                 .workers(Cli.configureWorkers(workers));
         if (t.seed != null && !t.secureNoise) {
             builder.seed(t.seed);
             System.err.println("note: --seed fixes the sampling and the noise; whoever knows it can remove the noise, so keep it secret");
         }
         DpSgdConfig config = builder.build();
-        Path out = t.outputDirectory("train");
 
         System.out.printf("dpdl4j %s | %s on %s: n=%d, q=%.6g (B=%d), T=%d (%.4g epochs), C=%s, sigma=%.4f, %s lr=%s, %d parameters%n",
                 Cli.version(), modelName, t.dataset, n, q, t.batchSize, steps, t.epochs, t.clip, sigma, t.optimizer,
@@ -88,7 +97,6 @@ final class TrainCommand implements Callable<Integer> {
         double testAccuracy = DpSgdTrainer.accuracy(net, data.test());
         PrivacyGuarantee g = accountant.guarantee(result.event(), t.delta);
 
-        Files.createDirectories(out);
         Path modelPath = out.resolve("model.zip");
         Path tmp = Files.createTempFile(out, ".model", ".zip");
         try {
@@ -106,6 +114,7 @@ final class TrainCommand implements Callable<Integer> {
         privacy.put("steps", result.stepsTaken());
         privacy.put("delta", t.delta);
         privacy.put("epsilon", g.epsilon());
+        privacy.put("non_private", t.nonPrivate);
         privacy.put("rdp_order", g.order());
         privacy.put("accountant", "rdp (Mironov-Talwar-Zhang sampled Gaussian; Canonne-Kamath-Steinke conversion; 156 orders)");
         privacy.put("event", result.event().toMap());

@@ -1,6 +1,7 @@
 package org.dpdl4j.benchmarks;
 
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.time.LocalDateTime;
@@ -57,8 +58,17 @@ final class TrainingOptions {
     @Option(names = "--image-size", defaultValue = "28x28x1", description = "HxWxC for folder: datasets (default ${DEFAULT-VALUE}).")
     String imageSize;
 
-    @Option(names = "--output", description = "Output directory (default runs/<command>-<dataset>-<time>).")
+    @Option(names = "--output", description = "Output directory (default runs/<command>-<dataset>-<time>); checked before anything runs.")
     Path output;
+
+    @Option(names = "--overwrite", description = "Replace the results of an earlier run in --output (refused otherwise).")
+    boolean overwrite;
+
+    @Option(names = "--non-private", description = {"Train without noise (sigma = 0): NO privacy, epsilon = infinity. Needed for",
+            "--noise-multiplier 0 or a sigma axis with 0; such runs are never charged to a ledger."})
+    boolean nonPrivate;
+
+    private Path resolvedOutput;
 
     @Option(names = "--json", description = "Print one JSON object with the results as the last line of stdout.")
     boolean json;
@@ -101,10 +111,52 @@ final class TrainingOptions {
                 data.train().numClasses(), a, u, weightSeed(), DataType.FLOAT);
     }
 
-    /** --output, else runs/&lt;command&gt;-&lt;dataset&gt;-&lt;time&gt;. */
+    /**
+     * --output, else runs/&lt;command&gt;-&lt;dataset&gt;-&lt;time&gt;, resolved once and checked on the first call (call it before
+     * anything is charged or trained): see {@link #checkedOutput}.
+     */
     Path outputDirectory(String command) {
-        return output != null ? output : Paths.get("runs", command + "-" + dataset.replaceAll("[^A-Za-z0-9_-]", "_") + "-"
-                + LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")));
+        if (resolvedOutput == null) {
+            resolvedOutput = checkedOutput(output != null ? output : Paths.get("runs", command + "-"
+                    + dataset.replaceAll("[^A-Za-z0-9_-]", "_") + "-"
+                    + LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss"))), overwrite);
+        }
+        return resolvedOutput;
+    }
+
+    /** What a run writes into its output directory; an earlier run's are not replaced without --overwrite. */
+    static final java.util.List<String> RESULT_FILES = java.util.List.of("model.zip", "privacy.json", "tuning.json", "trials.json",
+            TuningOutput.OPERATOR_DIRECTORY);
+
+    /**
+     * An output directory checked before any work: a non-empty path, not a file, holding no earlier results
+     * unless {@code overwrite}, created if missing and writable (a probe file is written and removed).
+     *
+     * @throws IllegalArgumentException naming --output, the path and what is wrong
+     */
+    static Path checkedOutput(Path dir, boolean overwrite) {
+        if (dir.toString().isBlank()) {
+            throw new IllegalArgumentException("--output must name a directory, got ''");
+        }
+        if (Files.exists(dir) && !Files.isDirectory(dir)) {
+            throw new IllegalArgumentException("--output " + dir + " is a file, not a directory");
+        }
+        if (!overwrite) {
+            for (String name : RESULT_FILES) {
+                if (Files.exists(dir.resolve(name))) {
+                    throw new IllegalArgumentException("--output " + dir + " already holds " + name + " from an earlier run: give "
+                            + "--overwrite to replace it, or another directory");
+                }
+            }
+        }
+        try {
+            Files.createDirectories(dir);
+            Files.delete(Files.createTempFile(dir, ".dpdl4j-probe", ".tmp"));
+        } catch (IOException | RuntimeException e) {
+            throw new IllegalArgumentException("--output " + dir + " is not a writable directory (" + e.getClass().getSimpleName()
+                    + ": " + e.getMessage() + ")");
+        }
+        return dir;
     }
 
     /** Checks B against n and returns q = B/n. */

@@ -201,6 +201,24 @@ final class TuneCommand implements Callable<Integer> {
     @Override
     public Integer call() throws IOException {
         revealTrialScores |= revealTrialScoresOldName;
+        if (join == null) {
+            t.outputDirectory("tune"); // checked before anything is charged or trained
+        }
+        if (t.nonPrivate) {
+            if (targetEpsilon != null || candidateEpsilon != null || noiseMultiplier != null && noiseMultiplier != 0) {
+                throw new IllegalArgumentException("--non-private trains with sigma = 0: --target-epsilon, --candidate-epsilon and a "
+                        + "non-zero --noise-multiplier do not apply");
+            }
+            if (ledgerFile != null) {
+                throw new IllegalArgumentException("--non-private runs have infinite epsilon and are never charged to a ledger: "
+                        + "drop --ledger");
+            }
+            if (!tuner.equals("dp-hype")) {
+                noiseMultiplier = 0.0;
+            }
+        } else if (noiseMultiplier != null && noiseMultiplier == 0) {
+            throw new IllegalArgumentException("--noise-multiplier 0 trains without privacy: add --non-private to do that on purpose");
+        }
         if (!List.of("random-search", "subsampled", "dp-hypo", "propose-test", "dp-hype").contains(tuner)) {
             throw new IllegalArgumentException("--tuner must be random-search, dp-hypo, subsampled, propose-test or dp-hype, got '"
                     + tuner + "'");
@@ -434,7 +452,7 @@ final class TuneCommand implements Callable<Integer> {
                 .optimizer(t.optimizer, t.lr).activation(t.activation).noiseMultiplier(noiseMultiplier != null ? noiseMultiplier : 1)
                 .clipNorm(t.clip).batchSize(t.batchSize).epochs(t.epochs).physicalBatchSize(t.physicalBatchSize).delta(t.delta)
                 .workers(workers).secureRandom(t.secureNoise).validation(validationFraction, t.weightSeed())
-                .scoring(scoring, scoreNoise);
+                .scoring(scoring, scoreNoise).nonPrivate(t.nonPrivate);
         return candidateEpsilon != null ? b.perCandidateEpsilon(candidateEpsilon) : b;
     }
 
@@ -476,6 +494,9 @@ final class TuneCommand implements Callable<Integer> {
         PrivacyLedger l = ledgerBudget == null && Files.exists(ledgerFile) && Files.size(ledgerFile) > 0
                 ? PrivacyLedger.open(ledgerFile, t.dataset)
                 : PrivacyLedger.open(ledgerFile, t.dataset, ledgerBudget != null ? ledgerBudget : Double.POSITIVE_INFINITY, t.delta);
+        for (String repair : l.repairs()) {
+            System.out.println("repaired: " + repair);
+        }
         System.out.printf("ledger %s: spent epsilon %.4f of %s at delta %s%n", ledgerFile, l.spent().epsilon(), l.epsilonBudget(),
                 l.delta());
         return l;

@@ -394,6 +394,106 @@ class CliTest {
         assertTrue(bad.err().contains("--votes") && bad.err().contains("9"), bad.err());
     }
 
+    /**
+     * Bad outputs, σ = 0 without --non-private and bad space values are refused by name before anything is
+     * charged or trained: the ledger is byte-identical afterwards. A corrupt ledger is one line with exit 5.
+     */
+    @Test
+    void badInputIsRefusedBeforeTheLedgerChanges() throws Exception {
+        Path ledger = tmp.resolve("guard.jsonl");
+        try (var l = org.dpdl4j.tuning.PrivacyLedger.open(ledger, "mnist", 10, 1e-5)) {
+            l.charge("earlier", new org.dpdl4j.accounting.GaussianEvent(5));
+        }
+        byte[] before = Files.readAllBytes(ledger);
+        Path aFile = tmp.resolve("a-file");
+        Files.writeString(aFile, "x");
+        Path earlier = tmp.resolve("earlier");
+        Files.createDirectories(earlier);
+        Files.writeString(earlier.resolve("model.zip"), "an earlier model");
+        String[] tune = {"tune", "--epochs", "0.01", "--repetitions", "fixed:1", "--noise-multiplier", "1", "--ledger",
+                ledger.toString(), "--no-progress"};
+        String[][] cases = {
+                concat(tune, "--space", "lr=cat:0.5", "--output", aFile.toString()), {"--output", "is a file"},
+                concat(tune, "--space", "lr=cat:0.5", "--output", aFile.resolve("sub").toString()), {"--output", "not a writable"},
+                concat(tune, "--space", "lr=cat:0.5", "--output", ""), {"--output", "must name a directory"},
+                concat(tune, "--space", "lr=cat:0.5", "--output", earlier.toString()), {"--output", "--overwrite"},
+                concat(tune, "--space", "lr=cat:-1,0.5", "--output", tmp.resolve("o1").toString()), {"lr", "-1"},
+                concat(tune, "--space", "optimizer=cat:sgd,rmsprop", "--output", tmp.resolve("o2").toString()), {"optimizer", "rmsprop"},
+                concat(tune, "--space", "sigma=cat:0,1", "--output", tmp.resolve("o3").toString()), {"sigma", "--non-private"},
+                {"tune", "--noise-multiplier", "0", "--ledger", ledger.toString(), "--output", tmp.resolve("o4").toString()},
+                {"--noise-multiplier 0", "--non-private"},
+                {"tune", "--non-private", "--ledger", ledger.toString(), "--output", tmp.resolve("o5").toString()},
+                {"--non-private", "--ledger"},
+                {"train", "--output", aFile.resolve("sub").toString()}, {"--output", "not a writable"},
+                {"train", "--noise-multiplier", "0", "--output", tmp.resolve("o6").toString()}, {"--non-private"},
+        };
+        for (int c = 0; c < cases.length; c += 2) {
+            Run r = run(cases[c]);
+            String what = String.join(" ", cases[c]);
+            assertEquals(2, r.status(), what + "\n" + r.err());
+            for (String expected : cases[c + 1]) {
+                assertTrue(r.err().contains(expected), what + ": " + r.err());
+            }
+            assertEquals(1, r.err().strip().lines().filter(l -> !l.startsWith("note:")).count(), "one line: " + r.err());
+            assertTrue(java.util.Arrays.equals(before, Files.readAllBytes(ledger)), what + " changed the ledger");
+        }
+        assertEquals("an earlier model", Files.readString(earlier.resolve("model.zip")));
+
+        Files.writeString(ledger, "{\"seq\":9,garbage\n", java.nio.file.StandardOpenOption.APPEND);
+        Run corrupt = run(concat(tune, "--space", "lr=cat:0.5", "--output", tmp.resolve("o7").toString()));
+        assertEquals(5, corrupt.status(), corrupt.err());
+        assertTrue(corrupt.err().startsWith("ledger: ") && corrupt.err().contains("line 3") && corrupt.err().strip().lines().count() == 1,
+                corrupt.err());
+    }
+
+    /** train --non-private runs without noise and says so: epsilon infinite, privacy.json marked. */
+    @Test
+    void trainNonPrivateIsExplicitAndReportsInfiniteEpsilon() throws Exception {
+        Path out = tmp.resolve("np");
+        Run r = run("train", "--non-private", "--epochs", "0.01", "--output", out.toString(), "--no-progress", "--json");
+        assertEquals(0, r.status(), r.err());
+        assertTrue(Double.isInfinite(r.lastJson().get("epsilon").asDouble()), r.lastJson().toString());
+        JsonNode privacy = Cli.JSON.readTree(out.resolve("privacy.json").toFile());
+        assertTrue(privacy.get("non_private").asBoolean());
+        Run again = run("train", "--non-private", "--epochs", "0.01", "--output", out.toString(), "--no-progress");
+        assertEquals(2, again.status(), "an earlier run's results are not overwritten");
+        assertEquals(0, run("train", "--non-private", "--epochs", "0.01", "--output", out.toString(), "--overwrite", "--no-progress")
+                .status());
+    }
+
+    /** A truncated K is never charged more than the composition of its limit m (here m = 2). */
+    @Test
+    void accountTuningCapsATruncatedKByComposition() throws Exception {
+        Run r = run("account", "tuning", "--sampling-rate", "0.004", "--noise-multiplier", "1", "--steps", "1000",
+                "--repetitions", "poisson:10", "--max-repetitions", "2", "--json");
+        assertEquals(0, r.status(), r.err());
+        double twoRuns = RdpAccountant.standard().epsilon(new org.dpdl4j.accounting.SelfComposedEvent(
+                NoiseCalibration.dpSgd(0.004, 1, 1000), 2), 1e-5);
+        assertEquals(twoRuns, r.lastJson().get("epsilon").asDouble(), 1e-9);
+    }
+
+    /** ledger show: every entry, the spent total as the accountant computes it, and the remaining budget. */
+    @Test
+    void ledgerShowPrintsWhatWasSpent() throws Exception {
+        Path ledger = tmp.resolve("show.jsonl");
+        var a = new org.dpdl4j.accounting.GaussianEvent(4);
+        var b = NoiseCalibration.dpSgd(0.01, 1, 100);
+        try (var l = org.dpdl4j.tuning.PrivacyLedger.open(ledger, "mnist", 8, 1e-5)) {
+            long charge = l.charge("a", a).sequence();
+            l.record("trial under a", a, charge);
+            l.charge("b", b);
+        }
+        Run r = run("ledger", "show", ledger.toString(), "--json");
+        assertEquals(0, r.status(), r.err());
+        JsonNode j = r.lastJson();
+        double spent = RdpAccountant.standard().epsilon(new org.dpdl4j.accounting.ComposedEvent(java.util.List.of(a, b)), 1e-5);
+        assertEquals(spent, j.get("epsilon_spent").asDouble(), 1e-12);
+        assertEquals(8 - spent, j.get("epsilon_remaining").asDouble(), 1e-12);
+        assertEquals(3, j.get("entries").size());
+        assertEquals(1, j.get("entries").get(1).get("covered_by").asLong(), "the record points at the first charge");
+        assertEquals(2, run("ledger", "show", tmp.resolve("missing.jsonl").toString()).status());
+    }
+
     /** A short propose-test run: the release holds the selection and the final model, the loop's count is operator-only. */
     @Test
     void tuneProposeTestReleasesTheSelectionOnly() throws Exception {

@@ -397,7 +397,7 @@ public final class RdpAccountant {
                 out[i] = p.k() * base[i];
             }
         } else if (k instanceof RepetitionDistribution.Truncated t) {
-            return lemma22(repeatAndSelect(base, alphas, t.distribution()), alphas, t);
+            return capByComposition(lemma22(repeatAndSelect(base, alphas, t.distribution()), alphas, t), base, t.limit());
         } else {
             throw new IllegalArgumentException("no repeat-and-select bound for " + k);
         }
@@ -457,9 +457,23 @@ public final class RdpAccountant {
                 out[i] = adjusted[i] + logMean / (alphas[i] - 1) + best;
             }
         } else if (k instanceof RepetitionDistribution.Truncated t) {
-            return lemma22(adaptiveRepeatAndSelect(base, alphas, t.distribution(), logRatio), alphas, t);
+            return capByComposition(lemma22(adaptiveRepeatAndSelect(base, alphas, t.distribution(), logRatio), alphas, t), base,
+                    t.limit());
         } else {
             throw new IllegalArgumentException("no adaptive repeat-and-select bound for " + k);
+        }
+        return out;
+    }
+
+    /**
+     * K ≤ m runs always compose: at every order the release of the best of at most m runs (chosen adaptively or
+     * not) is bounded by m·ε(α), whatever K's law (adaptive composition; selecting the best is
+     * post-processing). Each order's bound is valid on its own, so the smaller of the two is too.
+     */
+    private static double[] capByComposition(double[] bound, double[] base, long limit) {
+        double[] out = bound.clone();
+        for (int i = 0; i < out.length; i++) {
+            out[i] = Math.min(out[i], limit * base[i]);
         }
         return out;
     }

@@ -209,6 +209,24 @@ class RepeatAndSelectTest {
         }
     }
 
+    /**
+     * A truncated K never costs more than composing its limit m: at most m runs are made and the best is
+     * post-processing. For Poisson(10) truncated at 2 (DP-SGD q = 0.004, σ = 1, T = 1000) Lemma 22 alone gives
+     * about 10.09 at δ = 1e-5, the composition of two runs about 1.23; for a large limit Lemma 22 is the smaller.
+     */
+    @Test
+    void truncationIsCappedByTheCompositionOfItsLimit() {
+        PrivacyEvent base = NoiseCalibration.dpSgd(0.004, 1.0, 1000);
+        double twoRuns = acc.epsilon(new SelfComposedEvent(base, 2), 1e-5);
+        assertEquals(twoRuns, acc.epsilon(new RepeatAndSelectEvent(base, RepetitionDistribution.poisson(10).truncatedAt(2)), 1e-5),
+                1e-12);
+        assertTrue(twoRuns < 1.3, "two runs compose to about 1.23: " + twoRuns);
+        assertEquals(twoRuns, acc.epsilon(new AdaptiveRepeatAndSelectEvent(base, RepetitionDistribution.poisson(10).truncatedAt(2),
+                0.75, 2), 1e-5), 1e-12, "adaptive runs compose too");
+        double lemma22 = acc.epsilon(new RepeatAndSelectEvent(base, RepetitionDistribution.poisson(10).truncatedAt(40)), 1e-5);
+        assertTrue(lemma22 < acc.epsilon(new SelfComposedEvent(base, 40), 1e-5), "for m = 40 Lemma 22 is the tighter");
+    }
+
     /** A point mass is K-fold composition, and a pointwise max is the worst of its events. */
     @Test
     void pointMassIsCompositionAndMaxIsWorst() {

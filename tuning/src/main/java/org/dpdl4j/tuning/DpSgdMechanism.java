@@ -179,7 +179,11 @@ public final class DpSgdMechanism implements TrainingMechanism {
         double q = samplingRate(c, n);
         long steps = DpSgdConfig.stepsForEpochs(c.number("epochs", b.epochs), q);
         double sigma = noiseMultiplier(c, q, steps);
-        DpSgdConfig.Builder cb = DpSgdConfig.builder().samplingRate(q).noiseMultiplier(sigma).nonPrivate(sigma == 0)
+        if (sigma == 0 && !b.nonPrivate) {
+            throw new IllegalArgumentException("noise multiplier sigma = 0 in " + c + " trains without privacy: allow it explicitly "
+                    + "(Builder.nonPrivate(true); on the command line --non-private)");
+        }
+        DpSgdConfig.Builder cb = DpSgdConfig.builder().samplingRate(q).noiseMultiplier(sigma).nonPrivate(b.nonPrivate)
                 .clipNorm(c.number("clip", b.clip)).steps(steps)
                 .physicalBatchSize(b.physicalBatchSize).delta(b.delta).workers(b.workers).secureRandom(b.secureRandom);
         if (!b.secureRandom) {
@@ -287,12 +291,52 @@ public final class DpSgdMechanism implements TrainingMechanism {
                 (System.nanoTime() - start) / 1e9, null);
     }
 
+    /** Checks every value a candidate sets, so that a bad space is refused before anything is charged. */
     private static void check(Candidate c) {
         for (String axis : c.values().keySet()) {
             if (!AXES.contains(axis)) {
                 throw new IllegalArgumentException("hyperparameter '" + axis + "' is not one of " + AXES);
             }
         }
+        if (c.has("optimizer") || c.has("lr")) {
+            try {
+                ModelOptions.updaterNamed(c.text("optimizer", "sgd"), c.has("lr") ? c.number("lr") : null);
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("hyperparameter " + (c.has("lr") && !(c.number("lr") > 0) ? "lr" : "optimizer")
+                        + " in " + c + ": " + e.getMessage());
+            }
+        }
+        if (c.has("activation")) {
+            try {
+                ModelOptions.activationNamed(c.text("activation", "tanh"));
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("hyperparameter activation in " + c + ": " + e.getMessage());
+            }
+        }
+        positive(c, "clip", false);
+        positive(c, "epochs", false);
+        positive(c, "sigma", true);
+    }
+
+    private static void positive(Candidate c, String axis, boolean zeroAllowed) {
+        if (c.has(axis)) {
+            double v = c.number(axis);
+            if (!(zeroAllowed ? v >= 0 : v > 0) || Double.isInfinite(v)) {
+                throw new IllegalArgumentException("hyperparameter " + axis + " must be finite and " + (zeroAllowed ? ">= 0" : "> 0")
+                        + ", got " + v + " in " + c);
+            }
+        }
+    }
+
+    /**
+     * The same mechanism (same splits) with σ = 0 allowed: for trainings that are private by other means
+     * or not meant to be (the utility estimates of propose-test, DP-HYPE's local training). Its events are
+     * then infinite for σ = 0.
+     */
+    public DpSgdMechanism nonPrivateCopy() {
+        Builder copy = b.copy();
+        copy.nonPrivate = true;
+        return new DpSgdMechanism(copy, train, validation);
     }
 
     /** Settings of {@link DpSgdMechanism}; the defaults follow {@code dpdl4j train}. */
@@ -318,6 +362,7 @@ public final class DpSgdMechanism implements TrainingMechanism {
         private Double scoreNoiseCount;
         private Double samplingRate;
         private Double perCandidateEpsilon;
+        private boolean nonPrivate;
 
         private Builder(LabeledData data) {
             this.data = Objects.requireNonNull(data, "data");
@@ -345,6 +390,13 @@ public final class DpSgdMechanism implements TrainingMechanism {
             scoreNoiseCount = other.scoreNoiseCount;
             samplingRate = other.samplingRate;
             perCandidateEpsilon = other.perCandidateEpsilon;
+            nonPrivate = other.nonPrivate;
+        }
+
+        /** Allow σ = 0 (runs without noise, whose events are infinite); refused otherwise. */
+        public Builder nonPrivate(boolean allow) {
+            this.nonPrivate = allow;
+            return this;
         }
 
         /**

@@ -17,6 +17,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.dpdl4j.accounting.ComposedEvent;
+import org.dpdl4j.accounting.NonPrivateEvent;
 import org.dpdl4j.accounting.PrivacyEvent;
 import org.dpdl4j.accounting.PrivacyEvents;
 import org.dpdl4j.accounting.PrivacyGuarantee;
@@ -31,8 +32,16 @@ import org.dpdl4j.accounting.RdpAccountant;
  * <p>Two kinds of entry: a <em>charge</em> adds its event to the spent budget (the spent ε is the
  * RDP composition of all charges, converted at the ledger's δ); a <em>record</em> is an audit entry
  * whose cost is already covered by an earlier charge (a trial of a tuning run whose whole cost was
- * charged up front). Reopening a ledger restores every entry; a line that does not parse (a torn
- * tail after a crash, say) makes {@link #open} fail with the line number, and nothing is dropped.
+ * charged up front). Reopening a ledger restores every entry. A corrupt line in the middle makes
+ * {@link #open} fail with its number ({@link LedgerException}), and nothing is dropped.
+ *
+ * <p>A torn last line (what a crash during an append leaves: bytes without the final newline) was never
+ * acknowledged, so nothing ran under it; it is still counted conservatively and the file is repaired on
+ * open, after the original is saved beside it as {@code FILE.torn-TIME}: a torn audit record (visibly
+ * {@code "charged":false}) costs nothing and is dropped; a torn charge whose event can be read back is
+ * kept as a charge of that event; anything else is kept as a charge of unknown cost, counted as
+ * infinite ε (the budget is then exhausted: remove that line by hand only if you know what it was).
+ * {@link #repairs()} says what was done.
  *
  * <p>One process at a time: the file is locked while open. Thread-safe within the process.
  */
@@ -41,6 +50,14 @@ public final class PrivacyLedger implements AutoCloseable {
 
     /** One journal line. */
     public record Entry(long sequence, String time, boolean charged, String label, PrivacyEvent event, Long coveredBy) {
+    }
+
+    /** The ledger file cannot be used: corrupt, not a ledger, or locked by another process. The message is one line. */
+    public static final class LedgerException extends IllegalStateException {
+        /** @param message names the file, the line and what is wrong */
+        public LedgerException(String message) {
+            super(message);
+        }
     }
 
     /** Thrown by {@link #charge} when the entry would take the spent ε above the budget; nothing is written. */
@@ -59,6 +76,7 @@ public final class PrivacyLedger implements AutoCloseable {
     private final FileChannel channel;
     private final FileLock lock;
     private final List<Entry> entries = new ArrayList<>();
+    private final List<String> repairs = new ArrayList<>();
 
     private PrivacyLedger(Path file, String dataset, double epsilonBudget, double delta, RdpAccountant accountant,
                           FileChannel channel, FileLock lock) {
@@ -79,7 +97,7 @@ public final class PrivacyLedger implements AutoCloseable {
      * @param epsilonBudget ε budget &gt; 0 (+∞ for a journal without a limit)
      * @param delta         δ ∈ (0, 1) at which spent ε is computed
      * @throws IllegalArgumentException on an invalid budget, or a dataset/budget that differs from the file's
-     * @throws IllegalStateException    if the file is corrupt (the message names the line) or locked by another process
+     * @throws LedgerException         if the file is corrupt (the message names the line), not a ledger, or locked
      * @throws IOException              if it cannot be read or written
      */
     public static PrivacyLedger open(Path file, String dataset, double epsilonBudget, double delta) throws IOException {
@@ -88,6 +106,9 @@ public final class PrivacyLedger implements AutoCloseable {
         }
         if (!(delta > 0 && delta < 1)) {
             throw new IllegalArgumentException("ledger delta must be in (0, 1), got " + delta);
+        }
+        if (Files.isDirectory(file)) {
+            throw new IllegalArgumentException("privacy ledger " + file + " is a directory; give a file");
         }
         Path dir = file.toAbsolutePath().getParent();
         if (dir != null) {
@@ -102,7 +123,8 @@ public final class PrivacyLedger implements AutoCloseable {
         }
         if (lock == null) {
             ch.close();
-            throw new IllegalStateException("privacy ledger " + file + " is open in another process or thread");
+            throw new LedgerException("privacy ledger " + file + " is in use by another dpdl4j process (or thread); wait for it "
+                    + "to finish: one writer at a time");
         }
         try {
             PrivacyLedger ledger = new PrivacyLedger(file, dataset, epsilonBudget, delta, RdpAccountant.standard(), ch, lock);
@@ -119,25 +141,46 @@ public final class PrivacyLedger implements AutoCloseable {
      * Opens an existing ledger with the budget and δ it was created with.
      *
      * @throws IllegalArgumentException if the file does not exist or belongs to another dataset
-     * @throws IllegalStateException    if it is corrupt or locked
+     * @throws LedgerException         if it is corrupt, not a ledger, or locked
      * @throws IOException              if it cannot be read
      */
     public static PrivacyLedger open(Path file, String dataset) throws IOException {
+        if (Files.isDirectory(file)) {
+            throw new IllegalArgumentException("privacy ledger " + file + " is a directory; give a file");
+        }
         if (!Files.exists(file) || Files.size(file) == 0) {
             throw new IllegalArgumentException("privacy ledger " + file + " does not exist; give a budget to create it");
         }
-        String first = Files.readString(file, StandardCharsets.UTF_8).split("\n", 2)[0];
-        Map<?, ?> h;
-        try {
-            h = JSON.readValue(first, Map.class);
-        } catch (JsonProcessingException e) {
-            throw new IllegalStateException("privacy ledger " + file + " line 1 is corrupt: " + e.getOriginalMessage());
-        }
+        Map<?, ?> h = header(file);
         Object b = h.get("epsilon_budget");
         if (!(h.get("delta") instanceof Number d) || !("inf".equals(b) || b instanceof Number)) {
-            throw new IllegalStateException(file + " is not a dpdl4j privacy ledger (first line " + h + ")");
+            throw new LedgerException(file + " is not a dpdl4j privacy ledger (its first line has no budget and delta)");
         }
         return open(file, dataset, "inf".equals(b) ? Double.POSITIVE_INFINITY : ((Number) b).doubleValue(), d.doubleValue());
+    }
+
+    /** The first line of a ledger file, parsed. */
+    private static Map<?, ?> header(Path file) throws IOException {
+        String first;
+        try (var lines = Files.lines(file, StandardCharsets.UTF_8)) {
+            first = lines.findFirst().orElse("");
+        } catch (java.io.UncheckedIOException e) {
+            throw new LedgerException(file + " is not a dpdl4j privacy ledger (not UTF-8 text)");
+        }
+        try {
+            Map<?, ?> h = JSON.readValue(first, Map.class);
+            if (h == null || !"dpdl4j-privacy-ledger".equals(h.get("ledger"))) {
+                throw new LedgerException(file + " is not a dpdl4j privacy ledger (its first line is not a ledger header)");
+            }
+            return h;
+        } catch (JsonProcessingException e) {
+            throw new LedgerException(file + " is not a dpdl4j privacy ledger (its first line is not JSON)");
+        }
+    }
+
+    /** What opening the ledger repaired (a torn last line), one sentence each; empty when nothing was. */
+    public List<String> repairs() {
+        return List.copyOf(repairs);
     }
 
     private void load() throws IOException {
@@ -154,8 +197,9 @@ public final class PrivacyLedger implements AutoCloseable {
             return;
         }
         String[] lines = text.split("\n", -1);
-        if (!lines[lines.length - 1].isEmpty()) {
-            throw corrupt(lines.length, lines[lines.length - 1], "the last line is not terminated (a torn write?)");
+        String torn = lines[lines.length - 1];
+        if (!torn.isEmpty() && lines.length == 1) {
+            throw new LedgerException(file + " is not a dpdl4j privacy ledger (no complete header line)");
         }
         for (int i = 0; i < lines.length - 1; i++) {
             Map<?, ?> m;
@@ -177,11 +221,56 @@ public final class PrivacyLedger implements AutoCloseable {
                 throw corrupt(i + 1, lines[i], "not a ledger entry: " + e.getMessage());
             }
         }
+        if (!torn.isEmpty()) {
+            repairTornLine(text.length() - torn.length(), torn, lines.length);
+        }
+    }
+
+    /**
+     * Repairs a torn last line in place (see the class comment), after saving the original file beside it.
+     *
+     * @param start the torn line's offset in characters (the file is ASCII up to it: JSON escapes the rest)
+     */
+    private void repairTornLine(int start, String torn, int lineNumber) throws IOException {
+        Path backup = file.resolveSibling(file.getFileName() + ".torn-" + Instant.now().toString().replace(':', '-'));
+        Files.copy(file, backup);
+        long sequence = entries.isEmpty() ? 1 : entries.get(entries.size() - 1).sequence() + 1;
+        PrivacyEvent event = null;
+        String label = null;
+        int coveredBy = torn.lastIndexOf(",\"covered_by\"");
+        // the event is complete if the line was cut inside the covered_by field that follows it, or just before the brace
+        for (String candidate : coveredBy < 0 ? List.of(torn + "}") : List.of(torn + "}", torn.substring(0, coveredBy) + "}")) {
+            try {
+                Map<?, ?> m = JSON.readValue(candidate, Map.class);
+                event = PrivacyEvents.fromMap((Map<?, ?>) m.get("event"));
+                label = (String) m.get("label");
+                break;
+            } catch (JsonProcessingException | RuntimeException e) {
+                // not this completion
+            }
+        }
+        byte[] prefix = Files.readString(file, StandardCharsets.UTF_8).substring(0, start).getBytes(StandardCharsets.UTF_8);
+        channel.truncate(prefix.length);
+        channel.force(true);
+        String what;
+        if (torn.contains("\"charged\":false")) {
+            what = "an audit record (no cost: its charge is on file) was dropped";
+        } else if (event != null && torn.contains("\"charged\":true")) {
+            write(true, "repaired torn write: " + label, event, null);
+            what = "a charge was kept with its event (nothing ran under it, but it is counted)";
+        } else {
+            write(true, "repaired torn write of unknown cost, counted as infinite epsilon: " + torn.replaceAll("[^\\x20-\\x7e]", "?"),
+                    new NonPrivateEvent(), null);
+            what = "an entry of unknown cost was kept as a charge of infinite epsilon (the budget is exhausted; remove that "
+                    + "line by hand only if you know what it was)";
+        }
+        repairs.add("privacy ledger " + file + " line " + lineNumber + " was torn (a crash during a write, never acknowledged): "
+                + what + "; entry " + sequence + "; the original is saved as " + backup);
     }
 
     private void checkHeader(Map<?, ?> h) {
         if (!"dpdl4j-privacy-ledger".equals(h.get("ledger"))) {
-            throw new IllegalStateException(file + " is not a dpdl4j privacy ledger (first line " + h + ")");
+            throw new LedgerException(file + " is not a dpdl4j privacy ledger (its first line is not a ledger header)");
         }
         if (!dataset.equals(h.get("dataset"))) {
             throw new IllegalArgumentException("ledger " + file + " is for dataset '" + h.get("dataset") + "', not '" + dataset + "'");
@@ -195,11 +284,10 @@ public final class PrivacyLedger implements AutoCloseable {
         }
     }
 
-    private IllegalStateException corrupt(int line, String content, String why) {
-        String shown = content.length() > 120 ? content.substring(0, 120) + "..." : content;
-        return new IllegalStateException("privacy ledger " + file + " line " + line + " is corrupt (" + why + "): '" + shown
-                + "'. It may be a charge whose write was interrupted; inspect and repair the file by hand —"
-                + " dpdl4j does not drop entries.");
+    private LedgerException corrupt(int line, String content, String why) {
+        String shown = content.length() > 80 ? content.substring(0, 80) + "..." : content;
+        return new LedgerException("privacy ledger " + file + " line " + line + " is corrupt (" + why.replace('\n', ' ') + "): '"
+                + shown.replace('\n', ' ') + "'; dpdl4j drops no entry: repair the line by hand (ledger show FILE lists the rest)");
     }
 
     /** The file. */

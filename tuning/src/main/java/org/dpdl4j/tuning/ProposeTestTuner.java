@@ -165,6 +165,7 @@ public final class ProposeTestTuner {
         int[] partSizes = parts.stream().mapToInt(LabeledData::size).toArray();
         long start = System.nanoTime();
         listener.onStart((long) grid.size() * partitions);
+        DpSgdMechanism nonPrivate = q.nonPrivateCopy(); // the utilities train without noise, as the paper allows
         double[] u = new double[grid.size()];
         int trial = 0;
         for (int s = 0; s < grid.size(); s++) {
@@ -175,7 +176,7 @@ public final class ProposeTestTuner {
                 double accuracy = 0;
                 long trialStart = System.nanoTime();
                 if (part.size() > 0) {
-                    TrainingResult r = q.train(c, part, random.nextLong(), null, info -> listener.onTrialStep(t, info));
+                    TrainingResult r = nonPrivate.train(c, part, random.nextLong(), null, info -> listener.onTrialStep(t, info));
                     accuracy = DpSgdTrainer.accuracy(r.network(), q.validation());
                 }
                 u[s] += (Double.isFinite(accuracy) ? accuracy : 0) / partitions;
