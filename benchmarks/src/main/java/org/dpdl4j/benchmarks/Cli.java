@@ -123,4 +123,87 @@ final class Cli {
     private static String oneLine(String message) {
         return message == null ? "" : message.replaceAll("\\s*\\R\\s*", " ");
     }
+
+    /**
+     * A progress bar on stderr, or null when {@code quiet}. On a terminal it redraws in place; when stderr is
+     * redirected (a log file) it writes a plain line every 30 seconds instead of control characters.
+     */
+    static me.tongfei.progressbar.ProgressBar progressBar(String task, long max, boolean quiet) {
+        if (quiet) {
+            return null;
+        }
+        me.tongfei.progressbar.ProgressBarBuilder b = new me.tongfei.progressbar.ProgressBarBuilder().setTaskName(task)
+                .setInitialMax(max);
+        if (System.console() != null) {
+            b.setConsumer(new me.tongfei.progressbar.ConsoleProgressBarConsumer(System.err, 150)).setUpdateIntervalMillis(500);
+        } else {
+            b.setConsumer(new me.tongfei.progressbar.DelegatingProgressBarConsumer(line -> System.err.println(line.strip()), 150))
+                    .setStyle(me.tongfei.progressbar.ProgressBarStyle.ASCII).setUpdateIntervalMillis(30_000);
+        }
+        return b.build();
+    }
+
+    /**
+     * Opens --ledger FILE: an existing ledger with its own budget, or a new one with --ledger-budget (unlimited
+     * when absent) at δ. Prints what opening repaired and what was spent.
+     *
+     * @throws IllegalArgumentException naming --ledger when the path is a directory
+     */
+    static org.dpdl4j.tuning.PrivacyLedger openLedger(Path file, Double budget, String dataset, double delta) throws IOException {
+        if (Files.isDirectory(file)) {
+            throw new IllegalArgumentException("--ledger " + file + " is a directory; give a file");
+        }
+        org.dpdl4j.tuning.PrivacyLedger l = budget == null && Files.exists(file) && Files.size(file) > 0
+                ? org.dpdl4j.tuning.PrivacyLedger.open(file, dataset)
+                : org.dpdl4j.tuning.PrivacyLedger.open(file, dataset, budget != null ? budget : Double.POSITIVE_INFINITY, delta);
+        for (String repair : l.repairs()) {
+            System.out.println("repaired: " + repair);
+        }
+        System.out.printf("ledger %s: spent epsilon %.4f of %s at delta %s%n", file, l.spent().epsilon(), l.epsilonBudget(), l.delta());
+        return l;
+    }
+
+    /**
+     * Seconds one DP-SGD step of this configuration takes here, measured on two steps over random inputs of the
+     * data's shape on a copy of the network (the private data is not touched).
+     */
+    static double estimateSecondsPerStep(org.deeplearning4j.nn.multilayer.MultiLayerNetwork net, org.dpdl4j.datasets.LabeledData data,
+                                         org.dpdl4j.dpsgd.DpSgdConfig config) {
+        int rows = (int) Math.min(data.size(), Math.max(1, Math.round(config.samplingRate() * data.size())) * 2L);
+        org.nd4j.linalg.api.ndarray.INDArray x = org.nd4j.linalg.factory.Nd4j.rand(data.features().dataType(),
+                rows, data.features().size(1));
+        org.nd4j.linalg.api.ndarray.INDArray y = org.nd4j.linalg.factory.Nd4j.zeros(data.labels().dataType(), rows,
+                data.labels().size(1));
+        y.getColumn(0).assign(1);
+        org.dpdl4j.datasets.LabeledData random = new org.dpdl4j.datasets.LabeledData(x, y, data.channels(), data.height(), data.width());
+        org.dpdl4j.dpsgd.DpSgdConfig two = org.dpdl4j.dpsgd.DpSgdConfig.builder().samplingRate(0.5).nonPrivate(true)
+                .noiseMultiplier(Math.max(config.noiseMultiplier(), 1)).clipNorm(config.clipNorm()).steps(3)
+                .physicalBatchSize(config.physicalBatchSize()).workers(config.workers()).build();
+        org.dpdl4j.dpsgd.TrainingResult warm = new org.dpdl4j.dpsgd.DpSgdTrainer().train(net.clone(), random, two);
+        double perExample = warm.seconds() / Math.max(1, warm.expectedExamples());
+        return perExample * config.samplingRate() * data.size();
+    }
+
+    /** Prints a one-line notice if the JVM is stopped (Ctrl-C, SIGTERM) before {@link #remove()} is called. */
+    static final class InterruptNotice {
+        private final Thread hook;
+
+        private InterruptNotice(Thread hook) {
+            this.hook = hook;
+        }
+
+        static InterruptNotice install(String message) {
+            Thread hook = new Thread(() -> System.err.println(message), "dpdl4j-interrupt-notice");
+            Runtime.getRuntime().addShutdownHook(hook);
+            return new InterruptNotice(hook);
+        }
+
+        void remove() {
+            try {
+                Runtime.getRuntime().removeShutdownHook(hook);
+            } catch (IllegalStateException e) {
+                // the JVM is already shutting down: the notice prints
+            }
+        }
+    }
 }

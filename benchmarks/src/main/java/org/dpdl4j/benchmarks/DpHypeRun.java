@@ -15,9 +15,7 @@ import java.util.Random;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.stream.IntStream;
-import me.tongfei.progressbar.ConsoleProgressBarConsumer;
 import me.tongfei.progressbar.ProgressBar;
-import me.tongfei.progressbar.ProgressBarBuilder;
 import org.dpdl4j.accounting.PrivacyGuarantee;
 import org.dpdl4j.accounting.RdpAccountant;
 import org.dpdl4j.datasets.ClientPartition;
@@ -331,7 +329,6 @@ final class DpHypeRun {
     }
 
     private ProgressBar bar(String task, long max) {
-        return c.t.noProgress ? null : new ProgressBarBuilder().setTaskName(task).setInitialMax(max)
-                .setConsumer(new ConsoleProgressBarConsumer(System.err, 120)).setUpdateIntervalMillis(500).build();
+        return Cli.progressBar(task, max, c.t.noProgress);
     }
 }

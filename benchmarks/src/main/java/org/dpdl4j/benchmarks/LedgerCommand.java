@@ -65,10 +65,10 @@ final class LedgerCommand {
                     Map<String, Object> j = new LinkedHashMap<>();
                     j.put("file", file.toString());
                     j.put("dataset", dataset);
-                    j.put("epsilon_budget", Double.isInfinite(ledger.epsilonBudget()) ? "inf" : ledger.epsilonBudget());
+                    j.put("epsilon_budget", ledger.epsilonBudget());
                     j.put("delta", ledger.delta());
-                    j.put("epsilon_spent", Double.isInfinite(spent) ? "inf" : spent);
-                    j.put("epsilon_remaining", Double.isInfinite(ledger.remaining()) ? "inf" : ledger.remaining());
+                    j.put("epsilon_spent", spent);
+                    j.put("epsilon_remaining", ledger.remaining());
                     j.put("entries", rows);
                     j.put("repairs", ledger.repairs());
                     Cli.printJsonLine(System.out, j);

@@ -5,7 +5,6 @@ import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import org.dpdl4j.accounting.ComposedEvent;
-import org.dpdl4j.accounting.NoiseCalibration;
 import org.dpdl4j.accounting.PrivacyEvent;
 import org.dpdl4j.accounting.PrivacyGuarantee;
 import org.dpdl4j.accounting.RdpAccountant;
@@ -53,10 +52,10 @@ final class ProposeTestRun {
         DpSgdMechanism template = c.mechanism(data, scoring).build();
         RdpAccountant acc = RdpAccountant.standard();
         if (c.noiseMultiplier == null && c.candidateEpsilon == null && space.axes().stream().noneMatch(a -> a.name().equals("sigma"))) {
-            double target = c.targetEpsilon != null ? c.targetEpsilon : 3.0;
             DpSgdMechanism unscaled = template;
-            double sigma = NoiseCalibration.smallestNoise(s -> ComposedEvent.of(tuner.loopEvent(),
-                    SubsampledTuner.finalRunEvent(space, unscaled.withNoiseMultiplier(s))), target, c.t.delta, acc, 1e-3);
+            double sigma = c.calibrate(s -> ComposedEvent.of(tuner.loopEvent(), SubsampledTuner.finalRunEvent(space,
+                    unscaled.withNoiseMultiplier(s))), "the selection loop's T_max = " + tuner.maxIterations() + " iterations of "
+                    + c.epsilon0 + "-DP (lower --eps0, or raise --granularity to lower T_max)");
             template = template.withNoiseMultiplier(sigma);
             c.noiseMultiplier = sigma;
         }

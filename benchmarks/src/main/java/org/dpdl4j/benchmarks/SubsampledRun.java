@@ -4,7 +4,6 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import org.dpdl4j.accounting.NoiseCalibration;
 import org.dpdl4j.accounting.PrivacyGuarantee;
 import org.dpdl4j.accounting.RdpAccountant;
 import org.dpdl4j.accounting.RepetitionDistribution;
@@ -73,10 +72,9 @@ final class SubsampledRun {
                 c.t.secureNoise);
         RdpAccountant acc = RdpAccountant.standard();
         if (c.noiseMultiplier == null && !sigmaAxis && c.candidateEpsilon == null) {
-            double target = c.targetEpsilon != null ? c.targetEpsilon : 3.0;
             DpSgdMechanism unscaled = template;
-            double sigma = NoiseCalibration.smallestNoise(s -> tuner.event(space, unscaled.withNoiseMultiplier(s)), target, c.t.delta,
-                    acc, 1e-3);
+            double sigma = c.calibrate(s -> tuner.event(space, unscaled.withNoiseMultiplier(s)), "the distribution of K"
+                    + (c.inner.equals("dp-hypo") ? " and the adaptivity cost log(C/c) of --density-bounds" : ""));
             template = template.withNoiseMultiplier(sigma);
             c.noiseMultiplier = sigma;
         }

@@ -159,6 +159,36 @@ final class TrainingOptions {
         return dir;
     }
 
+    /**
+     * Checks the run's settings that do not need the data, by option name: epochs in (0, 10000], C finite and
+     * &gt; 0, δ in (0, 1), physical batch &gt;= 1, and not both --seed and --secure-noise.
+     */
+    void checkRunSettings() {
+        if (!(epochs > 0 && epochs <= 10_000)) {
+            throw new IllegalArgumentException("--epochs must be in (0, 10000], got " + epochs);
+        }
+        if (!(clip > 0) || Double.isInfinite(clip)) {
+            throw new IllegalArgumentException("--clip must be finite and > 0, got " + clip);
+        }
+        if (!(delta > 0 && delta < 1)) {
+            throw new IllegalArgumentException("--delta must be in (0, 1), got " + delta);
+        }
+        if (physicalBatchSize < 1) {
+            throw new IllegalArgumentException("--physical-batch-size must be >= 1, got " + physicalBatchSize);
+        }
+        if (seed != null && secureNoise) {
+            throw new IllegalArgumentException("--seed fixes the noise and --secure-noise draws it from SecureRandom: give one of them");
+        }
+    }
+
+    /** Warns when δ ≥ 1/n, where (ε, δ)-DP allows releasing one example outright. */
+    void checkDelta(int n) {
+        if (delta >= 1.0 / n) {
+            System.err.printf("warning: --delta %s is not below 1/n = %.3g: a mechanism that publishes one example in %d is "
+                    + "(0, delta)-DP; choose delta well below 1/n%n", delta, 1.0 / n, Math.round(1 / delta));
+        }
+    }
+
     /** Checks B against n and returns q = B/n. */
     double samplingRate(int n) {
         if (batchSize < 1 || batchSize > n) {

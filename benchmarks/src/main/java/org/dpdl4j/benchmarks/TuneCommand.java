@@ -10,9 +10,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ConcurrentHashMap;
-import me.tongfei.progressbar.ConsoleProgressBarConsumer;
 import me.tongfei.progressbar.ProgressBar;
-import me.tongfei.progressbar.ProgressBarBuilder;
 import org.deeplearning4j.util.ModelSerializer;
 import org.dpdl4j.accounting.NoiseCalibration;
 import org.dpdl4j.accounting.PrivacyEvent;
@@ -26,7 +24,10 @@ import org.dpdl4j.dpsgd.DpSgdTrainer;
 import org.dpdl4j.dpsgd.StepInfo;
 import org.dpdl4j.tuning.Candidate;
 import org.dpdl4j.tuning.DpSgdMechanism;
+import org.dpdl4j.models.Models;
+import org.dpdl4j.tuning.CheckpointedMechanism;
 import org.dpdl4j.tuning.HyperparameterSpace;
+import org.dpdl4j.tuning.TrainingMechanism;
 import org.dpdl4j.tuning.OperatorRecord;
 import org.dpdl4j.tuning.Release;
 import org.dpdl4j.tuning.PrivacyLedger;
@@ -107,7 +108,8 @@ final class TuneCommand implements Callable<Integer> {
     @Option(names = "--partitions", paramLabel = "k", defaultValue = "10", description = "propose-test: disjoint parts k (default ${DEFAULT-VALUE}).")
     int partitions;
 
-    @Option(names = "--granularity", paramLabel = "g", defaultValue = "0.01", description = "propose-test: utility granularity g in (0, 1) (default ${DEFAULT-VALUE}).")
+    @Option(names = "--granularity", paramLabel = "g", defaultValue = "0.1", description = {"propose-test: utility granularity g in (0, 1);",
+            "T_max = 2*ceil((1-u0)/g)+2 iterations are charged (default ${DEFAULT-VALUE}: 22 iterations)."})
     double granularity;
 
     @Option(names = "--eps0", paramLabel = "ε₀", defaultValue = "0.1", description = "propose-test: epsilon of one loop iteration (default ${DEFAULT-VALUE}).")
@@ -146,7 +148,8 @@ final class TuneCommand implements Callable<Integer> {
     Double candidateEpsilon;
 
     @Option(names = "--repetitions", defaultValue = "poisson:10", paramLabel = "SPEC",
-            description = "Distribution of the number of runs K: " + RepetitionSpec.FORMS + " (default ${DEFAULT-VALUE}).")
+            description = "Distribution of the number of runs K: " + RepetitionSpec.FORMS + " (default ${DEFAULT-VALUE}; "
+                    + "geometric:mean=10 for dp-hypo).")
     String repetitions;
 
     @Option(names = "--max-repetitions", paramLabel = "m", description = "Truncate K at m runs (seed 004 Lemma 22).")
@@ -198,12 +201,31 @@ final class TuneCommand implements Callable<Integer> {
     @Option(names = "--reveal-trial-scores", hidden = true, description = "The old name of --reveal-trials.")
     boolean revealTrialScoresOldName;
 
+    @Option(names = "--resume", paramLabel = "DIR", description = {"Continue the random-search or dp-hypo tuning whose output directory",
+            "is DIR after a crash: same K and candidates, finished trials not re-run, nothing charged twice; the other",
+            "options come from DIR/operator/state.json."})
+    Path resume;
+
+    @Option(names = "--dry-run", description = {"Print sigma, the tuning's epsilon and an estimate of the time, and stop: nothing is",
+            "trained or charged (random-search and dp-hypo)."})
+    boolean dryRun;
+
+    /** The saved state of the tuning being resumed, or null. */
+    private Map<String, Object> resumeState;
+
+    /** The tuner's seed once chosen (saved for --resume), or null. */
+    private Long chosenTunerSeed;
+
     @Override
     public Integer call() throws IOException {
+        if (resume != null) {
+            return resumeTuning();
+        }
         revealTrialScores |= revealTrialScoresOldName;
-        if (join == null) {
+        if (join == null && !dryRun) {
             t.outputDirectory("tune"); // checked before anything is charged or trained
         }
+        t.checkRunSettings();
         if (t.nonPrivate) {
             if (targetEpsilon != null || candidateEpsilon != null || noiseMultiplier != null && noiseMultiplier != 0) {
                 throw new IllegalArgumentException("--non-private trains with sigma = 0: --target-epsilon, --candidate-epsilon and a "
@@ -237,6 +259,10 @@ final class TuneCommand implements Callable<Integer> {
         }
         if (!(validationFraction > 0 && validationFraction < 1)) {
             throw new IllegalArgumentException("--validation-fraction must be in (0, 1), got " + validationFraction);
+        }
+        if ((tuner.equals("dp-hypo") || tuner.equals("subsampled") && inner.equals("dp-hypo"))
+                && !spec.commandLine().getParseResult().hasMatchedOption("--repetitions")) {
+            repetitions = "geometric:mean=10"; // DP-HyPO's Theorem 1 is for truncated negative binomial K; Poisson costs far more
         }
         RepetitionDistribution k = RepetitionSpec.parse(repetitions, maxRepetitions);
         List<HyperparameterSpace.Axis> axes = new ArrayList<>();
@@ -280,15 +306,19 @@ final class TuneCommand implements Callable<Integer> {
                     + "they are drawn: give --noise-multiplier instead of --target-epsilon");
         }
 
+        if (resumeState != null && revealTrialScores) {
+            throw new IllegalArgumentException("--resume is not available for a tuning with --reveal-trials (its charge depends on K)");
+        }
+        chosenTunerSeed = resumeState != null ? Long.parseLong((String) resumeState.get("tuner_seed")) : tunerSeed();
         Tuner search = tuner(k); // validates the tuner's options before the data is loaded
         TrainTest data = t.load();
+        t.checkDelta(data.train().size());
         DpSgdMechanism mechanism = mechanism(data, scoring).build();
         RdpAccountant acc = RdpAccountant.standard();
         if (noiseMultiplier == null && !sigmaAxis && candidateEpsilon == null) {
-            double target = targetEpsilon != null ? targetEpsilon : 3.0;
             DpSgdMechanism unscaled = mechanism;
-            double sigma = NoiseCalibration.smallestNoise(s -> search.event(hs, unscaled.withNoiseMultiplier(s)), target, t.delta,
-                    acc, 1e-3);
+            double sigma = calibrate(s -> search.event(hs, unscaled.withNoiseMultiplier(s)), search instanceof DpHypoTuner
+                    ? "the adaptivity cost log(C/c) of --density-bounds and the distribution of K" : "the distribution of K");
             mechanism = mechanism.withNoiseMultiplier(sigma);
             noiseMultiplier = sigma;
         }
@@ -303,15 +333,33 @@ final class TuneCommand implements Callable<Integer> {
                         ? String.format("score noise std %.4g", scoreNoise) : "score on a split declared public, no cost",
                 acc.epsilon(base, t.delta));
 
+        if (dryRun) {
+            return dryRun(search, hs, mechanism, data, k);
+        }
+        Path out = t.outputDirectory("tune");
         PrivacyLedger ledger = openLedger();
+        Long covering = null;
+        if (resumeState != null && ledger != null) {
+            long before = ((Number) resumeState.get("ledger_entries_before")).longValue();
+            covering = ledger.entries().stream().filter(e -> e.charged() && e.sequence() > before).map(PrivacyLedger.Entry::sequence)
+                    .findFirst().orElse(null); // null: the crash came before the charge, which is made now
+        } else if (resumeState == null) {
+            saveResumeState(out, ledger);
+        }
+        TrainingMechanism trials = new CheckpointedMechanism(mechanism, TuningOutput.operatorDirectory(out).resolve("trials"));
         TuningResult result;
+        Cli.InterruptNotice notice = Cli.InterruptNotice.install("tune interrupted: " + (ledger != null
+                ? "the tuning's whole cost was charged to " + ledgerFile + " before its first trial; " : "")
+                + "continue with ./dpdl4j tune --resume " + out);
         try (ProgressReporter progress = new ProgressReporter(t.noProgress, revealTrialScores)) {
-            result = search.tune(hs, mechanism, ledger, progress);
+            result = search.tune(hs, trials, ledger, covering, progress);
         } finally {
+            notice.remove();
             if (ledger != null) {
                 ledger.close();
             }
         }
+        Files.deleteIfExists(TuningOutput.operatorDirectory(out).resolve(STATE)); // it holds the seed: not needed any more
 
         Release release = result.release();
         OperatorRecord record = result.operatorRecord();
@@ -332,7 +380,7 @@ final class TuneCommand implements Callable<Integer> {
         if (search instanceof DpHypoTuner && !release.trialsRevealed()) {
             double random = acc.epsilon(new RepeatAndSelectEvent(result.baseEvent(), k), t.delta);
             adaptivity = total.epsilon() - random;
-            report.put("density_bounds", List.of(density.bounds(PAPER_BOUNDS)[0], density.bounds(PAPER_BOUNDS)[1]));
+            report.put("density_bounds", List.of(density.bounds(DEFAULT_BOUNDS)[0], density.bounds(DEFAULT_BOUNDS)[1]));
             report.put("epsilon_random_search", random);
             report.put("adaptivity_cost", adaptivity);
         }
@@ -355,7 +403,6 @@ final class TuneCommand implements Callable<Integer> {
         operator.put("epsilon_naive_composition", naive);
         operator.put("train_split_size", mechanism.train().size());
         operator.put("validation_split_size", mechanism.validation().size());
-        Path out = t.outputDirectory("tune");
         TuningOutput.write(out, release.model(), report, release.trialsRevealed() ? release.trialMaps() : null, operator);
 
         System.out.printf("best: %s | validation score %s | test accuracy %s%n", release.candidate(),
@@ -411,7 +458,92 @@ final class TuneCommand implements Callable<Integer> {
         return m;
     }
 
-    private static final double[] PAPER_BOUNDS = {0.75, 2};
+    private static final String STATE = "state.json";
+
+    /**
+     * The smallest σ for which the procedure meets --target-epsilon (default 3). When no σ can (a floor the noise
+     * cannot lower), says so with the floor, its cause and the fix.
+     */
+    double calibrate(java.util.function.DoubleFunction<PrivacyEvent> eventOf, String floorCause) {
+        double target = targetEpsilon != null ? targetEpsilon : 3.0;
+        RdpAccountant acc = RdpAccountant.standard();
+        try {
+            return NoiseCalibration.smallestNoise(eventOf::apply, target, t.delta, acc, 1e-3);
+        } catch (IllegalArgumentException e) {
+            double floor = acc.epsilon(eventOf.apply(1e6), t.delta);
+            throw new IllegalArgumentException(String.format("--target-epsilon %s cannot be met: with any noise the procedure costs "
+                    + "at least epsilon %.4f at delta %s, from %s. Raise --target-epsilon above %.4f or lower that floor.", target, floor,
+                    t.delta, floorCause, floor));
+        }
+    }
+
+    /** What --dry-run prints: σ, the tuning's ε, E[K] and the expected time from a short timing on random inputs. */
+    private Integer dryRun(Tuner search, HyperparameterSpace hs, DpSgdMechanism mechanism, TrainTest data, RepetitionDistribution k) {
+        RdpAccountant acc = RdpAccountant.standard();
+        PrivacyEvent event = revealTrialScores ? null : search.event(hs, mechanism);
+        Candidate c = hs.first();
+        org.dpdl4j.dpsgd.DpSgdConfig cfg = mechanism.config(c, 0);
+        double perRun = Cli.estimateSecondsPerStep(Models.byName(t.modelName(), t.modelOptions(data)), mechanism.train(), cfg)
+                * cfg.steps();
+        System.out.printf("dry run: sigma %.4f; whole tuning epsilon %s at delta %s; E[K] = %.4g runs of about %.0f s each (%s), "
+                        + "about %.0f s in all; nothing was trained or charged%n", noiseMultiplier,
+                event == null ? "(the composition of the K drawn runs)" : String.format("%.4f", acc.epsilon(event, t.delta)), t.delta,
+                k.mean(), perRun, c, perRun * k.mean());
+        if (t.json) {
+            Map<String, Object> j = new LinkedHashMap<>();
+            j.put("dry_run", true);
+            j.put("noise_multiplier", noiseMultiplier);
+            j.put("epsilon_total", event == null ? null : acc.epsilon(event, t.delta));
+            j.put("delta", t.delta);
+            j.put("expected_repetitions", k.mean());
+            j.put("estimated_seconds", perRun * k.mean());
+            Cli.printJsonLine(System.out, j);
+        }
+        return 0;
+    }
+
+    /** Saves what --resume needs (the command line, the tuner's seed, the ledger's length) in the operator record. */
+    private void saveResumeState(Path out, PrivacyLedger ledger) throws IOException {
+        Map<String, Object> state = new LinkedHashMap<>();
+        state.put("note", "operator record: holds the tuning's seed, which determines its noise; never publish");
+        state.put("args", spec.commandLine().getParseResult().originalArgs());
+        state.put("tuner_seed", Long.toString(chosenTunerSeed));
+        state.put("ledger_entries_before", ledger == null ? 0 : ledger.entries().stream().mapToLong(PrivacyLedger.Entry::sequence)
+                .max().orElse(0));
+        Files.createDirectories(TuningOutput.operatorDirectory(out));
+        Cli.writeJsonAtomically(TuningOutput.operatorDirectory(out).resolve(STATE), state);
+    }
+
+    /** tune --resume DIR: the saved command line, parsed anew, with the saved seed and DIR as the output. */
+    private Integer resumeTuning() throws IOException {
+        Path stateFile = TuningOutput.operatorDirectory(resume).resolve(STATE);
+        if (Files.exists(resume.resolve("tuning.json"))) {
+            throw new IllegalArgumentException("--resume " + resume + ": that tuning has finished (tuning.json exists)");
+        }
+        if (!Files.exists(stateFile)) {
+            throw new IllegalArgumentException("--resume " + resume + ": no tuning to resume (" + stateFile + " does not exist; "
+                    + "only random-search and dp-hypo tunings can be resumed)");
+        }
+        @SuppressWarnings("unchecked")
+        Map<String, Object> state = Cli.JSON.readValue(stateFile.toFile(), Map.class);
+        @SuppressWarnings("unchecked")
+        List<String> args = (List<String>) state.get("args");
+        TuneCommand again = new TuneCommand();
+        picocli.CommandLine cl = new picocli.CommandLine(again);
+        cl.parseArgs(args.toArray(String[]::new));
+        again.spec = cl.getCommandSpec();
+        again.resumeState = state;
+        again.t.output = resume;
+        again.t.overwrite = true;
+        again.t.noProgress |= t.noProgress;
+        again.t.json |= t.json;
+        System.out.println("resuming the tuning in " + resume + " (same K and candidates; finished trials are not re-run; "
+                + "the ledger is not charged again)");
+        return again.call();
+    }
+
+    /** tune's default density bounds: the paper's 0.75:2 alone costs about ε 3 by Theorem 1 (3·log(8/3)). */
+    private static final double[] DEFAULT_BOUNDS = {0.8, 1.25};
 
     /** The tuner --tuner names (random search or DP-HyPO). */
     private Tuner tuner(RepetitionDistribution k) {
@@ -426,7 +558,7 @@ final class TuneCommand implements Callable<Integer> {
             }
             return new RandomSearchTuner(k, tunerSeed(), threads, revealTrialScores);
         }
-        double[] b = density.bounds(PAPER_BOUNDS);
+        double[] b = density.bounds(DEFAULT_BOUNDS);
         density.densityBounds = b[0] + ":" + b[1];
         DpHypoTuner hypo = new DpHypoTuner(k, b[0], b[1], rule(), tunerSeed());
         return revealTrialScores ? hypo.withRevealedTrials() : hypo;
@@ -460,6 +592,9 @@ final class TuneCommand implements Callable<Integer> {
 
     /** The tuner's seed: --seed, or a secure one. */
     long tunerSeed() {
+        if (chosenTunerSeed != null) {
+            return chosenTunerSeed;
+        }
         if (t.seed != null && !t.secureNoise) {
             if (!seedNoted) {
                 System.err.println("note: --seed fixes K, the candidates, the subsets, the sampling and the noise; keep it secret");
@@ -491,15 +626,7 @@ final class TuneCommand implements Callable<Integer> {
             }
             return null;
         }
-        PrivacyLedger l = ledgerBudget == null && Files.exists(ledgerFile) && Files.size(ledgerFile) > 0
-                ? PrivacyLedger.open(ledgerFile, t.dataset)
-                : PrivacyLedger.open(ledgerFile, t.dataset, ledgerBudget != null ? ledgerBudget : Double.POSITIVE_INFINITY, t.delta);
-        for (String repair : l.repairs()) {
-            System.out.println("repaired: " + repair);
-        }
-        System.out.printf("ledger %s: spent epsilon %.4f of %s at delta %s%n", ledgerFile, l.spent().epsilon(), l.epsilonBudget(),
-                l.delta());
-        return l;
+        return Cli.openLedger(ledgerFile, ledgerBudget, t.dataset, t.delta);
     }
 
     /** Progress bar over trials; the running trials' steps in its message; one line per finished trial. */
@@ -518,9 +645,8 @@ final class TuneCommand implements Callable<Integer> {
         @Override
         public synchronized void onStart(long trials) {
             total = trials;
-            if (!quiet && trials > 0) {
-                bar = new ProgressBarBuilder().setTaskName("trials").setInitialMax(trials)
-                        .setConsumer(new ConsoleProgressBarConsumer(System.err, 150)).setUpdateIntervalMillis(500).build();
+            if (trials > 0) {
+                bar = Cli.progressBar("trials", trials, quiet);
             }
         }
 
@@ -562,9 +688,8 @@ final class TuneCommand implements Callable<Integer> {
 
         @Override
         public synchronized void onFinalRunStep(StepInfo s) {
-            if (!quiet && bar == null) {
-                bar = new ProgressBarBuilder().setTaskName("final run").setInitialMax(s.totalSteps())
-                        .setConsumer(new ConsoleProgressBarConsumer(System.err, 150)).setUpdateIntervalMillis(500).build();
+            if (bar == null) {
+                bar = Cli.progressBar("final run", s.totalSteps(), quiet);
             }
             if (bar != null) {
                 bar.stepTo(s.step());

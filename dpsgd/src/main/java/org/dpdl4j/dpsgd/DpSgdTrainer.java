@@ -3,6 +3,7 @@ package org.dpdl4j.dpsgd;
 import java.security.SecureRandom;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Objects;
 import java.util.SplittableRandom;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -28,7 +29,8 @@ import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
 
 /**
- * DP-SGD (Abadi et al. 2016) on a DL4J network, as specified in ../shared/SPEC.md §1: each step
+ * DP-SGD (Abadi et al., Deep Learning with Differential Privacy, CCS 2016, arXiv:1607.00133) on a DL4J
+ * network: each step
  * draws a Poisson batch with rate q, clips every example's full-model gradient to L2 norm C
  * ({@link PerExampleGradients}, exact), adds one draw of N(0, σ²C² I) to the clipped sum, divides
  * by the <em>expected</em> batch size q·n (never the realised one, which is private), and applies the
@@ -39,6 +41,12 @@ import org.nd4j.linalg.factory.Nd4j;
  * converts it. With an ε budget the trainer stops <em>before</em> the first step whose cumulative ε
  * would exceed it. The trainer holds no global state; it starts threads only when asked for
  * {@link DpSgdConfig#workers()} &gt; 1, and stops them before returning.
+ *
+ * <p>A run can hand {@link Checkpoint}s to a sink every N steps and be resumed from one
+ * ({@link #resume}). A resumed run draws <em>fresh</em> sampling and noise randomness: replaying the
+ * stream from the start would add the same noise vectors a second time to other gradients, and the
+ * difference of two such updates cancels the noise. Its event is the planned T steps: the steps before the
+ * checkpoint were made (and count), those after it until a crash were discarded unsaved and released nothing.
  */
 public final class DpSgdTrainer {
     private final RdpAccountant accountant;
@@ -71,6 +79,41 @@ public final class DpSgdTrainer {
      */
     public TrainingResult train(MultiLayerNetwork network, LabeledData train, DpSgdConfig config,
                                 TrainingListener... listeners) {
+        return run(network, train, config, 0, 0, null, listeners);
+    }
+
+    /**
+     * {@link #train} that hands a {@link Checkpoint} to {@code sink} after every {@code checkpointEvery} steps (not
+     * after the last).
+     *
+     * @throws IllegalArgumentException if checkpointEvery &lt; 1
+     */
+    public TrainingResult train(MultiLayerNetwork network, LabeledData train, DpSgdConfig config, long checkpointEvery,
+                                Checkpoint.Sink sink, TrainingListener... listeners) {
+        if (checkpointEvery < 1) {
+            throw new IllegalArgumentException("checkpointEvery must be >= 1 step, got " + checkpointEvery);
+        }
+        return run(network, train, config, 0, checkpointEvery, Objects.requireNonNull(sink, "sink"), listeners);
+    }
+
+    /**
+     * Continues a checkpointed run to its planned T on the same training data, with fresh randomness (see the
+     * class comment; with a fixed seed the streams are derived from the seed and the step, never the first ones).
+     * The result's event is the whole run's: T steps.
+     *
+     * @param checkpointEvery 0 for no further checkpoints
+     * @throws IllegalArgumentException if the data or network do not fit the checkpoint
+     */
+    public TrainingResult resume(Checkpoint from, LabeledData train, long checkpointEvery, Checkpoint.Sink sink,
+                                 TrainingListener... listeners) {
+        if (checkpointEvery < 0 || checkpointEvery > 0 && sink == null) {
+            throw new IllegalArgumentException("checkpointEvery must be >= 0 (and needs a sink when > 0), got " + checkpointEvery);
+        }
+        return run(from.network(), train, from.config(), from.stepsDone(), checkpointEvery, sink, listeners);
+    }
+
+    private TrainingResult run(MultiLayerNetwork network, LabeledData train, DpSgdConfig config, long firstStep,
+                               long checkpointEvery, Checkpoint.Sink sink, TrainingListener... listeners) {
         requirePositiveLearningRate(network);
         int workers = config.workers();
         PerExampleGradients[] gradients = new PerExampleGradients[workers];
@@ -90,6 +133,11 @@ public final class DpSgdTrainer {
 
         long samplerSeed = config.seed();
         long noiseSeed = config.seed() ^ 0x9E3779B97F4A7C15L;
+        if (firstStep > 0) { // a resumed run: streams that the first part never used
+            SplittableRandom derived = new SplittableRandom(config.seed() ^ (firstStep * 0xBF58476D1CE4E5B9L) ^ 0x94D049BB133111EBL);
+            samplerSeed = derived.nextLong();
+            noiseSeed = derived.nextLong();
+        }
         if (config.secureRandom()) {
             SecureRandom secure = new SecureRandom();
             samplerSeed = secure.nextLong();
@@ -119,7 +167,7 @@ public final class DpSgdTrainer {
         }) : null;
         long start = System.nanoTime();
         try (GaussianNoise noise = new GaussianNoise(noiseSeed)) {
-            for (long t = 1; t <= steps; t++) {
+            for (long t = firstStep + 1; t <= steps; t++) {
                 int[] batch = sampler.next();
                 double lossSum = clippedSum(batch, features, labels, c, config.physicalBatchSize(), gradients, partial, pool);
                 noise.addTo(flat, sigma * c);
@@ -129,10 +177,13 @@ public final class DpSgdTrainer {
                     double secs = (System.nanoTime() - start) / 1e9;
                     StepInfo info = new StepInfo(t, config.steps(), t * q, batch.length,
                             batch.length == 0 ? Double.NaN : lossSum / batch.length,
-                            RdpConversion.epsilon(perStep.times(t), config.delta()).epsilon(), q * n * t / secs);
+                            RdpConversion.epsilon(perStep.times(t), config.delta()).epsilon(), q * n * (t - firstStep) / secs);
                     for (TrainingListener l : ls) {
                         l.onStep(info);
                     }
+                }
+                if (sink != null && checkpointEvery > 0 && t % checkpointEvery == 0 && t < steps) {
+                    sink.save(new Checkpoint(network, config, t));
                 }
             }
         } finally {
@@ -141,7 +192,8 @@ public final class DpSgdTrainer {
             }
         }
         double seconds = (System.nanoTime() - start) / 1e9;
-        return new TrainingResult(network, event(q, sigma, steps), steps, steps < config.steps(), q * n * steps, seconds);
+        return new TrainingResult(network, event(q, sigma, steps), steps, steps < config.steps(), q * n * (steps - firstStep),
+                seconds);
     }
 
     /**

@@ -97,6 +97,47 @@ class DpSgdTrainerTest {
         assertEquals(sigma * c, sd, 5 * sigma * c * Math.sqrt(0.5 / d), "noise standard deviation");
     }
 
+    /**
+     * Checkpoints arrive every k steps with the network as it is then; a run resumed from one (after a round
+     * trip through ModelSerializer, updater state included) ends at the planned T with the whole run's event,
+     * and draws fresh randomness: it does not replay the streams of the uninterrupted run.
+     */
+    @Test
+    void checkpointsResumeToThePlannedStepsWithFreshRandomness(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+            throws Exception {
+        LabeledData train = mnist.train().randomSubset(300, 8).castTo(DataType.DOUBLE);
+        ModelOptions o = ModelOptions.mnist().withDataType(DataType.DOUBLE).withUpdater(new org.nd4j.linalg.learning.config.Adam(0.01));
+        DpSgdConfig cfg = DpSgdConfig.builder().samplingRate(0.1).noiseMultiplier(1.0).steps(12).seed(21).build();
+        List<Long> at = new ArrayList<>();
+        java.io.File saved = dir.resolve("at4.zip").toFile();
+        List<INDArray> paramsAt4 = new ArrayList<>();
+        MultiLayerNetwork full = Models.mlp(o);
+        TrainingResult uninterrupted = new DpSgdTrainer().train(full, train, cfg, 4, c -> {
+            at.add(c.stepsDone());
+            assertEquals(NoiseCalibration.dpSgd(0.1, 1.0, c.stepsDone()), c.eventSoFar());
+            if (c.stepsDone() == 4) {
+                try {
+                    org.deeplearning4j.util.ModelSerializer.writeModel(c.network(), saved, true);
+                } catch (java.io.IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+                paramsAt4.add(c.network().params().dup());
+            }
+        });
+        assertEquals(List.of(4L, 8L), at, "every 4 steps, not after the last");
+        MultiLayerNetwork restored = org.deeplearning4j.util.ModelSerializer.restoreMultiLayerNetwork(saved, true);
+        assertEquals(0, paramsAt4.get(0).sub(restored.params()).amaxNumber().doubleValue(), 0.0);
+        List<StepInfo> steps = new ArrayList<>();
+        TrainingResult resumed = new DpSgdTrainer().resume(new Checkpoint(restored, cfg, 4), train, 0, null, steps::add);
+        assertEquals(uninterrupted.event(), resumed.event(), "the whole run's event: T = 12 steps");
+        assertEquals(12, resumed.stepsTaken());
+        assertEquals(8, steps.size());
+        assertEquals(5, steps.get(0).step());
+        double diff = full.params().sub(restored.params()).amaxNumber().doubleValue();
+        assertTrue(diff > 1e-6, "a resumed run must not replay the first run's noise and batches (difference " + diff + ")");
+        assertThrows(IllegalArgumentException.class, () -> new Checkpoint(restored, cfg, 13));
+    }
+
     /** Splitting each batch across parallel workers changes nothing but the order of float64 additions. */
     @Test
     void parallelWorkersGiveTheSameRun() {
