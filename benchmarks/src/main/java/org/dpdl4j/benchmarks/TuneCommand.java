@@ -506,7 +506,8 @@ final class TuneCommand implements Callable<Integer> {
     private void saveResumeState(Path out, PrivacyLedger ledger) throws IOException {
         Map<String, Object> state = new LinkedHashMap<>();
         state.put("note", "operator record: holds the tuning's seed, which determines its noise; never publish");
-        state.put("args", spec.commandLine().getParseResult().originalArgs());
+        List<String> original = spec.commandLine().getParseResult().originalArgs(); // from "tune" on
+        state.put("args", original.subList(original.indexOf("tune") + 1, original.size()));
         state.put("tuner_seed", Long.toString(chosenTunerSeed));
         state.put("ledger_entries_before", ledger == null ? 0 : ledger.entries().stream().mapToLong(PrivacyLedger.Entry::sequence)
                 .max().orElse(0));

@@ -494,6 +494,107 @@ class CliTest {
         assertEquals(2, run("ledger", "show", tmp.resolve("missing.jsonl").toString()).status());
     }
 
+    /** Starts the command line in a child JVM (one ND4J thread), its output in {@code log}. */
+    private static Process startCli(Path log, String... args) throws Exception {
+        String javaBinary = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        java.util.List<String> cmd = new java.util.ArrayList<>(java.util.List.of(javaBinary, "-Xmx2g", "-cp",
+                System.getProperty("java.class.path"), Main.class.getName()));
+        cmd.addAll(java.util.List.of(args));
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile());
+        pb.environment().put("OMP_NUM_THREADS", "1");
+        return pb.start();
+    }
+
+    /** Waits for a file to appear while the process lives; fails with the process's log otherwise. */
+    private static void awaitFile(Path file, Process p, Path log) throws Exception {
+        long end = System.nanoTime() + 240_000_000_000L;
+        while (!Files.exists(file)) {
+            if (!p.isAlive() || System.nanoTime() > end) {
+                p.destroyForcibly();
+                throw new AssertionError(file + " never appeared; child log:\n" + Files.readString(log));
+            }
+            Thread.sleep(50);
+        }
+    }
+
+    /**
+     * SIGKILL after a checkpoint, then train --resume: the run ends at its planned T, its epsilon and privacy.json
+     * are those of the whole T-step run, and the checkpoint is gone.
+     */
+    @Test
+    void trainResumesAfterSigkillToThePlannedSteps() throws Exception {
+        Path out = tmp.resolve("ckpt");
+        Path log = tmp.resolve("ckpt.log");
+        Process p = startCli(log, "train", "--model", "mlp", "--epochs", "0.6", "--noise-multiplier", "1.1",
+                "--checkpoint-every", "20", "--seed", "7", "--output", out.toString(), "--no-progress");
+        awaitFile(out.resolve("checkpoint").resolve("state.json"), p, log);
+        assertTrue(p.isAlive(), "killed mid-run");
+        p.destroyForcibly(); // SIGKILL
+        assertTrue(p.waitFor(60, java.util.concurrent.TimeUnit.SECONDS));
+        assertTrue(!Files.exists(out.resolve("model.zip")), "the killed run finished nothing");
+        long done = Cli.JSON.readTree(out.resolve("checkpoint").resolve("state.json").toFile()).get("steps_done").asLong();
+        assertTrue(done >= 20 && done % 20 == 0, "checkpoint at " + done);
+
+        Run r = run("train", "--resume", out.toString(), "--no-progress", "--json");
+        assertEquals(0, r.status(), r.err() + r.out());
+        JsonNode j = r.lastJson();
+        long planned = (long) Math.ceil(0.6 * 60000 / 256.0);
+        assertEquals(planned, j.get("steps").asLong());
+        assertEquals(done, j.get("resumed_from_step").asLong());
+        var event = NoiseCalibration.dpSgd(256.0 / 60000, 1.1, planned);
+        assertEquals(RdpAccountant.standard().epsilon(event, 1e-5), j.get("epsilon").asDouble(), 1e-12);
+        JsonNode privacy = Cli.JSON.readTree(out.resolve("privacy.json").toFile());
+        assertEquals(planned, privacy.get("steps").asLong());
+        assertEquals(event, PrivacyEvents.fromMap(Cli.JSON.convertValue(privacy.get("event"), java.util.Map.class)));
+        assertTrue(!Files.exists(out.resolve("checkpoint")), "the final model supersedes the checkpoint");
+        assertTrue(j.get("test_accuracy").asDouble() > 0.3, r.out());
+        Run again = run("train", "--resume", out.toString(), "--no-progress");
+        assertEquals(2, again.status());
+        assertTrue(again.err().contains("finished"), again.err());
+    }
+
+    /**
+     * SIGKILL after the first finished trial, then tune --resume: the ledger holds exactly one charge, and the
+     * release equals that of an uninterrupted tuning with the same seed (same best, score and model parameters).
+     */
+    @Test
+    void tuneResumesAfterSigkillWithOneChargeAndTheSameRelease() throws Exception {
+        String[] args = {"tune", "--model", "mlp", "--epochs", "0.15", "--repetitions", "fixed:4", "--space", "lr=cat:0.05,0.2,0.8",
+                "--noise-multiplier", "1.0", "--seed", "11", "--no-progress"};
+        Path ledger = tmp.resolve("resume-ledger.jsonl");
+        Path out = tmp.resolve("resumed");
+        Path log = tmp.resolve("tune.log");
+        Process p = startCli(log, concat(args, "--ledger", ledger.toString(), "--output", out.toString()));
+        awaitFile(out.resolve("operator").resolve("trials").resolve("trial-0.json"), p, log);
+        assertTrue(p.isAlive(), "killed mid-tuning");
+        p.destroyForcibly();
+        assertTrue(p.waitFor(60, java.util.concurrent.TimeUnit.SECONDS));
+        assertTrue(!Files.exists(out.resolve("tuning.json")));
+        java.util.function.Supplier<Long> charges = () -> {
+            try {
+                return Files.readAllLines(ledger).stream().filter(l -> l.contains("\"charged\":true")).count();
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        };
+        assertEquals(1L, charges.get());
+
+        Run resumed = run("tune", "--resume", out.toString(), "--json");
+        assertEquals(0, resumed.status(), resumed.err() + resumed.out());
+        assertEquals(1L, charges.get(), "nothing is charged twice");
+        Run clean = run(concat(args, "--ledger", tmp.resolve("clean-ledger.jsonl").toString(), "--output",
+                tmp.resolve("clean").toString(), "--json"));
+        assertEquals(0, clean.status(), clean.err());
+        assertEquals(clean.lastJson().get("best"), resumed.lastJson().get("best"));
+        assertEquals(clean.lastJson().get("best_score").asDouble(), resumed.lastJson().get("best_score").asDouble(), 0.0);
+        assertEquals(clean.lastJson().get("epsilon_total").asDouble(), resumed.lastJson().get("epsilon_total").asDouble(), 0.0);
+        MultiLayerNetwork a = ModelSerializer.restoreMultiLayerNetwork(out.resolve("model.zip").toFile());
+        MultiLayerNetwork b = ModelSerializer.restoreMultiLayerNetwork(tmp.resolve("clean").resolve("model.zip").toFile());
+        assertEquals(0, a.params().sub(b.params()).amaxNumber().doubleValue(), 0.0, "the same model as without the crash");
+        assertTrue(!Files.exists(out.resolve("operator").resolve("state.json")), "the seed is not kept after the tuning ends");
+        assertEquals(2, run("tune", "--resume", out.toString()).status(), "a finished tuning is not resumed");
+    }
+
     /** A short propose-test run: the release holds the selection and the final model, the loop's count is operator-only. */
     @Test
     void tuneProposeTestReleasesTheSelectionOnly() throws Exception {
