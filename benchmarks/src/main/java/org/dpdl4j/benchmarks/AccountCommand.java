@@ -166,7 +166,7 @@ final class AccountCommand {
 
         @Override
         public Integer call() {
-            double tuneFraction = subsample.tuneFraction(false);
+            double tuneFraction = subsample.tuneFraction(true); // as tune: something is tuned and something trained
             SubsampledTuningEvent.Variant v = subsample.variant();
             double[] qt = search.schedule.resolve();
             long steps = (long) qt[1];

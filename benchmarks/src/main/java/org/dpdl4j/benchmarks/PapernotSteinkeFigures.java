@@ -187,7 +187,18 @@ final class PapernotSteinkeFigures {
      * F is the cdf of one run's accuracy over the 400 candidates (App. A.2.1; K = 0 scores 0).
      */
     static Figure figure7(Path landscape) throws IOException {
-        JsonNode d = Cli.JSON.readTree(landscape.toFile());
+        JsonNode d;
+        try {
+            d = Cli.JSON.readTree(landscape.toFile());
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            throw new IllegalArgumentException("--landscape " + landscape + " is not valid JSON (line " + e.getLocation().getLineNr()
+                    + "): " + e.getOriginalMessage());
+        }
+        for (String field : new String[]{"orders", "rdp", "learning_rate_keys", "accuracy_by_learning_rate"}) {
+            if (d == null || !d.has(field)) {
+                throw new IllegalArgumentException("--landscape " + landscape + " lacks the field '" + field + "' of Figure 7's data");
+            }
+        }
         double[] orders = doubles(d.get("orders"));
         RdpCurve base = new RdpCurve(orders, doubles(d.get("rdp")));
         List<Double> acc = new ArrayList<>();

@@ -3,14 +3,14 @@ package org.dpdl4j.benchmarks;
 import org.dpdl4j.accounting.SubsampledTuningEvent;
 import picocli.CommandLine.Option;
 
-/** The options of tuning on a Poisson subset (seed 003) shared by {@code tune} and {@code account}. */
+/** The options of tuning on a Poisson subset (Koskela &amp; Kulkarni 2023) shared by {@code tune} and {@code account}. */
 final class SubsampleOptions {
     @Option(names = "--tune-fraction", paramLabel = "q_tune", defaultValue = "0.1",
             description = "Subsampled tuning: probability that a training example is in the tuning subset X1 (default ${DEFAULT-VALUE}).")
     double tuneFraction;
 
     @Option(names = "--variant", paramLabel = "1|2", defaultValue = "1",
-            description = "Subsampled tuning: final model on X \\ X1 (1, seed 003 Theorem 6) or on all of X (2) (default ${DEFAULT-VALUE}).")
+            description = "Subsampled tuning: final model on X \\ X1 (1, Koskela & Kulkarni Theorem 6) or on all of X (2) (default ${DEFAULT-VALUE}).")
     int variant;
 
     /**

@@ -170,7 +170,7 @@ final class TuneCommand implements Callable<Integer> {
     Double noiseMultiplier;
 
     @Option(names = "--target-epsilon", paramLabel = "ε", description = "Calibrate sigma so the WHOLE tuning run is (epsilon, delta)-DP "
-            + "(default 3 when --noise-multiplier is not given).")
+            + "(default 3 when --noise-multiplier is not given; for dp-hype the vote's epsilon, default 1).")
     Double targetEpsilon;
 
     @Option(names = "--score", defaultValue = "private-validation", description = {"private-validation: score on a split of the",

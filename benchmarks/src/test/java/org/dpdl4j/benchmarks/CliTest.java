@@ -142,6 +142,12 @@ class CliTest {
         LabeledData test = Mnist.load(DatasetCache.root().resolve("mnist")).test();
         assertEquals(j.get("test_accuracy").asDouble(), DpSgdTrainer.accuracy(loaded, test), 1e-12);
         assertTrue(j.get("test_accuracy").asDouble() > 0.3, "a few private steps already beat chance");
+        Run evaluated = run("evaluate", out.resolve("model.zip").toString(), "--dataset", "mnist", "--json");
+        assertEquals(0, evaluated.status(), evaluated.err());
+        assertEquals(j.get("test_accuracy").asDouble(), evaluated.lastJson().get("test_accuracy").asDouble(), 1e-12);
+        Run notAModel = run("evaluate", out.resolve("privacy.json").toString());
+        assertEquals(2, notAModel.status());
+        assertTrue(notAModel.err().contains("MODEL") && notAModel.err().contains("privacy.json"), notAModel.err());
     }
 
     @Test

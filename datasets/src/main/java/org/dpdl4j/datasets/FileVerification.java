@@ -23,7 +23,8 @@ final class FileVerification {
      */
     static byte[] readVerified(Path file, String expectedSha256) throws IOException {
         if (!Files.isRegularFile(file)) {
-            throw new InvalidDatasetException("dataset file " + file + " does not exist");
+            throw new InvalidDatasetException("dataset file " + file + " does not exist: run scripts/fetch-data.sh (the launcher "
+                    + "./dpdl4j runs it for mnist and fashion-mnist)");
         }
         byte[] bytes;
         try (InputStream in = file.toString().endsWith(".gz")
@@ -36,7 +37,7 @@ final class FileVerification {
             String got = sha256(bytes);
             if (!got.equals(expectedSha256)) {
                 throw new InvalidDatasetException("dataset file " + file + " has SHA-256 " + got + ", expected "
-                        + expectedSha256 + " (corrupt or a different release; delete it and fetch again)");
+                        + expectedSha256 + " (corrupt or a different release): delete it and run scripts/fetch-data.sh");
             }
         }
         return bytes;

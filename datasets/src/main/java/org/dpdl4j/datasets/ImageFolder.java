@@ -43,6 +43,10 @@ public final class ImageFolder {
         if (channels != 1 && channels != 3) {
             throw new IllegalArgumentException("channels must be 1 or 3, got " + channels);
         }
+        if (Files.isRegularFile(directory)) {
+            throw new InvalidDatasetException("image folder " + directory + " is a file: give a directory with one sub-directory "
+                    + "per class (or train/ and test/ with class sub-directories)");
+        }
         if (!Files.isDirectory(directory)) {
             throw new InvalidDatasetException("image folder " + directory + " does not exist");
         }
@@ -83,11 +87,16 @@ public final class ImageFolder {
             var it = new RecordReaderDataSetIterator(reader, 256, 1, classes.size());
             List<INDArray> xs = new ArrayList<>();
             List<INDArray> ys = new ArrayList<>();
-            while (it.hasNext()) {
-                DataSet ds = it.next();
-                INDArray x = ds.getFeatures();
-                xs.add(x.reshape('c', x.size(0), (long) c * h * w).div(255.0));
-                ys.add(ds.getLabels());
+            try {
+                while (it.hasNext()) {
+                    DataSet ds = it.next();
+                    INDArray x = ds.getFeatures();
+                    xs.add(x.reshape('c', x.size(0), (long) c * h * w).div(255.0));
+                    ys.add(ds.getLabels());
+                }
+            } catch (RuntimeException e) {
+                throw new InvalidDatasetException("image folder " + dir + ": " + unreadable(files, h, w, c)
+                        + " cannot be decoded (" + e.getClass().getSimpleName() + "); remove or replace it");
             }
             INDArray features = Nd4j.vstack(xs).castTo(org.nd4j.linalg.api.buffer.DataType.FLOAT);
             INDArray labels = Nd4j.vstack(ys).castTo(org.nd4j.linalg.api.buffer.DataType.FLOAT);
@@ -95,4 +104,16 @@ public final class ImageFolder {
         }
     }
 
+    /** The first file the native loader cannot decode, found one by one after a batch failed. */
+    private static String unreadable(FileSplit files, int h, int w, int c) {
+        NativeImageLoader loader = new NativeImageLoader(h, w, c);
+        for (java.net.URI uri : files.locations()) {
+            try {
+                loader.asMatrix(new java.io.File(uri));
+            } catch (IOException | RuntimeException e) {
+                return "image " + java.nio.file.Paths.get(uri);
+            }
+        }
+        return "an image";
+    }
 }

@@ -31,7 +31,7 @@ public record DistributedDiscreteGaussianEvent(double l2Sensitivity, double l1Se
         if (l1Sensitivity < l2Sensitivity) {
             throw new IllegalArgumentException("l1Sensitivity must be >= l2Sensitivity (" + l2Sensitivity + "), got " + l1Sensitivity);
         }
-        Checks.finitePositive("localSigma", localSigma);
+        Checks.finitePositive("local noise sigma_c", localSigma);
         if (localSigma < 0.5) {
             throw new IllegalArgumentException("localSigma must be >= 1/2 (Kairouz et al. 2021), got " + localSigma);
         }

@@ -11,7 +11,7 @@ import java.util.Map;
 public record GaussianEvent(double noiseMultiplier) implements PrivacyEvent {
     /** @throws IllegalArgumentException if σ is negative, NaN or infinite */
     public GaussianEvent {
-        Checks.finiteNonNegative("noiseMultiplier", noiseMultiplier);
+        Checks.finiteNonNegative("noise multiplier sigma", noiseMultiplier);
     }
 
     @Override

@@ -31,7 +31,7 @@ public final class NoiseCalibration {
     public static double noiseMultiplier(double samplingRate, long steps, double targetEpsilon, double delta,
                                          RdpAccountant accountant, double tolerance) {
         if (!(samplingRate > 0 && samplingRate <= 1)) {
-            throw new IllegalArgumentException("samplingRate must be in (0, 1], got " + samplingRate);
+            throw new IllegalArgumentException("sampling rate q must be in (0, 1], got " + samplingRate);
         }
         if (steps < 1) {
             throw new IllegalArgumentException("steps must be >= 1, got " + steps);
@@ -47,7 +47,7 @@ public final class NoiseCalibration {
      */
     public static double smallestNoise(DoubleFunction<PrivacyEvent> eventOfSigma, double targetEpsilon, double delta,
                                        RdpAccountant accountant, double tolerance) {
-        Checks.finitePositive("targetEpsilon", targetEpsilon);
+        Checks.finitePositive("target epsilon", targetEpsilon);
         Checks.delta(delta);
         Checks.finitePositive("tolerance", tolerance);
         double lo = 0;
@@ -56,7 +56,7 @@ public final class NoiseCalibration {
             lo = hi;
             hi *= 2;
             if (hi > MAX_SIGMA) {
-                throw new IllegalArgumentException("targetEpsilon " + targetEpsilon + " at delta " + delta
+                throw new IllegalArgumentException("target epsilon " + targetEpsilon + " at delta " + delta
                         + " cannot be met with a noise multiplier <= " + MAX_SIGMA);
             }
         }
@@ -79,8 +79,8 @@ public final class NoiseCalibration {
      */
     public static long maxSteps(double samplingRate, double noiseMultiplier, double targetEpsilon, double delta,
                                 RdpAccountant accountant) {
-        Checks.probability("samplingRate", samplingRate);
-        Checks.finiteNonNegative("noiseMultiplier", noiseMultiplier);
+        Checks.probability("sampling rate q", samplingRate);
+        Checks.finiteNonNegative("noise multiplier sigma", noiseMultiplier);
         return largestCount(t -> dpSgd(samplingRate, noiseMultiplier, t), targetEpsilon, delta, accountant);
     }
 
@@ -90,7 +90,7 @@ public final class NoiseCalibration {
      */
     public static long largestCount(LongFunction<PrivacyEvent> eventOfCount, double targetEpsilon, double delta,
                                     RdpAccountant accountant) {
-        Checks.finitePositive("targetEpsilon", targetEpsilon);
+        Checks.finitePositive("target epsilon", targetEpsilon);
         Checks.delta(delta);
         if (accountant.epsilon(eventOfCount.apply(1), delta) > targetEpsilon) {
             return 0;

@@ -13,7 +13,7 @@ public record PoissonSampledEvent(PrivacyEvent event, double samplingRate) imple
     /** @throws IllegalArgumentException if q ∉ [0, 1]; NullPointerException if event is null */
     public PoissonSampledEvent {
         java.util.Objects.requireNonNull(event, "event");
-        Checks.probability("samplingRate", samplingRate);
+        Checks.probability("sampling rate q", samplingRate);
     }
 
     @Override

@@ -52,7 +52,7 @@ public record SubsampledTuningEvent(PrivacyEvent tuning, PrivacyEvent finalRun, 
         Objects.requireNonNull(tuning, "tuning");
         Objects.requireNonNull(finalRun, "finalRun");
         Objects.requireNonNull(variant, "variant");
-        Checks.probability("tuneFraction q_tune", tuneFraction);
+        Checks.probability("tune fraction q_tune", tuneFraction);
     }
 
     @Override

@@ -31,16 +31,16 @@ public record DpSgdConfig(double samplingRate, double noiseMultiplier, double cl
     /** @throws IllegalArgumentException on any invalid value */
     public DpSgdConfig {
         if (!(samplingRate > 0 && samplingRate <= 1)) {
-            throw new IllegalArgumentException("samplingRate q must be in (0, 1], got " + samplingRate);
+            throw new IllegalArgumentException("sampling rate q must be in (0, 1], got " + samplingRate);
         }
         if (!(noiseMultiplier >= 0) || Double.isInfinite(noiseMultiplier)) {
-            throw new IllegalArgumentException("noiseMultiplier sigma must be finite and >= 0, got " + noiseMultiplier);
+            throw new IllegalArgumentException("noise multiplier sigma must be finite and >= 0, got " + noiseMultiplier);
         }
         if (noiseMultiplier == 0 && !nonPrivate) {
-            throw new IllegalArgumentException("noiseMultiplier sigma = 0 gives no privacy; set nonPrivate to train without noise");
+            throw new IllegalArgumentException("noise multiplier sigma = 0 gives no privacy: allow it explicitly with nonPrivate(true) (command line: --non-private)");
         }
         if (!(clipNorm > 0) || Double.isInfinite(clipNorm)) {
-            throw new IllegalArgumentException("clipNorm C must be finite and > 0, got " + clipNorm);
+            throw new IllegalArgumentException("clip norm C must be finite and > 0, got " + clipNorm);
         }
         if (steps < 1) {
             throw new IllegalArgumentException("steps T must be >= 1, got " + steps);

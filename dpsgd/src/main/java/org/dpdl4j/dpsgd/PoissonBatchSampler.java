@@ -26,7 +26,7 @@ public final class PoissonBatchSampler {
             throw new IllegalArgumentException("dataset size n must be >= 1, got " + n);
         }
         if (!(q > 0 && q <= 1)) {
-            throw new IllegalArgumentException("samplingRate q must be in (0, 1], got " + q);
+            throw new IllegalArgumentException("sampling rate q must be in (0, 1], got " + q);
         }
         this.n = n;
         this.q = q;

@@ -176,9 +176,9 @@ class IndependentChecksTest {
     @Test
     void invalidArgumentsNameTheParameter() {
         var e1 = assertThrows(IllegalArgumentException.class, () -> new GaussianEvent(-1));
-        assertTrue(e1.getMessage().contains("noiseMultiplier") && e1.getMessage().contains("-1"));
+        assertTrue(e1.getMessage().contains("noise multiplier sigma") && e1.getMessage().contains("-1"));
         var e2 = assertThrows(IllegalArgumentException.class, () -> new PoissonSampledEvent(new GaussianEvent(1), 1.5));
-        assertTrue(e2.getMessage().contains("samplingRate") && e2.getMessage().contains("1.5"));
+        assertTrue(e2.getMessage().contains("sampling rate q") && e2.getMessage().contains("1.5"));
         var e3 = assertThrows(IllegalArgumentException.class, () -> acc.guarantee(new GaussianEvent(1), 1.0));
         assertTrue(e3.getMessage().contains("delta"));
         var e4 = assertThrows(IllegalArgumentException.class, () -> new RdpAccountant(new double[]{1.0}));

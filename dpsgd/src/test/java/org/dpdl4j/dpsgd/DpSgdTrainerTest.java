@@ -180,13 +180,13 @@ class DpSgdTrainerTest {
     void invalidSettingsNameTheParameter() {
         var e = assertThrows(IllegalArgumentException.class,
                 () -> DpSgdConfig.builder().samplingRate(1.5).noiseMultiplier(1).steps(1).build());
-        assertTrue(e.getMessage().contains("samplingRate") && e.getMessage().contains("1.5"), e.getMessage());
+        assertTrue(e.getMessage().contains("sampling rate q") && e.getMessage().contains("1.5"), e.getMessage());
         e = assertThrows(IllegalArgumentException.class,
                 () -> DpSgdConfig.builder().samplingRate(0.5).noiseMultiplier(0).steps(1).build());
         assertTrue(e.getMessage().contains("nonPrivate"), e.getMessage());
         e = assertThrows(IllegalArgumentException.class,
                 () -> DpSgdConfig.builder().samplingRate(0.5).noiseMultiplier(1).clipNorm(-1).steps(1).build());
-        assertTrue(e.getMessage().contains("clipNorm"), e.getMessage());
+        assertTrue(e.getMessage().contains("clip norm C"), e.getMessage());
         e = assertThrows(IllegalArgumentException.class,
                 () -> DpSgdConfig.builder().samplingRate(0.5).noiseMultiplier(1).steps(0).build());
         assertTrue(e.getMessage().contains("steps"), e.getMessage());

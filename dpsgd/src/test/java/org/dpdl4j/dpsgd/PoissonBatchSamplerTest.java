@@ -65,7 +65,7 @@ class PoissonBatchSamplerTest {
     @Test
     void rejectsBadArguments() {
         var e = assertThrows(IllegalArgumentException.class, () -> new PoissonBatchSampler(10, 0, new SplittableRandom(1)));
-        assertTrue(e.getMessage().contains("samplingRate") && e.getMessage().contains("0.0"));
+        assertTrue(e.getMessage().contains("sampling rate q") && e.getMessage().contains("0.0"));
         assertThrows(IllegalArgumentException.class, () -> new PoissonBatchSampler(0, 0.5, new SplittableRandom(1)));
     }
 }
