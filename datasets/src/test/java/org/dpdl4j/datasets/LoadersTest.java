@@ -136,6 +136,12 @@ class LoadersTest {
         }
         var e = assertThrows(InvalidDatasetException.class, () -> ImageFolder.load(tmp.resolve("imgs/cat"), 4, 6, 1, 1));
         assertTrue(e.getMessage().contains("at least 2 class"), e.getMessage());
+        var file = assertThrows(InvalidDatasetException.class, () -> ImageFolder.load(tmp.resolve("imgs/cat/0.png"), 4, 6, 1, 1));
+        assertTrue(file.getMessage().contains("is a file"), file.getMessage());
+        Path corrupt = tmp.resolve("imgs").resolve("dog").resolve("broken.png");
+        Files.write(corrupt, new byte[]{(byte) 0x89, 'P', 'N', 'G', 13, 10, 26, 10, 0, 0, 0, 13, 'I', 'H', 'D', 'R', 1, 2, 3});
+        var broken = assertThrows(InvalidDatasetException.class, () -> ImageFolder.load(tmp.resolve("imgs"), 4, 6, 1, 1));
+        assertTrue(broken.getMessage().contains("broken.png") && broken.getMessage().contains("cannot be decoded"), broken.getMessage());
     }
 
     @Test
