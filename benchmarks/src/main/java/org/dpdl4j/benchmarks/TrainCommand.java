@@ -55,11 +55,8 @@ final class TrainCommand implements Callable<Integer> {
             "continuation). The result is written into DIR."})
     Path resume;
 
-    @Option(names = "--ledger", paramLabel = "FILE", description = "Privacy ledger to charge the whole run to before it starts (once, also across --resume).")
-    Path ledgerFile;
-
-    @Option(names = "--ledger-budget", paramLabel = "ε", description = "Budget of a new ledger, at --delta (default: unlimited, a journal).")
-    Double ledgerBudget;
+    @Mixin
+    LedgerOptions ledger;
 
     @Option(names = "--dry-run", description = "Print sigma, epsilon, the steps and an estimate of the time, and stop: nothing is trained or charged.")
     boolean dryRun;
@@ -77,7 +74,7 @@ final class TrainCommand implements Callable<Integer> {
         if (!t.nonPrivate && noiseMultiplier != null && noiseMultiplier == 0) {
             throw new IllegalArgumentException("--noise-multiplier 0 trains without privacy: add --non-private to do that on purpose");
         }
-        if (t.nonPrivate && ledgerFile != null) {
+        if (t.nonPrivate && ledger.file != null) {
             throw new IllegalArgumentException("--non-private runs have infinite epsilon and are never charged to a ledger: drop --ledger");
         }
         if (checkpointEvery != null && checkpointEvery < 1) {
@@ -148,14 +145,8 @@ final class TrainCommand implements Callable<Integer> {
 
     /** Charges the planned run to --ledger, if given, before anything trains; the charge's sequence number or null. */
     private Long charge(PrivacyEvent planned) throws IOException {
-        if (ledgerFile == null) {
-            if (ledgerBudget != null) {
-                throw new IllegalArgumentException("--ledger-budget needs --ledger FILE");
-            }
-            return null;
-        }
-        try (PrivacyLedger l = Cli.openLedger(ledgerFile, ledgerBudget, t.dataset, t.delta)) {
-            return l.charge("train " + t.modelName() + " on " + t.dataset, planned).sequence();
+        try (PrivacyLedger l = ledger.open(t.dataset, t.delta)) {
+            return l == null ? null : l.charge("train " + t.modelName() + " on " + t.dataset, planned).sequence();
         }
     }
 
@@ -179,7 +170,7 @@ final class TrainCommand implements Callable<Integer> {
         s.put("secure_noise", t.secureNoise);
         s.put("non_private", t.nonPrivate);
         s.put("weights_seed", t.weightSeed());
-        s.put("ledger", ledgerFile == null ? null : ledgerFile.toAbsolutePath().toString());
+        s.put("ledger", ledger.file == null ? null : ledger.file.toAbsolutePath().toString());
         s.put("ledger_charge", charge);
         return s;
     }

@@ -187,11 +187,8 @@ final class TuneCommand implements Callable<Integer> {
     @Option(names = "--threads", defaultValue = "1", description = "Trials run in parallel (default ${DEFAULT-VALUE}); each uses cores/threads DP-SGD workers.")
     int threads;
 
-    @Option(names = "--ledger", paramLabel = "FILE", description = "Privacy ledger (JSON lines) to charge; created if missing.")
-    Path ledgerFile;
-
-    @Option(names = "--ledger-budget", paramLabel = "ε", description = "Budget of a new ledger, at --delta (default: unlimited, a journal).")
-    Double ledgerBudget;
+    @Mixin
+    LedgerOptions ledgerOptions;
 
     @Option(names = "--reveal-trials", description = {"Release K and every trial (candidate and score, in trials.json). The",
             "random-K bounds cover only the best run with K hidden, so K is drawn first and the composition of the",
@@ -231,7 +228,7 @@ final class TuneCommand implements Callable<Integer> {
                 throw new IllegalArgumentException("--non-private trains with sigma = 0: --target-epsilon, --candidate-epsilon and a "
                         + "non-zero --noise-multiplier do not apply");
             }
-            if (ledgerFile != null) {
+            if (ledgerOptions.file != null) {
                 throw new IllegalArgumentException("--non-private runs have infinite epsilon and are never charged to a ledger: "
                         + "drop --ledger");
             }
@@ -349,7 +346,7 @@ final class TuneCommand implements Callable<Integer> {
         TrainingMechanism trials = new CheckpointedMechanism(mechanism, TuningOutput.operatorDirectory(out).resolve("trials"));
         TuningResult result;
         Cli.InterruptNotice notice = Cli.InterruptNotice.install("tune interrupted: " + (ledger != null
-                ? "the tuning's whole cost was charged to " + ledgerFile + " before its first trial; " : "")
+                ? "the tuning's whole cost was charged to " + ledgerOptions.file + " before its first trial; " : "")
                 + "continue with ./dpdl4j tune --resume " + out);
         try (ProgressReporter progress = new ProgressReporter(t.noProgress, revealTrialScores)) {
             result = search.tune(hs, trials, ledger, covering, progress);
@@ -621,13 +618,7 @@ final class TuneCommand implements Callable<Integer> {
     }
 
     PrivacyLedger openLedger() throws IOException {
-        if (ledgerFile == null) {
-            if (ledgerBudget != null) {
-                throw new IllegalArgumentException("--ledger-budget needs --ledger FILE");
-            }
-            return null;
-        }
-        return Cli.openLedger(ledgerFile, ledgerBudget, t.dataset, t.delta);
+        return ledgerOptions.open(t.dataset, t.delta);
     }
 
     /** Progress bar over trials; the running trials' steps in its message; one line per finished trial. */

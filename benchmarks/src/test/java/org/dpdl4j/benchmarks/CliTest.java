@@ -531,8 +531,9 @@ class CliTest {
     void trainResumesAfterSigkillToThePlannedSteps() throws Exception {
         Path out = tmp.resolve("ckpt");
         Path log = tmp.resolve("ckpt.log");
+        Path ledger = tmp.resolve("train-ledger.jsonl");
         Process p = startCli(log, "train", "--model", "mlp", "--epochs", "0.6", "--noise-multiplier", "1.1",
-                "--checkpoint-every", "20", "--seed", "7", "--output", out.toString(), "--no-progress");
+                "--checkpoint-every", "20", "--seed", "7", "--ledger", ledger.toString(), "--output", out.toString(), "--no-progress");
         awaitFile(out.resolve("checkpoint").resolve("state.json"), p, log);
         assertTrue(p.isAlive(), "killed mid-run");
         p.destroyForcibly(); // SIGKILL
@@ -553,6 +554,10 @@ class CliTest {
         assertEquals(planned, privacy.get("steps").asLong());
         assertEquals(event, PrivacyEvents.fromMap(Cli.JSON.convertValue(privacy.get("event"), java.util.Map.class)));
         assertTrue(!Files.exists(out.resolve("checkpoint")), "the final model supersedes the checkpoint");
+        java.util.List<String> charges = Files.readAllLines(ledger).stream().filter(l -> l.contains("\"charged\":true")).toList();
+        assertEquals(1, charges.size(), "train --ledger charges the whole run once, before it starts, not again on resume");
+        assertEquals(event, PrivacyEvents.fromMap(Cli.JSON.convertValue(Cli.JSON.readTree(charges.get(0)).get("event"),
+                java.util.Map.class)));
         assertTrue(j.get("test_accuracy").asDouble() > 0.3, r.out());
         Run again = run("train", "--resume", out.toString(), "--no-progress");
         assertEquals(2, again.status());
