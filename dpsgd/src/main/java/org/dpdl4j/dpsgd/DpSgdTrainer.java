@@ -50,6 +50,7 @@ import org.nd4j.linalg.factory.Nd4j;
  */
 public final class DpSgdTrainer {
     private final RdpAccountant accountant;
+    private final GradientCanaries canaries;
 
     /** A trainer whose budget and progress ε use the standard RDP accountant. */
     public DpSgdTrainer() {
@@ -58,7 +59,20 @@ public final class DpSgdTrainer {
 
     /** @param accountant used for the ε budget and the ε reported to listeners */
     public DpSgdTrainer(RdpAccountant accountant) {
+        this(accountant, null);
+    }
+
+    private DpSgdTrainer(RdpAccountant accountant, GradientCanaries canaries) {
         this.accountant = accountant;
+        this.canaries = canaries;
+    }
+
+    /**
+     * The same trainer with white-box audit canaries in the training set (see {@link GradientCanaries}); the
+     * canaries' coordinates must lie within the network's parameters.
+     */
+    public DpSgdTrainer withGradientCanaries(GradientCanaries c) {
+        return new DpSgdTrainer(accountant, java.util.Objects.requireNonNull(c, "canaries"));
     }
 
     /** The privacy event of a DP-SGD run with the given settings and step count. */
@@ -144,6 +158,15 @@ public final class DpSgdTrainer {
             noiseSeed = secure.nextLong();
         }
         PoissonBatchSampler sampler = new PoissonBatchSampler(n, q, new SplittableRandom(samplerSeed));
+        int[] canaryCoordinates = canaries == null ? new int[0] : canaries.coordinates();
+        for (int j : canaryCoordinates) {
+            if (j >= network.numParams()) {
+                throw new IllegalArgumentException("canary coordinate " + j + " is outside the " + network.numParams() + " parameters");
+            }
+        }
+        SplittableRandom canarySampler = new SplittableRandom(samplerSeed ^ 0x632BE59BD9B4E019L);
+        double canaryContribution = canaries == null ? 0 : Math.min(canaries.norm(), config.clipNorm()); // clipped like any example
+        long members = (long) n + canaryCoordinates.length; // the canaries are members of the training set
         RdpCurve perStep = accountant.rdp(new PoissonSampledEvent(new GaussianEvent(sigma), q));
         long steps = stepsWithinBudget(perStep, config);
 
@@ -170,8 +193,13 @@ public final class DpSgdTrainer {
             for (long t = firstStep + 1; t <= steps; t++) {
                 int[] batch = sampler.next();
                 double lossSum = clippedSum(batch, features, labels, c, config.physicalBatchSize(), gradients, partial, pool);
+                for (int j : canaryCoordinates) { // each canary is sampled like an example, independently with rate q
+                    if (canarySampler.nextDouble() < q) {
+                        flat.putScalar(j, flat.getDouble(j) + canaryContribution);
+                    }
+                }
                 noise.addTo(flat, sigma * c);
-                flat.divi(q * n);
+                flat.divi(q * members);
                 applyUpdate(network, conf, gradient, flat, t, q);
                 if (!ls.isEmpty()) {
                     double secs = (System.nanoTime() - start) / 1e9;

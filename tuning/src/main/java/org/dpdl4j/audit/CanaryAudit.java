@@ -1,0 +1,163 @@
+package org.dpdl4j.audit;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.SplittableRandom;
+import java.util.random.RandomGenerator;
+import org.deeplearning4j.nn.conf.layers.DenseLayer;
+import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
+import org.dpdl4j.datasets.LabeledData;
+import org.dpdl4j.dpsgd.DpSgdConfig;
+import org.dpdl4j.dpsgd.DpSgdTrainer;
+import org.dpdl4j.dpsgd.GradientCanaries;
+import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.factory.Nd4j;
+import org.nd4j.linalg.ops.transforms.Transforms;
+
+/**
+ * One DP-SGD run audited with canaries (Steinke, Nasr &amp; Jagielski, NeurIPS 2023, arXiv:2305.08846): m canaries
+ * are drawn, each included in the training set with probability ½ from a generator independent of the run, the
+ * run trains once, each canary is scored from the released model, and {@link OneRunAudit#audit} turns the scores
+ * into a lower bound on ε.
+ * <ul>
+ *   <li>{@link Kind#GRADIENT} (white-box): Dirac canaries in parameter space ({@link GradientCanaries}) of raw
+ *       norm {@code canaryNorm}, clipped like every example; score = how far the canary's coordinate moved
+ *       against its gradient, θ₀[j] − θ_T[j]. When the first layer is dense, the coordinates are weights from
+ *       input features that are 0 in every training example, whose data gradient is exactly 0 (so only the
+ *       noise and the canary move them); otherwise any coordinates.</li>
+ *   <li>{@link Kind#INPUT} (black-box): canaries are examples of {@code canarySource} (never training data) given
+ *       a random wrong label; score = the released model's log-probability of that label (minus its loss).</li>
+ * </ul>
+ */
+public final class CanaryAudit {
+    /** The canary type. */
+    public enum Kind {
+        /** White-box Dirac canaries in parameter space. */
+        GRADIENT,
+        /** Black-box mislabelled input canaries. */
+        INPUT
+    }
+
+    /**
+     * An audited run.
+     *
+     * @param audit    the lower bound and the guesses behind it
+     * @param network  the trained network
+     * @param included whether each canary was in the training set
+     * @param scores   each canary's score
+     * @param design   how the canaries were placed (for the report)
+     */
+    public record Outcome(OneRunAudit.Result audit, MultiLayerNetwork network, boolean[] included, double[] scores, String design) {
+    }
+
+    private CanaryAudit() {
+    }
+
+    /**
+     * Trains {@code network} in place on {@code train} plus the included canaries and audits the result.
+     *
+     * @param canarySource examples for input canaries (for example the test split); at least m; unused for gradient canaries
+     * @param canaryNorm   raw norm of a gradient canary (C is the honest choice; larger is clipped to C)
+     * @param inclusion    draws the inclusion bits (independent of the run: use a {@link java.security.SecureRandom} in
+     *                     earnest, a seeded generator in tests)
+     * @throws IllegalArgumentException if m &lt; 2, there is no room for m canaries, or a setting is out of range
+     */
+    public static Outcome run(MultiLayerNetwork network, LabeledData train, LabeledData canarySource, DpSgdConfig config, Kind kind,
+                              int m, double canaryNorm, double confidence, RandomGenerator inclusion) {
+        if (m < 2) {
+            throw new IllegalArgumentException("canaries m must be >= 2, got " + m);
+        }
+        Objects.requireNonNull(inclusion, "inclusion");
+        boolean[] included = new boolean[m];
+        for (int i = 0; i < m; i++) {
+            included[i] = inclusion.nextBoolean();
+        }
+        if (kind == Kind.GRADIENT) {
+            Placement p = coordinates(network, train, m, inclusion.nextLong());
+            int[] in = java.util.stream.IntStream.range(0, m).filter(i -> included[i]).map(i -> p.coordinates[i]).toArray();
+            INDArray before = network.params().dup();
+            new DpSgdTrainer().withGradientCanaries(new GradientCanaries(in, canaryNorm)).train(network, train, config);
+            INDArray after = network.params();
+            double[] scores = new double[m];
+            for (int i = 0; i < m; i++) {
+                scores[i] = before.getDouble(p.coordinates[i]) - after.getDouble(p.coordinates[i]);
+            }
+            return new Outcome(OneRunAudit.audit(scores, included, config.delta(), confidence), network, included, scores, p.design);
+        }
+        if (canarySource.size() < m) {
+            throw new IllegalArgumentException("input canaries need " + m + " examples outside the training data, have "
+                    + canarySource.size());
+        }
+        LabeledData canaries = canarySource.randomSubset(m, inclusion.nextLong());
+        int classes = canaries.numClasses();
+        int[] truth = canaries.classIndices();
+        INDArray wrong = Nd4j.zeros(canaries.labels().dataType(), m, classes);
+        int[] wrongLabel = new int[m];
+        SplittableRandom labels = new SplittableRandom(inclusion.nextLong());
+        for (int i = 0; i < m; i++) {
+            wrongLabel[i] = (truth[i] + 1 + labels.nextInt(classes - 1)) % classes;
+            wrong.putScalar(i, wrongLabel[i], 1);
+        }
+        LabeledData mislabelled = new LabeledData(canaries.features(), wrong, canaries.channels(), canaries.height(), canaries.width());
+        int[] in = java.util.stream.IntStream.range(0, m).filter(i -> included[i]).toArray();
+        LabeledData withCanaries = in.length == 0 ? train : concat(train, mislabelled.rows(in));
+        new DpSgdTrainer().train(network, withCanaries, config);
+        INDArray probabilities = network.output(mislabelled.features().castTo(network.params().dataType()));
+        double[] scores = new double[m];
+        for (int i = 0; i < m; i++) {
+            scores[i] = Math.log(Math.max(probabilities.getDouble(i, wrongLabel[i]), 1e-300));
+        }
+        return new Outcome(OneRunAudit.audit(scores, included, config.delta(), confidence), network, included, scores,
+                "input canaries: " + m + " held-out examples with a random wrong label");
+    }
+
+    private record Placement(int[] coordinates, String design) {
+    }
+
+    /** m distinct coordinates: zero-gradient first-layer weights when there are enough, else uniform over the parameters. */
+    private static Placement coordinates(MultiLayerNetwork net, LabeledData train, int m, long seed) {
+        SplittableRandom random = new SplittableRandom(seed);
+        List<Integer> quiet = new ArrayList<>();
+        if (net.getLayerWiseConfigurations().getConf(0).getLayer() instanceof DenseLayer) {
+            INDArray w = net.getLayer(0).getParam("W"); // [nIn, nOut], a view into the flattened parameters
+            long base = w.offset() - net.params().offset();
+            INDArray maxAbs = Transforms.abs(train.features(), true).max(0);
+            for (int i = 0; i < w.size(0); i++) {
+                if (maxAbs.getDouble(i) == 0) {
+                    for (int h = 0; h < w.size(1); h++) {
+                        quiet.add((int) (base + i * w.stride(0) + h * w.stride(1)));
+                    }
+                }
+            }
+        }
+        int[] chosen = new int[m];
+        if (quiet.size() >= m) {
+            for (int i = 0; i < m; i++) { // partial Fisher-Yates
+                int j = i + random.nextInt(quiet.size() - i);
+                java.util.Collections.swap(quiet, i, j);
+                chosen[i] = quiet.get(i);
+            }
+            return new Placement(chosen, "gradient canaries on " + m + " of " + quiet.size()
+                    + " first-layer weights whose inputs are 0 in all training data (data gradient exactly 0)");
+        }
+        long p = net.numParams();
+        if (p < m) {
+            throw new IllegalArgumentException("canaries m = " + m + " exceed the " + p + " parameters");
+        }
+        java.util.Set<Integer> set = new java.util.LinkedHashSet<>();
+        while (set.size() < m) {
+            set.add((int) random.nextLong(p));
+        }
+        int k = 0;
+        for (int c : set) {
+            chosen[k++] = c;
+        }
+        return new Placement(chosen, "gradient canaries on " + m + " uniformly chosen parameters (the data's gradients move them too)");
+    }
+
+    private static LabeledData concat(LabeledData a, LabeledData b) {
+        return new LabeledData(Nd4j.vstack(a.features(), b.features().castTo(a.features().dataType())),
+                Nd4j.vstack(a.labels(), b.labels().castTo(a.labels().dataType())), a.channels(), a.height(), a.width());
+    }
+}

@@ -1,0 +1,70 @@
+package org.dpdl4j.audit;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.SplittableRandom;
+import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
+import org.dpdl4j.accounting.NoiseCalibration;
+import org.dpdl4j.accounting.RdpAccountant;
+import org.dpdl4j.datasets.DatasetCache;
+import org.dpdl4j.datasets.LabeledData;
+import org.dpdl4j.datasets.Mnist;
+import org.dpdl4j.datasets.TrainTest;
+import org.dpdl4j.dpsgd.DpSgdConfig;
+import org.dpdl4j.models.ModelOptions;
+import org.dpdl4j.models.Models;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.nd4j.linalg.learning.config.Sgd;
+
+/**
+ * One-run audits of real DP-SGD runs (MLP, 2,000 MNIST examples, q = 0.1, T = 60, 1,000 white-box canaries): honest
+ * runs never measure more than they claim, and the privacy bugs an audit exists for are caught at a claim of ε = 2,
+ * each simulated by an equivalent configuration: no noise; noise σC/(qn) on the sum (σC on the mean instead of the
+ * sum); clipping skipped (a canary of norm 100C against noise σC, as clip 100C with σ/100).
+ */
+class CanaryAuditTest {
+    private static final double Q = 0.1;
+    private static final long T = 60;
+    private static final double DELTA = 1e-5;
+    private static final int M = 1000;
+    private static LabeledData train;
+
+    @BeforeAll
+    static void load() throws Exception {
+        TrainTest mnist = Mnist.load(DatasetCache.root().resolve("mnist"));
+        train = mnist.train().randomSubset(2000, 3);
+    }
+
+    private static double sigmaFor(double epsilon) {
+        return NoiseCalibration.noiseMultiplier(Q, T, epsilon, DELTA, RdpAccountant.standard(), 1e-4);
+    }
+
+    private static double audit(double sigma, double clip, double canaryNorm, boolean nonPrivate, long seed) {
+        MultiLayerNetwork net = Models.mlp(ModelOptions.mnist().withUpdater(new Sgd(0.5)).withSeed(seed));
+        DpSgdConfig cfg = DpSgdConfig.builder().samplingRate(Q).noiseMultiplier(sigma).clipNorm(clip).steps(T).nonPrivate(nonPrivate)
+                .delta(DELTA).seed(seed).build();
+        return CanaryAudit.run(net, train, null, cfg, CanaryAudit.Kind.GRADIENT, M, canaryNorm, 0.95, new SplittableRandom(seed + 1))
+                .audit().epsilonLowerBound();
+    }
+
+    @Test
+    void honestRunsNeverMeasureMoreThanTheyClaim() {
+        for (double claim : new double[]{1, 2, 4, 8}) {
+            double lb = audit(sigmaFor(claim), 1.0, 1.0, false, (long) claim);
+            assertTrue(lb <= claim, "claim " + claim + ": measured lower bound " + lb);
+        }
+    }
+
+    @Test
+    void privacyBugsAreDetectedAtAClaimOfTwo() {
+        double claim = 2;
+        double sigma = sigmaFor(claim);
+        double noNoise = audit(0, 1.0, 1.0, true, 5);
+        assertTrue(noNoise > claim, "no noise: lower bound " + noNoise);
+        double noiseOnTheMean = audit(sigma / (Q * train.size()), 1.0, 1.0, false, 6);
+        assertTrue(noiseOnTheMean > claim, "noise on the mean: lower bound " + noiseOnTheMean);
+        double clippingSkipped = audit(sigma / 100, 100.0, 100.0, false, 7);
+        assertTrue(clippingSkipped > claim, "clipping skipped: lower bound " + clippingSkipped);
+    }
+}
