@@ -68,22 +68,13 @@ public final class CanaryAudit {
         if (m < 2) {
             throw new IllegalArgumentException("canaries m must be >= 2, got " + m);
         }
-        Objects.requireNonNull(inclusion, "inclusion");
-        boolean[] included = new boolean[m];
-        for (int i = 0; i < m; i++) {
-            included[i] = inclusion.nextBoolean();
-        }
+        boolean[] included = inclusionBits(m, inclusion);
         if (kind == Kind.GRADIENT) {
-            Placement p = coordinates(network, train, m, inclusion.nextLong());
-            int[] in = java.util.stream.IntStream.range(0, m).filter(i -> included[i]).map(i -> p.coordinates[i]).toArray();
+            GradientDesign d = gradientDesign(network, train, included, inclusion.nextLong());
             INDArray before = network.params().dup();
-            new DpSgdTrainer().withGradientCanaries(new GradientCanaries(in, canaryNorm)).train(network, train, config);
-            INDArray after = network.params();
-            double[] scores = new double[m];
-            for (int i = 0; i < m; i++) {
-                scores[i] = before.getDouble(p.coordinates[i]) - after.getDouble(p.coordinates[i]);
-            }
-            return new Outcome(OneRunAudit.audit(scores, included, config.delta(), confidence), network, included, scores, p.design);
+            new DpSgdTrainer().withGradientCanaries(d.canaries(canaryNorm)).train(network, train, config);
+            double[] scores = d.scores(before, network.params());
+            return new Outcome(OneRunAudit.audit(scores, included, config.delta(), confidence), network, included, scores, d.description());
         }
         if (canarySource.size() < m) {
             throw new IllegalArgumentException("input canaries need " + m + " examples outside the training data, have "
@@ -112,11 +103,48 @@ public final class CanaryAudit {
                 "input canaries: " + m + " held-out examples with a random wrong label");
     }
 
-    private record Placement(int[] coordinates, String design) {
+    /** m inclusion bits, each true with probability ½. */
+    public static boolean[] inclusionBits(int m, RandomGenerator inclusion) {
+        Objects.requireNonNull(inclusion, "inclusion");
+        boolean[] included = new boolean[m];
+        for (int i = 0; i < m; i++) {
+            included[i] = inclusion.nextBoolean();
+        }
+        return included;
     }
 
-    /** m distinct coordinates: zero-gradient first-layer weights when there are enough, else uniform over the parameters. */
-    private static Placement coordinates(MultiLayerNetwork net, LabeledData train, int m, long seed) {
+    /**
+     * Where m gradient canaries sit in a network's parameters and which are in the training set.
+     *
+     * @param coordinates each canary's coordinate in the flattened parameters
+     * @param included    whether each canary is in the training set
+     * @param description how the coordinates were chosen
+     */
+    public record GradientDesign(int[] coordinates, boolean[] included, String description) {
+        /** The included canaries, with this raw gradient norm, for the trainer. */
+        public GradientCanaries canaries(double norm) {
+            return new GradientCanaries(java.util.stream.IntStream.range(0, coordinates.length).filter(i -> included[i])
+                    .map(i -> coordinates[i]).toArray(), norm);
+        }
+
+        /** Each canary's score: how far its coordinate moved against its gradient, θ₀[j] − θ_T[j]. */
+        public double[] scores(INDArray before, INDArray after) {
+            double[] scores = new double[coordinates.length];
+            for (int i = 0; i < coordinates.length; i++) {
+                scores[i] = before.getDouble(coordinates[i]) - after.getDouble(coordinates[i]);
+            }
+            return scores;
+        }
+    }
+
+    /**
+     * Places gradient canaries: on first-layer weights whose inputs are 0 in all of {@code train} (data gradient
+     * exactly 0) when the first layer is dense and there are enough, else uniformly over the parameters.
+     *
+     * @throws IllegalArgumentException if there are fewer parameters than canaries
+     */
+    public static GradientDesign gradientDesign(MultiLayerNetwork net, LabeledData train, boolean[] included, long seed) {
+        int m = included.length;
         SplittableRandom random = new SplittableRandom(seed);
         List<Integer> quiet = new ArrayList<>();
         if (net.getLayerWiseConfigurations().getConf(0).getLayer() instanceof DenseLayer) {
@@ -138,7 +166,7 @@ public final class CanaryAudit {
                 java.util.Collections.swap(quiet, i, j);
                 chosen[i] = quiet.get(i);
             }
-            return new Placement(chosen, "gradient canaries on " + m + " of " + quiet.size()
+            return new GradientDesign(chosen, included.clone(), "gradient canaries on " + m + " of " + quiet.size()
                     + " first-layer weights whose inputs are 0 in all training data (data gradient exactly 0)");
         }
         long p = net.numParams();
@@ -153,7 +181,8 @@ public final class CanaryAudit {
         for (int c : set) {
             chosen[k++] = c;
         }
-        return new Placement(chosen, "gradient canaries on " + m + " uniformly chosen parameters (the data's gradients move them too)");
+        return new GradientDesign(chosen, included.clone(), "gradient canaries on " + m
+                + " uniformly chosen parameters (the data's gradients move them too)");
     }
 
     private static LabeledData concat(LabeledData a, LabeledData b) {

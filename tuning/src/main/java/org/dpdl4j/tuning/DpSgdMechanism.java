@@ -261,15 +261,24 @@ public final class DpSgdMechanism implements TrainingMechanism {
      * @param listener progress of the run
      */
     public TrainingResult trainOnTrainingSplit(Candidate c, long seed, TrainingListener listener) {
-        return new DpSgdTrainer().train(network(c, seed), train, config(c, seed), listener);
+        return trainer().train(network(c, seed), train, config(c, seed), listener);
     }
 
-    private MultiLayerNetwork network(Candidate c, long seed) {
+    /**
+     * A fresh network for this candidate: weights from the run's seed, or, when the mechanism is audited with
+     * gradient canaries, from the model options' fixed seed, so that the auditor knows θ₀ whichever trial is released.
+     */
+    public MultiLayerNetwork network(Candidate c, long seed) {
         ModelOptions options = modelOptions
                 .withUpdater(ModelOptions.updaterNamed(optimizer(c), c.has("lr") ? c.number("lr") : b.lr))
                 .withActivation(ModelOptions.activationNamed(c.text("activation", b.activation)))
-                .withSeed(seed);
+                .withSeed(b.canaries != null ? modelOptions.seed() : seed);
         return Models.byName(modelName, options);
+    }
+
+    /** The trainer every run uses: with the audit's gradient canaries, if any. */
+    private DpSgdTrainer trainer() {
+        return b.canaries != null ? new DpSgdTrainer().withGradientCanaries(b.canaries) : new DpSgdTrainer();
     }
 
     @Override
@@ -277,7 +286,7 @@ public final class DpSgdMechanism implements TrainingMechanism {
         long start = System.nanoTime();
         DpSgdConfig cfg = config(c, seed);
         MultiLayerNetwork net = network(c, seed);
-        new DpSgdTrainer().train(net, train, cfg, info -> listener.onTrialStep(trial, info));
+        trainer().train(net, train, cfg, info -> listener.onTrialStep(trial, info));
         double accuracy = DpSgdTrainer.accuracy(net, validation);
         double score;
         if (b.scoring == Scoring.PRIVATE_VALIDATION) {
@@ -363,6 +372,7 @@ public final class DpSgdMechanism implements TrainingMechanism {
         private Double samplingRate;
         private Double perCandidateEpsilon;
         private boolean nonPrivate;
+        private org.dpdl4j.dpsgd.GradientCanaries canaries;
 
         private Builder(LabeledData data) {
             this.data = Objects.requireNonNull(data, "data");
@@ -391,6 +401,16 @@ public final class DpSgdMechanism implements TrainingMechanism {
             samplingRate = other.samplingRate;
             perCandidateEpsilon = other.perCandidateEpsilon;
             nonPrivate = other.nonPrivate;
+            canaries = other.canaries;
+        }
+
+        /**
+         * Audits every run with these white-box canaries in its training set ({@link org.dpdl4j.audit.CanaryAudit});
+         * every run then starts from the same weights (the model options' seed), which the auditor knows.
+         */
+        public Builder gradientCanaries(org.dpdl4j.dpsgd.GradientCanaries c) {
+            this.canaries = c;
+            return this;
         }
 
         /** Allow σ = 0 (runs without noise, whose events are infinite); refused otherwise. */

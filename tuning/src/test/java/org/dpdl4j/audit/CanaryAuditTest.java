@@ -67,4 +67,41 @@ class CanaryAuditTest {
         double clippingSkipped = audit(sigma / 100, 100.0, 100.0, false, 7);
         assertTrue(clippingSkipped > claim, "clipping skipped: lower bound " + clippingSkipped);
     }
+
+    /**
+     * A tuning audited through its release: every trial trains with the same canaries (from the same, known
+     * weights), the scores are read from the released best model only, and the claim is the tuning's ε. Honest
+     * random search (K = 2 fixed, calibrated to ε = 2 in total) stays below it; the same search whose trials run
+     * without noise, still claiming ε = 2, is caught.
+     */
+    @Test
+    void aTuningIsAuditedThroughItsRelease() {
+        double claim = 2;
+        org.dpdl4j.tuning.HyperparameterSpace space = org.dpdl4j.tuning.HyperparameterSpace.of(
+                org.dpdl4j.tuning.HyperparameterSpace.parseAxis("lr=cat:0.3,0.6"));
+        for (boolean noiseFree : new boolean[]{false, true}) {
+            org.dpdl4j.tuning.DpSgdMechanism.Builder builder = org.dpdl4j.tuning.DpSgdMechanism.builder(train)
+                    .model("mlp", ModelOptions.mnist().withSeed(9)).samplingRate(Q).epochs(Q * T).noiseMultiplier(1)
+                    .validation(0.1, 4).delta(DELTA).scoring(org.dpdl4j.tuning.DpSgdMechanism.Scoring.PRIVATE_VALIDATION, 0.05);
+            MultiLayerNetwork template = Models.mlp(ModelOptions.mnist().withSeed(9));
+            CanaryAudit.GradientDesign design = CanaryAudit.gradientDesign(template, train,
+                    CanaryAudit.inclusionBits(M, new SplittableRandom(noiseFree ? 21 : 22)), 23);
+            org.dpdl4j.tuning.DpSgdMechanism mechanism = builder.gradientCanaries(design.canaries(1.0)).build();
+            org.dpdl4j.tuning.RandomSearchTuner tuner = new org.dpdl4j.tuning.RandomSearchTuner(
+                    org.dpdl4j.accounting.RepetitionDistribution.pointMass(2), 5, 1, false);
+            org.dpdl4j.tuning.DpSgdMechanism unscaled = mechanism;
+            double sigma = NoiseCalibration.smallestNoise(x -> tuner.event(space, unscaled.withNoiseMultiplier(x)), claim, DELTA,
+                    RdpAccountant.standard(), 1e-3);
+            org.dpdl4j.tuning.DpSgdMechanism run = noiseFree ? mechanism.nonPrivateCopy().withNoiseMultiplier(0)
+                    : mechanism.withNoiseMultiplier(sigma);
+            org.dpdl4j.tuning.Release release = tuner.tune(space, run, null, org.dpdl4j.tuning.TuningListener.NONE).release();
+            double[] scores = design.scores(run.network(release.candidate(), 0).params(), release.model().params());
+            double lb = OneRunAudit.audit(scores, design.included(), DELTA, 0.95).epsilonLowerBound();
+            if (noiseFree) {
+                assertTrue(lb > claim, "trials without noise claiming the tuning's epsilon " + claim + ": lower bound " + lb);
+            } else {
+                assertTrue(lb <= claim, "honest tuning at epsilon " + claim + ": lower bound " + lb);
+            }
+        }
+    }
 }
