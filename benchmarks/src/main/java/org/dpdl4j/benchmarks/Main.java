@@ -6,7 +6,7 @@ import picocli.CommandLine.Command;
 /** The {@code dpdl4j} command line. */
 @Command(name = "dpdl4j", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
         description = "Differentially private deep learning on the JVM: DP-SGD training, privacy accounting, benchmarks.",
-        subcommands = {TrainCommand.class, TuneCommand.class, AccountCommand.class, LedgerCommand.class, EvaluateCommand.class,
+        subcommands = {TrainCommand.class, TuneCommand.class, AccountCommand.class, AuditCommand.class, LedgerCommand.class, EvaluateCommand.class,
                 ReproduceCommand.class,
                 BenchCommand.class, CommandLine.HelpCommand.class})
 public final class Main {

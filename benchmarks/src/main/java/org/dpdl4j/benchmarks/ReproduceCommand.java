@@ -17,9 +17,10 @@ import picocli.CommandLine.Parameters;
                 "MNIST and Fashion-MNIST; --epochs/--mu/--epsilons/--seeds set its scale, --paper-scale the paper's),",
                 "dphypo-table1 (trains a landscape cache, then replays DP-HyPO vs uniform search; --paper-grid for the paper's grid),",
                 "dingwu-figure2 (simulated iterations of the propose-test loop), dphype-noise-table (DP-HYPE's sigma for k = 5),",
+                "audit-table (claimed epsilon vs the one-run audit's lower bound, white- and black-box canaries),",
                 "dphype-figure2 (simulated votes; also writes dphype-figure2b; --repetitions-per-point, paper 5000)."})
 final class ReproduceCommand implements Callable<Integer> {
-    @Parameters(index = "0", paramLabel = "ID", description = "ps-figure2 ... ps-figure7, koskela-figure1, koskela-figure2, dphypo-table1, dingwu-figure2, dphype-noise-table or dphype-figure2.")
+    @Parameters(index = "0", paramLabel = "ID", description = "ps-figure2 ... ps-figure7, koskela-figure1, koskela-figure2, dphypo-table1, dingwu-figure2, dphype-noise-table, dphype-figure2 or audit-table.")
     String id;
 
     @Option(names = "--output", defaultValue = "reproductions", description = "Directory for the CSV and PNG (default ${DEFAULT-VALUE}).")
@@ -80,6 +81,12 @@ final class ReproduceCommand implements Callable<Integer> {
     @Option(names = "--seed", defaultValue = "2026", description = "koskela-figure2: first seed (default ${DEFAULT-VALUE}).")
     long seed;
 
+    @Option(names = "--audit-train-size", defaultValue = "2000", description = "audit-table: MNIST training examples per run (default ${DEFAULT-VALUE}).")
+    int auditTrainSize;
+
+    @Option(names = "--audit-epochs", defaultValue = "6", description = "audit-table: epochs per run, batch 200 (default ${DEFAULT-VALUE}).")
+    double auditEpochs;
+
     @Option(names = "--paper-scale", description = "koskela-figure2: the paper's scale (40 epochs, 10 seeds, epsilons 1,2,3,4,5,6); days on 2 cores.")
     boolean paperScale;
 
@@ -97,9 +104,10 @@ final class ReproduceCommand implements Callable<Integer> {
             case "koskela-figure2" -> KoskelaKulkarniFigures.figure2(figure2Settings());
             case "dphypo-table1" -> DpHypoFigures.table1(table1Settings(), output);
             case "dingwu-figure2" -> DingWuFigures.figure2(1000);
+            case "audit-table" -> AuditFigures.table(new AuditFigures.Settings(auditTrainSize, 200, auditEpochs, seed));
             case "dphype-noise-table" -> DpHypeFigures.noiseTable();
             case "dphype-figure2" -> DpHypeSimulation.figure2(checkedRepetitions(), output);
-            default -> throw new IllegalArgumentException("ID must be ps-figure2 ... ps-figure7, koskela-figure1, koskela-figure2, dphypo-table1, dingwu-figure2, dphype-noise-table or dphype-figure2, got '" + id + "'");
+            default -> throw new IllegalArgumentException("ID must be ps-figure2 ... ps-figure7, koskela-figure1, koskela-figure2, dphypo-table1, dingwu-figure2, dphype-noise-table, dphype-figure2 or audit-table, got '" + id + "'");
         };
         f.write(output);
         System.out.println("wrote " + output.resolve(id + ".csv") + " and " + output.resolve(id + ".png"));

@@ -606,6 +606,27 @@ class CliTest {
         assertEquals(2, run("tune", "--resume", out.toString()).status(), "a finished tuning is not resumed");
     }
 
+    /**
+     * audit train: an honest run passes (exit 0, lower bound at most the accountant's ε); a noise-free run claiming
+     * ε = 1 fails with exit status 4 and a lower bound above 1.
+     */
+    @Test
+    void auditTrainPassesAnHonestRunAndFailsAnOverclaim() throws Exception {
+        String[] base = {"audit", "train", "--model", "mlp", "--train-size", "2000", "--batch-size", "200", "--epochs", "6",
+                "--canaries", "1000", "--seed", "3", "--no-progress", "--json"};
+        Run honest = run(concat(base, "--target-epsilon", "2"));
+        assertEquals(0, honest.status(), honest.err() + honest.out());
+        JsonNode h = honest.lastJson();
+        assertTrue(h.get("passed").asBoolean() && h.get("epsilon_lower_bound").asDouble() <= h.get("claimed_epsilon").asDouble(), h.toString());
+        assertEquals(2.0, h.get("claimed_epsilon").asDouble(), 1e-3, "by default the claim is the accountant's epsilon");
+        Run overclaim = run(concat(base, "--noise-multiplier", "0", "--allow-non-private", "--claimed-epsilon", "1"));
+        assertEquals(4, overclaim.status(), overclaim.err() + overclaim.out());
+        assertTrue(overclaim.lastJson().get("epsilon_lower_bound").asDouble() > 1, overclaim.lastJson().toString());
+        Run refused = run("audit", "train", "--noise-multiplier", "0", "--no-progress");
+        assertEquals(2, refused.status());
+        assertTrue(refused.err().contains("--allow-non-private"), refused.err());
+    }
+
     /** A short propose-test run: the release holds the selection and the final model, the loop's count is operator-only. */
     @Test
     void tuneProposeTestReleasesTheSelectionOnly() throws Exception {

@@ -250,7 +250,7 @@ public final class DpSgdMechanism implements TrainingMechanism {
         } else {
             net = network(c, seed);
         }
-        return new DpSgdTrainer().train(net, data, cfg, listener);
+        return trainer().train(net, data, cfg, listener);
     }
 
     /**
