@@ -206,4 +206,16 @@ final class Cli {
             }
         }
     }
+
+    /** Deletes a directory and everything under it (nothing when it does not exist). */
+    static void deleteTree(Path dir) throws IOException {
+        if (!Files.exists(dir)) {
+            return;
+        }
+        try (var walk = Files.walk(dir)) {
+            for (Path p : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                Files.delete(p);
+            }
+        }
+    }
 }

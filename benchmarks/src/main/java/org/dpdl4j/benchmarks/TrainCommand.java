@@ -179,6 +179,12 @@ final class TrainCommand implements Callable<Integer> {
     private Integer resumeRun() throws IOException {
         Path dir = resume;
         Path stateFile = dir.resolve(CHECKPOINT).resolve("state.json");
+        for (String done : new String[]{"model.zip", "privacy.json"}) {
+            if (Files.exists(dir.resolve(done))) { // a second continuation would be a second, differently noised release
+                throw new IllegalArgumentException("--resume " + dir + ": the run there has finished (" + done + " exists); it is "
+                        + "not continued again");
+            }
+        }
         if (!Files.exists(stateFile)) {
             throw new IllegalArgumentException("--resume " + dir + ": no checkpoint (" + stateFile + " does not exist)"
                     + (Files.exists(dir.resolve("model.zip")) ? "; the run there has finished" : ""));
@@ -222,6 +228,16 @@ final class TrainCommand implements Callable<Integer> {
         long every = checkpointEvery != null ? checkpointEvery : state.get("checkpoint_every") instanceof Number e ? e.longValue() : 0;
         state.put("checkpoint_every", every);
         Checkpoint.Sink sink = every > 0 ? c -> saveCheckpoint(out.resolve(CHECKPOINT), c, state) : null;
+        java.nio.channels.FileChannel lockChannel = null;
+        if (every > 0 || from > 0) { // one process continues a run at a time
+            Files.createDirectories(out.resolve(CHECKPOINT));
+            lockChannel = java.nio.channels.FileChannel.open(out.resolve(CHECKPOINT).resolve(".lock"),
+                    java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.WRITE);
+            if (lockChannel.tryLock() == null) {
+                lockChannel.close();
+                throw new IllegalArgumentException("the run in " + out + " is being trained or resumed by another process");
+            }
+        }
         Cli.InterruptNotice notice = Cli.InterruptNotice.install("train interrupted" + (every > 0
                 ? ": continue with ./dpdl4j train --resume " + out : "") + (state.get("ledger_charge") != null
                 ? "; the whole run was charged to " + state.get("ledger") + " (entry " + state.get("ledger_charge") + ")" : ""));
@@ -276,6 +292,9 @@ final class TrainCommand implements Callable<Integer> {
         privacy.put("library_version", Cli.version());
         Cli.writeJsonAtomically(out.resolve("privacy.json"), privacy);
         deleteCheckpoint(out.resolve(CHECKPOINT)); // the final model supersedes it
+        if (lockChannel != null) {
+            lockChannel.close(); // held until the release is written and the checkpoint gone
+        }
 
         System.out.printf("test accuracy %.4f | epsilon %.4f at delta %s (RDP order %s) | %d steps, %.1f s, %.0f examples/s%n",
                 testAccuracy, g.epsilon(), config.delta(), g.order(), result.stepsTaken(), result.seconds(), result.examplesPerSecond());

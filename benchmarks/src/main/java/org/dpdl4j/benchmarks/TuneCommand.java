@@ -334,16 +334,39 @@ final class TuneCommand implements Callable<Integer> {
             return dryRun(search, hs, mechanism, data, k);
         }
         Path out = t.outputDirectory("tune");
+        Path trialsDir = TuningOutput.operatorDirectory(out).resolve("trials");
         PrivacyLedger ledger = openLedger();
-        Long covering = null;
-        if (resumeState != null && ledger != null) {
-            long before = ((Number) resumeState.get("ledger_entries_before")).longValue();
-            covering = ledger.entries().stream().filter(e -> e.charged() && e.sequence() > before).map(PrivacyLedger.Entry::sequence)
-                    .findFirst().orElse(null); // null: the crash came before the charge, which is made now
-        } else if (resumeState == null) {
-            saveResumeState(out, ledger);
+        Long covering;
+        String run;
+        try {
+            if (resumeState == null) {
+                Cli.deleteTree(trialsDir); // an earlier tuning's trials never stand in for this one's
+                // charged here, not by the tuner, so that the state written next names the charge that pays for this tuning
+                covering = ledger != null && !revealTrialScores
+                        ? ledger.charge(chargeLabel(search, k), search.event(hs, mechanism)).sequence() : null;
+                run = java.util.UUID.randomUUID().toString();
+                saveResumeState(out, covering, run);
+            } else {
+                covering = resumeState.get("ledger_charge") instanceof Number n ? n.longValue() : null;
+                run = (String) resumeState.get("run");
+                if (ledger != null && covering == null) {
+                    covering = ledger.charge(chargeLabel(search, k), search.event(hs, mechanism)).sequence();
+                } else if (ledger != null) {
+                    long seq = covering;
+                    PrivacyEvent expected = search.event(hs, mechanism);
+                    if (ledger.entries().stream().noneMatch(e -> e.charged() && e.sequence() == seq && e.event().equals(expected))) {
+                        throw new IllegalArgumentException("--resume " + resume + ": the ledger " + ledgerOptions.file + " has no charge "
+                                + seq + " of this tuning's cost; it was not made for this tuning");
+                    }
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            if (ledger != null) {
+                ledger.close(); // nothing ran: release the ledger's lock
+            }
+            throw e;
         }
-        TrainingMechanism trials = new CheckpointedMechanism(mechanism, TuningOutput.operatorDirectory(out).resolve("trials"));
+        TrainingMechanism trials = new CheckpointedMechanism(mechanism, trialsDir, run);
         TuningResult result;
         Cli.InterruptNotice notice = Cli.InterruptNotice.install("tune interrupted: " + (ledger != null
                 ? "the tuning's whole cost was charged to " + ledgerOptions.file + " before its first trial; " : "")
@@ -499,15 +522,19 @@ final class TuneCommand implements Callable<Integer> {
         return 0;
     }
 
-    /** Saves what --resume needs (the command line, the tuner's seed, the ledger's length) in the operator record. */
-    private void saveResumeState(Path out, PrivacyLedger ledger) throws IOException {
+    private static String chargeLabel(Tuner search, RepetitionDistribution k) {
+        return (search instanceof DpHypoTuner ? "DP-HyPO" : "random search") + ", K ~ " + k.describe();
+    }
+
+    /** Saves what --resume needs (the command line, the tuner's seed, the charge paying for the tuning) in the operator record. */
+    private void saveResumeState(Path out, Long charge, String run) throws IOException {
         Map<String, Object> state = new LinkedHashMap<>();
         state.put("note", "operator record: holds the tuning's seed, which determines its noise; never publish");
         List<String> original = spec.commandLine().getParseResult().originalArgs(); // from "tune" on
         state.put("args", original.subList(original.indexOf("tune") + 1, original.size()));
         state.put("tuner_seed", Long.toString(chosenTunerSeed));
-        state.put("ledger_entries_before", ledger == null ? 0 : ledger.entries().stream().mapToLong(PrivacyLedger.Entry::sequence)
-                .max().orElse(0));
+        state.put("ledger_charge", charge);
+        state.put("run", run);
         Files.createDirectories(TuningOutput.operatorDirectory(out));
         Cli.writeJsonAtomically(TuningOutput.operatorDirectory(out).resolve(STATE), state);
     }

@@ -176,7 +176,7 @@ class CliTest {
         assertReleaseOnly(out, j, RANDOM_SEARCH_RELEASE, false);
         assertTrue(Files.exists(out.resolve("model.zip")));
         java.util.List<String> lines = Files.readAllLines(ledger);
-        assertEquals(4, lines.size(), "header, the tuning charge, two trial records");
+        assertEquals(5, lines.size(), "header, the tuning's charge, the tuning and two trials recorded under it");
         JsonNode charge = Cli.JSON.readTree(lines.get(1));
         assertEquals(total, RdpAccountant.standard().epsilon(PrivacyEvents.fromMap(
                 Cli.JSON.convertValue(charge.get("event"), java.util.Map.class)), 1e-5), 1e-12);
@@ -184,7 +184,7 @@ class CliTest {
         Run again = run("tune", "--dataset", "mnist", "--epochs", "20", "--repetitions", "fixed:2", "--space", "lr=cat:0.5",
                 "--noise-multiplier", "0.5", "--ledger", ledger.toString(), "--output", tmp.resolve("tune2").toString(), "--no-progress");
         assertTrue(again.status() != 0 && (again.err() + again.out()).contains("budget"), again.err() + again.out());
-        assertEquals(4, Files.readAllLines(ledger).size(), "a refused charge writes nothing");
+        assertEquals(5, Files.readAllLines(ledger).size(), "a refused charge writes nothing");
     }
 
     /**
@@ -328,7 +328,7 @@ class CliTest {
         assertEquals(0.0, j.get("adaptivity_cost").asDouble(), 1e-12, "a fixed number of runs composes: adaptivity is free");
         assertEquals(3, operatorRecord(tmp.resolve("hypo")).get("repetitions").asLong());
         assertTrue(j.get("test_accuracy").asDouble() > 0.3, r.out());
-        assertEquals(1 + 1 + 3, Files.readAllLines(ledger).size(), "header, the charge, three trial records");
+        assertEquals(1 + 1 + 1 + 3, Files.readAllLines(ledger).size(), "header, the charge, the tuning and three trials recorded");
         assertReleaseOnly(tmp.resolve("hypo"), j, DP_HYPO_RELEASE, false);
         assertTrue(r.out().contains("[operator] observed density ratios"), r.out());
         Run bad = run("tune", "--tuner", "dp-hypo", "--ucb-tau", "-1", "--no-progress");
@@ -625,6 +625,35 @@ class CliTest {
         Run refused = run("audit", "train", "--noise-multiplier", "0", "--no-progress");
         assertEquals(2, refused.status());
         assertTrue(refused.err().contains("--allow-non-private"), refused.err());
+    }
+
+    /**
+     * A fresh tuning never reuses an earlier tuning's trials (here: noise-free ones written with the same seed into the
+     * same directory), and --resume never adopts a charge that another command made after a refused tuning.
+     */
+    @Test
+    void aFreshTuningNeverReusesTrialsAndResumeNeverAdoptsAForeignCharge() throws Exception {
+        Path out = tmp.resolve("reuse");
+        String[] base = {"tune", "--model", "mlp", "--epochs", "0.05", "--repetitions", "fixed:1", "--space", "lr=cat:0.5", "--seed", "7",
+                "--no-progress", "--json"};
+        Run noiseFree = run(concat(base, "--non-private", "--output", out.toString()));
+        assertEquals(0, noiseFree.status(), noiseFree.err());
+        Run noisy = run(concat(base, "--noise-multiplier", "200", "--output", out.toString(), "--overwrite"));
+        assertEquals(0, noisy.status(), noisy.err());
+        assertTrue(noisy.lastJson().get("test_accuracy").asDouble() != noiseFree.lastJson().get("test_accuracy").asDouble()
+                || noisy.lastJson().get("best_score").asDouble() != noiseFree.lastJson().get("best_score").asDouble(),
+                "the noisy tuning trained its own model: " + noisy.lastJson() + " vs " + noiseFree.lastJson());
+
+        Path ledger = tmp.resolve("foreign.jsonl");
+        Path refusedOut = tmp.resolve("refused");
+        Run refused = run(concat(base, "--noise-multiplier", "0.5", "--ledger", ledger.toString(), "--ledger-budget", "1",
+                "--output", refusedOut.toString()));
+        assertEquals(3, refused.status(), refused.err());
+        assertEquals(0, run("train", "--model", "mlp", "--epochs", "0.01", "--target-epsilon", "0.3", "--ledger", ledger.toString(),
+                "--output", tmp.resolve("foreign-train").toString(), "--no-progress").status());
+        Run resumed = run("tune", "--resume", refusedOut.toString());
+        assertEquals(2, resumed.status(), "a tuning that was never charged is not resumed under another command's charge");
+        assertTrue(resumed.err().contains("no tuning to resume"), resumed.err());
     }
 
     /** A short propose-test run: the release holds the selection and the final model, the loop's count is operator-only. */

@@ -26,14 +26,18 @@ public final class CheckpointedMechanism implements TrainingMechanism {
     private static final ObjectMapper JSON = new ObjectMapper();
     private final TrainingMechanism delegate;
     private final Path directory;
+    private final String run;
 
     /**
      * @param delegate  the mechanism that trains
-     * @param directory where finished trials are kept (created if missing)
+     * @param directory where finished trials are kept (created if missing); a fresh tuning must start from an empty one
+     * @param run       an identifier of this tuning (kept across its resumptions): a saved trial is reused only if it
+     *                  was written under the same identifier, with the same candidate, seed and cost
      */
-    public CheckpointedMechanism(TrainingMechanism delegate, Path directory) {
+    public CheckpointedMechanism(TrainingMechanism delegate, Path directory, String run) {
         this.delegate = Objects.requireNonNull(delegate, "delegate");
         this.directory = Objects.requireNonNull(directory, "directory");
+        this.run = Objects.requireNonNull(run, "run");
     }
 
     @Override
@@ -49,7 +53,10 @@ public final class CheckpointedMechanism implements TrainingMechanism {
         try {
             if (Files.exists(json)) {
                 Map<?, ?> m = JSON.readValue(json.toFile(), Map.class);
-                if (new Candidate(castValues(m.get("candidate"))).equals(candidate) && Long.toString(mix(seed)).equals(m.get("seed_check"))) {
+                boolean same = run.equals(m.get("run")) && new Candidate(castValues(m.get("candidate"))).equals(candidate)
+                        && Long.toString(mix(seed)).equals(m.get("seed_check"))
+                        && JSON.writeValueAsString(delegate.event(candidate).toMap()).equals(m.get("event"));
+                if (same) {
                     MultiLayerNetwork net = Files.exists(model) ? ModelSerializer.restoreMultiLayerNetwork(model.toFile(), true) : null;
                     double score = m.get("score") instanceof Number s ? s.doubleValue() : Double.NEGATIVE_INFINITY;
                     return new TrialResult(trial, candidate, net, score, delegate.event(candidate),
@@ -68,7 +75,9 @@ public final class CheckpointedMechanism implements TrainingMechanism {
                 }
             }
             Map<String, Object> m = new LinkedHashMap<>();
+            m.put("run", run);
             m.put("index", trial);
+            m.put("event", JSON.writeValueAsString(delegate.event(candidate).toMap()));
             m.put("candidate", candidate.toMap());
             m.put("seed_check", Long.toString(mix(seed)));
             m.put("score", Double.isFinite(r.score()) ? r.score() : null);

@@ -184,8 +184,15 @@ public final class PrivacyLedger implements AutoCloseable {
     }
 
     private void load() throws IOException {
-        String text = Files.readString(file, StandardCharsets.UTF_8);
-        if (text.isEmpty()) {
+        byte[] raw = Files.readAllBytes(file);
+        int lastNewline = raw.length - 1;
+        while (lastNewline >= 0 && raw[lastNewline] != '\n') {
+            lastNewline--;
+        }
+        // complete lines end at the last newline byte; a torn tail may end inside a multi-byte character
+        String text = new String(raw, 0, lastNewline + 1, StandardCharsets.UTF_8);
+        String tornTail = new String(raw, lastNewline + 1, raw.length - lastNewline - 1, StandardCharsets.UTF_8);
+        if (raw.length == 0) {
             Map<String, Object> header = new LinkedHashMap<>();
             header.put("ledger", "dpdl4j-privacy-ledger");
             header.put("version", 1);
@@ -196,8 +203,8 @@ public final class PrivacyLedger implements AutoCloseable {
             append(header);
             return;
         }
-        String[] lines = text.split("\n", -1);
-        String torn = lines[lines.length - 1];
+        String[] lines = (text + tornTail).split("\n", -1);
+        String torn = tornTail;
         if (!torn.isEmpty() && lines.length == 1) {
             throw new LedgerException(file + " is not a dpdl4j privacy ledger (no complete header line)");
         }
@@ -222,16 +229,16 @@ public final class PrivacyLedger implements AutoCloseable {
             }
         }
         if (!torn.isEmpty()) {
-            repairTornLine(text.length() - torn.length(), torn, lines.length);
+            repairTornLine(lastNewline + 1, torn, lines.length);
         }
     }
 
     /**
      * Repairs a torn last line in place (see the class comment), after saving the original file beside it.
      *
-     * @param start the torn line's offset in characters (the file is ASCII up to it: JSON escapes the rest)
+     * @param start the torn line's offset in bytes (just after the last newline)
      */
-    private void repairTornLine(int start, String torn, int lineNumber) throws IOException {
+    private void repairTornLine(long start, String torn, int lineNumber) throws IOException {
         Path backup = file.resolveSibling(file.getFileName() + ".torn-" + Instant.now().toString().replace(':', '-'));
         Files.copy(file, backup);
         long sequence = entries.isEmpty() ? 1 : entries.get(entries.size() - 1).sequence() + 1;
@@ -249,8 +256,7 @@ public final class PrivacyLedger implements AutoCloseable {
                 // not this completion
             }
         }
-        byte[] prefix = Files.readString(file, StandardCharsets.UTF_8).substring(0, start).getBytes(StandardCharsets.UTF_8);
-        channel.truncate(prefix.length);
+        channel.truncate(start);
         channel.force(true);
         String what;
         if (torn.contains("\"charged\":false")) {

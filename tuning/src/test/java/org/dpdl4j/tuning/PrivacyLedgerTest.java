@@ -101,6 +101,22 @@ class PrivacyLedgerTest {
         }
     }
 
+    /** A tear inside a multi-byte character (a non-ASCII label) still reopens, counted conservatively. */
+    @Test
+    void aTornMultiByteCharacterStillReopens(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("l.jsonl");
+        try (PrivacyLedger l = PrivacyLedger.open(file, "mnist", 10, 1e-5)) {
+            l.charge("caf\u00e9", new GaussianEvent(3));
+        }
+        byte[] line = "{\"seq\":2,\"time\":\"x\",\"charged\":true,\"label\":\"caf\u00e9".getBytes(StandardCharsets.UTF_8);
+        Files.write(file, java.util.Arrays.copyOf(line, line.length - 1), StandardOpenOption.APPEND); // half of the é
+        try (PrivacyLedger l = PrivacyLedger.open(file, "mnist", 10, 1e-5)) {
+            assertEquals(1, l.repairs().size(), l.repairs().toString());
+            assertEquals("caf\u00e9", l.entries().get(0).label(), "the complete lines keep their characters");
+            assertTrue(Double.isInfinite(l.spent().epsilon()), "a torn charge of unknown cost counts as infinite");
+        }
+    }
+
     /** A corrupt line in the middle is reported with its number, in one line, and the file is left alone. */
     @Test
     void aCorruptMiddleLineIsReportedNotDropped(@TempDir Path dir) throws Exception {
