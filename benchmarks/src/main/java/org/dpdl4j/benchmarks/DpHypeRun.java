@@ -100,12 +100,15 @@ final class DpHypeRun {
                 + "would need %.4f) -> epsilon %.4f at delta %s; transport %s%n", params.localSigma(), params.scale(),
                 params.summedNoiseInVotes(), DpHypeVoting.noiseMultiplier(c.votes, epsilon, c.t.delta), guarantee.epsilon(),
                 c.t.delta, c.transport);
-        PrivacyLedger ledger = c.openLedger();
-        if (ledger != null) {
-            ledger.charge("dp-hype vote: n=" + c.clients + " k=" + c.votes + " p=" + candidates.size(), params.event());
-            ledger.close();
+        if (c.dryRun) {
+            System.out.println("dry run: nothing was trained or charged");
+            return 0;
         }
         Path out = c.t.outputDirectory("tune");
+        try (PrivacyLedger ledger = c.openLedger()) { // on --resume the vote is taken again under the same charge: an
+            // interrupted vote revealed nothing (the coordinator learns only a completed round's sum)
+            c.chargeOnce(ledger, "dp-hype vote: n=" + c.clients + " k=" + c.votes + " p=" + candidates.size(), params::event, out);
+        }
         Files.createDirectories(TuningOutput.operatorDirectory(out));
         DpHypeCoordinator coordinator = new DpHypeCoordinator(params, IntStream.rangeClosed(1, c.clients).boxed().toList(),
                 Duration.ofMillis((long) (c.phaseTimeout * 1000)), 3);
@@ -165,6 +168,7 @@ final class DpHypeRun {
                     + "research only): DP-HYPE %.4f | OPT %.4f | RANDGUESS %.4f%n", accuracy[result.winner()], opt, randGuess);
         }
         TuningOutput.write(out, null, report, null, operator);
+        c.finished(out);
         System.out.printf("epsilon at delta %s: %.4f (client level, remove-then-add; RDP order %s)%n", c.t.delta,
                 guarantee.epsilon(), guarantee.order());
         TuningOutput.printWhere(System.out, out, false, false);

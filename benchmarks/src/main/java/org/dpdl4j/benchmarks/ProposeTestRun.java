@@ -63,15 +63,27 @@ final class ProposeTestRun {
         System.out.printf("dpdl4j %s | propose-test tuning (Ding & Wu, Algorithm 1) on %s: %d candidates, k = %d parts, g = %s, eps0 = %s, "
                         + "u0 = %s, T_max = %d (charged in full)%n", Cli.version(), c.t.dataset, space.size(), c.partitions, c.granularity,
                 c.epsilon0, c.lowerUtility, tuner.maxIterations());
+        if (c.dryRun) {
+            System.out.printf("dry run: sigma %.4f; total epsilon %.4f at delta %s (RDP); nothing was trained or charged%n",
+                    c.noiseMultiplier, acc.epsilon(tuner.event(space, template), c.t.delta), c.t.delta);
+            return 0;
+        }
+        Path out = c.t.outputDirectory("tune");
         PrivacyLedger ledger = c.openLedger();
+        DpSgdMechanism charged = template;
+        Long covering = c.chargeOnce(ledger, "propose-test: " + tuner.maxIterations() + " x " + c.epsilon0 + "-DP iterations + final run",
+                () -> tuner.event(space, charged), out);
         ProposeTestTuner.Result r;
+        Cli.InterruptNotice notice = c.interruptNotice(out, ledger);
         try (TuneCommand.ProgressReporter progress = new TuneCommand.ProgressReporter(c.t.noProgress, false)) {
-            r = tuner.tune(space, template, ledger, progress);
+            r = tuner.tune(space, template, ledger, covering, progress); // on --resume the (non-private) utilities are computed again
         } finally {
+            notice.remove();
             if (ledger != null) {
                 ledger.close();
             }
         }
+        c.finished(out);
         double delta = c.t.delta;
         PrivacyGuarantee total = acc.guarantee(r.event(), delta);
         PrivacyGuarantee loop = acc.guarantee(tuner.loopEvent(), delta);
@@ -105,7 +117,6 @@ final class ProposeTestRun {
         report.put("event", release.event().toMap());
         report.put("library_version", Cli.version());
         OperatorRecord record = r.operatorRecord();
-        Path out = c.t.outputDirectory("tune");
         TuningOutput.write(out, release.model(), report, null, record.toMap());
         System.out.printf("selected %s | final model test accuracy %.4f%n", release.candidate(), testAccuracy);
         System.out.printf("epsilon at delta %s: total %.4f (%s) | RDP %.4f, advanced composition + RDP %.4f | selection loop alone "

@@ -57,6 +57,10 @@ final class SubsampledRun {
             throw new IllegalArgumentException("--tuner subsampled keeps the DP-SGD sampling rate fixed: use a sampling_rate axis, "
                     + "not batch_size");
         }
+        if (c.resuming() && c.t.secureNoise) { // X1 would be drawn anew: trials on the old X1 must not meet a final run on the new X \ X1
+            throw new IllegalArgumentException("--resume: a subsampled tuning with --secure-noise cannot be resumed (its subset X1 "
+                    + "cannot be drawn again); start it anew");
+        }
         TrainTest data = c.t.load();
         int n = data.train().size();
         double expectedTuneTrain = tuneFraction * n * (1 - c.validationFraction);
@@ -88,15 +92,30 @@ final class SubsampledRun {
                 tuner.subsetScoreNoise(template));
         System.out.printf("epsilon at delta %s: whole procedure %.4f (planned)%n", c.t.delta, acc.epsilon(event, c.t.delta));
 
+        if (c.dryRun) {
+            System.out.printf("dry run: sigma %s; whole procedure epsilon %.4f at delta %s; nothing was trained or charged%n",
+                    c.noiseMultiplier == null ? "per candidate" : String.format("%.4f", c.noiseMultiplier), acc.epsilon(event, c.t.delta),
+                    c.t.delta);
+            return 0;
+        }
+        Path out = c.t.outputDirectory("tune");
         PrivacyLedger ledger = c.openLedger();
+        DpSgdMechanism charged = template;
+        Long covering = c.chargeOnce(ledger, "subsampled tuning, variant " + v.number() + ", q_tune = " + tuneFraction,
+                () -> tuner.event(space, charged), out);
+        String run = c.runId;
         SubsampledTuningResult r;
+        Cli.InterruptNotice notice = c.interruptNotice(out, ledger);
         try (TuneCommand.ProgressReporter progress = new TuneCommand.ProgressReporter(c.t.noProgress, false)) {
-            r = tuner.tune(space, template, ledger, progress);
+            r = tuner.tune(space, template, ledger, covering, progress,
+                    m -> new org.dpdl4j.tuning.CheckpointedMechanism(m, TuneCommand.trialsDirectory(out), run));
         } finally {
+            notice.remove();
             if (ledger != null) {
                 ledger.close();
             }
         }
+        c.finished(out);
 
         Release release = r.release();
         OperatorRecord record = r.operatorRecord();
@@ -133,7 +152,6 @@ final class SubsampledRun {
         report.put("library_version", Cli.version());
         Map<String, Object> operator = new LinkedHashMap<>(record.toMap());
         operator.put("baseline_seconds_estimated", cost.baselineGradients() * secondsPerGradient);
-        Path out = c.t.outputDirectory("tune");
         TuningOutput.write(out, release.model(), report, null, operator);
 
         System.out.printf("tuned on X1: best %s; final run with %s%n", r.tuned(), r.transferred());

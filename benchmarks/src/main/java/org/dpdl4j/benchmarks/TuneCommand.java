@@ -198,7 +198,7 @@ final class TuneCommand implements Callable<Integer> {
     @Option(names = "--reveal-trial-scores", hidden = true, description = "The old name of --reveal-trials.")
     boolean revealTrialScoresOldName;
 
-    @Option(names = "--resume", paramLabel = "DIR", description = {"Continue the random-search or dp-hypo tuning whose output directory",
+    @Option(names = "--resume", paramLabel = "DIR", description = {"Continue the tuning whose output directory",
             "is DIR after a crash: same K and candidates, finished trials not re-run, nothing charged twice; the other",
             "options come from DIR/operator/state.json."})
     Path resume;
@@ -283,6 +283,8 @@ final class TuneCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--target-epsilon and --candidate-epsilon calibrate sigma, so sigma cannot also be a "
                     + "--space axis");
         }
+        // one seed for the whole tuning, saved for --resume
+        chosenTunerSeed = resumeState != null ? Long.parseLong((String) resumeState.get("tuner_seed")) : tunerSeed();
         if (tuner.equals("subsampled")) {
             return new SubsampledRun(this, k, hs, scoring, sigmaAxis).call();
         }
@@ -306,7 +308,6 @@ final class TuneCommand implements Callable<Integer> {
         if (resumeState != null && revealTrialScores) {
             throw new IllegalArgumentException("--resume is not available for a tuning with --reveal-trials (its charge depends on K)");
         }
-        chosenTunerSeed = resumeState != null ? Long.parseLong((String) resumeState.get("tuner_seed")) : tunerSeed();
         Tuner search = tuner(k); // validates the tuner's options before the data is loaded
         TrainTest data = t.load();
         t.checkDelta(data.train().size());
@@ -334,43 +335,15 @@ final class TuneCommand implements Callable<Integer> {
             return dryRun(search, hs, mechanism, data, k);
         }
         Path out = t.outputDirectory("tune");
-        Path trialsDir = TuningOutput.operatorDirectory(out).resolve("trials");
         PrivacyLedger ledger = openLedger();
-        Long covering;
-        String run;
-        try {
-            if (resumeState == null) {
-                Cli.deleteTree(trialsDir); // an earlier tuning's trials never stand in for this one's
-                // charged here, not by the tuner, so that the state written next names the charge that pays for this tuning
-                covering = ledger != null && !revealTrialScores
-                        ? ledger.charge(chargeLabel(search, k), search.event(hs, mechanism)).sequence() : null;
-                run = java.util.UUID.randomUUID().toString();
-                saveResumeState(out, covering, run);
-            } else {
-                covering = resumeState.get("ledger_charge") instanceof Number n ? n.longValue() : null;
-                run = (String) resumeState.get("run");
-                if (ledger != null && covering == null) {
-                    covering = ledger.charge(chargeLabel(search, k), search.event(hs, mechanism)).sequence();
-                } else if (ledger != null) {
-                    long seq = covering;
-                    PrivacyEvent expected = search.event(hs, mechanism);
-                    if (ledger.entries().stream().noneMatch(e -> e.charged() && e.sequence() == seq && e.event().equals(expected))) {
-                        throw new IllegalArgumentException("--resume " + resume + ": the ledger " + ledgerOptions.file + " has no charge "
-                                + seq + " of this tuning's cost; it was not made for this tuning");
-                    }
-                }
-            }
-        } catch (IOException | RuntimeException e) {
-            if (ledger != null) {
-                ledger.close(); // nothing ran: release the ledger's lock
-            }
-            throw e;
+        DpSgdMechanism calibrated = mechanism;
+        Long covering = chargeOnce(revealTrialScores ? null : ledger, chargeLabel(search, k), () -> search.event(hs, calibrated), out);
+        if (revealTrialScores && ledger != null) {
+            covering = null; // the tuner charges the composition of the K runs once K is drawn
         }
-        TrainingMechanism trials = new CheckpointedMechanism(mechanism, trialsDir, run);
+        TrainingMechanism trials = new CheckpointedMechanism(mechanism, trialsDirectory(out), runId);
         TuningResult result;
-        Cli.InterruptNotice notice = Cli.InterruptNotice.install("tune interrupted: " + (ledger != null
-                ? "the tuning's whole cost was charged to " + ledgerOptions.file + " before its first trial; " : "")
-                + "continue with ./dpdl4j tune --resume " + out);
+        Cli.InterruptNotice notice = interruptNotice(out, ledger);
         try (ProgressReporter progress = new ProgressReporter(t.noProgress, revealTrialScores)) {
             result = search.tune(hs, trials, ledger, covering, progress);
         } finally {
@@ -379,7 +352,7 @@ final class TuneCommand implements Callable<Integer> {
                 ledger.close();
             }
         }
-        Files.deleteIfExists(TuningOutput.operatorDirectory(out).resolve(STATE)); // it holds the seed: not needed any more
+        finished(out);
 
         Release release = result.release();
         OperatorRecord record = result.operatorRecord();
@@ -522,6 +495,71 @@ final class TuneCommand implements Callable<Integer> {
         return 0;
     }
 
+    /** True when this command continues a tuning (--resume). */
+    boolean resuming() {
+        return resumeState != null;
+    }
+
+    /** The identifier of this tuning, kept across its resumptions (set by {@link #chargeOnce}). */
+    String runId;
+
+    /** Where a tuning keeps its finished trials for --resume (operator-only). */
+    static Path trialsDirectory(Path out) {
+        return TuningOutput.operatorDirectory(out).resolve("trials");
+    }
+
+    /**
+     * The ledger charge that pays for this tuning, made once for every tuner: on a fresh run the earlier trials are
+     * wiped, the whole event is charged (when there is a ledger) and the resume state is saved naming that charge; on
+     * --resume the saved charge is found and checked against this tuning's event, or made now if the run had none yet.
+     * The ledger is closed if this fails.
+     *
+     * @return the charge's sequence number, or null without a ledger
+     */
+    Long chargeOnce(PrivacyLedger ledger, String label, java.util.function.Supplier<PrivacyEvent> event, Path out) throws IOException {
+        try {
+            if (resumeState == null) {
+                Cli.deleteTree(trialsDirectory(out)); // an earlier tuning's trials never stand in for this one's
+                Long charge = ledger != null ? ledger.charge(label, event.get()).sequence() : null;
+                runId = java.util.UUID.randomUUID().toString();
+                saveResumeState(out, charge, runId);
+                return charge;
+            }
+            Long charge = resumeState.get("ledger_charge") instanceof Number n ? n.longValue() : null;
+            runId = (String) resumeState.get("run");
+            if (ledger == null) {
+                return null;
+            }
+            if (charge == null) {
+                return ledger.charge(label, event.get()).sequence();
+            }
+            long seq = charge;
+            PrivacyEvent expected = event.get();
+            if (ledger.entries().stream().noneMatch(e -> e.charged() && e.sequence() == seq && e.event().equals(expected))) {
+                throw new IllegalArgumentException("--resume " + resume + ": the ledger " + ledgerOptions.file + " has no charge " + seq
+                        + " of this tuning's cost; it was not made for this tuning");
+            }
+            return charge;
+        } catch (IOException | RuntimeException e) {
+            if (ledger != null) {
+                ledger.close(); // nothing ran: release the ledger's lock
+            }
+            throw e;
+        }
+    }
+
+    /** The tuning has ended: its resume state (which holds the seed) is deleted. */
+    void finished(Path out) throws IOException {
+        Files.deleteIfExists(TuningOutput.operatorDirectory(out).resolve(STATE));
+    }
+
+    /** The one-line notice printed if the JVM is stopped during the tuning. */
+    Cli.InterruptNotice interruptNotice(Path out, PrivacyLedger ledger) {
+        return Cli.InterruptNotice.install("tune interrupted: " + (ledger != null
+                ? "the tuning's whole cost was charged to " + ledgerOptions.file + " before its first trial; " : "")
+                + "continue with ./dpdl4j tune --resume " + out);
+    }
+
     private static String chargeLabel(Tuner search, RepetitionDistribution k) {
         return (search instanceof DpHypoTuner ? "DP-HyPO" : "random search") + ", K ~ " + k.describe();
     }
@@ -547,7 +585,7 @@ final class TuneCommand implements Callable<Integer> {
         }
         if (!Files.exists(stateFile)) {
             throw new IllegalArgumentException("--resume " + resume + ": no tuning to resume (" + stateFile + " does not exist; "
-                    + "only random-search and dp-hypo tunings can be resumed)");
+                    + "the tuning ended or never started)");
         }
         @SuppressWarnings("unchecked")
         Map<String, Object> state = Cli.JSON.readValue(stateFile.toFile(), Map.class);

@@ -656,6 +656,39 @@ class CliTest {
         assertTrue(resumed.err().contains("no tuning to resume"), resumed.err());
     }
 
+    /**
+     * The same crash and resume for subsampled tuning (killed after its first trial on X1) and propose-test (killed
+     * once its state is saved): one charge, and the release of an uninterrupted run with the same seed.
+     */
+    @Test
+    void subsampledAndProposeTestResumeAfterSigkill() throws Exception {
+        String[][] tuners = {
+                {"tune", "--tuner", "subsampled", "--model", "mlp", "--epochs", "0.3", "--batch-size", "64", "--repetitions", "fixed:3",
+                        "--space", "lr=cat:0.05,0.1", "--tune-fraction", "0.05", "--noise-multiplier", "1.0", "--seed", "4", "--no-progress"},
+                {"tune", "--tuner", "propose-test", "--model", "mlp", "--epochs", "0.05", "--partitions", "2", "--granularity", "0.2",
+                        "--eps0", "0.1", "--space", "lr=cat:0.5,1.0", "--noise-multiplier", "1.0", "--seed", "2", "--no-progress"}};
+        String[] awaited = {"trials/trial-0.json", "state.json"};
+        for (int k = 0; k < tuners.length; k++) {
+            Path ledger = tmp.resolve("l" + k + ".jsonl");
+            Path out = tmp.resolve("r" + k);
+            Path log = tmp.resolve("r" + k + ".log");
+            Process p = startCli(log, concat(tuners[k], "--ledger", ledger.toString(), "--output", out.toString()));
+            awaitFile(out.resolve("operator").resolve(awaited[k]), p, log);
+            assertTrue(p.isAlive(), tuners[k][2] + " killed mid-tuning");
+            p.destroyForcibly();
+            assertTrue(p.waitFor(60, java.util.concurrent.TimeUnit.SECONDS));
+            Run resumed = run("tune", "--resume", out.toString(), "--json");
+            assertEquals(0, resumed.status(), tuners[k][2] + ": " + resumed.err() + resumed.out());
+            assertEquals(1, Files.readAllLines(ledger).stream().filter(l -> l.contains("\"charged\":true")).count(), tuners[k][2]);
+            Run clean = run(concat(tuners[k], "--output", tmp.resolve("c" + k).toString(), "--json"));
+            assertEquals(0, clean.status(), clean.err());
+            assertEquals(clean.lastJson().get("best"), resumed.lastJson().get("best"), tuners[k][2]);
+            MultiLayerNetwork a = ModelSerializer.restoreMultiLayerNetwork(out.resolve("model.zip").toFile());
+            MultiLayerNetwork b = ModelSerializer.restoreMultiLayerNetwork(tmp.resolve("c" + k).resolve("model.zip").toFile());
+            assertEquals(0, a.params().sub(b.params()).amaxNumber().doubleValue(), 0.0, tuners[k][2] + ": the same model");
+        }
+    }
+
     /** A short propose-test run: the release holds the selection and the final model, the loop's count is operator-only. */
     @Test
     void tuneProposeTestReleasesTheSelectionOnly() throws Exception {

@@ -148,13 +148,24 @@ public final class ProposeTestTuner {
      * @param listener progress: one "trial" per (candidate, part) training, then the final run
      */
     public Result tune(HyperparameterSpace space, DpSgdMechanism q, PrivacyLedger ledger, TuningListener listener) {
+        return tune(space, q, ledger, null, listener);
+    }
+
+    /** The whole procedure's cost, known before it runs: T_max ε₀-DP iterations composed with the final run. */
+    public PrivacyEvent event(HyperparameterSpace space, DpSgdMechanism q) {
+        return ComposedEvent.of(loopEvent(), SubsampledTuner.finalRunEvent(space, q));
+    }
+
+    /** {@link #tune(HyperparameterSpace, DpSgdMechanism, PrivacyLedger, TuningListener)} recorded under a charge already made. */
+    public Result tune(HyperparameterSpace space, DpSgdMechanism q, PrivacyLedger ledger, Long covering, TuningListener listener) {
         List<Candidate> grid = space.candidates();
         PrivacyEvent finalRun = SubsampledTuner.finalRunEvent(space, q);
-        PrivacyEvent event = ComposedEvent.of(loopEvent(), finalRun);
+        PrivacyEvent event = event(space, q);
         if (ledger != null) {
-            long charge = ledger.chargeOrRecord("propose-test: " + maxIterations + " x " + epsilon0 + "-DP iterations + final run",
-                    event, null);
-            ledger.chargeOrRecord("propose-test selection loop (T_max = " + maxIterations + ")", loopEvent(), charge);
+            long entry = ledger.chargeOrRecord("propose-test: " + maxIterations + " x " + epsilon0 + "-DP iterations + final run",
+                    event, covering);
+            ledger.chargeOrRecord("propose-test selection loop (T_max = " + maxIterations + ")", loopEvent(),
+                    covering != null ? covering : entry);
         }
         SplittableRandom random = new SplittableRandom(seed);
         List<LabeledData> parts = q.train().partitionByRecord(partitions, random.nextLong());

@@ -106,11 +106,23 @@ public final class SubsampledTuner {
      */
     public SubsampledTuningResult tune(HyperparameterSpace space, DpSgdMechanism template, PrivacyLedger ledger,
                                        TuningListener listener) {
+        return tune(space, template, ledger, null, listener, java.util.function.UnaryOperator.identity());
+    }
+
+    /**
+     * {@link #tune(HyperparameterSpace, DpSgdMechanism, PrivacyLedger, TuningListener)} under a charge already made
+     * ({@code covering}, recorded under instead of charged again), with the mechanism on X₁ wrapped before the inner
+     * tuner runs it (for example by a {@link CheckpointedMechanism}, so that a resumed tuning re-runs no finished trial).
+     */
+    public SubsampledTuningResult tune(HyperparameterSpace space, DpSgdMechanism template, PrivacyLedger ledger, Long covering,
+                                       TuningListener listener, java.util.function.UnaryOperator<TrainingMechanism> trials) {
         SubsampledTuningEvent event = event(space, template);
         List<String> notes = new ArrayList<>();
         Long charge = null;
         if (ledger != null) {
-            charge = ledger.chargeOrRecord("subsampled tuning, variant " + variant.number() + ", q_tune = " + tuneFraction, event, null);
+            long entry = ledger.chargeOrRecord("subsampled tuning, variant " + variant.number() + ", q_tune = " + tuneFraction, event,
+                    covering);
+            charge = covering != null ? covering : entry;
         }
         LabeledData x = template.privateData();
         RandomGenerator coins = secureRandom ? new SecureRandom() : new SplittableRandom(seed);
@@ -124,7 +136,7 @@ public final class SubsampledTuner {
             }
         }
         long start = System.nanoTime();
-        TuningResult tuning = inner.tune(space, onSubset, ledger, charge, listener);
+        TuningResult tuning = inner.tune(space, trials.apply(onSubset), ledger, charge, listener);
         double tuningSeconds = (System.nanoTime() - start) / 1e9;
         double tuningGradients = 0;
         for (TrialResult t : tuning.trials()) {
