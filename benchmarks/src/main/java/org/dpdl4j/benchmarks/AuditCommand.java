@@ -187,9 +187,8 @@ final class AuditCommand {
      * {@code audit tune}: random search whose every trial trains with the same gradient canaries (from the same,
      * known weights); the scores come from the released best model only; the claim is the tuning's total ε.
      */
-    @Command(name = "tune", mixinStandardHelpOptions = true, sortOptions = false, description = {"Audit a random-search or DP-HyPO tuning",
-            "(tune's main options): gradient canaries in every trial, scores read from the released model only, the claim is",
-            "epsilon_total."})
+    @Command(name = "tune", mixinStandardHelpOptions = true, sortOptions = false, description = {"Audit a tuning (tune's main options):",
+            "gradient canaries in every training it makes, scores read from the released model only, the claim is epsilon_total."})
     static final class Tune implements Callable<Integer> {
         @Mixin
         TrainingOptions t;
@@ -197,7 +196,8 @@ final class AuditCommand {
         @Mixin
         AuditOptions a;
 
-        @Option(names = "--tuner", defaultValue = "random-search", description = "random-search or dp-hypo (default ${DEFAULT-VALUE}).")
+        @Option(names = "--tuner", defaultValue = "random-search", description = {"random-search, dp-hypo, subsampled (variant 1, q_tune 0.1)",
+                "or propose-test (k = 2, g = 0.2, eps0 = 0.1) (default ${DEFAULT-VALUE}); dp-hype releases no model to audit."})
         String tuner;
 
         @Mixin
@@ -245,29 +245,48 @@ final class AuditCommand {
             MultiLayerNetwork template = Models.byName(t.modelName(), t.modelOptions(data));
             CanaryAudit.GradientDesign design = CanaryAudit.gradientDesign(template, train,
                     CanaryAudit.inclusionBits(a.canaries, inclusion), inclusion.nextLong());
-            DpSgdMechanism mechanism = DpSgdMechanism.builder(train).model(t.modelName(), t.modelOptions(data))
+            DpSgdMechanism.Builder builder = DpSgdMechanism.builder(train).model(t.modelName(), t.modelOptions(data))
                     .optimizer(t.optimizer, t.lr).activation(t.activation).noiseMultiplier(1).clipNorm(t.clip).batchSize(t.batchSize)
                     .epochs(t.epochs).physicalBatchSize(t.physicalBatchSize).delta(t.delta).workers(Cli.configureWorkers(null))
                     .validation(0.1, seed).scoring(DpSgdMechanism.Scoring.PRIVATE_VALIDATION, scoreNoise)
-                    .gradientCanaries(design.canaries(a.canaryNorm != null ? a.canaryNorm : t.clip)).build();
+                    .gradientCanaries(design.canaries(a.canaryNorm != null ? a.canaryNorm : t.clip));
             long tunerSeed = t.seed != null ? t.seed : new SecureRandom().nextLong();
-            org.dpdl4j.tuning.Tuner tuner = switch (this.tuner) {
-                case "random-search" -> new RandomSearchTuner(k, tunerSeed, 1, false);
-                case "dp-hypo" -> {
+            java.util.function.Function<DpSgdMechanism, org.dpdl4j.accounting.PrivacyEvent> eventOf;
+            java.util.function.Function<DpSgdMechanism, Release> runOn;
+            switch (this.tuner) {
+                case "random-search", "dp-hypo" -> {
                     double[] b = density.bounds(new double[]{0.8, 1.25});
-                    yield new org.dpdl4j.tuning.DpHypoTuner(k, b[0], b[1], org.dpdl4j.tuning.GpUcbSoftmax.defaults(), tunerSeed);
+                    org.dpdl4j.tuning.Tuner search = this.tuner.equals("random-search") ? new RandomSearchTuner(k, tunerSeed, 1, false)
+                            : new org.dpdl4j.tuning.DpHypoTuner(k, b[0], b[1], org.dpdl4j.tuning.GpUcbSoftmax.defaults(), tunerSeed);
+                    eventOf = m -> search.event(hs, m);
+                    runOn = m -> search.tune(hs, m, null, TuningListener.NONE).release();
                 }
-                default -> throw new IllegalArgumentException("--tuner must be random-search or dp-hypo, got '" + this.tuner + "'");
-            };
+                case "subsampled" -> { // variant 1 on a Poisson subset of rate 0.1, learning rate scaled by n/m
+                    builder.samplingRate(t.batchSize / (0.1 * 0.9 * train.size()));
+                    org.dpdl4j.tuning.SubsampledTuner sub = new org.dpdl4j.tuning.SubsampledTuner(new RandomSearchTuner(k, tunerSeed, 1,
+                            false), 0.1, org.dpdl4j.accounting.SubsampledTuningEvent.Variant.DISJOINT,
+                            org.dpdl4j.tuning.Extrapolation.LINEAR_LEARNING_RATE, false, tunerSeed + 1, false);
+                    eventOf = m -> sub.event(hs, m);
+                    runOn = m -> sub.tune(hs, m, null, TuningListener.NONE).release();
+                }
+                case "propose-test" -> { // k = 2 parts, g = 0.2, eps0 = 0.1
+                    org.dpdl4j.tuning.ProposeTestTuner pt = new org.dpdl4j.tuning.ProposeTestTuner(2, 0.2, 0.1, 0, null, tunerSeed);
+                    eventOf = m -> pt.event(hs, m);
+                    runOn = m -> pt.tune(hs, m, null, TuningListener.NONE).release();
+                }
+                default -> throw new IllegalArgumentException("--tuner must be random-search, dp-hypo, subsampled or propose-test, got '"
+                        + this.tuner + "'");
+            }
+            DpSgdMechanism mechanism = builder.build();
             RdpAccountant acc = RdpAccountant.standard();
-            DpSgdMechanism unscaled = mechanism;
             double sigma = noiseMultiplier != null ? noiseMultiplier : NoiseCalibration.smallestNoise(
-                    s -> tuner.event(hs, unscaled.withNoiseMultiplier(s)), targetEpsilon != null ? targetEpsilon : 3.0, t.delta, acc, 1e-3);
+                    s -> eventOf.apply(mechanism.withNoiseMultiplier(s)), targetEpsilon != null ? targetEpsilon : 3.0, t.delta, acc, 1e-3);
             DpSgdMechanism run = zero ? mechanism.nonPrivateCopy().withNoiseMultiplier(0) : mechanism.withNoiseMultiplier(sigma);
-            double claim = a.claimedEpsilon != null ? a.claimedEpsilon : acc.epsilon(tuner.event(hs, run), t.delta);
-            System.out.printf("dpdl4j %s | audit tune: %s, K ~ %s, space %s, sigma = %.4f; %d gradient canaries in every trial%n",
+            double claim = a.claimedEpsilon != null ? a.claimedEpsilon : acc.epsilon(eventOf.apply(mechanism.withNoiseMultiplier(sigma)),
+                    t.delta);
+            System.out.printf("dpdl4j %s | audit tune: %s, K ~ %s, space %s, sigma = %.4f; %d gradient canaries in every training%n",
                     Cli.version(), this.tuner, k.describe(), hs, sigma, a.canaries);
-            Release release = tuner.tune(hs, run, null, TuningListener.NONE).release();
+            Release release = runOn.apply(run);
             // K = 0 releases no model: nothing is learnt about the canaries, a lower bound of 0 (not a re-run, which would
             // condition the audit on K >= 1)
             OneRunAudit.Result r = release.model() == null ? new OneRunAudit.Result(0, a.canaries, 0, 0, 0, 0, 0)

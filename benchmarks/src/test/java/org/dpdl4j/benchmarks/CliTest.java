@@ -622,6 +622,13 @@ class CliTest {
         Run overclaim = run(concat(base, "--noise-multiplier", "0", "--allow-non-private", "--claimed-epsilon", "1"));
         assertEquals(4, overclaim.status(), overclaim.err() + overclaim.out());
         assertTrue(overclaim.lastJson().get("epsilon_lower_bound").asDouble() > 1, overclaim.lastJson().toString());
+        for (String tuner : new String[]{"subsampled", "propose-test"}) { // trials without noise, claiming a tuning's epsilon of 2
+            Run tune = run("audit", "tune", "--tuner", tuner, "--model", "mlp", "--train-size", "4000", "--batch-size", "32", "--epochs", "3",
+                    "--repetitions", "fixed:2", "--space", "lr=cat:0.3,0.6", "--noise-multiplier", "0", "--allow-non-private",
+                    "--claimed-epsilon", "2", "--seed", "3", "--no-progress", "--json");
+            assertEquals(4, tune.status(), tuner + ": " + tune.err() + tune.out());
+            assertTrue(tune.lastJson().get("epsilon_lower_bound").asDouble() > 2, tune.lastJson().toString());
+        }
         Run refused = run("audit", "train", "--noise-multiplier", "0", "--no-progress");
         assertEquals(2, refused.status());
         assertTrue(refused.err().contains("--allow-non-private"), refused.err());
