@@ -72,7 +72,7 @@ final class AccountCommand {
         @Option(names = "--repetitions", required = true, paramLabel = "SPEC", description = "Distribution of K: " + RepetitionSpec.FORMS + ".")
         String repetitions;
 
-        @Option(names = "--max-repetitions", paramLabel = "m", description = "Truncate K at m runs (seed 004 Lemma 22).")
+        @Option(names = "--max-repetitions", paramLabel = "m", description = "Truncate K at m runs (Papernot & Steinke 2022, arXiv:2110.03620, Lemma 22).")
         Long maxRepetitions;
 
         RepetitionDistribution repetitions() {
@@ -107,8 +107,8 @@ final class AccountCommand {
 
     /** {@code account tuning}: ε of Papernot–Steinke random search over whole DP-SGD runs. */
     @Command(name = "tuning", mixinStandardHelpOptions = true,
-            description = {"(epsilon, delta) of random search that runs DP-SGD K times, K random (seed 004 Theorems 2 and 6),",
-                    "and releases only the best run; with --density-bounds c:C, of DP-HyPO's adaptive search (seed 000 Theorem 1).",
+            description = {"(epsilon, delta) of random search that runs DP-SGD K times, K random (Papernot & Steinke 2022, arXiv:2110.03620, Theorems 2 and 6),",
+                    "and releases only the best run; with --density-bounds c:C, of DP-HyPO's adaptive search (Wang et al. 2023, arXiv:2306.05734, Theorem 1).",
                     "Also prints one run's epsilon and naive composition over E[K] runs."})
     static final class Tuning implements Callable<Integer> {
         @Mixin
@@ -143,7 +143,7 @@ final class AccountCommand {
             }
             search.report.print(String.format("%s with K ~ %s (E[K] = %.4g): epsilon = %.6g at delta = %s (RDP order %s); "
                             + "one run %.6g; naive composition over %d runs %.6g%s",
-                    bounds == null ? "random search" : "DP-HyPO (densities in [" + bounds[0] + ", " + bounds[1] + "] x prior, seed 000)",
+                    bounds == null ? "random search" : "DP-HyPO (densities in [" + bounds[0] + ", " + bounds[1] + "] x prior, Wang et al. 2023, arXiv:2306.05734)",
                     k.describe(), k.mean(), g.epsilon(), search.report.delta, g.order(), single.epsilon(),
                     (long) Math.ceil(k.mean()), naive.epsilon(),
                     bounds == null ? "" : String.format("; random search %.6g (adaptivity costs %.6g)", random.epsilon(),
@@ -152,11 +152,11 @@ final class AccountCommand {
         }
     }
 
-    /** {@code account subsampled-tuning}: ε of tuning on a Poisson subset plus the final run (seed 003). */
+    /** {@code account subsampled-tuning}: ε of tuning on a Poisson subset plus the final run (Koskela &amp; Kulkarni 2023, arXiv:2301.11989). */
     @Command(name = "subsampled-tuning", mixinStandardHelpOptions = true,
             description = {"(epsilon, delta) of random search (Poisson K) on a Poisson subset X1 of rate q_tune, plus the final DP-SGD run",
-                    "on X \\ X1 (variant 1, seed 003 Theorem 6) or on X (variant 2, Theorem 4 + composition); the same search",
-                    "on all the data followed by nothing else (Papernot-Steinke, seed 004) is the baseline."})
+                    "on X \\ X1 (variant 1, Koskela & Kulkarni 2023, arXiv:2301.11989, Theorem 6) or on X (variant 2, Theorem 4 + composition); the same search",
+                    "on all the data followed by nothing else (Papernot & Steinke 2022, arXiv:2110.03620) is the baseline."})
     static final class SubsampledTuning implements Callable<Integer> {
         @Mixin
         SearchOptions search;
@@ -185,7 +185,7 @@ final class AccountCommand {
             extra.put("baseline_epsilon", baseline.epsilon());
             extra.put("epsilon_single_run", single.epsilon());
             search.report.print(String.format("variant %d, q_tune = %s, K ~ %s: epsilon = %.6g at delta = %s (RDP order %s); "
-                            + "baseline (same search on all data, seed 004) %.6g; one run %.6g",
+                            + "baseline (same search on all data, Papernot & Steinke 2022, arXiv:2110.03620) %.6g; one run %.6g",
                     v.number(), tuneFraction, k.describe(), g.epsilon(), search.report.delta, g.order(), baseline.epsilon(),
                     single.epsilon()), g, extra);
             return 0;
@@ -194,7 +194,7 @@ final class AccountCommand {
 
     /** {@code account dp-hype}: σ of DP-HYPE's noisy vote for a target (ε, δ). */
     @Command(name = "dp-hype", mixinStandardHelpOptions = true,
-            description = {"Noise sigma of DP-HYPE's vote (seed 002): clients vote for their k best candidates and add N(0, sigma^2/n);",
+            description = {"Noise sigma of DP-HYPE's vote (Liebenow et al. 2025, arXiv:2510.04902): clients vote for their k best candidates and add N(0, sigma^2/n);",
                     "the sum is (alpha, alpha k / sigma^2)-RDP (Theorem IV.1), converted by Theorem II.1."})
     static final class DpHype implements Callable<Integer> {
         @Mixin

@@ -5,7 +5,7 @@ import java.util.Locale;
 import java.util.SplittableRandom;
 import org.dpdl4j.tuning.ProposeTestTuner;
 
-/** Ding &amp; Wu (seed 001_867a07e03e8d0c83.txt): Figure 2, iterations of the doubling loop against (u* − u₀)/g. */
+/** Ding &amp; Wu 2022 (arXiv:2211.01852): Figure 2, iterations of the doubling loop against (u* − u₀)/g. */
 final class DingWuFigures {
     static final double[] GRANULARITIES = {0.1, 0.05, 0.02, 0.01, 0.005, 0.002, 0.001};
 

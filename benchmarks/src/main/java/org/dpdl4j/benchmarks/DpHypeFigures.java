@@ -3,7 +3,7 @@ package org.dpdl4j.benchmarks;
 import java.util.Locale;
 import org.dpdl4j.tuning.DpHypeVoting;
 
-/** DP-HYPE (seed 002_6e86e99464f1122f.txt): the noise table of Section VI (k = 5, δ = 1e-5). */
+/** DP-HYPE (Liebenow et al. 2025, arXiv:2510.04902): the noise table of Section VI (k = 5, δ = 1e-5). */
 final class DpHypeFigures {
     static final double[] EPSILONS = {0.1, 0.25, 0.5, 1, 3};
     /** The paper's column (labelled σ², it holds σ). */

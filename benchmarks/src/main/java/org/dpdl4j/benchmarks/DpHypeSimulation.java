@@ -7,7 +7,7 @@ import java.util.SplittableRandom;
 import org.dpdl4j.tuning.DpHypeVoting;
 
 /**
- * DP-HYPE Figure 2 (seed 002 Sec. V.B): 100 candidates, n = 250 clients whose local losses are
+ * DP-HYPE Figure 2 (Liebenow et al. 2025, arXiv:2510.04902, Sec. V.B): 100 candidates, n = 250 clients whose local losses are
  * N(0, s²) for good and N(1, s²) for bad candidates; the success rate (a good candidate wins) over
  * repetitions, (a) against s with |H_good| = 5 and (b) against |H_good| with s = 0.2, for several k and
  * ε ∈ {0.25, 1} (δ = 1e-5, σ from {@link DpHypeVoting#noiseMultiplier}). The n clients' noise is drawn

@@ -23,7 +23,7 @@ import org.dpdl4j.tuning.Tuner;
 import org.dpdl4j.tuning.TuningListener;
 import org.dpdl4j.tuning.TuningResult;
 
-/** DP-HyPO (seed 000_c7b4708b63719d0e.txt): Table 1 and Figure 1 (left) by semi-real simulation on a landscape cache. */
+/** DP-HyPO (Wang et al. 2023, arXiv:2306.05734): Table 1 and Figure 1 (left) by semi-real simulation on a landscape cache. */
 final class DpHypoFigures {
     /** The paper's γ columns and Table 1 (MNIST, white-box, mean of 200 runs). */
     static final double[] GAMMAS = {0.001, 0.002, 0.003, 0.005, 0.01, 0.02, 0.025, 0.03};
@@ -57,7 +57,7 @@ final class DpHypoFigures {
 
     /**
      * White-box Table 1: σ_GP and σ_U are calibrated so that DP-HyPO (C = 2, c = 0.75, Theorem 1) and
-     * uniform random search (seed 004 Theorem 2) each meet the total ε at γ = 0.01; a landscape is built
+     * uniform random search (Papernot &amp; Steinke 2022, arXiv:2110.03620, Theorem 2) each meet the total ε at γ = 0.01; a landscape is built
      * for each σ; then for every γ both procedures are replayed, a visited candidate scoring its cached
      * mean plus N(0, 0.1²), and the actual (cached-mean) accuracy of the output is averaged. Also
      * replays fixed numbers of runs T (Figure 1, left), written as {@code dphypo-figure1.csv/.png}.

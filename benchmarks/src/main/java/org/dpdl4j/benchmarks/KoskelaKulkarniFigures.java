@@ -24,7 +24,7 @@ import org.dpdl4j.tuning.SubsampledTuningResult;
 import org.dpdl4j.tuning.TuningResult;
 import org.nd4j.linalg.api.buffer.DataType;
 
-/** Koskela &amp; Kulkarni 2023 (seed 003_cdf356da0d11b876.txt): the analytic Figure 1 and the trained Figure 2. */
+/** Koskela &amp; Kulkarni 2023 (arXiv:2301.11989): the analytic Figure 1 and the trained Figure 2. */
 final class KoskelaKulkarniFigures {
     /** Figure 1's DP-SGD: sampling rate 0.01, σ = 2, 50 epochs (T = 5000), δ = 1e-5. */
     static final double Q = 0.01;

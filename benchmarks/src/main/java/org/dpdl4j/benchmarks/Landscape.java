@@ -25,7 +25,7 @@ import org.dpdl4j.tuning.TuningListener;
 import org.nd4j.linalg.api.buffer.DataType;
 
 /**
- * A cache of real DP-SGD outcomes over a grid (seed 000 App. E.1's "semi-real simulation"): every
+ * A cache of real DP-SGD outcomes over a grid (Wang et al. 2023, arXiv:2306.05734, App. E.1's "semi-real simulation"): every
  * candidate (lr, clip) is trained r times with the given σ and its test accuracy recorded; tuning
  * procedures are then replayed on the cache, a visited candidate returning its cached mean plus
  * N(0, s²) noise. The cache is a JSON file holding the settings and every run; building resumes

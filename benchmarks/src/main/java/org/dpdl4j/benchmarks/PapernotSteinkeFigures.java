@@ -18,7 +18,7 @@ import org.dpdl4j.accounting.TruncatedNegativeBinomial;
 import org.dpdl4j.accounting.ZcdpEvent;
 
 /**
- * Figures 2–7 of Papernot &amp; Steinke 2022 (seed 004_4fd64be5e0b6d74d.txt), recomputed with
+ * Figures 2–7 of Papernot &amp; Steinke 2022 (arXiv:2110.03620), recomputed with
  * dpdl4j's accountant. Figures 2–6 start from a 0.1-zCDP base (Section 3.4); Figure 7 uses the
  * paper's own data (../shared/data/papernot-steinke-2022/figure7_landscape.json).
  */

@@ -12,8 +12,8 @@ import picocli.CommandLine.Parameters;
 /** {@code dpdl4j reproduce ID}: recompute a seed paper's figure, write ID.csv and ID.png. */
 @Command(name = "reproduce", mixinStandardHelpOptions = true,
         description = {"Reproduce a figure of a seed paper: writes <id>.csv (one row per plotted point) and <id>.png into --output,",
-                "and prints 'paper vs ours'. IDs: ps-figure2 ... ps-figure7 (Papernot & Steinke 2022, seed 004);",
-                "koskela-figure1 (Koskela & Kulkarni 2023, seed 003, analytic), koskela-figure2 (trains: learning-rate tuning on",
+                "and prints 'paper vs ours'. IDs: ps-figure2 ... ps-figure7 (Papernot & Steinke 2022, arXiv:2110.03620);",
+                "koskela-figure1 (Koskela & Kulkarni 2023, arXiv:2301.11989, analytic), koskela-figure2 (trains: learning-rate tuning on",
                 "MNIST and Fashion-MNIST; --epochs/--mu/--epsilons/--seeds set its scale, --paper-scale the paper's),",
                 "dphypo-table1 (trains a landscape cache, then replays DP-HyPO vs uniform search; --paper-grid for the paper's grid),",
                 "dingwu-figure2 (simulated iterations of the propose-test loop), dphype-noise-table (DP-HYPE's sigma for k = 5),",

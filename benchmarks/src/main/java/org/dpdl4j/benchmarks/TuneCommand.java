@@ -74,7 +74,7 @@ final class TuneCommand implements Callable<Integer> {
             "the noise is sized for n_min, so n - n_min dropouts are tolerated (default n)."})
     Integer minClients;
 
-    @Option(names = "--partition", defaultValue = "iid", description = "dp-hype: iid shards or dirichlet:ALPHA label skew (seed 002 Sec. VI.D) (default ${DEFAULT-VALUE}).")
+    @Option(names = "--partition", defaultValue = "iid", description = "dp-hype: iid shards or dirichlet:ALPHA label skew (Liebenow et al. 2025, arXiv:2510.04902, Sec. VI.D) (default ${DEFAULT-VALUE}).")
     String partition;
 
     @Option(names = "--transport", defaultValue = "in-process", description = {"dp-hype: in-process (client threads) or grpc",
@@ -137,14 +137,14 @@ final class TuneCommand implements Callable<Integer> {
     String inner;
 
     @Option(names = "--extrapolation", defaultValue = "linear-lr", description = {"subsampled: linear-lr (learning rate x n/m for sgd",
-            "and momentum, kept for adam; seed 003 Sec. 3.2) or none (default ${DEFAULT-VALUE})."})
+            "and momentum, kept for adam; Koskela & Kulkarni 2023, arXiv:2301.11989, Sec. 3.2) or none (default ${DEFAULT-VALUE})."})
     String extrapolation;
 
-    @Option(names = "--warm-start", description = "subsampled: start the final run from the tuned model (seed 003 Remark 8).")
+    @Option(names = "--warm-start", description = "subsampled: start the final run from the tuned model (Koskela & Kulkarni 2023, arXiv:2301.11989, Remark 8).")
     boolean warmStart;
 
     @Option(names = "--candidate-epsilon", paramLabel = "ε", description = {"Calibrate sigma per candidate so each DP-SGD run is",
-            "(epsilon, delta)-DP, for spaces over sampling_rate/epochs (seed 003 Sec. 4.1); the tuning's total is then reported."})
+            "(epsilon, delta)-DP, for spaces over sampling_rate/epochs (Koskela & Kulkarni 2023, arXiv:2301.11989, Sec. 4.1); the tuning's total is then reported."})
     Double candidateEpsilon;
 
     @Option(names = "--repetitions", defaultValue = "poisson:10", paramLabel = "SPEC",
@@ -152,7 +152,7 @@ final class TuneCommand implements Callable<Integer> {
                     + "geometric:mean=10 for dp-hypo).")
     String repetitions;
 
-    @Option(names = "--max-repetitions", paramLabel = "m", description = "Truncate K at m runs (seed 004 Lemma 22).")
+    @Option(names = "--max-repetitions", paramLabel = "m", description = "Truncate K at m runs (Papernot & Steinke 2022, arXiv:2110.03620, Lemma 22).")
     Long maxRepetitions;
 
     @Option(names = "--space", paramLabel = "AXIS", description = {"A hyperparameter axis, repeatable: NAME=log:LO:HI:N, NAME=lin:LO:HI:N,",

@@ -9,7 +9,7 @@ import org.apache.commons.math3.random.Well19937c;
 
 /**
  * Splits one dataset among n simulated clients, for experiments with distributed procedures such as
- * DP-HYPE (seed 002_6e86e99464f1122f.txt, Sections VI.C and VI.D). Each method returns, per client,
+ * DP-HYPE (Liebenow et al. 2025, arXiv:2510.04902, Sections VI.C and VI.D). Each method returns, per client,
  * the sorted row indices it holds; every index is held by exactly one client.
  */
 public final class ClientPartition {

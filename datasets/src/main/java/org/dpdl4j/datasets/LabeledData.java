@@ -191,7 +191,7 @@ public record LabeledData(INDArray features, INDArray labels, int channels, int 
 
     /**
      * A Poisson subsample: each example joins {@code subset} independently with probability
-     * {@code rate}, and the others form {@code rest} (seed 003 Section 3.1, step 1). Order is kept.
+     * {@code rate}, and the others form {@code rest} (Koskela &amp; Kulkarni 2023, arXiv:2301.11989, Section 3.1, step 1). Order is kept.
      *
      * @param rate   inclusion probability in [0, 1]
      * @param random the coin flips (a {@link java.security.SecureRandom} for a private deployment)

@@ -5,7 +5,7 @@ import java.util.Map;
 import java.util.Objects;
 
 /**
- * DP-HyPO (seed 000_c7b4708b63719d0e.txt, Framework 1; ../shared/SPEC.md §3): K runs of the base
+ * DP-HyPO (Wang et al. 2023, arXiv:2306.05734, Framework 1): K runs of the base
  * mechanism, K random, where run j draws its candidate from a density π⁽ʲ⁾ that may depend on the
  * earlier runs but stays within c·π⁽⁰⁾ ≤ π⁽ʲ⁾ ≤ C·π⁽⁰⁾ of the prior; only the best outcome is released.
  * {@link RdpAccountant} bounds it by Theorem 1 (truncated negative binomial K), by Theorem 2 for a

@@ -6,7 +6,7 @@ import java.util.Map;
 /**
  * A mechanism that runs one of several mechanisms, chosen independently of the data (for example a
  * training run whose σ, q or T is a hyperparameter drawn from a data-independent prior). Its RDP
- * curve is bounded by the pointwise maximum of theirs (seed 003_cdf356da0d11b876.txt Lemma 9:
+ * curve is bounded by the pointwise maximum of theirs (Koskela &amp; Kulkarni 2023, arXiv:2301.11989, Lemma 9:
  * Rényi divergence is quasi-convex, so a data-independent mixture is no worse than its worst part).
  *
  * @param events the possible mechanisms (at least one); copied

@@ -11,24 +11,24 @@ import java.util.Arrays;
  *       Zhang 2019 ({@link SubsampledGaussianRdp}); q = 1 gives α/(2σ²) exactly.</li>
  *   <li>{@link PoissonSampledEvent} of a Poisson-sampled event: the rates multiply (sampling twice
  *       independently is sampling once with the product rate).</li>
- *   <li>{@link PoissonSampledEvent} of any other event: Zhu &amp; Wang 2019 as printed in seed 003
- *       (003_cdf356da0d11b876.txt) Theorem 4, at integer α ≥ 2, from the inner event's ε at the
+ *   <li>{@link PoissonSampledEvent} of any other event: Zhu &amp; Wang 2019 as printed in Koskela &amp; Kulkarni 2023, arXiv:2301.11989
+ * Theorem 4, at integer α ≥ 2, from the inner event's ε at the
  *       integer orders 2..α (a fractional α uses the next integer up, as RDP is non-decreasing in
  *       α; α &lt; 2 uses α = 2; above order {@value #MAX_ZHU_WANG_ORDER} the bound is not evaluated),
  *       capped by the inner event's own ε(α): by joint quasi-convexity of Rényi divergence, a
- *       subsampled mechanism is never worse than the mechanism on the whole data (seed 003 App. D.2).</li>
+ *       subsampled mechanism is never worse than the mechanism on the whole data (Koskela &amp; Kulkarni 2023, arXiv:2301.11989, App. D.2).</li>
  *   <li>{@link LaplaceEvent}(b): Mironov 2017, Proposition 6.</li>
  *   <li>{@link PureDpEvent}(ε): min(ε, αε²/2) (ε-DP ⇒ ε²/2-zCDP, Bun &amp; Steinke 2016 Prop. 3.3).</li>
  *   <li>{@link ZcdpEvent}(ρ): ρα. {@link NonPrivateEvent}: +∞. {@link NoOpEvent}: 0.</li>
  *   <li>{@link SelfComposedEvent}, {@link ComposedEvent}: curves add (Mironov 2017, Proposition 1).</li>
- *   <li>{@link RepeatAndSelectEvent}: seed 004 Theorem 6 (Poisson K), Theorem 2 (truncated negative
+ *   <li>{@link RepeatAndSelectEvent}: Papernot &amp; Steinke 2022, arXiv:2110.03620, Theorem 6 (Poisson K), Theorem 2 (truncated negative
  *       binomial K, minimised over λ̂ on this grid and λ̂ = 1), composition (point mass), Lemma 22
  *       (truncated K); with a pure ε-DP base and truncated negative binomial K, {@link #guarantee}
  *       also applies Corollary 3, ((2 + η)ε, 0)-DP.</li>
  *   <li>{@link DistributedDiscreteGaussianEvent}: Kairouz, Liu &amp; Steinke 2021, Proposition 14 / eq. (17),
  *       the minimum of its three forms (see the event).</li>
- *   <li>{@link PointwiseMaxEvent}: the pointwise maximum of the curves (seed 003 Lemma 9).</li>
- *   <li>{@link SubsampledTuningEvent}: variant 1 by seed 003 Theorem 6, ε(α) = max{ε₁(α), ε₂(α)} of
+ *   <li>{@link PointwiseMaxEvent}: the pointwise maximum of the curves (Koskela &amp; Kulkarni 2023, arXiv:2301.11989, Lemma 9).</li>
+ *   <li>{@link SubsampledTuningEvent}: variant 1 by Koskela &amp; Kulkarni 2023, arXiv:2301.11989, Theorem 6, ε(α) = max{ε₁(α), ε₂(α)} of
  *       eqs. (3.6)–(3.7) at the integer order ⌈α⌉ ≥ 2, capped by max{ε_tune(α), ε_base(α)} (joint
  *       quasi-convexity, as in the proof's step C.3); variant 2 as the Zhu–Wang-subsampled tuning curve plus the final run's (Section 3.3).</li>
  * </ul>
@@ -100,16 +100,16 @@ public final class RdpAccountant {
         PrivacyGuarantee g = RdpConversion.epsilon(rdp(event), delta);
         if (event instanceof RepeatAndSelectEvent r && r.event() instanceof PureDpEvent p
                 && r.distribution() instanceof TruncatedNegativeBinomial d) {
-            double pure = (2 + d.eta()) * p.epsilon(); // seed 004 Corollary 3
+            double pure = (2 + d.eta()) * p.epsilon(); // Papernot & Steinke 2022, arXiv:2110.03620, Corollary 3
             if (pure < g.epsilon()) {
-                return new PrivacyGuarantee(pure, delta, Double.POSITIVE_INFINITY, false, "pure-dp (seed 004 Corollary 3)");
+                return new PrivacyGuarantee(pure, delta, Double.POSITIVE_INFINITY, false, "pure-dp (Papernot & Steinke 2022, arXiv:2110.03620, Corollary 3)");
             }
         }
         if (event instanceof AdaptiveRepeatAndSelectEvent a && a.event() instanceof PureDpEvent p
                 && a.distribution() instanceof TruncatedNegativeBinomial d) {
-            double pure = (2 + d.eta()) * (p.epsilon() + a.logRatio()); // seed 000 Theorem 2
+            double pure = (2 + d.eta()) * (p.epsilon() + a.logRatio()); // Wang et al. 2023, arXiv:2306.05734, Theorem 2
             if (pure < g.epsilon()) {
-                return new PrivacyGuarantee(pure, delta, Double.POSITIVE_INFINITY, false, "pure-dp (seed 000 Theorem 2)");
+                return new PrivacyGuarantee(pure, delta, Double.POSITIVE_INFINITY, false, "pure-dp (Wang et al. 2023, arXiv:2306.05734, Theorem 2)");
             }
         }
         return g;
@@ -247,7 +247,7 @@ public final class RdpAccountant {
         double[] unsampled = rdp(inner, alphas);
         double logQ = Math.log(q);
         double log1mQ = Math.log1p(-q);
-        // never worse than the unsampled mechanism (quasi-convexity of Rényi divergence, seed 003 App. D.2)
+        // never worse than the unsampled mechanism (quasi-convexity of Rényi divergence, Koskela &amp; Kulkarni 2023, arXiv:2301.11989, App. D.2)
         return atIntegerOrders(alphas, unsampled, a -> {
             double log = (a - 1) * log1mQ + Math.log(a * q - q + 1);
             log = LogMath.logAdd(log, LogMath.logBinomial(a, 2) + 2 * logQ + (a - 2) * log1mQ + base[0]);
@@ -333,7 +333,7 @@ public final class RdpAccountant {
     }
 
     /**
-     * Best of K runs (seed 004), by the distribution of K:
+     * Best of K runs (Papernot &amp; Steinke 2022, arXiv:2110.03620), by the distribution of K:
      * <ul>
      *   <li>Poisson(μ): Theorem 6 with log(μ) replaced by log(μ/(1 − e^{−μ})) = log E[K | K ≥ 1]:
      *       ε'(λ) = ε(λ) + μ·δ̂ + log(μ/(1 − e^{−μ}))/(λ − 1), δ̂ the base's δ at ε̂ = log(1 + 1/(λ − 1))
@@ -405,13 +405,13 @@ public final class RdpAccountant {
     }
 
     /**
-     * DP-HyPO (seed 000), with L = log(C/c):
+     * DP-HyPO (Wang et al. 2023, arXiv:2306.05734), with L = log(C/c):
      * <ul>
      *   <li>L = 0: exactly {@link #repeatAndSelect(double[], double[], RepetitionDistribution)} (random search).</li>
      *   <li>D_{η,γ}: Theorem 1, ε'(α) = ε(α) + min over α̂ ∈ {1} ∪ orders of [(1 + η)(1 − 1/α̂)ε(α̂)
      *       + (1 + η)log(1/γ)/α̂] + (α/(α − 1) + 1 + η)L + log(E[K])/(α − 1).</li>
      *   <li>Point mass k: k·ε(α). Each run draws its candidate from a density fixed before it runs, a
-     *       data-independent mixture no worse than its worst candidate (seed 003 Lemma 9), and the k
+     *       data-independent mixture no worse than its worst candidate (Koskela &amp; Kulkarni 2023, arXiv:2301.11989, Lemma 9), and the k
      *       runs compose adaptively; the release of the best is post-processing.</li>
      *   <li>Poisson(μ): the paper gives no formula (it says the proof carries over through the PGF,
      *       Sec. 3.2). Our bound, from its Lemma A.5 (PS Lemma 7 applied to the extremal mixtures P⁺, P′⁻
@@ -419,11 +419,11 @@ public final class RdpAccountant {
      *       ε'(α) = ε(α) + α/(α − 1)·L + log(μ/(1 − e^{−μ}))/(α − 1) + min over ε̂ of μ(1 − (1 − δ̂)e^{−ε̂}),
      *       where δ̂ is the δ at ε̂ of the curve ε(α̂) + α̂/(α̂ − 1)·L (so q ≤ e^{ε̂}q′ + δ̂), and μ(αq −
      *       (α − 1)q′ − 1) ≤ (α − 1)μ(1 − (1 − δ̂)e^{−ε̂}) for q, q′ ∈ [0, 1]. It uses one direction of the
-     *       (ε̂, δ̂) relation only, so it is looser than Theorem 6 of seed 004 (by about μ/α); ε̂ runs over
+     *       (ε̂, δ̂) relation only, so it is looser than Theorem 6 of Papernot &amp; Steinke 2022, arXiv:2110.03620 (by about μ/α); ε̂ runs over
      *       log(1 + 1/(a − 1)) for the orders a of the grid. P⁺ need not be normalised, so δ̂ comes from
      *       Canonne et al.'s Proposition 12 alone (no total-variation shortcut); like the paper's own
      *       proof of Theorem 1, it takes q, q′ ∈ [0, 1].</li>
-     *   <li>Truncated at m: the untruncated bound plus Lemma 22's two terms (seed 004, eq. 9), which bound
+     *   <li>Truncated at m: the untruncated bound plus Lemma 22's two terms (Papernot &amp; Steinke 2022, arXiv:2110.03620, eq. 9), which bound
      *       the truncated PGF's f′ by the untruncated one whatever the base.</li>
      * </ul>
      */

@@ -4,8 +4,8 @@ package org.dpdl4j.accounting;
  * Conversion between an RDP curve and (ε, δ)-DP.
  *
  * <p>ε(δ) = max(0, min_α [ε(α) + log(1 − 1/α) − (log δ + log α)/(α − 1)]): Canonne, Kamath &amp;
- * Steinke 2020 (arXiv:2004.00010, Proposition 12); Balle et al. 2020 Theorem 21; seed 003 Lemma 3
- * (eq. 2.2) solved for ε; seed 002 Theorem II.1. Every order gives a valid bound; the minimum over
+ * Steinke 2020 (arXiv:2004.00010, Proposition 12); Balle et al. 2020 Theorem 21; Koskela &amp; Kulkarni 2023, arXiv:2301.11989, Lemma 3
+ * (eq. 2.2) solved for ε; Liebenow et al. 2025, arXiv:2510.04902, Theorem II.1. Every order gives a valid bound; the minimum over
  * the grid is reported with its order. An order with √(1 − e^{−ε(α)}) &lt; δ gives ε = 0 (the total
  * variation, bounded through KL ≤ D_α, is below δ), as in dp_accounting's {@code compute_epsilon}.
  *

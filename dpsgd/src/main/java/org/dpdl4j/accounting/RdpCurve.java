@@ -75,7 +75,7 @@ public final class RdpCurve {
         return new RdpCurve(orders, out);
     }
 
-    /** Pointwise maximum, e.g. over candidates with different curves (seed 003, Lemma 9). */
+    /** Pointwise maximum, e.g. over candidates with different curves (Koskela &amp; Kulkarni 2023, arXiv:2301.11989, Lemma 9). */
     public RdpCurve max(RdpCurve other) {
         requireSameGrid(other);
         double[] out = new double[orders.length];

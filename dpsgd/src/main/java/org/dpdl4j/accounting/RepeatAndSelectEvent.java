@@ -5,7 +5,7 @@ import java.util.Map;
 import java.util.Objects;
 
 /**
- * Papernot–Steinke random search (seed 004_4fd64be5e0b6d74d.txt): run the base mechanism Q a random
+ * Papernot–Steinke random search (Papernot &amp; Steinke 2022, arXiv:2110.03620): run the base mechanism Q a random
  * number K of times and release only the best outcome. How {@link RdpAccountant} bounds it depends
  * on the distribution of K: Theorem 6 for Poisson, Theorem 2 for the truncated negative binomial,
  * composition for a point mass, and Lemma 22 on top of these for a truncated distribution.

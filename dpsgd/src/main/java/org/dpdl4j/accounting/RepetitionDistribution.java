@@ -6,8 +6,8 @@ import java.util.random.RandomGenerator;
 import org.apache.commons.math3.special.Gamma;
 
 /**
- * The distribution of the number of runs K of a repeat-and-select tuner (seed 004,
- * 004_4fd64be5e0b6d74d.txt, Section 3): Poisson(μ) (Theorem 6), the truncated negative binomial
+ * The distribution of the number of runs K of a repeat-and-select tuner (Papernot &amp; Steinke 2022, arXiv:2110.03620,
+ * Papernot &amp; Steinke 2022, arXiv:2110.03620, Section 3): Poisson(μ) (Theorem 6), the truncated negative binomial
  * D_{η,γ} (Definition 1; {@link TruncatedNegativeBinomial}), a point mass (naive repetition, for
  * comparison) and any of these truncated at an upper limit m (Appendix E.1, Lemma 22).
  *
@@ -25,10 +25,10 @@ public sealed interface RepetitionDistribution
     /** E[K]. */
     double mean();
 
-    /** The PGF f(x) = E[x^K] for x ∈ [0, 1] (seed 004 eq. 7 for D_{η,γ}). */
+    /** The PGF f(x) = E[x^K] for x ∈ [0, 1] (Papernot &amp; Steinke 2022, arXiv:2110.03620, eq. 7 for D_{η,γ}). */
     double pgf(double x);
 
-    /** f′(x) = E[K x^{K−1}] for x ∈ [0, 1]; the quantity Lemma 7 of seed 004 bounds. */
+    /** f′(x) = E[K x^{K−1}] for x ∈ [0, 1]; the quantity Lemma 7 of Papernot &amp; Steinke 2022, arXiv:2110.03620 bounds. */
     double pgfDerivative(double x);
 
     /** True when K = 0 has positive probability (the tuner then returns a data-independent default). */
@@ -55,7 +55,7 @@ public sealed interface RepetitionDistribution
         }
     }
 
-    /** The same distribution conditioned on K ≤ m (seed 004 Appendix E.1). */
+    /** The same distribution conditioned on K ≤ m (Papernot &amp; Steinke 2022, arXiv:2110.03620, Appendix E.1). */
     default RepetitionDistribution truncatedAt(long m) {
         return new Truncated(this, m);
     }
@@ -66,7 +66,7 @@ public sealed interface RepetitionDistribution
     /** A short human-readable name, e.g. {@code poisson(mu=10)}. */
     String describe();
 
-    /** K ~ Poisson(μ), μ &gt; 0 (seed 004 Theorem 6; K = 0 happens with probability e^{−μ}). */
+    /** K ~ Poisson(μ), μ &gt; 0 (Papernot &amp; Steinke 2022, arXiv:2110.03620, Theorem 6; K = 0 happens with probability e^{−μ}). */
     static Poisson poisson(double mu) {
         return new Poisson(mu);
     }
@@ -229,7 +229,7 @@ public sealed interface RepetitionDistribution
     }
 
     /**
-     * K conditioned on K ≤ m (seed 004 Appendix E.1): P[K̃ = k] = 1[k ≤ m] P[K = k]/P[K ≤ m].
+     * K conditioned on K ≤ m (Papernot &amp; Steinke 2022, arXiv:2110.03620, Appendix E.1): P[K̃ = k] = 1[k ≤ m] P[K = k]/P[K ≤ m].
      * P[K ≤ m] and Σ_{k≤m} k P[K = k] are summed once, at construction (O(m)); keep m below a
      * few million.
      */

@@ -4,8 +4,8 @@ import java.util.Map;
 import java.util.Objects;
 
 /**
- * Tuning on a Poisson subset X₁ of the data, then a final run (seed 003_cdf356da0d11b876.txt,
- * Section 3.1; ../shared/SPEC.md §4): each record joins X₁ independently with probability
+ * Tuning on a Poisson subset X₁ of the data, then a final run (Koskela &amp; Kulkarni 2023, arXiv:2301.11989,
+ * Section 3.1): each record joins X₁ independently with probability
  * q_tune; {@code tuning} runs on X₁; {@code finalRun} then runs, adaptively on the tuning output,
  * on X \ X₁ ({@link Variant#DISJOINT}, the paper's variant 1, eq. 3.1) or on all of X
  * ({@link Variant#FULL}, variant 2, eq. 3.2). Add/remove neighbours.
@@ -23,7 +23,7 @@ public record SubsampledTuningEvent(PrivacyEvent tuning, PrivacyEvent finalRun, 
 
     /** Which data the final run trains on. */
     public enum Variant {
-        /** Variant 1: X \ X₁. Accounted by seed 003 Theorem 6, eqs. (3.6)–(3.7). */
+        /** Variant 1: X \ X₁. Accounted by Koskela &amp; Kulkarni 2023, arXiv:2301.11989, Theorem 6, eqs. (3.6)–(3.7). */
         DISJOINT,
         /** Variant 2: all of X. Accounted as Zhu–Wang-subsampled tuning (Theorem 4) composed with the final run. */
         FULL;

@@ -4,8 +4,8 @@ import java.util.Map;
 import org.apache.commons.math3.special.Gamma;
 
 /**
- * The truncated negative binomial distribution D_{η,γ} on {1, 2, …} of seed 004
- * (004_4fd64be5e0b6d74d.txt) Definition 1: P[K = k] ∝ (1 − γ)^k Π_{ℓ&lt;k} (ℓ + η)/(ℓ + 1);
+ * The truncated negative binomial distribution D_{η,γ} on {1, 2, …} of Papernot &amp; Steinke 2022, arXiv:2110.03620
+ * Definition 1: P[K = k] ∝ (1 − γ)^k Π_{ℓ&lt;k} (ℓ + η)/(ℓ + 1);
  * η = 0 is the logarithmic and η = 1 the geometric distribution. Its mean (Definition 1) is
  * η(1 − γ)/(γ(1 − γ^η)) for η ≠ 0 and (1/γ − 1)/log(1/γ) for η = 0, and its probability generating
  * function (eq. 7) is f(x) = ((1 − (1 − γ)x)^{−η} − 1)/(γ^{−η} − 1), or log(1 − (1 − γ)x)/log γ for η = 0.

@@ -8,7 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
-/** DP-HyPO's bounds (seed 000 Theorems 1 and 2) against closed forms and limiting cases. */
+/** DP-HyPO's bounds (Wang et al. 2023, arXiv:2306.05734, Theorems 1 and 2) against closed forms and limiting cases. */
 class AdaptiveRepeatAndSelectTest {
     private static final double[] ORDERS = RdpAccountant.defaultOrders();
     private static final PrivacyEvent DP_SGD = NoiseCalibration.dpSgd(256.0 / 60000, 1.1, 2344);
@@ -19,7 +19,7 @@ class AdaptiveRepeatAndSelectTest {
                 RepetitionDistribution.poisson(10).truncatedAt(25), new TruncatedNegativeBinomial(1, 0.01).truncatedAt(300));
     }
 
-    /** With C = c = 1 nothing adapts: the bound is Papernot–Steinke's (seed 004), digit for digit. */
+    /** With C = c = 1 nothing adapts: the bound is Papernot–Steinke's (Papernot &amp; Steinke 2022, arXiv:2110.03620), digit for digit. */
     @Test
     void noAdaptivityIsPapernotSteinkeExactly() {
         for (RepetitionDistribution k : distributions()) {

@@ -198,7 +198,7 @@ class IndependentChecksTest {
         assertTrue(bad.getMessage().contains("count"), "a fractional count would silently lower epsilon");
     }
 
-    /** Zhu–Wang (seed 003 Thm 4) on a Gaussian is an upper bound of the exact sampled Gaussian. */
+    /** Zhu–Wang (Koskela &amp; Kulkarni 2023, arXiv:2301.11989, Thm 4) on a Gaussian is an upper bound of the exact sampled Gaussian. */
     @Test
     void zhuWangBoundsTheExactSampledGaussian() {
         double[] ints = {2, 3, 5, 8, 16, 32};

@@ -9,7 +9,7 @@ import java.util.Map;
 import java.util.function.DoubleUnaryOperator;
 import org.junit.jupiter.api.Test;
 
-/** Papernot–Steinke repeat-and-select accounting (seed 004) against independent computations. */
+/** Papernot–Steinke repeat-and-select accounting (Papernot &amp; Steinke 2022, arXiv:2110.03620) against independent computations. */
 class RepeatAndSelectTest {
     private final RdpAccountant acc = RdpAccountant.standard();
     private final double[] orders = RdpAccountant.defaultOrders();
@@ -117,7 +117,7 @@ class RepeatAndSelectTest {
     }
 
     /**
-     * Brute force on seed 004 App. D.3's three-outcome toy: the exact best-of-K output distribution
+     * Brute force on Papernot &amp; Steinke 2022, arXiv:2110.03620, App. D.3's three-outcome toy: the exact best-of-K output distribution
      * is (1 − f(b+c), f(b+c) − f(c), f(c)) through the PGF f; its exact Rényi divergence (both
      * directions) must not exceed the theorems' bound computed from the toy's exact base curve.
      * The toys follow D.3: a rare outcome with a large privacy loss, which repetition amplifies

@@ -1,6 +1,6 @@
 /**
- * DP-HYPE across real parties (Liebenow et al., seed 002_6e86e99464f1122f.txt, Algorithm 1;
- * ../shared/SPEC.md §6): a client API a JVM server can embed ({@link org.dpdl4j.federated.DpHypeClient}),
+ * DP-HYPE across real parties (Liebenow, Peinemann &amp; Mohammadi, DP-HYPE: Distributed Differentially Private
+ * Hyperparameter Search, 2025, arXiv:2510.04902, Algorithm 1): a client API a JVM server can embed ({@link org.dpdl4j.federated.DpHypeClient}),
  * a coordinator ({@link org.dpdl4j.federated.DpHypeCoordinator}) that learns only the sum of the
  * clients' noisy vote vectors, and a transport between them
  * ({@link org.dpdl4j.federated.SecureSumTransport}: in-process, or gRPC in

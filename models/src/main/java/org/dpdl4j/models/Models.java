@@ -42,7 +42,7 @@ public final class Models {
     }
 
     /**
-     * The CNN of the TF-Privacy and Opacus MNIST tutorials and seed 000 App. E.1: Conv 16@8×8 stride 2
+     * The CNN of the TF-Privacy and Opacus MNIST tutorials and Wang et al. 2023, arXiv:2306.05734, App. E.1: Conv 16@8×8 stride 2
      * padding 3, activation, MaxPool 2×2 stride 1, Conv 32@4×4 stride 2, activation, MaxPool 2×2
      * stride 1, Dense 32, activation, Dense softmax. 26,010 parameters on 28×28×1 with 10 classes.
      */
@@ -58,7 +58,7 @@ public final class Models {
     }
 
     /**
-     * The all-convolutional net of seed 004 (004_4fd64be5e0b6d74d.txt) Sec. 3.6: 3×3 convolutions with
+     * The all-convolutional net of Papernot &amp; Steinke 2022, arXiv:2110.03620, Sec. 3.6: 3×3 convolutions with
      * 32, 32, 64, 64, 64 feature maps. The paper gives no strides or pooling; here the 2nd and 4th
      * convolutions have stride 2 (all padding 1), so 28×28 → 28 → 14 → 14 → 7 → 7, followed by a
      * dense softmax layer on the flattened 7×7×64 map (101,920 convolution + 31,370 dense = 133,290
@@ -96,7 +96,7 @@ public final class Models {
     }
 
     /**
-     * The feed-forward net of seed 003 (003_cdf356da0d11b876.txt) App. A for Fashion-MNIST: two hidden
+     * The feed-forward net of Koskela &amp; Kulkarni 2023, arXiv:2301.11989, App. A for Fashion-MNIST: two hidden
      * layers of width 120 and a softmax output (three weight layers), on the flattened image.
      */
     public static MultiLayerNetwork mlp(ModelOptions o) {

@@ -3,7 +3,7 @@ package org.dpdl4j.tuning;
 import java.util.List;
 
 /**
- * How DP-HyPO's sampling density adapts to earlier runs (seed 000_c7b4708b63719d0e.txt, Framework 1):
+ * How DP-HyPO's sampling density adapts to earlier runs (Wang et al. 2023, arXiv:2306.05734, Framework 1):
  * any rule may be used, because {@link DpHypoTuner} projects whatever density it proposes into
  * [c, C]·prior before sampling, and the privacy bound depends on those bounds only.
  */

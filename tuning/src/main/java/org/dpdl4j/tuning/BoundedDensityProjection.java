@@ -2,7 +2,7 @@ package org.dpdl4j.tuning;
 
 /**
  * Euclidean projection of a density on a finite grid onto the bounded densities
- * S = {p : c·π⁰ ≤ p ≤ C·π⁰, Σp = 1} (seed 000_c7b4708b63719d0e.txt, eq. 3.1 and App. C.2; App. D for
+ * S = {p : c·π⁰ ≤ p ≤ C·π⁰, Σp = 1} (Wang et al. 2023, arXiv:2306.05734, eq. 3.1 and App. C.2; App. D for
  * a non-uniform prior π⁰). The KKT conditions of min ½‖p − π‖² over S give p_i = clip(π_i − ν,
  * c·π⁰_i, C·π⁰_i) for the one threshold ν with Σp = 1 ("water-filling"); ν is found by bisection on a
  * bracket where the sum crosses 1. The paper solves the same problem with a generic QP solver.

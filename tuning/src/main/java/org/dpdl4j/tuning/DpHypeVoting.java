@@ -8,7 +8,7 @@ import org.dpdl4j.accounting.PrivacyEvent;
 import org.dpdl4j.accounting.RdpAccountant;
 
 /**
- * The privacy of DP-HYPE's vote (Liebenow et al., seed 002_6e86e99464f1122f.txt; ../shared/SPEC.md §6):
+ * The privacy of DP-HYPE's vote (Liebenow et al. 2025, arXiv:2510.04902):
  * every client votes 1 for its k best of p candidates and adds N(0, σ²/n) per coordinate, and only
  * the sum is revealed, which carries N(0, σ²) noise. Under client-level remove-then-add neighbours the
  * vote vector's L2 sensitivity is √(2k) (Lemma IV.1), so the release is (α, αk/σ²)-RDP (Theorem IV.1):

@@ -22,7 +22,7 @@ import org.dpdl4j.models.Models;
 /**
  * The standard base mechanism Q: one DP-SGD training run on the private training split, scored on
  * a validation split carved from the same private data, with the score released through a Gaussian
- * mechanism whose cost is composed into Q's event (seed 004 footnote 2). With
+ * mechanism whose cost is composed into Q's event (Papernot &amp; Steinke 2022, arXiv:2110.03620, footnote 2). With
  * {@link Scoring#PUBLIC_HOLDOUT} the carved split is declared public instead: no noise, no cost,
  * and the caller must be able to justify that the split is not private. The test set is never
  * touched.
@@ -33,7 +33,7 @@ import org.dpdl4j.models.Models;
  * q = B/((1 − f)·n), the expected training-split size), {@code sampling_rate} (q itself, expected batch q·n), {@code epochs} (T = ⌈E/q⌉). Axes
  * that change σ, q or T change the event. With {@link Builder#perCandidateEpsilon} a candidate
  * without {@code sigma} gets the smallest σ for which its DP-SGD run (q, T) meets that ε
- * (seed 003 Section 4.1).
+ * (Koskela &amp; Kulkarni 2023, arXiv:2301.11989, Section 4.1).
  *
  * <p>The split is made record by record ({@link LabeledData#splitByRecord}): adding or removing one
  * example changes only the part it falls in, so a run is charged its DP-SGD event composed with the
@@ -435,7 +435,7 @@ public final class DpSgdMechanism implements TrainingMechanism {
 
         /**
          * Candidates without {@code sigma} get the smallest σ (to 1e-6, rounded up) for which their
-         * DP-SGD run (q, T) is (ε, δ)-DP, δ as set by {@link #delta} (seed 003 Section 4.1).
+         * DP-SGD run (q, T) is (ε, δ)-DP, δ as set by {@link #delta} (Koskela &amp; Kulkarni 2023, arXiv:2301.11989, Section 4.1).
          *
          * @throws IllegalArgumentException if ε is not finite and &gt; 0
          */

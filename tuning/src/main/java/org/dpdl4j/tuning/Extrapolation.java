@@ -4,7 +4,7 @@ import java.util.Set;
 
 /**
  * How hyperparameters tuned on a subset of m examples are transferred to a final run on n examples
- * (seed 003_cdf356da0d11b876.txt, Section 3.2). A rule may change only settings that do not affect
+ * (Koskela &amp; Kulkarni 2023, arXiv:2301.11989, Section 3.2). A rule may change only settings that do not affect
  * privacy (learning rate, optimiser options): σ, C, the DP-SGD sampling rate q and T are kept, so the
  * final run's event is the tuned candidate's.
  */
@@ -38,7 +38,7 @@ public interface Extrapolation {
     };
 
     /**
-     * The paper's rule (seed 003 Section 3.2, after van der Veen et al. 2018): the learning rate η is
+     * The paper's rule (Koskela &amp; Kulkarni 2023, arXiv:2301.11989, Section 3.2, after van der Veen et al. 2018): the learning rate η is
      * multiplied by n/m for plain and momentum SGD and kept for Adam. With q, σ, C and T kept, the
      * noise added to the model over T steps, Σ_j (n/m)η·Z_j/(q n) with Z_j ~ N(0, σ²C²), has the same
      * distribution N(0, Tη²σ²C²/(qm)²) as in the tuned run (the identity below eq. 3.2). Momentum is
@@ -49,7 +49,7 @@ public interface Extrapolation {
 
         @Override
         public String name() {
-            return "learning rate x n/m for sgd/momentum, kept for adam (seed 003 Sec. 3.2)";
+            return "learning rate x n/m for sgd/momentum, kept for adam (Koskela & Kulkarni 2023, arXiv:2301.11989, Sec. 3.2)";
         }
 
         @Override

@@ -16,7 +16,7 @@ import org.apache.commons.math3.optim.nonlinear.scalar.ObjectiveFunction;
 import org.apache.commons.math3.optim.nonlinear.scalar.noderiv.BOBYQAOptimizer;
 
 /**
- * Gaussian-process regression for DP-HyPO's adaptive rule (seed 000_c7b4708b63719d0e.txt,
+ * Gaussian-process regression for DP-HyPO's adaptive rule (Wang et al. 2023, arXiv:2306.05734,
  * Algorithm 3; the paper leaves the GP's settings open, these are ours): inputs in the unit cube,
  * an isotropic squared-exponential or Matérn-5/2 kernel with length scale ℓ and signal variance s²,
  * Gaussian observation noise σ_n²/w_i for an observation that averages w_i runs, a constant mean

@@ -3,7 +3,7 @@ package org.dpdl4j.tuning;
 import java.util.List;
 
 /**
- * DP-HyPO's Algorithm 3 rule (seed 000_c7b4708b63719d0e.txt): fit a {@link GaussianProcess} to the
+ * DP-HyPO's Algorithm 3 rule (Wang et al. 2023, arXiv:2306.05734): fit a {@link GaussianProcess} to the
  * scores so far, score each grid point by the upper confidence bound s = μ + τσ, and propose the
  * density ∝ prior·exp(β·s) (for a uniform prior, the paper's softmax). Runs of the same candidate are
  * averaged (a GP with noise σ_n²/w for the mean of w runs gives the same posterior as the runs

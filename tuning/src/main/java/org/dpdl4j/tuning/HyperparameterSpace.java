@@ -14,7 +14,7 @@ import java.util.random.RandomGenerator;
  * continuous ranges discretised into {@code rangePoints} values on demand), their product, and a
  * data-independent prior over it (uniform unless {@link #withPrior} is given). Immutable.
  *
- * <p>The prior must not depend on the private data: random search's privacy analysis (seed 004
+ * <p>The prior must not depend on the private data: random search's privacy analysis (Papernot &amp; Steinke 2022, arXiv:2110.03620
  * Section 3) assumes the candidates are drawn from a fixed distribution.
  */
 public final class HyperparameterSpace {

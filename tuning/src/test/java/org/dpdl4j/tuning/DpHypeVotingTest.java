@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import org.dpdl4j.accounting.RdpAccountant;
 import org.junit.jupiter.api.Test;
 
-/** DP-HYPE's σ (seed 002 Theorems IV.1 and II.1) against a continuous minimisation written out here. */
+/** DP-HYPE's σ (Liebenow et al. 2025, arXiv:2510.04902, Theorems IV.1 and II.1) against a continuous minimisation written out here. */
 class DpHypeVotingTest {
     /** Theorem II.1 on αk/σ², minimised over α ∈ [1.01, 3000] in steps of 0.01. */
     private static double epsilon(double sigma, int k, double delta) {

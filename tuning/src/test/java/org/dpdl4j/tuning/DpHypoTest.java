@@ -15,7 +15,7 @@ import org.dpdl4j.accounting.RepetitionDistribution;
 import org.dpdl4j.accounting.TruncatedNegativeBinomial;
 import org.junit.jupiter.api.Test;
 
-/** DP-HyPO's parts (seed 000): projection, Gaussian process, the tuner's bounded adaptivity. */
+/** DP-HyPO's parts (Wang et al. 2023, arXiv:2306.05734): projection, Gaussian process, the tuner's bounded adaptivity. */
 class DpHypoTest {
 
     // ---- projection ----

@@ -1,0 +1,2 @@
+/** JMH benchmarks of a DP-SGD step and of the accountant, run by {@code dpdl4j bench jmh}. */
+package org.dpdl4j.benchmarks.jmh;
