@@ -65,7 +65,7 @@ public record SubsampledTuningResult(TuningResult tuning, Candidate tuned, Candi
     }
 
     /**
-     * Compute of a subsampled tuning run (Koskela & Kulkarni 2023, arXiv:2301.11989, Section 3.4). Gradient evaluations are expected
+     * Compute of a subsampled tuning run (Koskela &amp; Kulkarni 2023, arXiv:2301.11989, Section 3.4). Gradient evaluations are expected
      * counts, q·(training-set size)·T per run, summed over the runs made: the realised batch sizes are
      * private.
      *
