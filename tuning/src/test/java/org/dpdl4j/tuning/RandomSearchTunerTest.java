@@ -48,7 +48,7 @@ class RandomSearchTunerTest {
     }
 
     /**
-     * The release is exactly what Papernot & Steinke's Theorem 6 covers: the best run's candidate and score,
+     * The release is exactly what Papernot &amp; Steinke's Theorem 6 covers: the best run's candidate and score,
      * with K and the other trials only in the operator record.
      */
     @Test
