@@ -211,8 +211,8 @@ final class AccountCommand {
             if (votes < 1) {
                 throw new IllegalArgumentException("--votes must be >= 1, got " + votes);
             }
-            double sigma = org.dpdl4j.tuning.DpHypeVoting.noiseMultiplier(votes, targetEpsilon, report.delta);
-            PrivacyGuarantee g = org.dpdl4j.tuning.DpHypeVoting.accountant().guarantee(org.dpdl4j.tuning.DpHypeVoting.event(votes, sigma),
+            double sigma = org.dpdl4j.accounting.DpHypeVoting.noiseMultiplier(votes, targetEpsilon, report.delta);
+            PrivacyGuarantee g = org.dpdl4j.accounting.DpHypeVoting.accountant().guarantee(org.dpdl4j.accounting.DpHypeVoting.event(votes, sigma),
                     report.delta);
             Map<String, Object> extra = new LinkedHashMap<>();
             extra.put("votes", votes);

@@ -1,7 +1,7 @@
 package org.dpdl4j.benchmarks;
 
 import java.util.Locale;
-import org.dpdl4j.tuning.DpHypeVoting;
+import org.dpdl4j.accounting.DpHypeVoting;
 
 /** DP-HYPE (Liebenow et al. 2025, arXiv:2510.04902): the noise table of Section VI (k = 5, δ = 1e-5). */
 final class DpHypeFigures {

@@ -30,7 +30,7 @@ import org.dpdl4j.federated.Messages.RoundOutcome;
 import org.dpdl4j.federated.grpc.GrpcCoordinatorServer;
 import org.dpdl4j.federated.grpc.GrpcTransport;
 import org.dpdl4j.tuning.Candidate;
-import org.dpdl4j.tuning.DpHypeVoting;
+import org.dpdl4j.accounting.DpHypeVoting;
 import org.dpdl4j.tuning.DpSgdMechanism;
 import org.dpdl4j.tuning.HyperparameterSpace;
 import org.dpdl4j.tuning.PrivacyLedger;

@@ -4,7 +4,7 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Locale;
 import java.util.SplittableRandom;
-import org.dpdl4j.tuning.DpHypeVoting;
+import org.dpdl4j.accounting.DpHypeVoting;
 
 /**
  * DP-HYPE Figure 2 (Liebenow et al. 2025, arXiv:2510.04902, Sec. V.B): 100 candidates, n = 250 clients whose local losses are

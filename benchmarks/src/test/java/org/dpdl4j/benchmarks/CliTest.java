@@ -345,7 +345,7 @@ class CliTest {
         Run r = run("account", "dp-hype", "--votes", "5", "--target-epsilon", "1", "--delta", "1e-5", "--json");
         assertEquals(0, r.status(), r.err());
         double sigma = r.lastJson().get("noise_multiplier").asDouble();
-        assertEquals(sigma, org.dpdl4j.tuning.DpHypeVoting.noiseMultiplier(5, 1, 1e-5), 0.0);
+        assertEquals(sigma, org.dpdl4j.accounting.DpHypeVoting.noiseMultiplier(5, 1, 1e-5), 0.0);
         assertTrue(r.lastJson().get("epsilon").asDouble() <= 1.0);
         Run bad = run("account", "dp-hype", "--votes", "0", "--target-epsilon", "1");
         assertEquals(2, bad.status());
@@ -380,7 +380,7 @@ class CliTest {
         assertReleaseOnly(tmp.resolve("hype"), j, DP_HYPE_RELEASE, false);
         java.util.List<String> lines = Files.readAllLines(ledger);
         assertEquals(2, lines.size(), "header and the vote's charge");
-        assertEquals(epsilon, org.dpdl4j.tuning.DpHypeVoting.accountant().epsilon(PrivacyEvents.fromMap(
+        assertEquals(epsilon, org.dpdl4j.accounting.DpHypeVoting.accountant().epsilon(PrivacyEvents.fromMap(
                 Cli.JSON.convertValue(Cli.JSON.readTree(lines.get(1)).get("event"), java.util.Map.class)), 1e-5), 1e-12);
 
         Run bad = run("tune", "--tuner", "dp-hype", "--clients", "1", "--no-progress");

@@ -2,7 +2,7 @@ package org.dpdl4j.benchmarks;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import org.dpdl4j.tuning.DpHypeVoting;
+import org.dpdl4j.accounting.DpHypeVoting;
 import org.junit.jupiter.api.Test;
 
 /** DP-HYPE Figure 2's simulation: the paper's qualitative findings, and Theorem V.1 below the simulated rate. */

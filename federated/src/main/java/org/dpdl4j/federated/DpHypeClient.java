@@ -14,7 +14,7 @@ import org.dpdl4j.federated.Messages.SessionInfo;
 import org.dpdl4j.federated.ProtocolException.Reason;
 import org.dpdl4j.secagg.DiscreteGaussian;
 import org.dpdl4j.secagg.PairwiseMasks;
-import org.dpdl4j.tuning.DpHypeVoting;
+import org.dpdl4j.accounting.DpHypeVoting;
 
 /**
  * One DP-HYPE party (Algorithm 1, client phase), for embedding in a JVM server: give it the loss of

@@ -1,7 +1,7 @@
 package org.dpdl4j.federated;
 
 import org.dpdl4j.accounting.DistributedDiscreteGaussianEvent;
-import org.dpdl4j.tuning.DpHypeVoting;
+import org.dpdl4j.accounting.DpHypeVoting;
 
 /**
  * The public parameters of a DP-HYPE session, agreed by the coordinator and every client.

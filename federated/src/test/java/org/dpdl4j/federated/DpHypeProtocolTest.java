@@ -31,7 +31,7 @@ import org.dpdl4j.federated.Messages.RoundOutcome;
 import org.dpdl4j.federated.Messages.SessionInfo;
 import org.dpdl4j.federated.ProtocolException.Reason;
 import org.dpdl4j.secagg.PairwiseMasks;
-import org.dpdl4j.tuning.DpHypeVoting;
+import org.dpdl4j.accounting.DpHypeVoting;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 

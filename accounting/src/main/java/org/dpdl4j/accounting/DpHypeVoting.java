@@ -1,11 +1,5 @@
-package org.dpdl4j.tuning;
+package org.dpdl4j.accounting;
 
-import org.dpdl4j.accounting.DistributedDiscreteGaussianEvent;
-import org.dpdl4j.accounting.GaussianEvent;
-import org.dpdl4j.accounting.NonPrivateEvent;
-import org.dpdl4j.accounting.NoiseCalibration;
-import org.dpdl4j.accounting.PrivacyEvent;
-import org.dpdl4j.accounting.RdpAccountant;
 
 /**
  * The privacy of DP-HYPE's vote (Liebenow et al. 2025, arXiv:2510.04902):

@@ -1,10 +1,9 @@
-package org.dpdl4j.tuning;
+package org.dpdl4j.accounting;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import org.dpdl4j.accounting.RdpAccountant;
 import org.junit.jupiter.api.Test;
 
 /** DP-HYPE's σ (Liebenow et al. 2025, arXiv:2510.04902, Theorems IV.1 and II.1) against a continuous minimisation written out here. */
