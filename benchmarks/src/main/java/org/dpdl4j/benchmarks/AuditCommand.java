@@ -91,6 +91,19 @@ final class AuditCommand {
             }
         }
 
+        /**
+         * Whether the run trains without noise (σ = 0), which needs --allow-non-private and a claim to test.
+         *
+         * @throws IllegalArgumentException naming the options when σ = 0 comes without them
+         */
+        boolean noiseFree(Double noiseMultiplier) {
+            boolean zero = noiseMultiplier != null && noiseMultiplier == 0;
+            if (zero && (!allowNonPrivate || claimedEpsilon == null)) {
+                throw new IllegalArgumentException("--noise-multiplier 0 needs --allow-non-private and a --claimed-epsilon to test");
+            }
+            return zero;
+        }
+
         /** The canaries' inclusion bits: from the seed (reproducible) or from SecureRandom. */
         RandomGenerator inclusion(Long seed) {
             return seed != null ? new SplittableRandom(seed ^ 0x3C6EF372FE94F82BL) : new SecureRandom();
@@ -151,10 +164,7 @@ final class AuditCommand {
         public Integer call() throws Exception {
             a.check();
             t.checkRunSettings();
-            boolean zero = noiseMultiplier != null && noiseMultiplier == 0;
-            if (zero && (!a.allowNonPrivate || a.claimedEpsilon == null)) {
-                throw new IllegalArgumentException("--noise-multiplier 0 needs --allow-non-private and a --claimed-epsilon to test");
-            }
+            boolean zero = a.noiseFree(noiseMultiplier);
             TrainTest data = t.load();
             long seed = t.weightSeed();
             LabeledData train = a.train(data, seed);
@@ -228,10 +238,7 @@ final class AuditCommand {
             if (a.kind() != CanaryAudit.Kind.GRADIENT) {
                 throw new IllegalArgumentException("audit tune takes --canary-type gradient (input canaries: audit train)");
             }
-            boolean zero = noiseMultiplier != null && noiseMultiplier == 0;
-            if (zero && (!a.allowNonPrivate || a.claimedEpsilon == null)) {
-                throw new IllegalArgumentException("--noise-multiplier 0 needs --allow-non-private and a --claimed-epsilon to test");
-            }
+            boolean zero = a.noiseFree(noiseMultiplier);
             RepetitionDistribution k = RepetitionSpec.parse(repetitions, maxRepetitions);
             List<HyperparameterSpace.Axis> axes = new ArrayList<>();
             for (String s : space.isEmpty() ? List.of("lr=log:0.1:1:4") : space) {
