@@ -466,6 +466,25 @@ public final class RdpAccountant {
     }
 
     /**
+     * Which bound {@link #repeatAndSelect(double[], double[], RepetitionDistribution)} applies to this distribution of K,
+     * in words for reports: the one place that maps K's law to its theorem.
+     */
+    public static String repeatAndSelectBound(RepetitionDistribution d) {
+        String paper = "Papernot & Steinke 2022 (arXiv:2110.03620), ";
+        if (d instanceof RepetitionDistribution.Truncated t) {
+            return repeatAndSelectBound(t.distribution()) + " with Lemma 22 (truncated at " + t.limit() + "), capped by composing "
+                    + t.limit() + " runs";
+        }
+        if (d instanceof RepetitionDistribution.Poisson) {
+            return paper + "Theorem 6 (Poisson K)";
+        }
+        if (d instanceof RepetitionDistribution.PointMass) {
+            return "composition (a fixed number of runs)";
+        }
+        return paper + "Theorem 2 (truncated negative binomial K)";
+    }
+
+    /**
      * K ≤ m runs always compose: at every order the release of the best of at most m runs (chosen adaptively or
      * not) is bounded by m·ε(α), whatever K's law (adaptive composition; selecting the best is
      * post-processing). Each order's bound is valid on its own, so the smaller of the two is too.

@@ -17,12 +17,12 @@ import org.deeplearning4j.nn.gradient.Gradient;
 import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
 import org.deeplearning4j.nn.workspace.LayerWorkspaceMgr;
 import org.dpdl4j.accounting.GaussianEvent;
+import org.dpdl4j.accounting.NoiseCalibration;
 import org.dpdl4j.accounting.PoissonSampledEvent;
 import org.dpdl4j.accounting.PrivacyEvent;
 import org.dpdl4j.accounting.RdpAccountant;
 import org.dpdl4j.accounting.RdpConversion;
 import org.dpdl4j.accounting.RdpCurve;
-import org.dpdl4j.accounting.SelfComposedEvent;
 import org.dpdl4j.datasets.LabeledData;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
@@ -77,7 +77,7 @@ public final class DpSgdTrainer {
 
     /** The privacy event of a DP-SGD run with the given settings and step count. */
     public static PrivacyEvent event(double samplingRate, double noiseMultiplier, long steps) {
-        return new SelfComposedEvent(new PoissonSampledEvent(new GaussianEvent(noiseMultiplier), samplingRate), steps);
+        return NoiseCalibration.dpSgd(samplingRate, noiseMultiplier, steps); // built in one place
     }
 
     /**

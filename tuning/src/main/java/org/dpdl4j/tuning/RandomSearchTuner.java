@@ -14,6 +14,7 @@ import java.util.concurrent.Future;
 import org.dpdl4j.accounting.ComposedEvent;
 import org.dpdl4j.accounting.PointwiseMaxEvent;
 import org.dpdl4j.accounting.PrivacyEvent;
+import org.dpdl4j.accounting.RdpAccountant;
 import org.dpdl4j.accounting.RepeatAndSelectEvent;
 import org.dpdl4j.accounting.RepetitionDistribution;
 
@@ -133,7 +134,7 @@ public final class RandomSearchTuner implements Tuner {
         notes.add(revealTrials
                 ? "K and every trial are released: charged as the composition of the K runs drawn (K is drawn "
                         + "independently of the data, before any run)"
-                : "only the best run is released, with K hidden: charged by " + theorem(repetitions));
+                : "only the best run is released, with K hidden: charged by " + RdpAccountant.repeatAndSelectBound(repetitions));
         Long tuningCharge = null;
         if (ledger != null) {
             String label = revealTrials ? "random search, K = " + k + " revealed trials" : "random search, K ~ " + repetitions.describe();
@@ -222,17 +223,4 @@ public final class RandomSearchTuner implements Tuner {
         return ledger.chargeOrRecord(label, event, covering);
     }
 
-    private static String theorem(RepetitionDistribution d) {
-        String paper = "Papernot & Steinke 2022 (arXiv:2110.03620), ";
-        if (d instanceof RepetitionDistribution.Truncated t) {
-            return theorem(t.distribution()) + " with Lemma 22 (truncated at " + t.limit() + ")";
-        }
-        if (d instanceof RepetitionDistribution.Poisson) {
-            return paper + "Theorem 6 (Poisson K)";
-        }
-        if (d instanceof RepetitionDistribution.PointMass) {
-            return "composition (a fixed number of runs)";
-        }
-        return paper + "Theorem 2 (truncated negative binomial K)";
-    }
 }
