@@ -29,7 +29,7 @@ public final class NoiseCalibration {
      * @throws IllegalArgumentException on invalid arguments, or if no σ ≤ 10⁶ meets the target
      */
     public static double noiseMultiplier(double samplingRate, long steps, double targetEpsilon, double delta,
-                                         RdpAccountant accountant, double tolerance) {
+                                         PrivacyAccountant accountant, double tolerance) {
         if (!(samplingRate > 0 && samplingRate <= 1)) {
             throw new IllegalArgumentException("sampling rate q must be in (0, 1], got " + samplingRate);
         }
@@ -46,7 +46,7 @@ public final class NoiseCalibration {
      * @throws IllegalArgumentException on invalid arguments, or if no σ ≤ 10⁶ meets the target
      */
     public static double smallestNoise(DoubleFunction<PrivacyEvent> eventOfSigma, double targetEpsilon, double delta,
-                                       RdpAccountant accountant, double tolerance) {
+                                       PrivacyAccountant accountant, double tolerance) {
         Checks.finitePositive("target epsilon", targetEpsilon);
         Checks.delta(delta);
         Checks.finitePositive("tolerance", tolerance);
@@ -78,7 +78,7 @@ public final class NoiseCalibration {
      * @throws IllegalArgumentException on invalid arguments
      */
     public static long maxSteps(double samplingRate, double noiseMultiplier, double targetEpsilon, double delta,
-                                RdpAccountant accountant) {
+                                PrivacyAccountant accountant) {
         Checks.probability("sampling rate q", samplingRate);
         Checks.finiteNonNegative("noise multiplier sigma", noiseMultiplier);
         return largestCount(t -> dpSgd(samplingRate, noiseMultiplier, t), targetEpsilon, delta, accountant);
@@ -89,7 +89,7 @@ public final class NoiseCalibration {
      * k); 0 if k = 1 already exceeds the target.
      */
     public static long largestCount(LongFunction<PrivacyEvent> eventOfCount, double targetEpsilon, double delta,
-                                    RdpAccountant accountant) {
+                                    PrivacyAccountant accountant) {
         Checks.finitePositive("target epsilon", targetEpsilon);
         Checks.delta(delta);
         if (accountant.epsilon(eventOfCount.apply(1), delta) > targetEpsilon) {

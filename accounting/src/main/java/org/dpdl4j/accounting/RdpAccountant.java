@@ -34,7 +34,7 @@ import java.util.Arrays;
  * </ul>
  * Conversion to (ε, δ) is {@link RdpConversion}.
  */
-public final class RdpAccountant {
+public final class RdpAccountant implements PrivacyAccountant {
     /** The largest integer order at which the Zhu–Wang bound is evaluated. */
     public static final int MAX_ZHU_WANG_ORDER = 4096;
 
@@ -96,6 +96,7 @@ public final class RdpAccountant {
      *
      * @throws IllegalArgumentException if δ ∉ (0, 1)
      */
+    @Override
     public PrivacyGuarantee guarantee(PrivacyEvent event, double delta) {
         PrivacyGuarantee g = RdpConversion.epsilon(rdp(event), delta);
         if (event instanceof RepeatAndSelectEvent r && r.event() instanceof PureDpEvent p
@@ -115,9 +116,16 @@ public final class RdpAccountant {
         return g;
     }
 
-    /** ε of the event at δ (convenience for {@link #guarantee}). */
-    public double epsilon(PrivacyEvent event, double delta) {
-        return guarantee(event, delta).epsilon();
+    /** "rdp". */
+    @Override
+    public String name() {
+        return "rdp";
+    }
+
+    /** Every event: each has an RDP bound (+∞ where none is finite, as for {@link NonPrivateEvent}). */
+    @Override
+    public boolean supports(PrivacyEvent event) {
+        return event != null;
     }
 
     /**
@@ -125,6 +133,7 @@ public final class RdpAccountant {
      *
      * @throws IllegalArgumentException if ε is negative or not finite
      */
+    @Override
     public double delta(PrivacyEvent event, double epsilon) {
         return RdpConversion.delta(rdp(event), epsilon);
     }
