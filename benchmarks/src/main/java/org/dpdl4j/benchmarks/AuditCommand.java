@@ -238,6 +238,9 @@ final class AuditCommand {
             if (a.kind() != CanaryAudit.Kind.GRADIENT) {
                 throw new IllegalArgumentException("audit tune takes --canary-type gradient (input canaries: audit train)");
             }
+            if (!(scoreNoise > 0) || Double.isInfinite(scoreNoise)) {
+                throw new IllegalArgumentException("--score-noise must be finite and > 0, got " + scoreNoise);
+            }
             boolean zero = a.noiseFree(noiseMultiplier);
             RepetitionDistribution k = RepetitionSpec.parse(repetitions, maxRepetitions);
             List<HyperparameterSpace.Axis> axes = new ArrayList<>();

@@ -104,7 +104,15 @@ final class ReproduceCommand implements Callable<Integer> {
             case "koskela-figure2" -> KoskelaKulkarniFigures.figure2(figure2Settings());
             case "dphypo-table1" -> DpHypoFigures.table1(table1Settings(), output);
             case "dingwu-figure2" -> DingWuFigures.figure2(1000);
-            case "audit-table" -> AuditFigures.table(new AuditFigures.Settings(auditTrainSize, 200, auditEpochs, seed));
+            case "audit-table" -> {
+                if (auditTrainSize < 400 || auditTrainSize > 60000) {
+                    throw new IllegalArgumentException("--audit-train-size must be in [400, 60000] (batch 200 of it), got " + auditTrainSize);
+                }
+                if (!(auditEpochs > 0 && auditEpochs <= 1000)) {
+                    throw new IllegalArgumentException("--audit-epochs must be in (0, 1000], got " + auditEpochs);
+                }
+                yield AuditFigures.table(new AuditFigures.Settings(auditTrainSize, 200, auditEpochs, seed));
+            }
             case "dphype-noise-table" -> DpHypeFigures.noiseTable();
             case "dphype-figure2" -> DpHypeSimulation.figure2(checkedRepetitions(), output);
             default -> throw new IllegalArgumentException("ID must be ps-figure2 ... ps-figure7, koskela-figure1, koskela-figure2, dphypo-table1, dingwu-figure2, dphype-noise-table, dphype-figure2 or audit-table, got '" + id + "'");

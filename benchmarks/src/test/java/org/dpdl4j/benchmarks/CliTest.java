@@ -629,6 +629,12 @@ class CliTest {
             assertEquals(4, tune.status(), tuner + ": " + tune.err() + tune.out());
             assertTrue(tune.lastJson().get("epsilon_lower_bound").asDouble() > 2, tune.lastJson().toString());
         }
+        Run badNoise = run("audit", "tune", "--score-noise", "0", "--no-progress");
+        assertEquals(2, badNoise.status());
+        assertTrue(badNoise.err().contains("--score-noise") && badNoise.err().contains("0.0"), badNoise.err());
+        Run badSize = run("reproduce", "audit-table", "--audit-train-size", "10", "--output", tmp.resolve("at").toString());
+        assertEquals(2, badSize.status());
+        assertTrue(badSize.err().contains("--audit-train-size") && badSize.err().contains("10"), badSize.err());
         Run refused = run("audit", "train", "--noise-multiplier", "0", "--no-progress");
         assertEquals(2, refused.status());
         assertTrue(refused.err().contains("--allow-non-private"), refused.err());
