@@ -46,7 +46,7 @@ public final class DpHypeVoting {
     }
 
     /** The accountant used for DP-HYPE's calibration (the standard grid plus all integer orders up to 1024). */
-    public static RdpAccountant accountant() {
+    public static PrivacyAccountant accountant() {
         return FINE;
     }
 

@@ -1,11 +1,12 @@
 package org.dpdl4j.accounting;
 
 /**
- * An (ε, δ)-DP guarantee, with the RDP order at which the conversion was tightest.
+ * An (ε, δ)-DP guarantee, and for an accountant that converts through Rényi DP the order at which the
+ * conversion was tightest (an accountant that does not, such as a PLD accountant, reports NaN and false).
  *
  * @param epsilon        ε ≥ 0 (may be +∞ when no order gives a finite bound)
  * @param delta          δ ∈ (0, 1)
- * @param order          the minimising RDP order α (NaN when ε is +∞ at every order)
+ * @param order          the minimising RDP order α (NaN when ε is +∞ at every order, or the accountant is not RDP)
  * @param orderAtGridEdge true when the optimum is the smallest or largest order of the grid: a
  *                        wider grid might give a smaller ε (the reported ε is still valid)
  * @param accountant     a short name of the method that produced the number

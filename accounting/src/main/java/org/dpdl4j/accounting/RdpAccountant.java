@@ -250,7 +250,7 @@ public final class RdpAccountant implements PrivacyAccountant {
         return ints;
     }
 
-    /** Seed 003 Theorem 4 (Zhu &amp; Wang 2019), evaluated at the integer order ⌈α⌉ ≥ 2. */
+    /** Koskela &amp; Kulkarni 2023, arXiv:2301.11989, Theorem 4 (Zhu &amp; Wang 2019), evaluated at the integer order ⌈α⌉ ≥ 2. */
     private static double[] zhuWang(PrivacyEvent inner, double q, double[] alphas) {
         double[] base = rdp(inner, integerOrdersUpTo(alphas)); // base[j - 2] = ε(j)
         double[] unsampled = rdp(inner, alphas);
@@ -288,7 +288,7 @@ public final class RdpAccountant implements PrivacyAccountant {
     }
 
     /**
-     * Seed 003 Theorem 6 (variant 1) or Theorem 4 plus composition (variant 2). For variant 1, with
+     * Koskela &amp; Kulkarni 2023, arXiv:2301.11989, Theorem 6 (variant 1) or Theorem 4 plus composition (variant 2). For variant 1, with
      * E_t(j) = (j − 1)ε_tune(j) and E_b(j) = (j − 1)ε_base(j) (both 0 at j = 1), at integer a = ⌈α⌉ ≥ 2:
      * (a − 1)ε₁ = log[q^a e^{E_t(a)} + (1 − q)^a e^{E_b(a)} + Σ_{j=1}^{a−1} C(a, j) q^{a−j}(1 − q)^j
      * e^{E_t(a−j)} e^{E_b(j)}] (eq. 3.6) and (a − 1)ε₂ = log[(1 − q)^{a−1} e^{E_b(a)} + Σ_{j=1}^{a−1}
@@ -507,7 +507,7 @@ public final class RdpAccountant implements PrivacyAccountant {
     }
 
     /**
-     * Seed 004 Lemma 22 (eq. 9): the untruncated curve plus the two truncation terms. The Poisson bound
+     * Papernot &amp; Steinke 2022, arXiv:2110.03620, Lemma 22 (eq. 9): the untruncated curve plus the two truncation terms. The Poisson bound
      * is proved for K | K ≥ 1 (see {@link #repeatAndSelect(double[], double[], RepetitionDistribution)}),
      * so its mass term is log(1/P[1 ≤ K ≤ m | K ≥ 1]) = log((1 − e^{−μ})/(P[K ≤ m] − e^{−μ})); the ratio
      * term is the same for K and K | K ≥ 1 (the factor 1/(1 − e^{−μ}) cancels).

@@ -2,6 +2,7 @@ package org.dpdl4j.accounting;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.List;
@@ -27,7 +28,8 @@ class AccountantCoverageTest {
             new AdaptiveRepeatAndSelectEvent(G, RepetitionDistribution.pointMass(2), 0.75, 2),
             new DistributedDiscreteGaussianEvent(Math.sqrt(2), 2, 4, 5, 5, 10));
 
-    private static final List<PrivacyAccountant> ACCOUNTANTS = List.of(RdpAccountant.standard());
+    /** Every registered accountant, so that a new one is checked as soon as it is registered. */
+    private static final List<PrivacyAccountant> ACCOUNTANTS = Accountants.names().stream().map(Accountants::byName).toList();
 
     @Test
     void everyPermittedEventHasAnExample() {
@@ -53,5 +55,16 @@ class AccountantCoverageTest {
         Map<String, Double> zero = Map.of("noop", RdpAccountant.standard().epsilon(new NoOpEvent(), 1e-5));
         assertEquals(0.0, zero.get("noop"), 0.0, "doing nothing costs nothing");
         assertTrue(Double.isInfinite(RdpAccountant.standard().epsilon(new NonPrivateEvent(), 1e-5)));
+    }
+
+    @Test
+    void theRegistryNamesEachAccountantByItsOwnNameAndRefusesUnknownOnes() {
+        assertTrue(Accountants.names().contains(Accountants.DEFAULT));
+        for (String name : Accountants.names()) {
+            assertEquals(name, Accountants.byName(name).name());
+        }
+        assertSame(RdpAccountant.standard(), Accountants.standard());
+        var e = assertThrows(IllegalArgumentException.class, () -> Accountants.byName("moments"));
+        assertTrue(e.getMessage().contains("'moments'") && e.getMessage().contains("rdp"), e.getMessage());
     }
 }

@@ -8,12 +8,12 @@ import java.util.Map;
 import org.apache.commons.math3.util.CombinatoricsUtils;
 import org.junit.jupiter.api.Test;
 
-/** Seed 003 Theorem 6 (variant 1) and Theorem 4 + composition (variant 2) against independent computations. */
+/** Koskela &amp; Kulkarni 2023, arXiv:2301.11989, Theorem 6 (variant 1) and Theorem 4 + composition (variant 2) against independent computations. */
 class SubsampledTuningEventTest {
     private static final SubsampledTuningEvent.Variant V1 = SubsampledTuningEvent.Variant.DISJOINT;
     private static final SubsampledTuningEvent.Variant V2 = SubsampledTuningEvent.Variant.FULL;
 
-    /** Seed 003 Figure 1's setting: DP-SGD with q = 0.01, σ = 2, 50 epochs (T = 5000). */
+    /** Koskela &amp; Kulkarni 2023, arXiv:2301.11989, Figure 1's setting: DP-SGD with q = 0.01, σ = 2, 50 epochs (T = 5000). */
     private static PrivacyEvent dpSgd() {
         return new SelfComposedEvent(new PoissonSampledEvent(new GaussianEvent(2.0), 0.01), 5000);
     }
@@ -159,7 +159,7 @@ class SubsampledTuningEventTest {
     }
 
     /**
-     * Seed 003 Figure 1 (σ = 2, q = 0.01, 50 epochs, δ = 1e-5): both variants cost less than the
+     * Koskela &amp; Kulkarni 2023, arXiv:2301.11989, Figure 1 (σ = 2, q = 0.01, 50 epochs, δ = 1e-5): both variants cost less than the
      * baseline for q_tune ≤ 0.3; at μ = 15 variant 1 is the cheaper one from q_tune = 0.02 up; at
      * μ = 45 the two cross, variant 2 being cheaper for small q_tune, as the paper observes. (At μ = 15,
      * q_tune = 0.01 variant 2 is also cheaper, by 0.002.)

@@ -21,15 +21,15 @@ import org.nd4j.linalg.learning.config.Sgd;
  * 2023, arXiv:2305.08846) for ε ∈ {1, 2, 4, 8}, white-box (gradient) and black-box (input) canaries, m ∈ {1,000,
  * 5,000}, one DP-SGD run each (the MLP on an MNIST subset, SGD), with the line y = x that no bound may cross.
  */
-final class AuditFigures {
+public final class AuditFigures {
     /** The settings: training examples, expected batch, epochs. */
-    record Settings(int trainSize, int batchSize, double epochs, long seed) {
+    public record Settings(int trainSize, int batchSize, double epochs, long seed) {
     }
 
     private AuditFigures() {
     }
 
-    static Figure table(Settings s) throws IOException {
+    public static Figure table(Settings s) throws IOException {
         TrainTest mnist = Mnist.load(DatasetCache.root().resolve("mnist"));
         LabeledData train = mnist.train().randomSubset(s.trainSize(), s.seed());
         double q = (double) s.batchSize() / train.size();
@@ -38,7 +38,7 @@ final class AuditFigures {
         Figure f = new Figure("audit-table", String.format(Locale.ROOT, "One-run audit: MLP on %d MNIST examples, q=%.3g, T=%d",
                 train.size(), q, steps), "claimed epsilon", "epsilon lower bound (95%)", "canaries", "guesses", "correct", "sigma");
         System.out.printf("%-10s %6s %8s %8s %12s %8s %8s%n", "canaries", "m", "claimed", "sigma", "lower bound", "guesses", "correct");
-        int workers = Cli.configureWorkers(null);
+        int workers = Reporting.configureWorkers(null);
         for (CanaryAudit.Kind kind : CanaryAudit.Kind.values()) {
             for (int m : new int[]{1000, 5000}) {
                 String series = (kind == CanaryAudit.Kind.GRADIENT ? "white-box" : "black-box") + " m=" + m;

@@ -6,7 +6,7 @@ import java.util.SplittableRandom;
 import org.dpdl4j.tuning.ProposeTestTuner;
 
 /** Ding &amp; Wu 2022 (arXiv:2211.01852): Figure 2, iterations of the doubling loop against (u* − u₀)/g. */
-final class DingWuFigures {
+public final class DingWuFigures {
     static final double[] GRANULARITIES = {0.1, 0.05, 0.02, 0.01, 0.005, 0.002, 0.001};
 
     private DingWuFigures() {
@@ -19,7 +19,7 @@ final class DingWuFigures {
      * tuner charges its cap T_max = 2⌈(1 − u₀)/g⌉ + 2 instead. Prints a least-squares fit of the mean
      * count against log₂((u* − u₀)/g).
      */
-    static Figure figure2(int seeds) {
+    public static Figure figure2(int seeds) {
         Figure f = new Figure("dingwu-figure2", "Ding-Wu Fig. 2: iterations of the doubling loop (100 candidates, k=10, eps0=0.1)",
                 "(u* - u0)/g", "iterations", "p999", "max", "t_max");
         f.logX();

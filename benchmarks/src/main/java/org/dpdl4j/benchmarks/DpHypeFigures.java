@@ -4,7 +4,7 @@ import java.util.Locale;
 import org.dpdl4j.accounting.DpHypeVoting;
 
 /** DP-HYPE (Liebenow et al. 2025, arXiv:2510.04902): the noise table of Section VI (k = 5, δ = 1e-5). */
-final class DpHypeFigures {
+public final class DpHypeFigures {
     static final double[] EPSILONS = {0.1, 0.25, 0.5, 1, 3};
     /** The paper's column (labelled σ², it holds σ). */
     static final double[] PAPER_SIGMA = {103, 46, 24, 12.5, 4.7};
@@ -13,7 +13,7 @@ final class DpHypeFigures {
     }
 
     /** σ for each ε next to the paper's, as a table and a plot. */
-    static Figure noiseTable() {
+    public static Figure noiseTable() {
         Figure f = new Figure("dphype-noise-table", "DP-HYPE noise sigma for k = 5 votes, delta = 1e-5", "epsilon", "sigma", "paper");
         f.logX().logY();
         System.out.printf("%8s %12s %10s %10s%n", "epsilon", "sigma (ours)", "paper", "ours/paper");

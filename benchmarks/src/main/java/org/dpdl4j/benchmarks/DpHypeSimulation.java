@@ -13,7 +13,7 @@ import org.dpdl4j.accounting.DpHypeVoting;
  * ε ∈ {0.25, 1} (δ = 1e-5, σ from {@link DpHypeVoting#noiseMultiplier}). The n clients' noise is drawn
  * as its sum N(0, σ²), the same distribution.
  */
-final class DpHypeSimulation {
+public final class DpHypeSimulation {
     static final int[] VOTES = {1, 2, 5, 10, 20, 100};
     static final double[] EPSILONS = {0.25, 1};
     static final double[] SPREADS = {0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0};
@@ -23,7 +23,7 @@ final class DpHypeSimulation {
     }
 
     /** Writes dphype-figure2b itself and returns dphype-figure2 (panel a). */
-    static Figure figure2(int repetitions, Path output) throws IOException {
+    public static Figure figure2(int repetitions, Path output) throws IOException {
         Figure a = new Figure("dphype-figure2", "DP-HYPE Fig. 2a: success vs loss spread s (|H_good| = 5, n = 250, p = 100)",
                 "loss spread s", "success rate", "votes_k", "epsilon");
         Figure b = new Figure("dphype-figure2b", "DP-HYPE Fig. 2b: success vs |H_good| (s = 0.2, n = 250, p = 100)",

@@ -24,7 +24,7 @@ import org.dpdl4j.tuning.TuningListener;
 import org.dpdl4j.tuning.TuningResult;
 
 /** DP-HyPO (Wang et al. 2023, arXiv:2306.05734): Table 1 and Figure 1 (left) by semi-real simulation on a landscape cache. */
-final class DpHypoFigures {
+public final class DpHypoFigures {
     /** The paper's γ columns and Table 1 (MNIST, white-box, mean of 200 runs). */
     static final double[] GAMMAS = {0.001, 0.002, 0.003, 0.005, 0.01, 0.02, 0.025, 0.03};
     static final double[] PAPER_GP = {0.946, 0.948, 0.948, 0.947, 0.943, 0.937, 0.934, 0.932};
@@ -51,7 +51,7 @@ final class DpHypoFigures {
      * @param cache         directory of the landscape files
      * @param beta          the GP rule's softmax β (paper 1)
      */
-    record Settings(int trainSize, String lr, String clip, int runs, double epochs, double targetEpsilon, int replays, long seed,
+    public record Settings(int trainSize, String lr, String clip, int runs, double epochs, double targetEpsilon, int replays, long seed,
                     Path cache, double beta) {
     }
 
@@ -62,7 +62,7 @@ final class DpHypoFigures {
      * mean plus N(0, 0.1²), and the actual (cached-mean) accuracy of the output is averaged. Also
      * replays fixed numbers of runs T (Figure 1, left), written as {@code dphypo-figure1.csv/.png}.
      */
-    static Figure table1(Settings s, Path output) throws IOException {
+    public static Figure table1(Settings s, Path output) throws IOException {
         TrainTest data = Datasets.load("mnist", DatasetCache.root(), 28, 28, 1, s.seed());
         int batch = 256;
         double q = (double) batch / s.trainSize();
@@ -136,7 +136,7 @@ final class DpHypoFigures {
         double sumSq = 0;
         for (int r = 0; r < s.replays(); r++) {
             long seed = s.seed() * 1_000_003L + r;
-            Tuner t = adaptive ? new DpHypoTuner(k, LOWER, UPPER, new GpUcbSoftmax(GaussianProcess.Kernel.MATERN_52, 0.1, s.beta()), seed)
+            Tuner<TuningResult> t = adaptive ? new DpHypoTuner(k, LOWER, UPPER, new GpUcbSoftmax(GaussianProcess.Kernel.MATERN_52, 0.1, s.beta()), seed)
                     : new RandomSearchTuner(k, seed, 1, false);
             TuningResult res = t.tune(space, l.replay(run, 0.1), null, TuningListener.NONE);
             double actual = l.actual(res.candidate());

@@ -18,7 +18,7 @@ import org.knowm.xchart.style.markers.SeriesMarkers;
  * A reproduced figure: rows of (series, x, y, extra columns…), written as {@code <id>.csv} (one row
  * per plotted point, a header naming the columns) and drawn as {@code <id>.png} with XChart.
  */
-final class Figure {
+public final class Figure {
     private final String id;
     private final String title;
     private final String xLabel;
@@ -62,7 +62,7 @@ final class Figure {
     }
 
     /** Writes {@code <id>.csv} and {@code <id>.png} into {@code dir} (each atomically). */
-    void write(Path dir) throws IOException {
+    public void write(Path dir) throws IOException {
         Files.createDirectories(dir);
         StringBuilder csv = new StringBuilder("series," + column(xLabel) + "," + column(yLabel));
         for (String c : extraColumns) {
@@ -76,7 +76,7 @@ final class Figure {
             }
             csv.append('\n');
         }
-        Cli.writeAtomically(dir.resolve(id + ".csv"), csv.toString().getBytes(StandardCharsets.UTF_8));
+        Reporting.writeAtomically(dir.resolve(id + ".csv"), csv.toString().getBytes(StandardCharsets.UTF_8));
 
         System.setProperty("java.awt.headless", "true");
         XYChart chart = new XYChartBuilder().width(900).height(600).title(title).xAxisTitle(xLabel).yAxisTitle(yLabel).build();
@@ -98,7 +98,7 @@ final class Figure {
         Path tmp = Files.createTempFile(dir, "." + id, ".png");
         try {
             BitmapEncoder.saveBitmap(chart, tmp.toString(), BitmapEncoder.BitmapFormat.PNG);
-            Cli.publish(tmp, dir.resolve(id + ".png"));
+            Reporting.publish(tmp, dir.resolve(id + ".png"));
         } finally {
             Files.deleteIfExists(tmp);
         }

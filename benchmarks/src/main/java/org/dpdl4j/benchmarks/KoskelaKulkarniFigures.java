@@ -25,7 +25,7 @@ import org.dpdl4j.tuning.TuningResult;
 import org.nd4j.linalg.api.buffer.DataType;
 
 /** Koskela &amp; Kulkarni 2023 (arXiv:2301.11989): the analytic Figure 1 and the trained Figure 2. */
-final class KoskelaKulkarniFigures {
+public final class KoskelaKulkarniFigures {
     /** Figure 1's DP-SGD: sampling rate 0.01, σ = 2, 50 epochs (T = 5000), δ = 1e-5. */
     static final double Q = 0.01;
     static final double SIGMA = 2.0;
@@ -41,7 +41,7 @@ final class KoskelaKulkarniFigures {
      * ε of variants 1 and 2 against q_tune for μ ∈ {15, 45}, with the Papernot–Steinke baseline (the
      * same search on all the data, no extra final run). Prints the table and where the variants cross.
      */
-    static Figure figure1() {
+    public static Figure figure1() {
         Figure f = new Figure("koskela-figure1", "Koskela-Kulkarni Fig. 1: DP-SGD q=0.01, sigma=2, 50 epochs, delta=1e-5",
                 "tuning fraction q_tune", "epsilon", "mu");
         RdpAccountant acc = RdpAccountant.standard();
@@ -90,7 +90,7 @@ final class KoskelaKulkarniFigures {
      * @param seeds     independent repetitions per point (the plotted accuracy is their mean)
      * @param seed      first seed
      */
-    record Figure2Settings(List<String> datasets, double epochs, double mu, double tuneFraction, double[] epsilons, int seeds,
+    public record Figure2Settings(List<String> datasets, double epochs, double mu, double tuneFraction, double[] epsilons, int seeds,
                            long seed) {
     }
 
@@ -120,11 +120,11 @@ final class KoskelaKulkarniFigures {
      * sees), so scoring costs nothing; with private scores the small validation split of X₁ makes the
      * score's Gaussian release the dominant cost at small ε.
      */
-    static Figure figure2(Figure2Settings s) throws IOException {
+    public static Figure figure2(Figure2Settings s) throws IOException {
         Figure f = new Figure("koskela-figure2", String.format(Locale.ROOT,
                 "Koskela-Kulkarni Fig. 2: lr tuning with DP-SGD (mu=%s, q_tune=%s, %s epochs)", s.mu(), s.tuneFraction(), s.epochs()),
                 "epsilon", "test accuracy", "sigma", "seconds", "repetitions");
-        int workers = Cli.configureWorkers(null);
+        int workers = Reporting.configureWorkers(null);
         RdpAccountant acc = RdpAccountant.standard();
         RepetitionDistribution k = RepetitionDistribution.poisson(s.mu());
         List<String> table = new ArrayList<>();
@@ -146,7 +146,7 @@ final class KoskelaKulkarniFigures {
                             DELTA, acc, 1e-3);
                     long start = System.nanoTime();
                     TuningResult base;
-                    try (TuneCommand.ProgressReporter p = new TuneCommand.ProgressReporter(false, false)) {
+                    try (TrialProgress p = new TrialProgress(false, false)) {
                         base = search.tune(space, template.withNoiseMultiplier(sigma), null, p);
                     }
                     double seconds = (System.nanoTime() - start) / 1e9;
@@ -161,7 +161,7 @@ final class KoskelaKulkarniFigures {
                         double sv = NoiseCalibration.smallestNoise(x -> tuner.event(space, template.withNoiseMultiplier(x)), eps,
                                 DELTA, acc, 1e-3);
                         SubsampledTuningResult res;
-                        try (TuneCommand.ProgressReporter p = new TuneCommand.ProgressReporter(false, false)) {
+                        try (TrialProgress p = new TrialProgress(false, false)) {
                             res = tuner.tune(space, template.withNoiseMultiplier(sv), null, p);
                         }
                         add(results[m], DpSgdTrainer.accuracy(res.model(), data.test()),

@@ -31,7 +31,7 @@ import org.nd4j.linalg.api.buffer.DataType;
  * N(0, s²) noise. The cache is a JSON file holding the settings and every run; building resumes
  * from it (runs already there are skipped) and rewrites it atomically after each run.
  */
-final class Landscape {
+public final class Landscape {
     /**
      * What a landscape is trained with.
      *
@@ -45,7 +45,7 @@ final class Landscape {
      * @param sigma     noise multiplier σ
      * @param seed      seeds the subset and the runs
      */
-    record Settings(String dataset, int trainSize, String lr, String clip, int runs, double epochs, int batchSize, double sigma,
+    public record Settings(String dataset, int trainSize, String lr, String clip, int runs, double epochs, int batchSize, double sigma,
                     long seed) {
         HyperparameterSpace space() {
             return HyperparameterSpace.of(HyperparameterSpace.parseAxis(lr), HyperparameterSpace.parseAxis(clip));
@@ -105,9 +105,9 @@ final class Landscape {
     static Landscape build(Settings s, TrainTest data, Path file, Consumer<String> progress) throws IOException {
         List<Map<String, Object>> runs = new ArrayList<>();
         if (Files.exists(file)) {
-            Map<String, Object> old = Cli.JSON.readValue(file.toFile(), Map.class);
-            if (!s.toMap().equals(Cli.JSON.convertValue(old.get("settings"), Map.class))
-                    && !Cli.JSON.writeValueAsString(s.toMap()).equals(Cli.JSON.writeValueAsString(old.get("settings")))) {
+            Map<String, Object> old = Reporting.JSON.readValue(file.toFile(), Map.class);
+            if (!s.toMap().equals(Reporting.JSON.convertValue(old.get("settings"), Map.class))
+                    && !Reporting.JSON.writeValueAsString(s.toMap()).equals(Reporting.JSON.writeValueAsString(old.get("settings")))) {
                 throw new IllegalArgumentException("landscape " + file + " was built with other settings: " + old.get("settings"));
             }
             runs.addAll((List<Map<String, Object>>) old.get("runs"));
@@ -148,7 +148,7 @@ final class Landscape {
                 out.put("settings", s.toMap());
                 out.put("runs", runs);
                 Files.createDirectories(file.toAbsolutePath().getParent());
-                Cli.writeJsonAtomically(file, out);
+                Reporting.writeJsonAtomically(file, out);
                 progress.accept(String.format("landscape sigma=%s: run %d of %d (lr %.4g, clip %.3g): accuracy %.4f, %.1f s", s.sigma(),
                         done, total, c.number("lr"), c.number("clip"), accuracy, (double) m.get("seconds")));
             }

@@ -20,9 +20,9 @@ import org.dpdl4j.accounting.ZcdpEvent;
 /**
  * Figures 2–7 of Papernot &amp; Steinke 2022 (arXiv:2110.03620), recomputed with
  * dpdl4j's accountant. Figures 2–6 start from a 0.1-zCDP base (Section 3.4); Figure 7 uses the
- * paper's own data (../shared/data/papernot-steinke-2022/figure7_landscape.json).
+ * landscape the paper plots (the JSON file given to {@code reproduce ps-figure7 --landscape}).
  */
-final class PapernotSteinkeFigures {
+public final class PapernotSteinkeFigures {
     static final double RHO = 0.1;
     private static final RdpAccountant ACC = RdpAccountant.standard();
     private static final double[] ORDERS = RdpAccountant.defaultOrders();
@@ -65,7 +65,7 @@ final class PapernotSteinkeFigures {
         return lambda <= star ? 2 * Math.sqrt(RHO * logMean) + tail : RHO * (lambda - 1) + logMean / (lambda - 1) + tail;
     }
 
-    static Figure figure2() {
+    public static Figure figure2() {
         Figure f = new Figure("ps-figure2", "Papernot-Steinke Fig. 2: logarithmic repetition of a 0.1-zCDP base",
                 "Renyi order lambda", "Renyi divergence bound", "corollary4_paper");
         for (int i = 0; i < ORDERS.length && ORDERS[i] <= 50; i++) {
@@ -88,7 +88,7 @@ final class PapernotSteinkeFigures {
         return f;
     }
 
-    static Figure figure3() {
+    public static Figure figure3() {
         Figure f = new Figure("ps-figure3", "Papernot-Steinke Fig. 3: E[K]=10, 0.1-zCDP base", "Renyi order lambda",
                 "Renyi divergence bound");
         for (int i = 0; i < ORDERS.length && ORDERS[i] <= 50; i++) {
@@ -117,7 +117,7 @@ final class PapernotSteinkeFigures {
         return m.stream().mapToDouble(Double::doubleValue).toArray();
     }
 
-    static Figure figure4() {
+    public static Figure figure4() {
         Figure f = new Figure("ps-figure4", "Papernot-Steinke Fig. 4: privacy vs expected repetitions (0.1-zCDP base)",
                 "epsilon at delta 1e-6", "E[K]").logY();
         for (double eta : new double[]{Double.NaN, 0, 1, 5, Double.POSITIVE_INFINITY}) {
@@ -146,7 +146,7 @@ final class PapernotSteinkeFigures {
         return sum * h / 3;
     }
 
-    static Figure figure5() {
+    public static Figure figure5() {
         Figure f = new Figure("ps-figure5", "Papernot-Steinke Fig. 5: expected quantile vs privacy (0.1-zCDP base)",
                 "epsilon at delta 1e-6", "expected quantile 1 - E[1/(K+1)]", "expected_repetitions");
         for (double eta : new double[]{Double.NaN, 0, 0.5, 1, 2, Double.POSITIVE_INFINITY}) {
@@ -163,7 +163,7 @@ final class PapernotSteinkeFigures {
         return f;
     }
 
-    static Figure figure6() {
+    public static Figure figure6() {
         Figure f = new Figure("ps-figure6", "Papernot-Steinke Fig. 6: success probability vs privacy (1/100 per run, 0.1-zCDP)",
                 "epsilon at delta 1e-6", "success probability 1 - f(1 - 1/100)", "expected_repetitions");
         for (double eta : new double[]{Double.NaN, 0, 0.5, 1, Double.POSITIVE_INFINITY}) {
@@ -186,10 +186,10 @@ final class PapernotSteinkeFigures {
      * ε at δ = 1e-5, and the exact expected best accuracy E[best] = Σ_j a_j (f(F_j) − f(F_{j−1})) where
      * F is the cdf of one run's accuracy over the 400 candidates (App. A.2.1; K = 0 scores 0).
      */
-    static Figure figure7(Path landscape) throws IOException {
+    public static Figure figure7(Path landscape) throws IOException {
         JsonNode d;
         try {
-            d = Cli.JSON.readTree(landscape.toFile());
+            d = Reporting.JSON.readTree(landscape.toFile());
         } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
             throw new IllegalArgumentException("--landscape " + landscape + " is not valid JSON (line " + e.getLocation().getLineNr()
                     + "): " + e.getOriginalMessage());

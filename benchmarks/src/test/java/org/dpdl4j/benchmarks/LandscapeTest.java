@@ -37,7 +37,7 @@ class LandscapeTest {
         assertTrue(java.util.Arrays.equals(written, Files.readAllBytes(file)));
         Candidate c = again.grid().get(0);
         assertEquals(first.actual(c), again.actual(c), 0.0);
-        Map<?, ?> json = Cli.JSON.readValue(file.toFile(), Map.class);
+        Map<?, ?> json = Reporting.JSON.readValue(file.toFile(), Map.class);
         assertEquals(2, ((List<?>) json.get("runs")).size());
         var other = new Landscape.Settings("mnist", 512, "lr=cat:0.5,1", "clip=cat:1", 1, 0.5, 64, 2.0, 5);
         var e = assertThrows(IllegalArgumentException.class, () -> Landscape.build(other, data, file, progress::add));

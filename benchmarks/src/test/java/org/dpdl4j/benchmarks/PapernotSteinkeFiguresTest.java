@@ -67,15 +67,4 @@ class PapernotSteinkeFiguresTest {
             assertEquals(direct, PapernotSteinkeFigures.integralOfPgf(k::pgf), 1e-8, k.describe());
         }
     }
-
-    @Test
-    void reproduceWritesCsvAndPng(@TempDir Path dir) throws Exception {
-        assertEquals(0, Main.run("reproduce", "ps-figure6", "--output", dir.toString()));
-        List<String> csv = Files.readAllLines(dir.resolve("ps-figure6.csv"));
-        assertEquals("series,epsilon_at_delta_1e_6,success_probability_1_f_1_1_100,expected_repetitions", csv.get(0));
-        assertTrue(csv.size() > 50);
-        byte[] png = Files.readAllBytes(dir.resolve("ps-figure6.png"));
-        assertTrue(png.length > 1000 && png[1] == 'P' && png[2] == 'N' && png[3] == 'G');
-        assertEquals(2, Main.run("reproduce", "ps-figure9", "--output", dir.toString()));
-    }
 }

@@ -20,9 +20,9 @@ import org.dpdl4j.accounting.GaussianEvent;
 import org.dpdl4j.accounting.NoiseCalibration;
 import org.dpdl4j.accounting.PoissonSampledEvent;
 import org.dpdl4j.accounting.PrivacyEvent;
-import org.dpdl4j.accounting.RdpAccountant;
-import org.dpdl4j.accounting.RdpConversion;
-import org.dpdl4j.accounting.RdpCurve;
+import org.dpdl4j.accounting.PrivacyAccountant;
+import org.dpdl4j.accounting.Accountants;
+import org.dpdl4j.accounting.SelfComposedEvent;
 import org.dpdl4j.datasets.LabeledData;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
@@ -49,21 +49,21 @@ import org.nd4j.linalg.factory.Nd4j;
  * checkpoint were made (and count), those after it until a crash were discarded unsaved and released nothing.
  */
 public final class DpSgdTrainer {
-    private final RdpAccountant accountant;
+    private final PrivacyAccountant accountant;
     private final GradientCanaries canaries;
 
     /** A trainer whose budget and progress ε use the standard RDP accountant. */
     public DpSgdTrainer() {
-        this(RdpAccountant.standard());
+        this(Accountants.standard());
     }
 
     /** @param accountant used for the ε budget and the ε reported to listeners */
-    public DpSgdTrainer(RdpAccountant accountant) {
+    public DpSgdTrainer(PrivacyAccountant accountant) {
         this(accountant, null);
     }
 
-    private DpSgdTrainer(RdpAccountant accountant, GradientCanaries canaries) {
-        this.accountant = accountant;
+    private DpSgdTrainer(PrivacyAccountant accountant, GradientCanaries canaries) {
+        this.accountant = java.util.Objects.requireNonNull(accountant, "accountant");
         this.canaries = canaries;
     }
 
@@ -167,8 +167,8 @@ public final class DpSgdTrainer {
         SplittableRandom canarySampler = new SplittableRandom(samplerSeed ^ 0x632BE59BD9B4E019L);
         double canaryContribution = canaries == null ? 0 : Math.min(canaries.norm(), config.clipNorm()); // clipped like any example
         long members = (long) n + canaryCoordinates.length; // the canaries are members of the training set
-        RdpCurve perStep = accountant.rdp(new PoissonSampledEvent(new GaussianEvent(sigma), q));
-        long steps = stepsWithinBudget(perStep, config);
+        PoissonSampledEvent perStep = new PoissonSampledEvent(new GaussianEvent(sigma), q);
+        long steps = stepsWithinBudget(accountant, perStep, config);
 
         if (network.getFlattenedGradients() == null) {
             network.initGradientsView();
@@ -205,7 +205,7 @@ public final class DpSgdTrainer {
                     double secs = (System.nanoTime() - start) / 1e9;
                     StepInfo info = new StepInfo(t, config.steps(), t * q, batch.length,
                             batch.length == 0 ? Double.NaN : lossSum / batch.length,
-                            RdpConversion.epsilon(perStep.times(t), config.delta()).epsilon(), q * n * (t - firstStep) / secs);
+                            accountant.epsilon(new SelfComposedEvent(perStep, t), config.delta()), q * n * (t - firstStep) / secs);
                     for (TrainingListener l : ls) {
                         l.onStep(info);
                     }
@@ -267,7 +267,7 @@ public final class DpSgdTrainer {
     }
 
     /** The planned T, or the largest t ≤ T whose cumulative ε stays within the budget. */
-    private static long stepsWithinBudget(RdpCurve perStep, DpSgdConfig config) {
+    private static long stepsWithinBudget(PrivacyAccountant accountant, PrivacyEvent perStep, DpSgdConfig config) {
         if (Double.isInfinite(config.epsilonBudget())) {
             return config.steps();
         }
@@ -275,7 +275,7 @@ public final class DpSgdTrainer {
         long hi = config.steps();
         while (lo < hi) { // largest t in [0, T] with eps(t) <= budget; eps is non-decreasing in t
             long mid = lo + (hi - lo + 1) / 2;
-            if (RdpConversion.epsilon(perStep.times(mid), config.delta()).epsilon() <= config.epsilonBudget()) {
+            if (accountant.epsilon(new SelfComposedEvent(perStep, mid), config.delta()) <= config.epsilonBudget()) {
                 lo = mid;
             } else {
                 hi = mid - 1;

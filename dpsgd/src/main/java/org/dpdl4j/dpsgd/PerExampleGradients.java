@@ -6,14 +6,7 @@ import java.util.Map;
 import org.deeplearning4j.nn.api.Layer;
 import org.deeplearning4j.nn.conf.InputPreProcessor;
 import org.deeplearning4j.nn.conf.MultiLayerConfiguration;
-import org.deeplearning4j.nn.conf.layers.ConvolutionLayer;
-import org.deeplearning4j.nn.conf.layers.DenseLayer;
-import org.deeplearning4j.nn.conf.layers.OutputLayer;
-import org.deeplearning4j.nn.conf.layers.SubsamplingLayer;
-import org.deeplearning4j.nn.conf.preprocessor.CnnToFeedForwardPreProcessor;
-import org.deeplearning4j.nn.conf.preprocessor.FeedForwardToCnnPreProcessor;
 import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
-import org.dpdl4j.models.DpCompatibility;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.memory.MemoryWorkspace;
 import org.nd4j.linalg.api.memory.conf.WorkspaceConfiguration;
@@ -24,7 +17,6 @@ import org.nd4j.linalg.api.memory.enums.SpillPolicy;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
 import org.nd4j.linalg.indexing.NDArrayIndex;
-import org.nd4j.linalg.ops.transforms.Transforms;
 
 /**
  * Exact per-example gradients of a DL4J {@link MultiLayerNetwork}, computed on ND4J's declarable
@@ -74,29 +66,15 @@ public final class PerExampleGradients {
         SoftmaxCrossEntropyKernel out = null;
         for (int i = 0; i < network.getnLayers(); i++) {
             InputPreProcessor pre = conf.getInputPreProcess(i);
-            if (pre instanceof FeedForwardToCnnPreProcessor f) {
-                add(new ReshapeKernel(f.getNumChannels(), f.getInputHeight(), f.getInputWidth()), i);
-            } else if (pre instanceof CnnToFeedForwardPreProcessor c) {
-                add(new ReshapeKernel(c.getNumChannels() * c.getInputHeight() * c.getInputWidth()), i);
+            if (pre != null) {
+                add(LayerKernels.preprocessor(pre, "layer " + i), i);
             }
             Layer layer = network.getLayer(i);
-            var lc = layer.conf().getLayer();
-            if (lc instanceof OutputLayer o) {
-                out = new SoftmaxCrossEntropyKernel(new DenseKernel(layer.getParam("W"), o.hasBias() ? layer.getParam("b") : null,
-                        o.getActivationFn()));
-                add(out, i);
-            } else if (lc instanceof DenseLayer d) {
-                add(new DenseKernel(layer.getParam("W"), d.hasBias() ? layer.getParam("b") : null, d.getActivationFn()), i);
-            } else if (lc instanceof ConvolutionLayer c) {
-                add(new ConvKernel(layer.getParam("W"), c.hasBias() ? layer.getParam("b") : null, c.getActivationFn(),
-                        window(c.getKernelSize(), c.getStride(), c.getPadding(), c.getDilation())), i);
-            } else if (lc instanceof SubsamplingLayer s) {
-                boolean max = s.getPoolingType() == org.deeplearning4j.nn.conf.layers.PoolingType.MAX;
-                int extra = !max && s.isAvgPoolIncludePadInDivisor() ? 1 : 0; // as DL4J's SubsamplingLayer sets it
-                add(new PoolKernel(window(s.getKernelSize(), s.getStride(), s.getPadding(), s.getDilation()), max, extra), i);
-            } else {
-                throw new IllegalArgumentException("layer " + i + " (" + lc.getClass().getSimpleName() + ") is not supported");
+            LayerKernel k = LayerKernels.of(layer.conf().getLayer(), "layer " + i).kernel(layer);
+            if (k instanceof SoftmaxCrossEntropyKernel o) {
+                out = o;
             }
+            add(k, i);
         }
         this.output = out;
         int first = 0;
@@ -110,10 +88,6 @@ public final class PerExampleGradients {
     private void add(LayerKernel k, int layer) {
         kernels.add(k);
         layerOfKernel.add(layer);
-    }
-
-    private static Ops.Window window(int[] k, int[] s, int[] p, int[] d) {
-        return new Ops.Window(k[0], k[1], s[0], s[1], p[0], p[1], d[0], d[1]);
     }
 
     /** The network these gradients belong to. */

@@ -265,7 +265,7 @@ class DpHypeProtocolTest {
     void calibratedParametersMeetTheTargetAndApproachTheContinuousSigma() {
         for (double epsilon : new double[] {0.25, 1, 3}) {
             DpHypeParameters params = DpHypeParameters.calibrate(100, 5, 50, 50, DpHypeParameters.DEFAULT_SCALE, epsilon, 1e-5);
-            RdpAccountant accountant = DpHypeVoting.accountant();
+            org.dpdl4j.accounting.PrivacyAccountant accountant = DpHypeVoting.accountant();
             assertTrue(accountant.epsilon(params.event(), 1e-5) <= epsilon);
             DpHypeParameters less = new DpHypeParameters(100, 5, params.scale(), params.localSigma() - 0.01, 50, 50);
             assertTrue(accountant.epsilon(less.event(), 1e-5) > epsilon);

@@ -17,7 +17,7 @@ import org.nd4j.linalg.lossfunctions.LossFunctions;
  * The networks the seed papers train, as ordinary DL4J {@link MultiLayerNetwork}s (initialised,
  * Xavier weights, zero biases). All use explicit padding with {@link ConvolutionMode#Truncate},
  * NCHW inputs flattened as in {@code InputType.convolutionalFlat}, and a softmax output with
- * cross-entropy loss; every one passes {@link DpCompatibility#check}.
+ * cross-entropy loss; every one passes the DP-SGD engine's {@code DpCompatibility.check} (tested in module dpsgd).
  */
 public final class Models {
     /** Names accepted by {@link #byName}. */
@@ -122,7 +122,6 @@ public final class Models {
     }
 
     private static MultiLayerNetwork init(MultiLayerConfiguration conf) {
-        DpCompatibility.check(conf);
         MultiLayerNetwork net = new MultiLayerNetwork(conf);
         net.init();
         return net;

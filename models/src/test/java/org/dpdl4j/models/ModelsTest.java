@@ -7,21 +7,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.File;
 import java.nio.file.Path;
-import org.deeplearning4j.nn.conf.ConvolutionMode;
-import org.deeplearning4j.nn.conf.NeuralNetConfiguration;
-import org.deeplearning4j.nn.conf.inputs.InputType;
-import org.deeplearning4j.nn.conf.layers.ConvolutionLayer;
-import org.deeplearning4j.nn.conf.layers.DenseLayer;
-import org.deeplearning4j.nn.conf.layers.OutputLayer;
 import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
 import org.deeplearning4j.util.ModelSerializer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.nd4j.linalg.activations.Activation;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
-import org.nd4j.linalg.lossfunctions.LossFunctions;
 
 class ModelsTest {
     @TempDir
@@ -76,32 +68,5 @@ class ModelsTest {
         MultiLayerNetwork back = ModelSerializer.restoreMultiLayerNetwork(f);
         INDArray x = Nd4j.rand(DataType.FLOAT, 4, 784);
         assertEquals(net.output(x), back.output(x));
-    }
-
-    @Test
-    void compatibilityCheckRejectsSameModeAndDropout() {
-        var same = new NeuralNetConfiguration.Builder().convolutionMode(ConvolutionMode.Same).list()
-                .layer(new ConvolutionLayer.Builder(3, 3).nOut(2).build())
-                .layer(new OutputLayer.Builder(LossFunctions.LossFunction.MCXENT).nOut(2).activation(Activation.SOFTMAX).build())
-                .setInputType(InputType.convolutionalFlat(5, 5, 1)).build();
-        var e = assertThrows(IllegalArgumentException.class, () -> DpCompatibility.check(same));
-        assertTrue(e.getMessage().contains("layer 0") && e.getMessage().contains("Same"), e.getMessage());
-        var dropout = new NeuralNetConfiguration.Builder().list()
-                .layer(new DenseLayer.Builder().nOut(3).dropOut(0.5).build())
-                .layer(new OutputLayer.Builder(LossFunctions.LossFunction.MCXENT).nOut(2).activation(Activation.SOFTMAX).build())
-                .setInputType(InputType.feedForward(4)).build();
-        e = assertThrows(IllegalArgumentException.class, () -> DpCompatibility.check(dropout));
-        assertTrue(e.getMessage().contains("dropout"), e.getMessage());
-        var layerNorm = new NeuralNetConfiguration.Builder().list()
-                .layer(new DenseLayer.Builder().nOut(3).hasLayerNorm(true).build())
-                .layer(new OutputLayer.Builder(LossFunctions.LossFunction.MCXENT).nOut(2).activation(Activation.SOFTMAX).build())
-                .setInputType(InputType.feedForward(4)).build();
-        e = assertThrows(IllegalArgumentException.class, () -> DpCompatibility.check(layerNorm));
-        assertTrue(e.getMessage().contains("layer normalisation"), e.getMessage());
-        var mse = new NeuralNetConfiguration.Builder().list()
-                .layer(new OutputLayer.Builder(LossFunctions.LossFunction.MSE).nOut(2).activation(Activation.IDENTITY).build())
-                .setInputType(InputType.feedForward(4)).build();
-        e = assertThrows(IllegalArgumentException.class, () -> DpCompatibility.check(mse));
-        assertTrue(e.getMessage().contains("softmax"), e.getMessage());
     }
 }

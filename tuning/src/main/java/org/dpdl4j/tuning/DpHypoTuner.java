@@ -28,7 +28,7 @@ import org.dpdl4j.accounting.SelfComposedEvent;
  * every trial are released instead and the cost is the composition of the K drawn runs (each bounded by Q's
  * event uniformly over the space; adaptive composition), not Theorem 1.
  */
-public final class DpHypoTuner implements Tuner {
+public final class DpHypoTuner implements Tuner<TuningResult> {
     private final RepetitionDistribution repetitions;
     private final double lower;
     private final double upper;
@@ -86,7 +86,7 @@ public final class DpHypoTuner implements Tuner {
             throw new IllegalStateException("with revealed trials the cost is the composition over the realised K, "
                     + "known only after K is drawn");
         }
-        return new AdaptiveRepeatAndSelectEvent(RandomSearchTuner.baseEvent(space, q), repetitions, lower, upper);
+        return new AdaptiveRepeatAndSelectEvent(Trials.baseEvent(space, q), repetitions, lower, upper);
     }
 
     @Override
@@ -96,7 +96,7 @@ public final class DpHypoTuner implements Tuner {
             throw new IllegalArgumentException("a tuning run that reveals every trial cannot be covered by a charge "
                     + "made before K is drawn");
         }
-        PrivacyEvent base = RandomSearchTuner.baseEvent(space, q);
+        PrivacyEvent base = Trials.baseEvent(space, q);
         List<Candidate> grid = space.candidates();
         double[] prior = space.priorProbabilities();
         double[][] coordinates = new double[grid.size()][];
@@ -141,7 +141,7 @@ public final class DpHypoTuner implements Tuner {
             int index = sample(p, total, random);
             long trialSeed = random.nextLong();
             Candidate c = grid.get(index);
-            TrialResult r = RandomSearchTuner.trial(q, c, trialSeed, j, ledger, charge, listener);
+            TrialResult r = Trials.trial(q, c, trialSeed, j, ledger, charge, listener);
             trials.add(r);
             if (Double.isFinite(r.score())) {
                 history.add(new AdaptiveRule.Observation(index, r.score()));
@@ -151,7 +151,7 @@ public final class DpHypoTuner implements Tuner {
         List<String> notes = new ArrayList<>();
         List<String> operatorNotes = new ArrayList<>();
         if (base instanceof PointwiseMaxEvent m) {
-            notes.add(RandomSearchTuner.pointwiseMaxNote(m));
+            notes.add(Trials.pointwiseMaxNote(m));
         }
         notes.add(revealTrials
                 ? "K and every trial are released: charged as the composition of the K adaptive runs drawn, each bounded "

@@ -10,7 +10,7 @@ import org.dpdl4j.accounting.ComposedEvent;
 import org.dpdl4j.accounting.GaussianEvent;
 import org.dpdl4j.accounting.NoiseCalibration;
 import org.dpdl4j.accounting.PrivacyEvent;
-import org.dpdl4j.accounting.RdpAccountant;
+import org.dpdl4j.accounting.Accountants;
 import org.dpdl4j.datasets.LabeledData;
 import org.dpdl4j.dpsgd.DpSgdConfig;
 import org.dpdl4j.dpsgd.DpSgdTrainer;
@@ -44,7 +44,7 @@ import org.dpdl4j.models.Models;
  * quantity the event depends on (q = B/((1 − f)n), T, σ, s) is computed from n, which is treated as
  * public as in DP-SGD; the realised split sizes only normalise.
  */
-public final class DpSgdMechanism implements TrainingMechanism {
+public final class DpSgdMechanism implements RetrainableMechanism {
     /** The candidate axes this mechanism understands. */
     public static final Set<String> AXES = Set.of("lr", "optimizer", "activation", "sigma", "clip", "batch_size", "sampling_rate",
             "epochs");
@@ -215,7 +215,7 @@ public final class DpSgdMechanism implements TrainingMechanism {
             return c.number("sigma", b.sigma);
         }
         return calibrated.computeIfAbsent(q + "/" + steps,
-                k -> NoiseCalibration.noiseMultiplier(q, steps, b.perCandidateEpsilon, b.delta, RdpAccountant.standard(),
+                k -> NoiseCalibration.noiseMultiplier(q, steps, b.perCandidateEpsilon, b.delta, Accountants.standard(),
                         NoiseCalibration.DEFAULT_TOLERANCE));
     }
 
@@ -226,9 +226,17 @@ public final class DpSgdMechanism implements TrainingMechanism {
     }
 
     /** The DP-SGD part of {@link #event}: what training with this candidate costs, without the score. */
+    @Override
     public PrivacyEvent trainingEvent(Candidate c) {
         DpSgdConfig cfg = config(c, 0);
         return DpSgdTrainer.event(cfg.samplingRate(), cfg.noiseMultiplier(), cfg.steps());
+    }
+
+    /** q·|train|·T of this candidate's run on the training split (expected: the realised batch sizes are private). */
+    @Override
+    public double expectedGradients(Candidate c) {
+        DpSgdConfig cfg = config(c, 0);
+        return cfg.samplingRate() * train.size() * cfg.steps();
     }
 
     /**

@@ -21,7 +21,8 @@ import org.dpdl4j.accounting.NonPrivateEvent;
 import org.dpdl4j.accounting.PrivacyEvent;
 import org.dpdl4j.accounting.PrivacyEvents;
 import org.dpdl4j.accounting.PrivacyGuarantee;
-import org.dpdl4j.accounting.RdpAccountant;
+import org.dpdl4j.accounting.PrivacyAccountant;
+import org.dpdl4j.accounting.Accountants;
 
 /**
  * An append-only journal of what has been spent against one dataset, with a budget (ε, δ). One
@@ -72,13 +73,13 @@ public final class PrivacyLedger implements AutoCloseable {
     private final String dataset;
     private final double epsilonBudget;
     private final double delta;
-    private final RdpAccountant accountant;
+    private final PrivacyAccountant accountant;
     private final FileChannel channel;
     private final FileLock lock;
     private final List<Entry> entries = new ArrayList<>();
     private final List<String> repairs = new ArrayList<>();
 
-    private PrivacyLedger(Path file, String dataset, double epsilonBudget, double delta, RdpAccountant accountant,
+    private PrivacyLedger(Path file, String dataset, double epsilonBudget, double delta, PrivacyAccountant accountant,
                           FileChannel channel, FileLock lock) {
         this.file = file;
         this.dataset = dataset;
@@ -127,7 +128,7 @@ public final class PrivacyLedger implements AutoCloseable {
                     + "to finish: one writer at a time");
         }
         try {
-            PrivacyLedger ledger = new PrivacyLedger(file, dataset, epsilonBudget, delta, RdpAccountant.standard(), ch, lock);
+            PrivacyLedger ledger = new PrivacyLedger(file, dataset, epsilonBudget, delta, Accountants.standard(), ch, lock);
             ledger.load();
             return ledger;
         } catch (IOException | RuntimeException e) {

@@ -30,11 +30,12 @@ import org.dpdl4j.dpsgd.TrainingResult;
  * ε₀-DP (RDP via ε₀-DP ⇒ ½ε₀²-zCDP, {@link PureDpEvent}). If the cap is reached the current s* is kept.
  *
  * <p>The final run trains with exactly the sampling rate q it is charged for
- * ({@link DpSgdMechanism#trainOnTrainingSplit}): q comes from the public dataset size, never from the size
+ * ({@link RetrainableMechanism#trainOnTrainingSplit}, which Q must offer): q comes from the public dataset size, never from the size
  * of the (randomly split) training split. The realised iteration count and the parts' sizes are in the
  * operator record only.
  */
-public final class ProposeTestTuner {
+public final class ProposeTestTuner implements Tuner<ProposeTestTuner.Result> {
+    private static final String NAME = "propose-test tuning";
     private final int partitions;
     private final double granularity;
     private final double epsilon0;
@@ -140,26 +141,33 @@ public final class ProposeTestTuner {
     }
 
     /**
+     * The whole procedure's cost, known before it runs: T_max ε₀-DP iterations composed with the final run.
+     *
+     * @param q Q, a {@link RetrainableMechanism}
+     * @throws IllegalArgumentException if Q is not retrainable
+     */
+    @Override
+    public PrivacyEvent event(HyperparameterSpace space, TrainingMechanism q) {
+        return ComposedEvent.of(loopEvent(), Trials.finalRunEvent(space, Trials.retrainable(q, NAME)));
+    }
+
+    /**
      * Algorithm 1 end to end: utilities from k-part training (with the mechanism's settings but σ = 0
      * and C = 10⁶, i.e. non-private SGD inside the estimate, which the paper allows), the loop, and the
      * final DP-SGD run with the selected candidate on all of the mechanism's training split.
      *
-     * @param ledger   if not null, the loop (T_max iterations) and the final run are charged before anything runs
-     * @param listener progress: one "trial" per (candidate, part) training, then the final run
+     * @param mechanism Q, a {@link RetrainableMechanism}
+     * @param ledger    if not null, the loop (T_max iterations) and the final run are charged before anything runs (or
+     *                  recorded under {@code covering})
+     * @param listener  progress: one "trial" per (candidate, part) training, then the final run
+     * @throws IllegalArgumentException if Q is not retrainable, or its validation split has fewer than k examples
      */
-    public Result tune(HyperparameterSpace space, DpSgdMechanism q, PrivacyLedger ledger, TuningListener listener) {
-        return tune(space, q, ledger, null, listener);
-    }
-
-    /** The whole procedure's cost, known before it runs: T_max ε₀-DP iterations composed with the final run. */
-    public PrivacyEvent event(HyperparameterSpace space, DpSgdMechanism q) {
-        return ComposedEvent.of(loopEvent(), SubsampledTuner.finalRunEvent(space, q));
-    }
-
-    /** {@link #tune(HyperparameterSpace, DpSgdMechanism, PrivacyLedger, TuningListener)} recorded under a charge already made. */
-    public Result tune(HyperparameterSpace space, DpSgdMechanism q, PrivacyLedger ledger, Long covering, TuningListener listener) {
+    @Override
+    public Result tune(HyperparameterSpace space, TrainingMechanism mechanism, PrivacyLedger ledger, Long covering,
+                       TuningListener listener) {
+        RetrainableMechanism q = Trials.retrainable(mechanism, NAME);
         List<Candidate> grid = space.candidates();
-        PrivacyEvent finalRun = SubsampledTuner.finalRunEvent(space, q);
+        PrivacyEvent finalRun = Trials.finalRunEvent(space, q);
         PrivacyEvent event = event(space, q);
         if (ledger != null) {
             long entry = ledger.chargeOrRecord("propose-test: " + maxIterations + " x " + epsilon0 + "-DP iterations + final run",
@@ -176,7 +184,7 @@ public final class ProposeTestTuner {
         int[] partSizes = parts.stream().mapToInt(LabeledData::size).toArray();
         long start = System.nanoTime();
         listener.onStart((long) grid.size() * partitions);
-        DpSgdMechanism nonPrivate = q.nonPrivateCopy(); // the utilities train without noise, as the paper allows
+        RetrainableMechanism nonPrivate = q.nonPrivateCopy(); // the utilities train without noise, as the paper allows
         double[] u = new double[grid.size()];
         int trial = 0;
         for (int s = 0; s < grid.size(); s++) {
@@ -231,7 +239,7 @@ public final class ProposeTestTuner {
      */
     public record Result(Candidate candidate, org.deeplearning4j.nn.multilayer.MultiLayerNetwork model, Selection selection,
                          PrivacyEvent event, PrivacyEvent finalRun, PrivacyEvent trainedEvent, int[] partSizes, double seconds,
-                         List<String> notes, List<String> operatorNotes) {
+                         List<String> notes, List<String> operatorNotes) implements TuningOutcome {
         /** Copies the notes. */
         public Result {
             Objects.requireNonNull(candidate, "candidate");
@@ -241,11 +249,13 @@ public final class ProposeTestTuner {
         }
 
         /** What {@link #event()} covers: the selected candidate and the final model. */
+        @Override
         public Release release() {
             return new Release(candidate, null, model, event, null, List.of(), java.util.Map.of(), notes);
         }
 
         /** Iterations run, whether the cap stopped the loop, the accumulated utility, the parts' sizes and the time: not covered by ε. */
+        @Override
         public OperatorRecord operatorRecord() {
             java.util.Map<String, Object> facts = new java.util.LinkedHashMap<>();
             facts.put("iterations", selection.iterations());

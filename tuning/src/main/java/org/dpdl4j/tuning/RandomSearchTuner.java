@@ -2,10 +2,8 @@ package org.dpdl4j.tuning;
 
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Objects;
-import java.util.Set;
 import java.util.SplittableRandom;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -35,7 +33,7 @@ import org.dpdl4j.accounting.RepetitionDistribution;
  * <p>With {@code revealTrials} K and every trial's outcome are released: K is drawn first (independently
  * of the data), the composition of the K drawn runs is charged, and only then do the runs start.
  */
-public final class RandomSearchTuner implements Tuner {
+public final class RandomSearchTuner implements Tuner<TuningResult> {
     private final RepetitionDistribution repetitions;
     private final long seed;
     private final int threads;
@@ -64,17 +62,6 @@ public final class RandomSearchTuner implements Tuner {
         return repetitions;
     }
 
-    /**
-     * Q's event uniformly over the space: the single event if every candidate costs the same, else
-     * the pointwise maximum of the distinct events (Koskela &amp; Kulkarni 2023, arXiv:2301.11989, Lemma 9).
-     */
-    public static PrivacyEvent baseEvent(HyperparameterSpace space, TrainingMechanism q) {
-        Set<PrivacyEvent> distinct = new LinkedHashSet<>();
-        for (Candidate c : space.candidates()) {
-            distinct.add(q.event(c));
-        }
-        return distinct.size() == 1 ? distinct.iterator().next() : new PointwiseMaxEvent(List.copyOf(distinct));
-    }
 
     /**
      * The event of the whole tuning run when only the best is released.
@@ -88,7 +75,7 @@ public final class RandomSearchTuner implements Tuner {
             throw new IllegalStateException("with revealed trials the cost is the composition over the realised K, "
                     + "known only after K is drawn");
         }
-        return new RepeatAndSelectEvent(baseEvent(space, q), repetitions);
+        return new RepeatAndSelectEvent(Trials.baseEvent(space, q), repetitions);
     }
 
     /**
@@ -110,11 +97,11 @@ public final class RandomSearchTuner implements Tuner {
             throw new IllegalArgumentException("a tuning run that reveals every trial cannot be covered by a charge "
                     + "made before K is drawn");
         }
-        PrivacyEvent base = baseEvent(space, q);
+        PrivacyEvent base = Trials.baseEvent(space, q);
         List<String> notes = new ArrayList<>();
         List<String> operatorNotes = new ArrayList<>();
         if (base instanceof PointwiseMaxEvent m) {
-            notes.add(pointwiseMaxNote(m));
+            notes.add(Trials.pointwiseMaxNote(m));
         }
         SplittableRandom random = new SplittableRandom(seed);
         long k = repetitions.sample(random);
@@ -154,7 +141,7 @@ public final class RandomSearchTuner implements Tuner {
                 for (int i = 0; i < k; i++) {
                     int index = i;
                     Long cover = tuningCharge;
-                    futures.add(pool.submit(() -> trial(q, candidates.get(index), seeds[index], index, ledger, cover, listener)));
+                    futures.add(pool.submit(() -> Trials.trial(q, candidates.get(index), seeds[index], index, ledger, cover, listener)));
                 }
                 for (Future<TrialResult> f : futures) {
                     trials.add(f.get());
@@ -191,33 +178,7 @@ public final class RandomSearchTuner implements Tuner {
         return best;
     }
 
-    /** The release note for a space whose candidates differ in cost. */
-    static String pointwiseMaxNote(PointwiseMaxEvent m) {
-        return "candidates differ in privacy cost (" + m.events().size() + " distinct events): one run is charged the "
-                + "pointwise maximum of their RDP curves (Koskela & Kulkarni 2023, arXiv:2301.11989, Lemma 9)";
-    }
 
-    /**
-     * One trial as every tuner runs it: recorded in the ledger under {@code covering} before it starts
-     * (so a crash mid-trial is still on file), run, and turned into a failed result (score −∞) if Q throws.
-     */
-    static TrialResult trial(TrainingMechanism q, Candidate c, long trialSeed, int index, PrivacyLedger ledger, Long covering,
-                             TuningListener listener) {
-        if (ledger != null) {
-            ledger.chargeOrRecord("trial " + (index + 1) + ": " + c, q.event(c), covering);
-        }
-        listener.onTrialStart(index, c);
-        long start = System.nanoTime();
-        TrialResult r;
-        try {
-            r = q.run(c, trialSeed, listener, index).withIndex(index);
-        } catch (RuntimeException e) {
-            r = new TrialResult(index, c, null, Double.NEGATIVE_INFINITY, q.event(c), (System.nanoTime() - start) / 1e9,
-                    e.getClass().getSimpleName() + ": " + e.getMessage());
-        }
-        listener.onTrialEnd(r);
-        return r;
-    }
 
     private static Long charge(PrivacyLedger ledger, String label, PrivacyEvent event, Long covering) {
         return ledger.chargeOrRecord(label, event, covering);

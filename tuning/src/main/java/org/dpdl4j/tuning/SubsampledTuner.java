@@ -2,17 +2,12 @@ package org.dpdl4j.tuning;
 
 import java.security.SecureRandom;
 import java.util.ArrayList;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Objects;
-import java.util.Set;
 import java.util.SplittableRandom;
 import java.util.random.RandomGenerator;
-import org.dpdl4j.accounting.PointwiseMaxEvent;
-import org.dpdl4j.accounting.PrivacyEvent;
 import org.dpdl4j.accounting.SubsampledTuningEvent;
 import org.dpdl4j.datasets.LabeledData;
-import org.dpdl4j.dpsgd.DpSgdConfig;
 import org.dpdl4j.dpsgd.TrainingResult;
 
 /**
@@ -38,8 +33,9 @@ import org.dpdl4j.dpsgd.TrainingResult;
  * (1 − q_tune)·n or n, never by the realised |X₁|; the realised sizes still normalise each DP-SGD
  * run's expected batch, as DP-SGD does with n.
  */
-public final class SubsampledTuner {
-    private final Tuner inner;
+public final class SubsampledTuner implements Tuner<SubsampledTuningResult> {
+    private static final String NAME = "subsampled tuning";
+    private final Tuner<TuningResult> inner;
     private final double tuneFraction;
     private final SubsampledTuningEvent.Variant variant;
     private final Extrapolation extrapolation;
@@ -57,7 +53,7 @@ public final class SubsampledTuner {
      * @param secureRandom  draw X₁ from {@link SecureRandom} instead of the seed
      * @throws IllegalArgumentException if q_tune ∉ (0, 1)
      */
-    public SubsampledTuner(Tuner inner, double tuneFraction, SubsampledTuningEvent.Variant variant, Extrapolation extrapolation,
+    public SubsampledTuner(Tuner<TuningResult> inner, double tuneFraction, SubsampledTuningEvent.Variant variant, Extrapolation extrapolation,
                            boolean warmStart, long seed, boolean secureRandom) {
         this.inner = Objects.requireNonNull(inner, "inner");
         if (!(tuneFraction > 0 && tuneFraction < 1)) {
@@ -72,50 +68,49 @@ public final class SubsampledTuner {
     }
 
     /** The score noise (correct-counts) the mechanism on X₁ uses: q_tune times the template's. */
-    public double subsetScoreNoise(DpSgdMechanism template) {
+    public double subsetScoreNoise(RetrainableMechanism template) {
         return template.scoreNoiseCount() * tuneFraction;
     }
 
     /**
      * The whole procedure's event, known before X₁ is drawn.
      *
-     * @throws IllegalArgumentException if the DP-SGD sampling rate is not fixed (see the class comment)
+     * @param q the template Q over all of X: a {@link RetrainableMechanism}
+     * @throws IllegalArgumentException if Q is not retrainable, or the DP-SGD sampling rate is not fixed (see the class comment)
      */
-    public SubsampledTuningEvent event(HyperparameterSpace space, DpSgdMechanism template) {
+    @Override
+    public SubsampledTuningEvent event(HyperparameterSpace space, TrainingMechanism q) {
+        RetrainableMechanism template = Trials.retrainable(q, NAME);
         checkFixedRate(space, template);
-        return new SubsampledTuningEvent(inner.event(space, template.withScoreNoiseCount(subsetScoreNoise(template))), finalRunEvent(space, template), tuneFraction, variant);
+        return new SubsampledTuningEvent(inner.event(space, template.withScoreNoiseCount(subsetScoreNoise(template))), Trials.finalRunEvent(space, template), tuneFraction, variant);
     }
 
-    /** The final run's event: each candidate's DP-SGD event, or their pointwise maximum when they differ. */
-    public static PrivacyEvent finalRunEvent(HyperparameterSpace space, DpSgdMechanism template) {
-        Set<PrivacyEvent> distinct = new LinkedHashSet<>();
-        for (Candidate c : space.candidates()) {
-            distinct.add(template.trainingEvent(c));
-        }
-        return distinct.size() == 1 ? distinct.iterator().next() : new PointwiseMaxEvent(List.copyOf(distinct));
-    }
 
     /**
      * Runs the procedure on the template's private data.
      *
-     * @param ledger   if not null, the whole event is charged before anything runs; the inner tuning and the
-     *                 final run are recorded under that charge before they start
+     * @param q        the template Q over all of X: a {@link RetrainableMechanism}
+     * @param ledger   if not null, the whole event is charged before anything runs (or recorded under
+     *                 {@code covering}); the inner tuning and the final run are recorded under that charge before they start
      * @param listener progress
      * @throws PrivacyLedger.BudgetExceededException if the budget does not allow the procedure
-     * @throws IllegalArgumentException             if the sampling rate is not fixed, or X₁ is too small to split
+     * @throws IllegalArgumentException             if Q is not retrainable, the sampling rate is not fixed, or X₁ is too
+     *                                              small to split
      */
-    public SubsampledTuningResult tune(HyperparameterSpace space, DpSgdMechanism template, PrivacyLedger ledger,
+    @Override
+    public SubsampledTuningResult tune(HyperparameterSpace space, TrainingMechanism q, PrivacyLedger ledger, Long covering,
                                        TuningListener listener) {
-        return tune(space, template, ledger, null, listener, java.util.function.UnaryOperator.identity());
+        return tune(space, q, ledger, covering, listener, java.util.function.UnaryOperator.identity());
     }
 
     /**
-     * {@link #tune(HyperparameterSpace, DpSgdMechanism, PrivacyLedger, TuningListener)} under a charge already made
-     * ({@code covering}, recorded under instead of charged again), with the mechanism on X₁ wrapped before the inner
-     * tuner runs it (for example by a {@link CheckpointedMechanism}, so that a resumed tuning re-runs no finished trial).
+     * {@link #tune(HyperparameterSpace, TrainingMechanism, PrivacyLedger, Long, TuningListener)} with the mechanism on X₁
+     * wrapped before the inner tuner runs it (for example by a {@link CheckpointedMechanism}, so that a resumed tuning
+     * re-runs no finished trial).
      */
-    public SubsampledTuningResult tune(HyperparameterSpace space, DpSgdMechanism template, PrivacyLedger ledger, Long covering,
+    public SubsampledTuningResult tune(HyperparameterSpace space, TrainingMechanism q, PrivacyLedger ledger, Long covering,
                                        TuningListener listener, java.util.function.UnaryOperator<TrainingMechanism> trials) {
+        RetrainableMechanism template = Trials.retrainable(q, NAME);
         SubsampledTuningEvent event = event(space, template);
         List<String> notes = new ArrayList<>();
         Long charge = null;
@@ -128,8 +123,8 @@ public final class SubsampledTuner {
         RandomGenerator coins = secureRandom ? new SecureRandom() : new SplittableRandom(seed);
         LabeledData.Partition part = x.poissonSubset(tuneFraction, coins);
         long finalSeed = coins.nextLong();
-        DpSgdMechanism onSubset = template.withData(part.subset(), subsetScoreNoise(template));
-        DpSgdMechanism charged = template.withScoreNoiseCount(subsetScoreNoise(template));
+        RetrainableMechanism onSubset = template.withData(part.subset(), subsetScoreNoise(template));
+        RetrainableMechanism charged = template.withScoreNoiseCount(subsetScoreNoise(template));
         for (Candidate c : space.candidates()) { // defensive: what runs must be what was charged
             if (!onSubset.event(c).equals(charged.event(c))) {
                 throw new IllegalStateException("the cost of " + c + " depends on the data's size");
@@ -140,7 +135,7 @@ public final class SubsampledTuner {
         double tuningSeconds = (System.nanoTime() - start) / 1e9;
         double tuningGradients = 0;
         for (TrialResult t : tuning.trials()) {
-            tuningGradients += expectedGradients(onSubset.config(t.candidate(), 0), onSubset.train().size());
+            tuningGradients += onSubset.expectedGradients(t.candidate());
         }
         Candidate tuned = template.explicit(tuning.candidate());
         int m = onSubset.train().size();
@@ -166,7 +161,7 @@ public final class SubsampledTuner {
         double baselinePerRun = 0;
         List<Candidate> all = space.candidates();
         for (Candidate c : all) {
-            baselinePerRun += expectedGradients(template.config(c, 0), template.train().size()) / all.size();
+            baselinePerRun += template.expectedGradients(c) / all.size();
         }
         SubsampledTuningResult.Compute compute = new SubsampledTuningResult.Compute(tuningGradients, tuningSeconds,
                 fin.expectedExamples(), fin.seconds(), inner instanceof RandomSearchTuner r ? r.repetitions().mean() * baselinePerRun
@@ -190,11 +185,7 @@ public final class SubsampledTuner {
                 part.subset().size(), m, finalData.size(), event, inner.event(space, template), compute, notes, operatorNotes);
     }
 
-    private static double expectedGradients(DpSgdConfig cfg, int n) {
-        return cfg.samplingRate() * n * cfg.steps();
-    }
-
-    private static void checkFixedRate(HyperparameterSpace space, DpSgdMechanism template) {
+    private static void checkFixedRate(HyperparameterSpace space, RetrainableMechanism template) {
         boolean batchAxis = space.axes().stream().anyMatch(a -> a.name().equals("batch_size"));
         boolean rateAxis = space.axes().stream().anyMatch(a -> a.name().equals("sampling_rate"));
         if (batchAxis || !rateAxis && !template.hasFixedSamplingRate()) {

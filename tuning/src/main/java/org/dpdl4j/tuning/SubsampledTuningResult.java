@@ -31,7 +31,8 @@ import org.dpdl4j.accounting.SubsampledTuningEvent;
 public record SubsampledTuningResult(TuningResult tuning, Candidate tuned, Candidate transferred, String extrapolation,
                                      MultiLayerNetwork model, SubsampledTuningEvent.Variant variant, double tuneFraction,
                                      int tuneSetSize, int tuneTrainSize, int finalSetSize, PrivacyEvent event,
-                                     PrivacyEvent baselineEvent, Compute compute, List<String> notes, List<String> operatorNotes) {
+                                     PrivacyEvent baselineEvent, Compute compute, List<String> notes, List<String> operatorNotes)
+        implements TuningOutcome {
     /** Copies the notes. */
     public SubsampledTuningResult {
         notes = List.copyOf(notes);
@@ -42,12 +43,14 @@ public record SubsampledTuningResult(TuningResult tuning, Candidate tuned, Candi
      * What {@link #event()} covers: the tuned candidate (as {@code best}), the transferred candidate the final
      * model was trained with ({@code final_candidate}), the extrapolation rule and the final model.
      */
+    @Override
     public Release release() {
         Map<String, Object> facts = Map.of("final_candidate", transferred.toMap(), "extrapolation", extrapolation);
         return new Release(tuned, null, model, event, null, List.of(), facts, notes);
     }
 
     /** |X₁|, the split sizes, the inner tuning's K and trials, and the compute: not covered by ε. */
+    @Override
     public OperatorRecord operatorRecord() {
         Map<String, Object> facts = new LinkedHashMap<>(tuning.operatorRecord().facts());
         facts.put("tune_set_size", tuneSetSize);

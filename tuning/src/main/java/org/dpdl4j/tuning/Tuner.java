@@ -5,12 +5,15 @@ import org.dpdl4j.accounting.PrivacyEvent;
 /**
  * A tuning procedure over whole runs of a base mechanism Q that releases one chosen run. Procedures
  * that build on other tuners (such as {@link SubsampledTuner}) take any implementation.
+ *
+ * @param <R> what a run of the procedure returns
  */
-public interface Tuner {
+public interface Tuner<R extends TuningOutcome> {
     /**
      * What a whole tuning run costs, known before it starts (independent of the data).
      *
-     * @throws IllegalArgumentException if the space holds a candidate Q does not understand
+     * @throws IllegalArgumentException if the space holds a candidate Q does not understand, or the procedure needs
+     *                                  more of Q than it offers (see {@link RetrainableMechanism})
      */
     PrivacyEvent event(HyperparameterSpace space, TrainingMechanism q);
 
@@ -24,11 +27,10 @@ public interface Tuner {
      * @throws PrivacyLedger.BudgetExceededException if the ledger's budget does not allow it
      * @throws java.io.UncheckedIOException          if the ledger cannot be written (nothing runs unrecorded)
      */
-    TuningResult tune(HyperparameterSpace space, TrainingMechanism q, PrivacyLedger ledger, Long covering,
-                      TuningListener listener);
+    R tune(HyperparameterSpace space, TrainingMechanism q, PrivacyLedger ledger, Long covering, TuningListener listener);
 
     /** {@link #tune(HyperparameterSpace, TrainingMechanism, PrivacyLedger, Long, TuningListener)} charging its own cost. */
-    default TuningResult tune(HyperparameterSpace space, TrainingMechanism q, PrivacyLedger ledger, TuningListener listener) {
+    default R tune(HyperparameterSpace space, TrainingMechanism q, PrivacyLedger ledger, TuningListener listener) {
         return tune(space, q, ledger, null, listener);
     }
 }

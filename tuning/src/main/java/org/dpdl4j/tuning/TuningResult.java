@@ -24,7 +24,8 @@ import org.dpdl4j.accounting.RepetitionDistribution;
  */
 public record TuningResult(TrialResult best, Candidate candidate, List<TrialResult> trials, long repetitions,
                            RepetitionDistribution distribution, PrivacyEvent baseEvent, PrivacyEvent event,
-                           boolean trialsRevealed, List<String> notes, List<String> operatorNotes) {
+                           boolean trialsRevealed, List<String> notes, List<String> operatorNotes)
+        implements TuningOutcome {
     /** Copies the lists. */
     public TuningResult {
         trials = List.copyOf(trials);
@@ -36,6 +37,7 @@ public record TuningResult(TrialResult best, Candidate candidate, List<TrialResu
      * Exactly what {@link #event()} covers: the best candidate, its noisy score and model; K and the trials
      * only when they were revealed and charged.
      */
+    @Override
     public Release release() {
         Double score = best != null && Double.isFinite(best.score()) ? best.score() : null;
         return new Release(candidate, score, best != null ? best.model() : null, event, trialsRevealed ? repetitions : null,
@@ -43,6 +45,7 @@ public record TuningResult(TrialResult best, Candidate candidate, List<TrialResu
     }
 
     /** The realised K and every trial (candidate, score, time, failure), with the run's own notes: not covered by ε. */
+    @Override
     public OperatorRecord operatorRecord() {
         Map<String, Object> facts = new LinkedHashMap<>();
         facts.put("repetitions", repetitions);

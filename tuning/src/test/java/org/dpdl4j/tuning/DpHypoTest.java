@@ -253,7 +253,7 @@ class DpHypoTest {
             throws Exception {
         HyperparameterSpace s = HyperparameterSpace.of(HyperparameterSpace.parseAxis("lr=log:0.01:1:8"),
                 HyperparameterSpace.parseAxis("sigma=cat:3,6"));
-        PrivacyEvent base = RandomSearchTuner.baseEvent(s, new FakeMechanism(10));
+        PrivacyEvent base = Trials.baseEvent(s, new FakeMechanism(10));
         DpHypoTuner hidden = new DpHypoTuner(RepetitionDistribution.pointMass(5), 0.75, 2, GpUcbSoftmax.defaults(), 3);
         TuningResult r = hidden.tune(s, new FakeMechanism(10), null, TuningListener.NONE);
         assertEquals(new AdaptiveRepeatAndSelectEvent(base, RepetitionDistribution.pointMass(5), 0.75, 2), r.event());

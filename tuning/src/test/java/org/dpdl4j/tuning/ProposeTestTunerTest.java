@@ -14,7 +14,7 @@ import org.dpdl4j.models.ModelOptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** Seed 001's propose-test tuner: one iteration's ε₀ by Monte Carlo, the cap, and what is charged. */
+/** Ding &amp; Wu's propose-test tuner: one iteration's ε₀ by Monte Carlo, the cap, and what is charged. */
 class ProposeTestTunerTest {
 
     /**

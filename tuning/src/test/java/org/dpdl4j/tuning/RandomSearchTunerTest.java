@@ -74,7 +74,7 @@ class RandomSearchTunerTest {
     void privacyAffectingAxesUseThePointwiseMax() {
         HyperparameterSpace s = HyperparameterSpace.of(HyperparameterSpace.parseAxis("lr=log:0.01:1:5"),
                 HyperparameterSpace.parseAxis("sigma=cat:2,4,8"));
-        var base = RandomSearchTuner.baseEvent(s, new FakeMechanism(10));
+        var base = Trials.baseEvent(s, new FakeMechanism(10));
         assertTrue(base instanceof PointwiseMaxEvent);
         double[] orders = RdpAccountant.defaultOrders();
         double[] max = RdpAccountant.rdp(base, orders);

@@ -26,7 +26,7 @@ import org.dpdl4j.models.ModelOptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** Seed 003's procedure on a small synthetic task. */
+/** Koskela &amp; Kulkarni's procedure on a small synthetic task. */
 class SubsampledTunerTest {
     private static final LabeledData DATA = DpSgdMechanismTest.data(2000, 7);
     private static final HyperparameterSpace LR = HyperparameterSpace.of(HyperparameterSpace.parseAxis("lr=cat:0.05,0.2"));

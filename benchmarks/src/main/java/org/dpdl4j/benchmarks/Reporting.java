@@ -1,0 +1,96 @@
+package org.dpdl4j.benchmarks;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+
+/**
+ * How the reproductions and the command line write what they produce: JSON, files replaced atomically, progress
+ * bars on stderr, and the split of cores between DP-SGD workers and ND4J's threads.
+ */
+public final class Reporting {
+    /** Compact JSON (the --json line, records read back). */
+    public static final ObjectMapper JSON = new ObjectMapper();
+    /** Indented JSON (files a person reads). */
+    public static final ObjectMapper PRETTY = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+
+    private Reporting() {
+    }
+
+    /** Writes a file atomically: a temporary file in the same directory, then a rename. */
+    public static void writeAtomically(Path target, byte[] content) throws IOException {
+        Path dir = target.toAbsolutePath().getParent();
+        Files.createDirectories(dir);
+        Path tmp = Files.createTempFile(dir, "." + target.getFileName(), ".tmp");
+        try {
+            Files.write(tmp, content);
+            publish(tmp, target);
+        } finally {
+            Files.deleteIfExists(tmp);
+        }
+    }
+
+    /** Renames a finished temporary file onto its target atomically, readable like a normal file. */
+    public static void publish(Path tmp, Path target) throws IOException {
+        try {
+            Files.setPosixFilePermissions(tmp, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
+        } catch (UnsupportedOperationException e) {
+            // not a POSIX file system: keep the default permissions
+        }
+        Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+    }
+
+    /** Writes {@code object} as indented JSON to {@code target} atomically. */
+    public static void writeJsonAtomically(Path target, Object object) throws IOException {
+        writeAtomically(target, (PRETTY.writeValueAsString(object) + "\n").getBytes(StandardCharsets.UTF_8));
+    }
+
+    /**
+     * The number of DP-SGD workers (default: the number of cores), with ND4J's per-op threads set
+     * to cores/workers so that the two kinds of threads do not oversubscribe the machine.
+     */
+    public static int configureWorkers(Integer requested) {
+        int cores = Runtime.getRuntime().availableProcessors();
+        int workers = requested != null ? requested : cores;
+        if (workers < 1) {
+            throw new IllegalArgumentException("--workers must be >= 1, got " + workers);
+        }
+        org.nd4j.linalg.factory.Nd4j.getEnvironment().setMaxThreads(Math.max(1, cores / workers));
+        return workers;
+    }
+
+    /**
+     * A progress bar on stderr, or null when {@code quiet}. On a terminal it redraws in place; when stderr is
+     * redirected (a log file) it writes a plain line every 30 seconds instead of control characters.
+     */
+    public static me.tongfei.progressbar.ProgressBar progressBar(String task, long max, boolean quiet) {
+        if (quiet) {
+            return null;
+        }
+        me.tongfei.progressbar.ProgressBarBuilder b = new me.tongfei.progressbar.ProgressBarBuilder().setTaskName(task)
+                .setInitialMax(max);
+        if (System.console() != null) {
+            b.setConsumer(new me.tongfei.progressbar.ConsoleProgressBarConsumer(System.err, 150)).setUpdateIntervalMillis(500);
+        } else {
+            b.setConsumer(new me.tongfei.progressbar.DelegatingProgressBarConsumer(line -> System.err.println(line.strip()), 150))
+                    .setStyle(me.tongfei.progressbar.ProgressBarStyle.ASCII).setUpdateIntervalMillis(30_000);
+        }
+        return b.build();
+    }
+
+    /** Deletes a directory and everything under it (nothing when it does not exist). */
+    public static void deleteTree(Path dir) throws IOException {
+        if (!Files.exists(dir)) {
+            return;
+        }
+        try (var walk = Files.walk(dir)) {
+            for (Path p : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                Files.delete(p);
+            }
+        }
+    }
+}

@@ -1,0 +1,149 @@
+package org.dpdl4j.cli;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Properties;
+import org.dpdl4j.benchmarks.Reporting;
+import picocli.CommandLine;
+
+/** Shared helpers of the command line: the library version, the JSON line, error handling, the ledger, interrupts. */
+final class Cli {
+
+    private Cli() {
+    }
+
+    /** The library version from the build. */
+    static String version() {
+        try (InputStream in = Cli.class.getResourceAsStream("/dpdl4j.properties")) {
+            Properties p = new Properties();
+            if (in != null) {
+                p.load(in);
+            }
+            return p.getProperty("version", "unknown");
+        } catch (IOException e) {
+            return "unknown";
+        }
+    }
+
+    /** Prints one JSON object as the last line of stdout. */
+    static void printJsonLine(PrintStream out, Object object) {
+        try {
+            out.println(Reporting.JSON.writeValueAsString(object));
+        } catch (IOException e) {
+            throw new IllegalStateException("could not serialise " + object, e);
+        }
+    }
+
+
+
+
+
+    /**
+     * Turns every failure into one line on stderr with its own exit status: bad input or missing files 2, an
+     * exhausted privacy budget 3, a failed DP-HYPE session 4, an unusable ledger (corrupt, locked, not a ledger) 5,
+     * anything unexpected 1 (with the stack trace when the environment sets DPDL4J_VERBOSE=1).
+     */
+    static CommandLine.IExecutionExceptionHandler errorHandler() {
+        return (ex, cmd, parseResult) -> {
+            if (ex instanceof IllegalArgumentException || ex instanceof IOException || ex instanceof java.io.UncheckedIOException) {
+                cmd.getErr().println("error: " + oneLine(ex.getMessage()));
+                return 2;
+            }
+            if (ex instanceof org.dpdl4j.tuning.PrivacyLedger.BudgetExceededException) {
+                cmd.getErr().println("refused: " + oneLine(ex.getMessage()));
+                return 3;
+            }
+            if (ex instanceof org.dpdl4j.federated.ProtocolException) {
+                cmd.getErr().println("failed: " + oneLine(ex.getMessage()));
+                return 4;
+            }
+            if (ex instanceof org.dpdl4j.tuning.PrivacyLedger.LedgerException) {
+                cmd.getErr().println("ledger: " + oneLine(ex.getMessage()));
+                return 5;
+            }
+            cmd.getErr().println("internal error: " + ex.getClass().getSimpleName() + ": " + oneLine(String.valueOf(ex.getMessage()))
+                    + (verbose() ? "" : " (set DPDL4J_VERBOSE=1 for the stack trace)"));
+            if (verbose()) {
+                ex.printStackTrace(cmd.getErr());
+            }
+            return 1;
+        };
+    }
+
+    private static boolean verbose() {
+        return "1".equals(System.getenv("DPDL4J_VERBOSE"));
+    }
+
+    private static String oneLine(String message) {
+        return message == null ? "" : message.replaceAll("\\s*\\R\\s*", " ");
+    }
+
+
+    /**
+     * Opens --ledger FILE: an existing ledger with its own budget, or a new one with --ledger-budget (unlimited
+     * when absent) at δ. Prints what opening repaired and what was spent.
+     *
+     * @throws IllegalArgumentException naming --ledger when the path is a directory
+     */
+    static org.dpdl4j.tuning.PrivacyLedger openLedger(Path file, Double budget, String dataset, double delta) throws IOException {
+        if (Files.isDirectory(file)) {
+            throw new IllegalArgumentException("--ledger " + file + " is a directory; give a file");
+        }
+        org.dpdl4j.tuning.PrivacyLedger l = budget == null && Files.exists(file) && Files.size(file) > 0
+                ? org.dpdl4j.tuning.PrivacyLedger.open(file, dataset)
+                : org.dpdl4j.tuning.PrivacyLedger.open(file, dataset, budget != null ? budget : Double.POSITIVE_INFINITY, delta);
+        for (String repair : l.repairs()) {
+            System.out.println("repaired: " + repair);
+        }
+        System.out.printf("ledger %s: spent epsilon %.4f of %s at delta %s%n", file, l.spent().epsilon(), l.epsilonBudget(), l.delta());
+        return l;
+    }
+
+    /**
+     * Seconds one DP-SGD step of this configuration takes here, measured on two steps over random inputs of the
+     * data's shape on a copy of the network (the private data is not touched).
+     */
+    static double estimateSecondsPerStep(org.deeplearning4j.nn.multilayer.MultiLayerNetwork net, org.dpdl4j.datasets.LabeledData data,
+                                         org.dpdl4j.dpsgd.DpSgdConfig config) {
+        int rows = (int) Math.min(data.size(), Math.max(1, Math.round(config.samplingRate() * data.size())) * 2L);
+        org.nd4j.linalg.api.ndarray.INDArray x = org.nd4j.linalg.factory.Nd4j.rand(data.features().dataType(),
+                rows, data.features().size(1));
+        org.nd4j.linalg.api.ndarray.INDArray y = org.nd4j.linalg.factory.Nd4j.zeros(data.labels().dataType(), rows,
+                data.labels().size(1));
+        y.getColumn(0).assign(1);
+        org.dpdl4j.datasets.LabeledData random = new org.dpdl4j.datasets.LabeledData(x, y, data.channels(), data.height(), data.width());
+        org.dpdl4j.dpsgd.DpSgdConfig two = org.dpdl4j.dpsgd.DpSgdConfig.builder().samplingRate(0.5).nonPrivate(true)
+                .noiseMultiplier(Math.max(config.noiseMultiplier(), 1)).clipNorm(config.clipNorm()).steps(3)
+                .physicalBatchSize(config.physicalBatchSize()).workers(config.workers()).build();
+        org.dpdl4j.dpsgd.TrainingResult warm = new org.dpdl4j.dpsgd.DpSgdTrainer().train(net.clone(), random, two);
+        double perExample = warm.seconds() / Math.max(1, warm.expectedExamples());
+        return perExample * config.samplingRate() * data.size();
+    }
+
+    /** Prints a one-line notice if the JVM is stopped (Ctrl-C, SIGTERM) before {@link #remove()} is called. */
+    static final class InterruptNotice {
+        private final Thread hook;
+
+        private InterruptNotice(Thread hook) {
+            this.hook = hook;
+        }
+
+        static InterruptNotice install(String message) {
+            Thread hook = new Thread(() -> System.err.println(message), "dpdl4j-interrupt-notice");
+            Runtime.getRuntime().addShutdownHook(hook);
+            return new InterruptNotice(hook);
+        }
+
+        void remove() {
+            try {
+                Runtime.getRuntime().removeShutdownHook(hook);
+            } catch (IllegalStateException e) {
+                // the JVM is already shutting down: the notice prints
+            }
+        }
+    }
+
+}

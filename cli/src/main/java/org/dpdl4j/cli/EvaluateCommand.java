@@ -1,0 +1,67 @@
+package org.dpdl4j.cli;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
+import org.deeplearning4j.util.ModelSerializer;
+import org.dpdl4j.datasets.TrainTest;
+import org.dpdl4j.dpsgd.DpSgdTrainer;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/** {@code dpdl4j evaluate}: the test accuracy of a saved model. */
+@Command(name = "evaluate", mixinStandardHelpOptions = true, description = {"Test accuracy of a saved model (model.zip from train or",
+        "tune) on a dataset's test split. Evaluating a released model on public test data is post-processing: it costs no",
+        "privacy."})
+final class EvaluateCommand implements Callable<Integer> {
+    @Parameters(paramLabel = "MODEL", description = "A model.zip written by train or tune (DL4J ModelSerializer).")
+    Path model;
+
+    @Option(names = "--dataset", defaultValue = "mnist", description = "mnist, fashion-mnist, cifar10 or folder:PATH (default ${DEFAULT-VALUE}).")
+    String dataset;
+
+    @Option(names = "--image-size", defaultValue = "28x28x1", description = "HxWxC for folder: datasets (default ${DEFAULT-VALUE}).")
+    String imageSize;
+
+    @Option(names = "--json", description = "Print one JSON object as the last line of stdout.")
+    boolean json;
+
+    @Override
+    public Integer call() throws Exception {
+        if (!Files.isRegularFile(model)) {
+            throw new IllegalArgumentException("MODEL " + model + " is not a file");
+        }
+        MultiLayerNetwork net;
+        try {
+            net = ModelSerializer.restoreMultiLayerNetwork(model.toFile(), false);
+        } catch (Exception e) {
+            throw new IllegalArgumentException("MODEL " + model + " is not a DL4J MultiLayerNetwork saved by ModelSerializer ("
+                    + e.getClass().getSimpleName() + ")");
+        }
+        TrainingOptions t = new TrainingOptions();
+        t.dataset = dataset;
+        t.imageSize = imageSize;
+        TrainTest data = t.load();
+        long inputs = net.layerInputSize(0);
+        long features = data.test().features().size(1);
+        if (inputs > 0 && inputs != features && inputs != data.test().channels()) {
+            throw new IllegalArgumentException("MODEL " + model + " takes " + inputs + " inputs; --dataset " + dataset + " has "
+                    + features + " per example");
+        }
+        double accuracy = DpSgdTrainer.accuracy(net, data.test());
+        System.out.printf("test accuracy %.4f on %s (%d examples)%n", accuracy, dataset, data.test().size());
+        if (json) {
+            Map<String, Object> j = new LinkedHashMap<>();
+            j.put("test_accuracy", accuracy);
+            j.put("dataset", dataset);
+            j.put("examples", data.test().size());
+            j.put("model_path", model.toString());
+            Cli.printJsonLine(System.out, j);
+        }
+        return 0;
+    }
+}

@@ -1,0 +1,43 @@
+package org.dpdl4j.cli;
+
+import java.util.Arrays;
+import java.util.List;
+import java.util.stream.Stream;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+
+/** The {@code dpdl4j} command line. */
+@Command(name = "dpdl4j", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
+        description = "Differentially private deep learning on the JVM: DP-SGD training, privacy accounting, benchmarks.",
+        subcommands = {TrainCommand.class, TuneCommand.class, AccountCommand.class, AuditCommand.class, LedgerCommand.class, EvaluateCommand.class,
+                ReproduceCommand.class,
+                BenchCommand.class, CommandLine.HelpCommand.class})
+public final class Main {
+    /** Runs the command line and exits with its status. */
+    public static void main(String[] args) {
+        System.exit(run(args));
+    }
+
+    /** Runs the command line and returns its exit status (0 success, 2 bad input). */
+    public static int run(String... args) {
+        CommandLine cl = new CommandLine(new Main()).setExecutionExceptionHandler(Cli.errorHandler());
+        if (args.length > 0 && args[0].equals("tune")) { // tune --tuner X ... (the old form) is tune X ...
+            try {
+                List<String> rest = TuneCommand.withTunerSubcommand(Arrays.asList(args).subList(1, args.length));
+                args = Stream.concat(Stream.of("tune"), rest.stream()).toArray(String[]::new);
+            } catch (IllegalArgumentException e) {
+                cl.getErr().println("error: " + e.getMessage());
+                return 2;
+            }
+        }
+        return cl.execute(args);
+    }
+
+    /** Version from the build. */
+    static final class Version implements CommandLine.IVersionProvider {
+        @Override
+        public String[] getVersion() {
+            return new String[]{"dpdl4j " + Cli.version()};
+        }
+    }
+}

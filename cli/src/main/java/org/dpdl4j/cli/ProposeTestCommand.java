@@ -1,0 +1,128 @@
+package org.dpdl4j.cli;
+
+import org.dpdl4j.benchmarks.TrialProgress;
+import java.io.IOException;
+import java.nio.file.Path;
+import org.dpdl4j.accounting.ComposedEvent;
+import org.dpdl4j.accounting.PrivacyEvent;
+import org.dpdl4j.accounting.PrivacyGuarantee;
+import org.dpdl4j.accounting.Accountants;
+import org.dpdl4j.accounting.PrivacyAccountant;
+import org.dpdl4j.datasets.TrainTest;
+import org.dpdl4j.dpsgd.DpSgdTrainer;
+import org.dpdl4j.tuning.Trials;
+import org.dpdl4j.tuning.DpSgdMechanism;
+import org.dpdl4j.tuning.HyperparameterSpace;
+import org.dpdl4j.tuning.OperatorRecord;
+import org.dpdl4j.tuning.Release;
+import org.dpdl4j.tuning.PrivacyLedger;
+import org.dpdl4j.tuning.ProposeTestTuner;
+
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/** {@code tune propose-test}: Ding &amp; Wu's Algorithm 1 (arXiv:2211.01852) from the command line. */
+@Command(name = "propose-test", mixinStandardHelpOptions = true, sortOptions = false,
+        description = {"Propose-test tuning (Ding & Wu 2022): k-part utilities and noisy thresholds with a doubling step select",
+                "a candidate; its final model is trained on the training split. T_max iterations are charged in full."})
+final class ProposeTestCommand extends TuningCommand {
+    @Option(names = "--partitions", paramLabel = "k", defaultValue = "10", description = "propose-test: disjoint parts k (default ${DEFAULT-VALUE}).")
+    int partitions;
+
+    @Option(names = "--granularity", paramLabel = "g", defaultValue = "0.1", description = {"propose-test: utility granularity g in (0, 1);",
+            "T_max = 2*ceil((1-u0)/g)+2 iterations are charged (default ${DEFAULT-VALUE}: 22 iterations)."})
+    double granularity;
+
+    @Option(names = "--eps0", paramLabel = "ε₀", defaultValue = "0.1", description = "propose-test: epsilon of one loop iteration (default ${DEFAULT-VALUE}).")
+    double epsilon0;
+
+    @Option(names = "--u0", defaultValue = "0", description = "propose-test: utility lower bound u0 in [0, 1) (default ${DEFAULT-VALUE}).")
+    double lowerUtility;
+
+    @Option(names = "--max-iterations", paramLabel = "T_max", description = "propose-test: iteration cap, all of it charged (default 2*ceil((1-u0)/g)+2).")
+    Integer maxIterations;
+
+
+    @Override
+    Integer run(HyperparameterSpace space, DpSgdMechanism.Scoring scoring, boolean sigmaAxis) throws IOException {
+        this.space = space;
+        this.scoring = scoring;
+        return runTuning();
+    }
+
+    private HyperparameterSpace space;
+    private DpSgdMechanism.Scoring scoring;
+
+
+    private Integer runTuning() throws IOException {
+        if (revealTrialScores) {
+            throw new IllegalArgumentException("--reveal-trials is not available with --tuner propose-test");
+        }
+        ProposeTestTuner tuner;
+        try {
+            tuner = new ProposeTestTuner(partitions, granularity, epsilon0, lowerUtility, maxIterations, tunerSeed());
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("--partitions/--granularity/--eps0/--u0/--max-iterations: " + e.getMessage());
+        }
+        TrainTest data = t.load();
+        DpSgdMechanism template = mechanism(data, scoring).build();
+        PrivacyAccountant acc = Accountants.standard();
+        if (noiseMultiplier == null && candidateEpsilon == null && space.axes().stream().noneMatch(a -> a.name().equals("sigma"))) {
+            DpSgdMechanism unscaled = template;
+            double sigma = calibrate(s -> ComposedEvent.of(tuner.loopEvent(), Trials.finalRunEvent(space,
+                    unscaled.withNoiseMultiplier(s))), "the selection loop's T_max = " + tuner.maxIterations() + " iterations of "
+                    + epsilon0 + "-DP (lower --eps0, or raise --granularity to lower T_max)");
+            template = template.withNoiseMultiplier(sigma);
+            noiseMultiplier = sigma;
+        }
+        PrivacyEvent finalRun = Trials.finalRunEvent(space, template);
+        System.out.printf("dpdl4j %s | propose-test tuning (Ding & Wu, Algorithm 1) on %s: %d candidates, k = %d parts, g = %s, eps0 = %s, "
+                        + "u0 = %s, T_max = %d (charged in full)%n", Cli.version(), t.dataset, space.size(), partitions, granularity,
+                epsilon0, lowerUtility, tuner.maxIterations());
+        if (dryRun) {
+            System.out.printf("dry run: sigma %.4f; total epsilon %.4f at delta %s (RDP); nothing was trained or charged%n",
+                    noiseMultiplier, acc.epsilon(tuner.event(space, template), t.delta), t.delta);
+            return 0;
+        }
+        Path out = t.outputDirectory("tune");
+        PrivacyLedger ledger = openLedger();
+        DpSgdMechanism charged = template;
+        Long covering = chargeOnce(ledger, "propose-test: " + tuner.maxIterations() + " x " + epsilon0 + "-DP iterations + final run",
+                () -> tuner.event(space, charged), out);
+        ProposeTestTuner.Result r;
+        Cli.InterruptNotice notice = interruptNotice(out, ledger);
+        try (TrialProgress progress = new TrialProgress(t.noProgress, false)) {
+            r = tuner.tune(space, template, ledger, covering, progress); // on --resume the (non-private) utilities are computed again
+        } finally {
+            notice.remove();
+            if (ledger != null) {
+                ledger.close();
+            }
+        }
+        finished(out);
+        double delta = t.delta;
+        PrivacyGuarantee total = acc.guarantee(r.event(), delta);
+        PrivacyGuarantee loop = acc.guarantee(tuner.loopEvent(), delta);
+        PrivacyGuarantee fin = acc.guarantee(finalRun, delta);
+        double viaAdvanced = org.dpdl4j.accounting.AdvancedComposition.epsilon(tuner.maxIterations(), epsilon0, delta / 2) + acc.epsilon(finalRun, delta / 2);
+        double best = Math.min(total.epsilon(), viaAdvanced);
+        Release release = r.release();
+        double testAccuracy = DpSgdTrainer.accuracy(release.model(), data.test());
+        TuningReports.ProposeTest report = new TuningReports.ProposeTest("propose-test", release.candidate().toMap(), release.score(),
+                TuningReports.RunSettings.of(template, release.candidate()), testAccuracy, best, total.epsilon(), viaAdvanced,
+                loop.epsilon(), fin.epsilon(), delta, tuner.maxIterations(), partitions, granularity, epsilon0, lowerUtility,
+                noiseMultiplier, provenance(space, data.train().size(), release.notes(), release.event()));
+        OperatorRecord record = r.operatorRecord();
+        TuningOutput.write(out, release.model(), report, null, record.toMap());
+        System.out.printf("selected %s | final model test accuracy %.4f%n", release.candidate(), testAccuracy);
+        System.out.printf("epsilon at delta %s: total %.4f (%s) | RDP %.4f, advanced composition + RDP %.4f | selection loop alone "
+                        + "%.4f (T_max = %d iterations) | final run alone %.4f%n", delta, best,
+                best == total.epsilon() ? "RDP" : "advanced composition, delta split in halves", total.epsilon(), viaAdvanced,
+                loop.epsilon(), tuner.maxIterations(), fin.epsilon());
+        for (String note : release.notes()) {
+            System.out.println("note: " + note);
+        }
+        printEnd(out, record.notes(), true, false, report);
+        return 0;
+    }
+}

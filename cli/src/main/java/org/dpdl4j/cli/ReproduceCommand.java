@@ -1,0 +1,205 @@
+package org.dpdl4j.cli;
+
+import org.dpdl4j.benchmarks.AuditFigures;
+import org.dpdl4j.benchmarks.Figure;
+import org.dpdl4j.benchmarks.DingWuFigures;
+import org.dpdl4j.benchmarks.DpHypeFigures;
+import org.dpdl4j.benchmarks.DpHypeSimulation;
+import org.dpdl4j.benchmarks.DpHypoFigures;
+import org.dpdl4j.benchmarks.KoskelaKulkarniFigures;
+import org.dpdl4j.benchmarks.PapernotSteinkeFigures;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/** {@code dpdl4j reproduce ID}: recompute a seed paper's figure, write ID.csv and ID.png. */
+@Command(name = "reproduce", mixinStandardHelpOptions = true,
+        description = {"Reproduce a figure of a seed paper: writes <id>.csv (one row per plotted point) and <id>.png into --output,",
+                "and prints 'paper vs ours'. IDs: ps-figure2 ... ps-figure7 (Papernot & Steinke 2022, arXiv:2110.03620);",
+                "koskela-figure1 (Koskela & Kulkarni 2023, arXiv:2301.11989, analytic), koskela-figure2 (trains: learning-rate tuning on",
+                "MNIST and Fashion-MNIST; --epochs/--mu/--epsilons/--seeds set its scale, --paper-scale the paper's),",
+                "dphypo-table1 (trains a landscape cache, then replays DP-HyPO vs uniform search; --paper-grid for the paper's grid),",
+                "dingwu-figure2 (simulated iterations of the propose-test loop), dphype-noise-table (DP-HYPE's sigma for k = 5),",
+                "audit-table (claimed epsilon vs the one-run audit's lower bound, white- and black-box canaries),",
+                "dphype-figure2 (simulated votes; also writes dphype-figure2b; --repetitions-per-point, paper 5000)."})
+final class ReproduceCommand implements Callable<Integer> {
+    @Parameters(index = "0", paramLabel = "ID", description = "ps-figure2 ... ps-figure7, koskela-figure1, koskela-figure2, dphypo-table1, dingwu-figure2, dphype-noise-table, dphype-figure2 or audit-table.")
+    String id;
+
+    @Option(names = "--output", defaultValue = "reproductions", description = "Directory for the CSV and PNG (default ${DEFAULT-VALUE}).")
+    Path output;
+
+    @Option(names = "--landscape", paramLabel = "FILE", description = "ps-figure7: the JSON of the paper's Figure 7 landscape "
+            + "(default: $DPDL4J_DATA/papernot-steinke-2022/figure7_landscape.json when DPDL4J_DATA is set).")
+    Path landscape;
+
+    @Option(names = "--datasets", split = ",", defaultValue = "mnist,fashion-mnist", description = "koskela-figure2: datasets (default ${DEFAULT-VALUE}).")
+    List<String> datasets;
+
+    @Option(names = "--epochs", description = "koskela-figure2 / dphypo-table1: epochs of every run (default 1 / 2; papers 40 / 10).")
+    Double epochs;
+
+    @Option(names = "--train-size", defaultValue = "10000", description = "dphypo-table1: MNIST training examples per landscape run (default ${DEFAULT-VALUE}).")
+    int trainSize;
+
+    @Option(names = "--lr-grid", defaultValue = "lr=log:0.03:10:6", description = "dphypo-table1: learning-rate axis (default ${DEFAULT-VALUE}).")
+    String lrGrid;
+
+    @Option(names = "--clip-grid", defaultValue = "clip=lin:0.5:3:3", description = "dphypo-table1: clipping-norm axis (default ${DEFAULT-VALUE}).")
+    String clipGrid;
+
+    @Option(names = "--runs", defaultValue = "2", description = "dphypo-table1: runs per grid point (default ${DEFAULT-VALUE}; paper 5).")
+    int runs;
+
+    @Option(names = "--target-epsilon", defaultValue = "10", description = "dphypo-table1: white-box total epsilon at gamma = 0.01 (default ${DEFAULT-VALUE}).")
+    double targetEpsilon;
+
+    @Option(names = "--replays", defaultValue = "200", description = "dphypo-table1: simulated tuning runs per entry (default ${DEFAULT-VALUE}, as the paper).")
+    int replays;
+
+    @Option(names = "--landscape-dir", defaultValue = "reproductions/landscapes", description = "dphypo-table1: landscape cache (resumable) (default ${DEFAULT-VALUE}).")
+    Path landscapeDir;
+
+    @Option(names = "--softmax-beta", defaultValue = "1", description = "dphypo-table1: the GP rule's softmax beta (default ${DEFAULT-VALUE}, the paper's).")
+    double softmaxBeta;
+
+    @Option(names = "--repetitions-per-point", defaultValue = "5000", description = "dphype-figure2: simulated votes per point (default ${DEFAULT-VALUE}, as the paper).")
+    int repetitionsPerPoint;
+
+    @Option(names = "--paper-grid", description = "dphypo-table1: the paper's grid (16 lr x 20 clip, 5 runs, 10 epochs, all 60,000 examples).")
+    boolean paperGrid;
+
+    @Option(names = "--mu", defaultValue = "15", description = "koskela-figure2: E[K], Poisson (default ${DEFAULT-VALUE}, as the paper).")
+    double mu;
+
+    @Option(names = "--tune-fraction", defaultValue = "0.1", description = "koskela-figure2: q_tune (default ${DEFAULT-VALUE}, as the paper).")
+    double tuneFraction;
+
+    @Option(names = "--epsilons", split = ",", defaultValue = "1,3", description = "koskela-figure2: final epsilon targets at delta 1e-5 (default ${DEFAULT-VALUE}).")
+    double[] epsilons;
+
+    @Option(names = "--seeds", defaultValue = "1", description = "koskela-figure2: repetitions per point (default ${DEFAULT-VALUE}; paper 10).")
+    int seeds;
+
+    @Option(names = "--seed", defaultValue = "2026", description = "koskela-figure2: first seed (default ${DEFAULT-VALUE}).")
+    long seed;
+
+    @Option(names = "--audit-train-size", defaultValue = "2000", description = "audit-table: MNIST training examples per run (default ${DEFAULT-VALUE}).")
+    int auditTrainSize;
+
+    @Option(names = "--audit-epochs", defaultValue = "6", description = "audit-table: epochs per run, batch 200 (default ${DEFAULT-VALUE}).")
+    double auditEpochs;
+
+    @Option(names = "--paper-scale", description = "koskela-figure2: the paper's scale (40 epochs, 10 seeds, epsilons 1,2,3,4,5,6); days on 2 cores.")
+    boolean paperScale;
+
+    @Override
+    public Integer call() throws Exception {
+        TrainingOptions.checkedOutput(output, true); // before hours of training, not after
+        Figure f = switch (id) {
+            case "ps-figure2" -> PapernotSteinkeFigures.figure2();
+            case "ps-figure3" -> PapernotSteinkeFigures.figure3();
+            case "ps-figure4" -> PapernotSteinkeFigures.figure4();
+            case "ps-figure5" -> PapernotSteinkeFigures.figure5();
+            case "ps-figure6" -> PapernotSteinkeFigures.figure6();
+            case "ps-figure7" -> PapernotSteinkeFigures.figure7(landscapeFile());
+            case "koskela-figure1" -> KoskelaKulkarniFigures.figure1();
+            case "koskela-figure2" -> KoskelaKulkarniFigures.figure2(figure2Settings());
+            case "dphypo-table1" -> DpHypoFigures.table1(table1Settings(), output);
+            case "dingwu-figure2" -> DingWuFigures.figure2(1000);
+            case "audit-table" -> {
+                if (auditTrainSize < 400 || auditTrainSize > 60000) {
+                    throw new IllegalArgumentException("--audit-train-size must be in [400, 60000] (batch 200 of it), got " + auditTrainSize);
+                }
+                if (!(auditEpochs > 0 && auditEpochs <= 1000)) {
+                    throw new IllegalArgumentException("--audit-epochs must be in (0, 1000], got " + auditEpochs);
+                }
+                yield AuditFigures.table(new AuditFigures.Settings(auditTrainSize, 200, auditEpochs, seed));
+            }
+            case "dphype-noise-table" -> DpHypeFigures.noiseTable();
+            case "dphype-figure2" -> DpHypeSimulation.figure2(checkedRepetitions(), output);
+            default -> throw new IllegalArgumentException("ID must be ps-figure2 ... ps-figure7, koskela-figure1, koskela-figure2, dphypo-table1, dingwu-figure2, dphype-noise-table, dphype-figure2 or audit-table, got '" + id + "'");
+        };
+        f.write(output);
+        System.out.println("wrote " + output.resolve(id + ".csv") + " and " + output.resolve(id + ".png"));
+        return 0;
+    }
+
+    private KoskelaKulkarniFigures.Figure2Settings figure2Settings() {
+        if (paperScale) {
+            return new KoskelaKulkarniFigures.Figure2Settings(datasets, 40, 15, 0.1, new double[]{1, 2, 3, 4, 5, 6}, 10, seed);
+        }
+        double epochs = epochs(1);
+        if (!(mu > 0) || Double.isInfinite(mu)) {
+            throw new IllegalArgumentException("--mu must be finite and > 0, got " + mu);
+        }
+        if (!(tuneFraction > 0 && tuneFraction < 1)) {
+            throw new IllegalArgumentException("--tune-fraction must be in (0, 1), got " + tuneFraction);
+        }
+        if (seeds < 1) {
+            throw new IllegalArgumentException("--seeds must be >= 1, got " + seeds);
+        }
+        for (double e : epsilons) {
+            if (!(e > 0) || Double.isInfinite(e)) {
+                throw new IllegalArgumentException("--epsilons must be finite and > 0, got " + e);
+            }
+        }
+        return new KoskelaKulkarniFigures.Figure2Settings(datasets, epochs, mu, tuneFraction, epsilons, seeds, seed);
+    }
+
+    private int checkedRepetitions() {
+        if (repetitionsPerPoint < 1) {
+            throw new IllegalArgumentException("--repetitions-per-point must be >= 1, got " + repetitionsPerPoint);
+        }
+        return repetitionsPerPoint;
+    }
+
+    private double epochs(double fallback) {
+        double e = epochs != null ? epochs : fallback;
+        if (!(e > 0) || Double.isInfinite(e)) {
+            throw new IllegalArgumentException("--epochs must be finite and > 0, got " + e);
+        }
+        return e;
+    }
+
+    private DpHypoFigures.Settings table1Settings() {
+        if (paperGrid) {
+            return new DpHypoFigures.Settings(60000, "lr=log:0.0001:10:16", "clip=lin:0.3:6:20", 5, 10, targetEpsilon, replays, seed,
+                    landscapeDir, softmaxBeta);
+        }
+        if (trainSize < 256 || trainSize > 60000) {
+            throw new IllegalArgumentException("--train-size must be in [256, 60000], got " + trainSize);
+        }
+        if (runs < 1 || replays < 2) {
+            throw new IllegalArgumentException("--runs must be >= 1 and --replays >= 2, got " + runs + " and " + replays);
+        }
+        if (!(targetEpsilon > 0) || Double.isInfinite(targetEpsilon)) {
+            throw new IllegalArgumentException("--target-epsilon must be finite and > 0, got " + targetEpsilon);
+        }
+        if (!(softmaxBeta >= 0) || Double.isInfinite(softmaxBeta)) {
+            throw new IllegalArgumentException("--softmax-beta must be finite and >= 0, got " + softmaxBeta);
+        }
+        return new DpHypoFigures.Settings(trainSize, lrGrid, clipGrid, runs, epochs(2), targetEpsilon, replays, seed, landscapeDir,
+                softmaxBeta);
+    }
+
+    private Path landscapeFile() {
+        if (landscape != null) {
+            return landscape;
+        }
+        String data = System.getenv("DPDL4J_DATA");
+        if (data == null) {
+            throw new IllegalArgumentException("ps-figure7 needs the paper's Figure 7 landscape: give --landscape FILE");
+        }
+        Path file = Paths.get(data).resolve("papernot-steinke-2022").resolve("figure7_landscape.json");
+        if (!Files.exists(file)) {
+            throw new IllegalArgumentException("Figure 7's data not found at " + file + "; give --landscape FILE");
+        }
+        return file;
+    }
+}

@@ -1,0 +1,368 @@
+package org.dpdl4j.cli;
+
+import org.dpdl4j.benchmarks.Reporting;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import me.tongfei.progressbar.ProgressBar;
+import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
+import org.deeplearning4j.util.ModelSerializer;
+import org.dpdl4j.accounting.NoiseCalibration;
+import org.dpdl4j.accounting.PrivacyEvent;
+import org.dpdl4j.accounting.PrivacyGuarantee;
+import org.dpdl4j.accounting.Accountants;
+import org.dpdl4j.accounting.PrivacyAccountant;
+import org.dpdl4j.datasets.TrainTest;
+import org.dpdl4j.dpsgd.Checkpoint;
+import org.dpdl4j.dpsgd.DpSgdConfig;
+import org.dpdl4j.dpsgd.DpSgdTrainer;
+import org.dpdl4j.dpsgd.TrainingListener;
+import org.dpdl4j.dpsgd.TrainingResult;
+import org.dpdl4j.models.Models;
+import org.dpdl4j.tuning.PrivacyLedger;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+/** {@code dpdl4j train}: one DP-SGD run, its test accuracy and its (ε, δ). */
+@Command(name = "train", mixinStandardHelpOptions = true, sortOptions = false,
+        description = {"Train a differentially private model with DP-SGD and report its test accuracy and (epsilon, delta).",
+                "Saves the model (DL4J ModelSerializer) and privacy.json in --output; with --checkpoint-every, a checkpoint in",
+                "--output/checkpoint/ that --resume continues after a crash."})
+final class TrainCommand implements Callable<Integer> {
+    @Mixin
+    TrainingOptions t;
+
+    @Option(names = "--noise-multiplier", paramLabel = "σ", description = "Noise multiplier sigma (or give --target-epsilon).")
+    Double noiseMultiplier;
+
+    @Option(names = "--target-epsilon", paramLabel = "ε", description = "Calibrate sigma so the run is (epsilon, delta)-DP (default 3 when --noise-multiplier is not given).")
+    Double targetEpsilon;
+
+    @Option(names = "--workers", description = "Threads computing each batch in parallel (default: the number of cores); "
+            + "ND4J's per-op threads are set to cores/workers.")
+    Integer workers;
+
+    @Option(names = "--checkpoint-every", paramLabel = "N", description = {"Save a checkpoint (model, updater state, steps done, event",
+            "so far) into --output/checkpoint/ every N steps, atomically; removed when the run finishes."})
+    Long checkpointEvery;
+
+    @Option(names = "--resume", paramLabel = "DIR", description = {"Continue the run whose checkpoint is in DIR/checkpoint/ to its planned",
+            "steps, with fresh randomness; its settings come from the checkpoint (give --seed again for a reproducible",
+            "continuation). The result is written into DIR."})
+    Path resume;
+
+    @Mixin
+    LedgerOptions ledger;
+
+    @Option(names = "--dry-run", description = "Print sigma, epsilon, the steps and an estimate of the time, and stop: nothing is trained or charged.")
+    boolean dryRun;
+
+    @Override
+    public Integer call() throws IOException {
+        if (resume != null) {
+            return resumeRun();
+        }
+        Path out = dryRun ? null : t.outputDirectory("train"); // checked before anything runs
+        if (t.nonPrivate && (targetEpsilon != null || noiseMultiplier != null && noiseMultiplier != 0)) {
+            throw new IllegalArgumentException("--non-private trains with sigma = 0: --target-epsilon and a non-zero "
+                    + "--noise-multiplier do not apply");
+        }
+        if (!t.nonPrivate && noiseMultiplier != null && noiseMultiplier == 0) {
+            throw new IllegalArgumentException("--noise-multiplier 0 trains without privacy: add --non-private to do that on purpose");
+        }
+        if (t.nonPrivate && ledger.file != null) {
+            throw new IllegalArgumentException("--non-private runs have infinite epsilon and are never charged to a ledger: drop --ledger");
+        }
+        if (checkpointEvery != null && checkpointEvery < 1) {
+            throw new IllegalArgumentException("--checkpoint-every must be >= 1 step, got " + checkpointEvery);
+        }
+        t.checkRunSettings();
+        TrainTest data = t.load();
+        int n = data.train().size();
+        double q = t.samplingRate(n);
+        long steps = DpSgdConfig.stepsForEpochs(t.epochs, q);
+        PrivacyAccountant accountant = Accountants.standard();
+        double sigma;
+        if (noiseMultiplier != null && targetEpsilon != null) {
+            throw new IllegalArgumentException("give --noise-multiplier or --target-epsilon, not both");
+        } else if (t.nonPrivate) {
+            sigma = 0;
+        } else if (noiseMultiplier != null) {
+            sigma = noiseMultiplier;
+        } else {
+            double target = targetEpsilon != null ? targetEpsilon : 3.0;
+            try {
+                sigma = NoiseCalibration.noiseMultiplier(q, steps, target, t.delta, accountant, 1e-4);
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("--target-epsilon " + target + ": " + e.getMessage());
+            }
+        }
+        t.checkDelta(n);
+        DpSgdConfig config = config(q, sigma, steps);
+        MultiLayerNetwork net = Models.byName(t.modelName(), t.modelOptions(data));
+        PrivacyEvent planned = DpSgdTrainer.event(q, sigma, steps);
+        System.out.printf("dpdl4j %s | %s on %s: n=%d, q=%.6g (B=%d), T=%d (%.4g epochs), C=%s, sigma=%.4f, %s lr=%s, %d parameters%n",
+                Cli.version(), t.modelName(), t.dataset, n, q, t.batchSize, steps, t.epochs, t.clip, sigma, t.optimizer,
+                t.modelOptions(data).updater().getLearningRate(0, 0), net.numParams());
+        if (dryRun) {
+            PrivacyGuarantee g = accountant.guarantee(planned, t.delta);
+            double seconds = Cli.estimateSecondsPerStep(net, data.train(), config) * steps;
+            System.out.printf("dry run: epsilon %.4f at delta %s (RDP order %s); about %.0f s for %d steps (measured on random "
+                    + "inputs); nothing was trained or charged%n", g.epsilon(), t.delta, g.order(), seconds, steps);
+            if (t.json) {
+                Map<String, Object> j = new LinkedHashMap<>();
+                j.put("dry_run", true);
+                j.put("epsilon", g.epsilon());
+                j.put("delta", t.delta);
+                j.put("noise_multiplier", sigma);
+                j.put("sampling_rate", q);
+                j.put("steps", steps);
+                j.put("estimated_seconds", seconds);
+                Cli.printJsonLine(System.out, j);
+            }
+            return 0;
+        }
+        Long charge = charge(planned);
+        Map<String, Object> state = checkpointState(n, q, sigma, steps, charge);
+        return finish(out, data, net, config, state, 0);
+    }
+
+    /** The run's DP-SGD settings; a seed only with --seed (without --secure-noise). */
+    private DpSgdConfig config(double q, double sigma, long steps) {
+        DpSgdConfig.Builder builder = DpSgdConfig.builder().samplingRate(q).noiseMultiplier(sigma).clipNorm(t.clip).steps(steps)
+                .physicalBatchSize(t.physicalBatchSize).secureRandom(t.secureNoise).delta(t.delta).nonPrivate(t.nonPrivate)
+                .workers(Reporting.configureWorkers(workers));
+        if (t.seed != null && !t.secureNoise) {
+            builder.seed(t.seed);
+            System.err.println("note: --seed fixes the sampling and the noise; whoever knows it can remove the noise, so keep it secret");
+        }
+        return builder.build();
+    }
+
+    /** Charges the planned run to --ledger, if given, before anything trains; the charge's sequence number or null. */
+    private Long charge(PrivacyEvent planned) throws IOException {
+        try (PrivacyLedger l = ledger.open(t.dataset, t.delta)) {
+            return l == null ? null : l.charge("train " + t.modelName() + " on " + t.dataset, planned).sequence();
+        }
+    }
+
+    /** What a checkpoint must hold besides the network to continue the run (never the seed). */
+    private Map<String, Object> checkpointState(int n, double q, double sigma, long steps, Long charge) {
+        Map<String, Object> s = new LinkedHashMap<>();
+        s.put("dataset", t.dataset);
+        s.put("image_size", t.imageSize);
+        s.put("n", n);
+        s.put("model", t.modelName());
+        s.put("optimizer", t.optimizer);
+        s.put("activation", t.activation);
+        s.put("batch_size", t.batchSize);
+        s.put("epochs", t.epochs);
+        s.put("sampling_rate", q);
+        s.put("noise_multiplier", sigma);
+        s.put("clip_norm", t.clip);
+        s.put("steps", steps);
+        s.put("physical_batch_size", t.physicalBatchSize);
+        s.put("delta", t.delta);
+        s.put("secure_noise", t.secureNoise);
+        s.put("non_private", t.nonPrivate);
+        s.put("weights_seed", t.weightSeed());
+        s.put("ledger", ledger.file == null ? null : ledger.file.toAbsolutePath().toString());
+        s.put("ledger_charge", charge);
+        return s;
+    }
+
+    /** train --resume DIR: the settings from the checkpoint, the network from its model file, T from the plan. */
+    private Integer resumeRun() throws IOException {
+        Path dir = resume;
+        Path stateFile = dir.resolve(CHECKPOINT).resolve("state.json");
+        for (String done : new String[]{"model.zip", "privacy.json"}) {
+            if (Files.exists(dir.resolve(done))) { // a second continuation would be a second, differently noised release
+                throw new IllegalArgumentException("--resume " + dir + ": the run there has finished (" + done + " exists); it is "
+                        + "not continued again");
+            }
+        }
+        if (!Files.exists(stateFile)) {
+            throw new IllegalArgumentException("--resume " + dir + ": no checkpoint (" + stateFile + " does not exist)"
+                    + (Files.exists(dir.resolve("model.zip")) ? "; the run there has finished" : ""));
+        }
+        @SuppressWarnings("unchecked")
+        Map<String, Object> state = Reporting.JSON.readValue(stateFile.toFile(), Map.class);
+        t.dataset = (String) state.get("dataset");
+        t.imageSize = (String) state.get("image_size");
+        t.model = (String) state.get("model");
+        t.optimizer = (String) state.get("optimizer");
+        t.activation = (String) state.get("activation");
+        t.batchSize = ((Number) state.get("batch_size")).intValue();
+        t.epochs = ((Number) state.get("epochs")).doubleValue();
+        t.clip = ((Number) state.get("clip_norm")).doubleValue();
+        t.physicalBatchSize = ((Number) state.get("physical_batch_size")).intValue();
+        t.delta = ((Number) state.get("delta")).doubleValue();
+        t.secureNoise = Boolean.TRUE.equals(state.get("secure_noise"));
+        t.nonPrivate = Boolean.TRUE.equals(state.get("non_private"));
+        long stepsDone = ((Number) state.get("steps_done")).longValue();
+        TrainTest data = t.load();
+        if (data.train().size() != ((Number) state.get("n")).intValue()) {
+            throw new IllegalArgumentException("--resume " + dir + ": the checkpoint was made on " + state.get("n") + " training "
+                    + "examples of " + t.dataset + ", the data now has " + data.train().size());
+        }
+        DpSgdConfig config = config(((Number) state.get("sampling_rate")).doubleValue(),
+                ((Number) state.get("noise_multiplier")).doubleValue(), ((Number) state.get("steps")).longValue());
+        MultiLayerNetwork net = ModelSerializer.restoreMultiLayerNetwork(dir.resolve(CHECKPOINT).resolve((String) state.get("model_file"))
+                .toFile(), true);
+        System.out.printf("dpdl4j %s | resuming %s on %s from step %d of %d (fresh randomness; the ledger is not charged again)%n",
+                Cli.version(), t.modelName(), t.dataset, stepsDone, config.steps());
+        t.output = dir;
+        return finish(dir, data, net, config, state, stepsDone);
+    }
+
+    static final String CHECKPOINT = "checkpoint";
+
+    /** Trains (from step {@code from}), checkpointing if asked, then writes the model and privacy.json and prints the report. */
+    private Integer finish(Path out, TrainTest data, MultiLayerNetwork net, DpSgdConfig config, Map<String, Object> state, long from)
+            throws IOException {
+        PrivacyAccountant accountant = Accountants.standard();
+        long every = checkpointEvery != null ? checkpointEvery : state.get("checkpoint_every") instanceof Number e ? e.longValue() : 0;
+        state.put("checkpoint_every", every);
+        Checkpoint.Sink sink = every > 0 ? c -> saveCheckpoint(out.resolve(CHECKPOINT), c, state) : null;
+        java.nio.channels.FileChannel lockChannel = null;
+        if (every > 0 || from > 0) { // one process continues a run at a time
+            Files.createDirectories(out.resolve(CHECKPOINT));
+            lockChannel = java.nio.channels.FileChannel.open(out.resolve(CHECKPOINT).resolve(".lock"),
+                    java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.WRITE);
+            if (lockChannel.tryLock() == null) {
+                lockChannel.close();
+                throw new IllegalArgumentException("the run in " + out + " is being trained or resumed by another process");
+            }
+        }
+        Cli.InterruptNotice notice = Cli.InterruptNotice.install("train interrupted" + (every > 0
+                ? ": continue with ./dpdl4j train --resume " + out : "") + (state.get("ledger_charge") != null
+                ? "; the whole run was charged to " + state.get("ledger") + " (entry " + state.get("ledger_charge") + ")" : ""));
+        TrainingResult result;
+        try (ProgressBar bar = Reporting.progressBar("DP-SGD", config.steps(), t.noProgress)) {
+            if (bar != null) {
+                bar.stepTo(from);
+            }
+            TrainingListener listener = info -> {
+                if (bar != null) {
+                    bar.stepTo(info.step());
+                    bar.setExtraMessage(String.format(" epoch %.1f eps %.3f %.0f ex/s | train loss %.3f (not private)",
+                            info.epoch(), info.epsilonSoFar(), info.examplesPerSecond(), info.meanLoss()));
+                }
+            };
+            DpSgdTrainer trainer = new DpSgdTrainer(accountant);
+            result = from > 0 ? trainer.resume(new Checkpoint(net, config, from), data.train(), every, sink, listener)
+                    : every > 0 ? trainer.train(net, data.train(), config, every, sink, listener)
+                    : trainer.train(net, data.train(), config, listener);
+        } finally {
+            notice.remove();
+        }
+        double testAccuracy = DpSgdTrainer.accuracy(net, data.test());
+        PrivacyGuarantee g = accountant.guarantee(result.event(), config.delta());
+        int n = data.train().size();
+        double q = config.samplingRate();
+        double sigma = config.noiseMultiplier();
+
+        Path modelPath = out.resolve("model.zip");
+        Path tmp = Files.createTempFile(out, ".model", ".zip");
+        try {
+            ModelSerializer.writeModel(net, tmp.toFile(), true);
+            Reporting.publish(tmp, modelPath);
+        } finally {
+            Files.deleteIfExists(tmp);
+        }
+        Map<String, Object> privacy = new LinkedHashMap<>();
+        privacy.put("dataset", t.dataset);
+        privacy.put("n", n);
+        privacy.put("sampling_rate", q);
+        privacy.put("noise_multiplier", sigma);
+        privacy.put("clip_norm", config.clipNorm());
+        privacy.put("steps", result.stepsTaken());
+        privacy.put("delta", config.delta());
+        privacy.put("epsilon", g.epsilon());
+        privacy.put("non_private", t.nonPrivate);
+        privacy.put("rdp_order", g.order());
+        privacy.put("accountant", "rdp (Mironov-Talwar-Zhang sampled Gaussian; Canonne-Kamath-Steinke conversion; 156 orders)");
+        privacy.put("resumed_from_step", from > 0 ? from : null);
+        privacy.put("ledger_charge", state.get("ledger_charge"));
+        privacy.put("event", result.event().toMap());
+        privacy.put("library_version", Cli.version());
+        Reporting.writeJsonAtomically(out.resolve("privacy.json"), privacy);
+        deleteCheckpoint(out.resolve(CHECKPOINT)); // the final model supersedes it
+        if (lockChannel != null) {
+            lockChannel.close(); // held until the release is written and the checkpoint gone
+        }
+
+        System.out.printf("test accuracy %.4f | epsilon %.4f at delta %s (RDP order %s) | %d steps, %.1f s, %.0f examples/s%n",
+                testAccuracy, g.epsilon(), config.delta(), g.order(), result.stepsTaken(), result.seconds(), result.examplesPerSecond());
+        if (!g.warning().isEmpty()) {
+            System.out.println("warning: " + g.warning());
+        }
+        System.out.println("model: " + modelPath + "  privacy: " + out.resolve("privacy.json"));
+        if (t.json) {
+            Map<String, Object> j = new LinkedHashMap<>();
+            j.put("test_accuracy", testAccuracy);
+            j.put("epsilon", g.epsilon());
+            j.put("delta", config.delta());
+            j.put("rdp_order", g.order());
+            j.put("noise_multiplier", sigma);
+            j.put("sampling_rate", q);
+            j.put("steps", result.stepsTaken());
+            j.put("epochs", t.epochs);
+            j.put("clip_norm", config.clipNorm());
+            j.put("learning_rate", net.getLearningRate(0) != null ? net.getLearningRate(0) : null);
+            j.put("optimizer", t.optimizer);
+            j.put("model", t.modelName());
+            j.put("dataset", t.dataset);
+            j.put("resumed_from_step", from > 0 ? from : null);
+            j.put("examples_per_second", result.examplesPerSecond());
+            j.put("seconds", result.seconds());
+            j.put("model_path", modelPath.toString());
+            Cli.printJsonLine(System.out, j);
+        }
+        return 0;
+    }
+
+    /**
+     * Writes a checkpoint atomically: the model to a new file, then state.json (naming that file) by rename, then
+     * removes the previous model file. A crash at any point leaves a state.json that names a complete model.
+     */
+    private static void saveCheckpoint(Path dir, Checkpoint c, Map<String, Object> state) {
+        try {
+            Files.createDirectories(dir);
+            String modelFile = "model-step-" + c.stepsDone() + ".zip";
+            Path tmp = Files.createTempFile(dir, ".model", ".zip");
+            try {
+                ModelSerializer.writeModel(c.network(), tmp.toFile(), true);
+                Reporting.publish(tmp, dir.resolve(modelFile));
+            } finally {
+                Files.deleteIfExists(tmp);
+            }
+            Object previous = state.get("model_file");
+            state.put("model_file", modelFile);
+            state.put("steps_done", c.stepsDone());
+            state.put("event_so_far", c.eventSoFar().toMap());
+            Reporting.writeJsonAtomically(dir.resolve("state.json"), state);
+            if (previous instanceof String p && !p.equals(modelFile)) {
+                Files.deleteIfExists(dir.resolve(p));
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("could not write the checkpoint in " + dir, e);
+        }
+    }
+
+    private static void deleteCheckpoint(Path dir) throws IOException {
+        if (Files.isDirectory(dir)) {
+            try (var files = Files.list(dir)) {
+                for (Path f : files.toList()) {
+                    Files.deleteIfExists(f);
+                }
+            }
+            Files.deleteIfExists(dir);
+        }
+    }
+}

@@ -1,0 +1,214 @@
+package org.dpdl4j.cli;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.time.LocalDateTime;
+import java.time.format.DateTimeFormatter;
+import org.dpdl4j.datasets.DatasetCache;
+import org.dpdl4j.datasets.Datasets;
+import org.dpdl4j.datasets.TrainTest;
+import org.dpdl4j.models.ModelOptions;
+import org.nd4j.linalg.activations.IActivation;
+import org.nd4j.linalg.api.buffer.DataType;
+import org.nd4j.linalg.learning.config.IUpdater;
+import picocli.CommandLine.Option;
+
+/** The options of one DP-SGD run that {@code train} and {@code tune} share. */
+final class TrainingOptions {
+    @Option(names = "--dataset", defaultValue = "mnist", description = "mnist, fashion-mnist, cifar10 or folder:PATH (default ${DEFAULT-VALUE}).")
+    String dataset;
+
+    @Option(names = "--model", description = "standard-cnn, all-conv, cifar-cnn or mlp (default: cifar-cnn for cifar10, else standard-cnn).")
+    String model;
+
+    @Option(names = "--epochs", defaultValue = "40", description = "Epochs E; steps T = ceil(E/q) (default ${DEFAULT-VALUE}).")
+    double epochs;
+
+    @Option(names = "--batch-size", defaultValue = "256", description = "Expected (Poisson) batch size B; q = B/n (default ${DEFAULT-VALUE}).")
+    int batchSize;
+
+    @Option(names = "--clip", defaultValue = "1.0", paramLabel = "C", description = "Per-example clipping norm C (default ${DEFAULT-VALUE}).")
+    double clip;
+
+    @Option(names = "--delta", defaultValue = "1e-5", paramLabel = "δ", description = "delta (default ${DEFAULT-VALUE}).")
+    double delta;
+
+    @Option(names = "--lr", paramLabel = "η", description = "Learning rate (default: 0.5 sgd, 0.05 momentum, 0.002 adam).")
+    Double lr;
+
+    @Option(names = "--optimizer", defaultValue = "sgd", description = "sgd, momentum (Nesterov, 0.9) or adam (default ${DEFAULT-VALUE}).")
+    String optimizer;
+
+    @Option(names = "--activation", defaultValue = "tanh", description = "tanh, relu or tempered-sigmoid (s, T, o) = (2, 2, 1), which equals tanh (default ${DEFAULT-VALUE}).")
+    String activation;
+
+    @Option(names = "--seed", description = {"Seed of weights, sampling and noise, for reproducible runs. Anyone who knows it",
+            "can regenerate and remove the noise: keep it secret. Default: weights seed 0, sampling and noise seeded",
+            "from SecureRandom."})
+    Long seed;
+
+    @Option(names = "--secure-noise", description = "Seed sampling and noise from SecureRandom (runs are then not reproducible).")
+    boolean secureNoise;
+
+    @Option(names = "--physical-batch-size", defaultValue = "512", description = "Largest chunk pushed through the network at once (default ${DEFAULT-VALUE}).")
+    int physicalBatchSize;
+
+    @Option(names = "--image-size", defaultValue = "28x28x1", description = "HxWxC for folder: datasets (default ${DEFAULT-VALUE}).")
+    String imageSize;
+
+    @Option(names = "--output", description = "Output directory (default runs/<command>-<dataset>-<time>); checked before anything runs.")
+    Path output;
+
+    @Option(names = "--overwrite", description = "Replace the results of an earlier run in --output (refused otherwise).")
+    boolean overwrite;
+
+    @Option(names = "--non-private", description = {"Train without noise (sigma = 0): NO privacy, epsilon = infinity. Needed for",
+            "--noise-multiplier 0 or a sigma axis with 0; such runs are never charged to a ledger."})
+    boolean nonPrivate;
+
+    private Path resolvedOutput;
+
+    @Option(names = "--json", description = "Print one JSON object with the results as the last line of stdout.")
+    boolean json;
+
+    @Option(names = "--no-progress", description = "Do not draw a progress bar.")
+    boolean noProgress;
+
+    /** The weights seed: --seed, else 0. */
+    long weightSeed() {
+        return seed != null ? seed : 0;
+    }
+
+    /** Train and test data, fetched and verified. */
+    TrainTest load() throws IOException {
+        int[] hwc = parseImageSize(imageSize);
+        return Datasets.load(dataset, DatasetCache.root(), hwc[0], hwc[1], hwc[2], weightSeed());
+    }
+
+    /** The model name: --model, else the dataset's default. */
+    String modelName() {
+        return model != null ? model : dataset.equals("cifar10") ? "cifar-cnn" : "standard-cnn";
+    }
+
+    /** Model options for this data with the chosen activation and optimiser. */
+    ModelOptions modelOptions(TrainTest data) {
+        IActivation a;
+        IUpdater u;
+        try {
+            a = ModelOptions.activationNamed(activation);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("--activation: " + e.getMessage());
+        }
+        try {
+            u = ModelOptions.updaterNamed(optimizer, lr);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException((lr != null && !(lr > 0 && lr < Double.POSITIVE_INFINITY) ? "--lr: " : "--optimizer: ")
+                    + e.getMessage());
+        }
+        return new ModelOptions(data.train().height(), data.train().width(), data.train().channels(),
+                data.train().numClasses(), a, u, weightSeed(), DataType.FLOAT);
+    }
+
+    /**
+     * --output, else runs/&lt;command&gt;-&lt;dataset&gt;-&lt;time&gt;, resolved once and checked on the first call (call it before
+     * anything is charged or trained): see {@link #checkedOutput}.
+     */
+    Path outputDirectory(String command) {
+        if (resolvedOutput == null) {
+            resolvedOutput = checkedOutput(output != null ? output : Paths.get("runs", command + "-"
+                    + dataset.replaceAll("[^A-Za-z0-9_-]", "_") + "-"
+                    + LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss"))), overwrite);
+        }
+        return resolvedOutput;
+    }
+
+    /** What a run writes into its output directory; an earlier run's are not replaced without --overwrite. */
+    static final java.util.List<String> RESULT_FILES = java.util.List.of("model.zip", "privacy.json", "tuning.json", "trials.json",
+            TuningOutput.OPERATOR_DIRECTORY);
+
+    /**
+     * An output directory checked before any work: a non-empty path, not a file, holding no earlier results
+     * unless {@code overwrite}, created if missing and writable (a probe file is written and removed).
+     *
+     * @throws IllegalArgumentException naming --output, the path and what is wrong
+     */
+    static Path checkedOutput(Path dir, boolean overwrite) {
+        if (dir.toString().isBlank()) {
+            throw new IllegalArgumentException("--output must name a directory, got ''");
+        }
+        if (Files.exists(dir) && !Files.isDirectory(dir)) {
+            throw new IllegalArgumentException("--output " + dir + " is a file, not a directory");
+        }
+        if (!overwrite) {
+            for (String name : RESULT_FILES) {
+                if (Files.exists(dir.resolve(name))) {
+                    throw new IllegalArgumentException("--output " + dir + " already holds " + name + " from an earlier run: give "
+                            + "--overwrite to replace it, or another directory");
+                }
+            }
+        }
+        try {
+            Files.createDirectories(dir);
+            Files.delete(Files.createTempFile(dir, ".dpdl4j-probe", ".tmp"));
+        } catch (IOException | RuntimeException e) {
+            throw new IllegalArgumentException("--output " + dir + " is not a writable directory (" + e.getClass().getSimpleName()
+                    + ": " + e.getMessage() + ")");
+        }
+        return dir;
+    }
+
+    /**
+     * Checks the run's settings that do not need the data, by option name: epochs in (0, 10000], C finite and
+     * &gt; 0, δ in (0, 1), physical batch &gt;= 1, and not both --seed and --secure-noise.
+     */
+    void checkRunSettings() {
+        if (!(epochs > 0 && epochs <= 10_000)) {
+            throw new IllegalArgumentException("--epochs must be in (0, 10000], got " + epochs);
+        }
+        if (!(clip > 0) || Double.isInfinite(clip)) {
+            throw new IllegalArgumentException("--clip must be finite and > 0, got " + clip);
+        }
+        if (!(delta > 0 && delta < 1)) {
+            throw new IllegalArgumentException("--delta must be in (0, 1), got " + delta);
+        }
+        if (physicalBatchSize < 1) {
+            throw new IllegalArgumentException("--physical-batch-size must be >= 1, got " + physicalBatchSize);
+        }
+        if (seed != null && secureNoise) {
+            throw new IllegalArgumentException("--seed fixes the noise and --secure-noise draws it from SecureRandom: give one of them");
+        }
+    }
+
+    /** Warns when δ ≥ 1/n, where (ε, δ)-DP allows releasing one example outright. */
+    void checkDelta(int n) {
+        if (delta >= 1.0 / n) {
+            System.err.printf("warning: --delta %s is not below 1/n = %.3g: a mechanism that publishes one example in %d is "
+                    + "(0, delta)-DP; choose delta well below 1/n%n", delta, 1.0 / n, Math.round(1 / delta));
+        }
+    }
+
+    /** Checks B against n and returns q = B/n. */
+    double samplingRate(int n) {
+        if (batchSize < 1 || batchSize > n) {
+            throw new IllegalArgumentException("--batch-size must be in [1, " + n + "], got " + batchSize);
+        }
+        return (double) batchSize / n;
+    }
+
+    static int[] parseImageSize(String s) {
+        String[] p = s.split("x");
+        try {
+            if (p.length == 3) {
+                int[] hwc = {Integer.parseInt(p[0]), Integer.parseInt(p[1]), Integer.parseInt(p[2])};
+                if (hwc[0] > 0 && hwc[1] > 0 && (hwc[2] == 1 || hwc[2] == 3)) {
+                    return hwc;
+                }
+            }
+        } catch (NumberFormatException ignored) {
+            // falls through to the error below
+        }
+        throw new IllegalArgumentException("--image-size must be HxWxC with C = 1 or 3, got '" + s + "'");
+    }
+}

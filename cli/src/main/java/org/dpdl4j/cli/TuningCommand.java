@@ -1,0 +1,386 @@
+package org.dpdl4j.cli;
+
+import org.dpdl4j.benchmarks.Reporting;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import org.deeplearning4j.util.ModelSerializer;
+import org.dpdl4j.accounting.NoiseCalibration;
+import org.dpdl4j.accounting.PrivacyEvent;
+import org.dpdl4j.accounting.Accountants;
+import org.dpdl4j.accounting.PrivacyAccountant;
+import org.dpdl4j.datasets.TrainTest;
+import org.dpdl4j.tuning.DpSgdMechanism;
+import org.dpdl4j.tuning.HyperparameterSpace;
+import org.dpdl4j.tuning.Release;
+import org.dpdl4j.tuning.PrivacyLedger;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+/**
+ * What every {@code tune} subcommand shares: the space, the DP-SGD settings of a run, scoring, the noise options, the
+ * ledger, --resume and --dry-run, and the plumbing that charges a tuning once, saves what --resume needs and writes the
+ * release apart from the operator record. A subcommand adds its own options and {@link #run}.
+ */
+abstract class TuningCommand implements Callable<Integer> {
+
+    @picocli.CommandLine.Spec
+    picocli.CommandLine.Model.CommandSpec spec;
+
+    @Option(names = "--candidate-epsilon", paramLabel = "ε", description = {"Calibrate sigma per candidate so each DP-SGD run is",
+            "(epsilon, delta)-DP, for spaces over sampling_rate/epochs (Koskela & Kulkarni 2023, arXiv:2301.11989, Sec. 4.1); the tuning's total is then reported."})
+    Double candidateEpsilon;
+
+    @Option(names = "--space", paramLabel = "AXIS", description = {"A hyperparameter axis, repeatable: NAME=log:LO:HI:N, NAME=lin:LO:HI:N,",
+            "NAME=cat:A,B, NAME=range:LO:HI, NAME=logrange:LO:HI or NAME=VALUE. Names: lr, optimizer, activation,",
+            "sigma, clip, batch_size, sampling_rate, epochs (default lr=log:0.025:1:20)."})
+    List<String> spaceAxes = new ArrayList<>();
+
+    @Option(names = "--range-points", defaultValue = "100", description = "Points a continuous range is discretised into (default ${DEFAULT-VALUE}).")
+    int rangePoints;
+
+    @Mixin
+    TrainingOptions t;
+
+    @Option(names = "--noise-multiplier", paramLabel = "σ", description = "Noise multiplier sigma of every run (or give --target-epsilon).")
+    Double noiseMultiplier;
+
+    @Option(names = "--target-epsilon", paramLabel = "ε", description = "Calibrate sigma so the WHOLE tuning run is (epsilon, delta)-DP "
+            + "(default 3 when --noise-multiplier is not given; for dp-hype the vote's epsilon, default 1).")
+    Double targetEpsilon;
+
+    @Option(names = "--score", defaultValue = "private-validation", description = {"private-validation: score on a split of the",
+            "training data, released with Gaussian noise whose cost is counted; public-holdout: that split is declared",
+            "public (no noise, no cost) (default ${DEFAULT-VALUE})."})
+    String score;
+
+    @Option(names = "--score-noise", defaultValue = "0.005", description = "Std of the noisy validation accuracy (default ${DEFAULT-VALUE}).")
+    double scoreNoise;
+
+    @Option(names = "--validation-fraction", defaultValue = "0.1", description = "Fraction of the training data used for scores (default ${DEFAULT-VALUE}).")
+    double validationFraction;
+
+    @Option(names = "--threads", defaultValue = "1", description = "Trials run in parallel (default ${DEFAULT-VALUE}); each uses cores/threads DP-SGD workers.")
+    int threads;
+
+    @Mixin
+    LedgerOptions ledgerOptions;
+
+    @Option(names = "--reveal-trials", description = {"Release K and every trial (candidate and score, in trials.json). The",
+            "random-K bounds cover only the best run with K hidden, so K is drawn first and the composition of the",
+            "K drawn runs is charged before any run (random-search and dp-hypo; needs --noise-multiplier)."})
+    boolean revealTrialScores;
+
+    @Option(names = "--reveal-trial-scores", hidden = true, description = "The old name of --reveal-trials.")
+    boolean revealTrialScoresOldName;
+
+    @Option(names = "--resume", paramLabel = "DIR", description = {"Continue the tuning whose output directory",
+            "is DIR after a crash: same K and candidates, finished trials not re-run, nothing charged twice; the other",
+            "options come from DIR/operator/state.json."})
+    Path resume;
+
+    @Option(names = "--dry-run", description = {"Print sigma, the tuning's epsilon and an estimate of the time, and stop: nothing is",
+            "trained or charged (random-search and dp-hypo)."})
+    boolean dryRun;
+
+    /** The saved state of the tuning being resumed, or null. */
+    Map<String, Object> resumeState;
+
+    /** The tuner's seed once chosen (saved for --resume), or null. */
+    private Long chosenTunerSeed;
+
+    @Override
+    public final Integer call() throws Exception {
+        if (resume != null) {
+            return resumeTuning();
+        }
+        revealTrialScores |= revealTrialScoresOldName;
+        if (writesOutput()) {
+            t.outputDirectory("tune"); // checked before anything is charged or trained
+        }
+        t.checkRunSettings();
+        if (t.nonPrivate) {
+            if (targetEpsilon != null || candidateEpsilon != null || noiseMultiplier != null && noiseMultiplier != 0) {
+                throw new IllegalArgumentException("--non-private trains with sigma = 0: --target-epsilon, --candidate-epsilon and a "
+                        + "non-zero --noise-multiplier do not apply");
+            }
+            if (ledgerOptions.file != null) {
+                throw new IllegalArgumentException("--non-private runs have infinite epsilon and are never charged to a ledger: "
+                        + "drop --ledger");
+            }
+            if (!calibratesItsOwnNoise()) {
+                noiseMultiplier = 0.0;
+            }
+        } else if (noiseMultiplier != null && noiseMultiplier == 0) {
+            throw new IllegalArgumentException("--noise-multiplier 0 trains without privacy: add --non-private to do that on purpose");
+        }
+        checkOwnOptions();
+        if (threads < 1) {
+            throw new IllegalArgumentException("--threads must be >= 1, got " + threads);
+        }
+        if (rangePoints < 2) {
+            throw new IllegalArgumentException("--range-points must be >= 2, got " + rangePoints);
+        }
+        if (!(scoreNoise > 0) || Double.isInfinite(scoreNoise)) {
+            throw new IllegalArgumentException("--score-noise must be finite and > 0, got " + scoreNoise);
+        }
+        if (!(validationFraction > 0 && validationFraction < 1)) {
+            throw new IllegalArgumentException("--validation-fraction must be in (0, 1), got " + validationFraction);
+        }
+        List<HyperparameterSpace.Axis> axes = new ArrayList<>();
+        for (String s : spaceAxes.isEmpty() ? List.of("lr=log:0.025:1:20") : spaceAxes) {
+            axes.add(HyperparameterSpace.parseAxis(s));
+        }
+        HyperparameterSpace hs = HyperparameterSpace.of(axes).withRangePoints(rangePoints);
+        DpSgdMechanism.Scoring scoring = switch (score) {
+            case "private-validation" -> DpSgdMechanism.Scoring.PRIVATE_VALIDATION;
+            case "public-holdout" -> DpSgdMechanism.Scoring.PUBLIC_HOLDOUT;
+            default -> throw new IllegalArgumentException("--score must be private-validation or public-holdout, got '" + score + "'");
+        };
+        boolean sigmaAxis = axes.stream().anyMatch(a -> a.name().equals("sigma"));
+        if ((noiseMultiplier != null ? 1 : 0) + (targetEpsilon != null ? 1 : 0) + (candidateEpsilon != null ? 1 : 0) > 1) {
+            throw new IllegalArgumentException("give one of --noise-multiplier, --target-epsilon and --candidate-epsilon");
+        }
+        if (candidateEpsilon != null && (!(candidateEpsilon > 0) || candidateEpsilon.isInfinite())) {
+            throw new IllegalArgumentException("--candidate-epsilon must be finite and > 0, got " + candidateEpsilon);
+        }
+        if (sigmaAxis && (targetEpsilon != null || candidateEpsilon != null)) {
+            throw new IllegalArgumentException("--target-epsilon and --candidate-epsilon calibrate sigma, so sigma cannot also be a "
+                    + "--space axis");
+        }
+        // one seed for the whole tuning, saved for --resume
+        chosenTunerSeed = resumeState != null ? Long.parseLong((String) resumeState.get("tuner_seed")) : tunerSeed();
+        return run(hs, scoring, sigmaAxis);
+    }
+
+    /**
+     * Runs this tuner once the shared options are checked.
+     *
+     * @param space     the hyperparameter space from --space
+     * @param scoring   how trials are scored (--score)
+     * @param sigmaAxis whether σ is an axis of the space (then it is not calibrated)
+     * @return the exit status
+     */
+    abstract Integer run(HyperparameterSpace space, DpSgdMechanism.Scoring scoring, boolean sigmaAxis) throws Exception;
+
+    /** Checks this tuner's own options before anything else is done (default: nothing to check). */
+    void checkOwnOptions() {
+    }
+
+    /** Whether this run writes --output (a dp-hype client process and --dry-run do not). */
+    boolean writesOutput() {
+        return !dryRun;
+    }
+
+    /** Whether the tuner sizes its own noise (dp-hype's vote), so --non-private leaves --noise-multiplier alone. */
+    boolean calibratesItsOwnNoise() {
+        return false;
+    }
+
+
+    /**
+     * The console's last lines of a tuning: the operator's notes (marked as such), where the release and the operator
+     * record are, and with --json the release report without its event.
+     */
+    void printEnd(Path out, List<String> operatorNotes, boolean model, boolean trials, Object report) {
+        for (String note : operatorNotes) {
+            System.out.println("[operator] " + note);
+        }
+        TuningOutput.printWhere(System.out, out, model, trials);
+        if (t.json) {
+            Cli.printJsonLine(System.out, TuningReports.jsonLine(report));
+        }
+    }
+
+    /**
+     * The tail every tuning report ends with: the dataset and its public size, the model, the configuration as given,
+     * the release's notes (null for none) and the whole tuning's event.
+     */
+    TuningReports.Provenance provenance(HyperparameterSpace hs, int datasetSize, List<String> notes, PrivacyEvent event) {
+        TuningReports.Config config = new TuningReports.Config(hs.toString(), t.epochs, t.batchSize, t.clip, t.optimizer, t.lr,
+                t.activation, validationFraction, score.equals("private-validation") ? scoreNoise : null);
+        return new TuningReports.Provenance(t.dataset, datasetSize, t.modelName(), config, notes, event.toMap(), Cli.version());
+    }
+
+    private static final String STATE = "state.json";
+
+    /**
+     * The smallest σ for which the procedure meets --target-epsilon (default 3). When no σ can (a floor the noise
+     * cannot lower), says so with the floor, its cause and the fix.
+     */
+    double calibrate(java.util.function.DoubleFunction<PrivacyEvent> eventOf, String floorCause) {
+        double target = targetEpsilon != null ? targetEpsilon : 3.0;
+        PrivacyAccountant acc = Accountants.standard();
+        try {
+            return NoiseCalibration.smallestNoise(eventOf::apply, target, t.delta, acc, 1e-3);
+        } catch (IllegalArgumentException e) {
+            double floor = acc.epsilon(eventOf.apply(1e6), t.delta);
+            throw new IllegalArgumentException(String.format("--target-epsilon %s cannot be met: with any noise the procedure costs "
+                    + "at least epsilon %.4f at delta %s, from %s. Raise --target-epsilon above %.4f or lower that floor.", target, floor,
+                    t.delta, floorCause, floor));
+        }
+    }
+
+
+    /** True when this command continues a tuning (--resume). */
+    boolean resuming() {
+        return resumeState != null;
+    }
+
+    /** The identifier of this tuning, kept across its resumptions (set by {@link #chargeOnce}). */
+    String runId;
+
+    /** Where a tuning keeps its finished trials for --resume (operator-only). */
+    static Path trialsDirectory(Path out) {
+        return TuningOutput.operatorDirectory(out).resolve("trials");
+    }
+
+    /**
+     * The ledger charge that pays for this tuning, made once for every tuner: on a fresh run the earlier trials are
+     * wiped, the whole event is charged (when there is a ledger) and the resume state is saved naming that charge; on
+     * --resume the saved charge is found and checked against this tuning's event, or made now if the run had none yet.
+     * The ledger is closed if this fails.
+     *
+     * @return the charge's sequence number, or null without a ledger
+     */
+    Long chargeOnce(PrivacyLedger ledger, String label, java.util.function.Supplier<PrivacyEvent> event, Path out) throws IOException {
+        try {
+            if (resumeState == null) {
+                Reporting.deleteTree(trialsDirectory(out)); // an earlier tuning's trials never stand in for this one's
+                Long charge = ledger != null ? ledger.charge(label, event.get()).sequence() : null;
+                runId = java.util.UUID.randomUUID().toString();
+                saveResumeState(out, charge, runId);
+                return charge;
+            }
+            Long charge = resumeState.get("ledger_charge") instanceof Number n ? n.longValue() : null;
+            runId = (String) resumeState.get("run");
+            if (ledger == null) {
+                return null;
+            }
+            if (charge == null) {
+                return ledger.charge(label, event.get()).sequence();
+            }
+            long seq = charge;
+            PrivacyEvent expected = event.get();
+            if (ledger.entries().stream().noneMatch(e -> e.charged() && e.sequence() == seq && e.event().equals(expected))) {
+                throw new IllegalArgumentException("--resume " + resume + ": the ledger " + ledgerOptions.file + " has no charge " + seq
+                        + " of this tuning's cost; it was not made for this tuning");
+            }
+            return charge;
+        } catch (IOException | RuntimeException e) {
+            if (ledger != null) {
+                ledger.close(); // nothing ran: release the ledger's lock
+            }
+            throw e;
+        }
+    }
+
+    /** The tuning has ended: its resume state (which holds the seed) is deleted. */
+    void finished(Path out) throws IOException {
+        Files.deleteIfExists(TuningOutput.operatorDirectory(out).resolve(STATE));
+    }
+
+    /** The one-line notice printed if the JVM is stopped during the tuning. */
+    Cli.InterruptNotice interruptNotice(Path out, PrivacyLedger ledger) {
+        return Cli.InterruptNotice.install("tune interrupted: " + (ledger != null
+                ? "the tuning's whole cost was charged to " + ledgerOptions.file + " before its first trial; " : "")
+                + "continue with ./dpdl4j tune --resume " + out);
+    }
+
+
+    /** Saves what --resume needs (the command line, the tuner's seed, the charge paying for the tuning) in the operator record. */
+    private void saveResumeState(Path out, Long charge, String run) throws IOException {
+        Map<String, Object> state = new LinkedHashMap<>();
+        state.put("note", "operator record: holds the tuning's seed, which determines its noise; never publish");
+        List<String> original = spec.commandLine().getParseResult().originalArgs(); // from "tune" on
+        state.put("args", original.subList(original.indexOf("tune") + 1, original.size()));
+        state.put("tuner_seed", Long.toString(chosenTunerSeed));
+        state.put("ledger_charge", charge);
+        state.put("run", run);
+        Files.createDirectories(TuningOutput.operatorDirectory(out));
+        Reporting.writeJsonAtomically(TuningOutput.operatorDirectory(out).resolve(STATE), state);
+    }
+
+    /** tune --resume DIR: the saved command line, parsed anew, with the saved seed and DIR as the output. */
+    private Integer resumeTuning() throws Exception {
+        Path stateFile = TuningOutput.operatorDirectory(resume).resolve(STATE);
+        if (Files.exists(resume.resolve("tuning.json"))) {
+            throw new IllegalArgumentException("--resume " + resume + ": that tuning has finished (tuning.json exists)");
+        }
+        if (!Files.exists(stateFile)) {
+            throw new IllegalArgumentException("--resume " + resume + ": no tuning to resume (" + stateFile + " does not exist; "
+                    + "the tuning ended or never started)");
+        }
+        @SuppressWarnings("unchecked")
+        Map<String, Object> state = Reporting.JSON.readValue(stateFile.toFile(), Map.class);
+        @SuppressWarnings("unchecked")
+        List<String> args = (List<String>) state.get("args");
+        picocli.CommandLine cl = new picocli.CommandLine(new TuneCommand());
+        picocli.CommandLine.ParseResult parsed = cl.parseArgs(TuneCommand.withTunerSubcommand(args).toArray(String[]::new));
+        TuningCommand again = (TuningCommand) parsed.subcommand().commandSpec().userObject();
+        again.resumeState = state;
+        again.t.output = resume;
+        again.t.overwrite = true;
+        again.t.noProgress |= t.noProgress;
+        again.t.json |= t.json;
+        System.out.println("resuming the tuning in " + resume + " (same K and candidates; finished trials are not re-run; "
+                + "the ledger is not charged again)");
+        return again.call();
+    }
+
+
+
+
+
+    /** The base mechanism's settings from the command line (workers split between trial threads). */
+    DpSgdMechanism.Builder mechanism(TrainTest data, DpSgdMechanism.Scoring scoring) {
+        int workers = Reporting.configureWorkers(Math.max(1, Runtime.getRuntime().availableProcessors() / threads));
+        DpSgdMechanism.Builder b = DpSgdMechanism.builder(data.train()).model(t.modelName(), t.modelOptions(data))
+                .optimizer(t.optimizer, t.lr).activation(t.activation).noiseMultiplier(noiseMultiplier != null ? noiseMultiplier : 1)
+                .clipNorm(t.clip).batchSize(t.batchSize).epochs(t.epochs).physicalBatchSize(t.physicalBatchSize).delta(t.delta)
+                .workers(workers).secureRandom(t.secureNoise).validation(validationFraction, t.weightSeed())
+                .scoring(scoring, scoreNoise).nonPrivate(t.nonPrivate);
+        return candidateEpsilon != null ? b.perCandidateEpsilon(candidateEpsilon) : b;
+    }
+
+    private boolean seedNoted;
+
+    /** The tuner's seed: --seed, or a secure one. */
+    long tunerSeed() {
+        if (chosenTunerSeed != null) {
+            return chosenTunerSeed;
+        }
+        if (t.seed != null && !t.secureNoise) {
+            if (!seedNoted) {
+                System.err.println("note: --seed fixes K, the candidates, the subsets, the sampling and the noise; keep it secret");
+                seedNoted = true;
+            }
+            return t.seed;
+        }
+        return new SecureRandom().nextLong();
+    }
+
+    /** Writes the model atomically as out/model.zip (nothing when null). */
+    static void saveModel(Path out, org.deeplearning4j.nn.multilayer.MultiLayerNetwork model) throws IOException {
+        Files.createDirectories(out);
+        if (model != null) {
+            Path tmp = Files.createTempFile(out, ".model", ".zip");
+            try {
+                ModelSerializer.writeModel(model, tmp.toFile(), true);
+                Reporting.publish(tmp, out.resolve("model.zip"));
+            } finally {
+                Files.deleteIfExists(tmp);
+            }
+        }
+    }
+
+    PrivacyLedger openLedger() throws IOException {
+        return ledgerOptions.open(t.dataset, t.delta);
+    }
+}

@@ -1,0 +1,823 @@
+package org.dpdl4j.cli;
+
+import org.dpdl4j.benchmarks.Reporting;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
+import org.deeplearning4j.util.ModelSerializer;
+import org.dpdl4j.accounting.NoiseCalibration;
+import org.dpdl4j.accounting.PrivacyEvents;
+import org.dpdl4j.accounting.RdpAccountant;
+import org.dpdl4j.datasets.DatasetCache;
+import org.dpdl4j.datasets.LabeledData;
+import org.dpdl4j.datasets.Mnist;
+import org.dpdl4j.dpsgd.DpSgdTrainer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The command line end to end, its JSON, files and errors. */
+class CliTest {
+    @TempDir
+    Path tmp;
+
+    private record Run(int status, String out, String err) {
+        JsonNode lastJson() throws Exception {
+            String[] lines = out.strip().split("\n");
+            return Reporting.JSON.readTree(lines[lines.length - 1]);
+        }
+    }
+
+    private static Run run(String... args) {
+        PrintStream oldOut = System.out;
+        PrintStream oldErr = System.err;
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        try {
+            System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
+            System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
+            int status = Main.run(args);
+            return new Run(status, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+        } finally {
+            System.setOut(oldOut);
+            System.setErr(oldErr);
+        }
+    }
+
+    @Test
+    void accountDpSgdPrintsTheAccountantsNumber() throws Exception {
+        Run r = run("account", "dpsgd", "--dataset-size", "60000", "--batch-size", "256", "--epochs", "60",
+                "--noise-multiplier", "1.1", "--delta", "1e-5", "--json");
+        assertEquals(0, r.status(), r.err());
+        JsonNode j = r.lastJson();
+        assertEquals(14063, j.get("steps").asLong());
+        // dp_accounting 0.6.0 gives 2.596655529521983 for this setting
+        assertEquals(2.596655529521983, j.get("epsilon").asDouble(), 1e-7);
+        assertEquals(8.1, j.get("order").asDouble(), 1e-12);
+    }
+
+    /** dp_accounting 0.6.0: geometric E[K] = 10 over DP-SGD (q = 0.01, σ = 1, T = 1000) gives 4.10327065640215. */
+    @Test
+    void accountTuningMatchesTheReference() throws Exception {
+        Run r = run("account", "tuning", "--sampling-rate", "0.01", "--noise-multiplier", "1.0", "--steps", "1000",
+                "--repetitions", "geometric:mean=10", "--json");
+        assertEquals(0, r.status(), r.err());
+        JsonNode j = r.lastJson();
+        assertEquals(4.10327065640215, j.get("epsilon").asDouble(), 1e-7);
+        assertTrue(j.get("epsilon_single_run").asDouble() < j.get("epsilon").asDouble());
+        assertTrue(j.get("epsilon").asDouble() < j.get("epsilon_naive_composition").asDouble());
+        Run viaGamma = run("account", "tuning", "--sampling-rate", "0.01", "--noise-multiplier", "1.0", "--steps", "1000",
+                "--repetitions", "geometric:gamma=0.1", "--json");
+        assertEquals(j.get("epsilon").asDouble(), viaGamma.lastJson().get("epsilon").asDouble(), 1e-9);
+        Run bad = run("account", "tuning", "--sampling-rate", "0.01", "--noise-multiplier", "1.0", "--steps", "1000",
+                "--repetitions", "zipf:3");
+        assertEquals(2, bad.status());
+        assertTrue(bad.err().contains("--repetitions") && bad.err().contains("zipf"), bad.err());
+    }
+
+    @Test
+    void calibrateMeetsTheTarget() throws Exception {
+        Run r = run("account", "calibrate", "--sampling-rate", "0.01", "--steps", "1000", "--target-epsilon", "2",
+                "--delta", "1e-5", "--json");
+        assertEquals(0, r.status(), r.err());
+        double sigma = r.lastJson().get("noise_multiplier").asDouble();
+        RdpAccountant acc = RdpAccountant.standard();
+        assertTrue(acc.epsilon(NoiseCalibration.dpSgd(0.01, sigma, 1000), 1e-5) <= 2.0);
+        assertTrue(acc.epsilon(NoiseCalibration.dpSgd(0.01, sigma - 1e-5, 1000), 1e-5) > 2.0);
+    }
+
+    @Test
+    void badInputGivesExitCode2AndNamesTheParameter() {
+        Run r = run("account", "dpsgd", "--sampling-rate", "1.5", "--steps", "10", "--noise-multiplier", "1");
+        assertEquals(2, r.status());
+        assertTrue(r.err().contains("--sampling-rate") && r.err().contains("1.5"), r.err());
+        r = run("account", "dpsgd", "--sampling-rate", "0.1", "--noise-multiplier", "1");
+        assertEquals(2, r.status());
+        assertTrue(r.err().contains("--steps"), r.err());
+        r = run("train", "--optimizer", "rmsprop", "--epochs", "0.01", "--no-progress", "--output", "unused");
+        assertEquals(2, r.status());
+        assertTrue(r.err().contains("--optimizer") && r.err().contains("rmsprop"), r.err());
+        r = run("tune", "--space", "lr=foo:1:2", "--no-progress");
+        assertEquals(2, r.status());
+        assertTrue(r.err().contains("--space") && r.err().contains("foo"), r.err());
+        r = run("tune", "--repetitions", "binomial:3", "--no-progress");
+        assertEquals(2, r.status());
+        assertTrue(r.err().contains("--repetitions") && r.err().contains("binomial"), r.err());
+        r = run("tune", "--target-epsilon", "3", "--space", "sigma=cat:1,2", "--no-progress");
+        assertEquals(2, r.status());
+        assertTrue(r.err().contains("sigma"), r.err());
+        r = run("train", "--dataset", "imagenet", "--no-progress");
+        assertEquals(2, r.status());
+        assertTrue(r.err().contains("imagenet"), r.err());
+        assertEquals(0, run("--help").status());
+        assertEquals(0, run("train", "--help").status());
+    }
+
+    /** A very short real run: files written, ε from the run's event, the saved model serves like DL4J. */
+    @Test
+    void trainWritesModelPrivacyJsonAndJsonLine() throws Exception {
+        Path out = tmp.resolve("run");
+        Run r = run("train", "--dataset", "mnist", "--epochs", "0.05", "--noise-multiplier", "1.0", "--lr", "1.0",
+                "--seed", "4", "--output", out.toString(), "--no-progress", "--json");
+        assertEquals(0, r.status(), r.err());
+        JsonNode j = r.lastJson();
+        for (String key : new String[]{"test_accuracy", "epsilon", "delta", "rdp_order", "noise_multiplier", "sampling_rate",
+                                       "steps", "epochs", "examples_per_second", "model_path"}) {
+            assertTrue(j.has(key), "JSON line lacks " + key);
+        }
+        long steps = j.get("steps").asLong();
+        assertEquals((long) Math.ceil(0.05 * 60000 / 256.0), steps);
+        double eps = RdpAccountant.standard().epsilon(NoiseCalibration.dpSgd(256.0 / 60000, 1.0, steps), 1e-5);
+        assertEquals(eps, j.get("epsilon").asDouble(), 1e-12);
+        JsonNode privacy = Reporting.JSON.readTree(Files.readString(out.resolve("privacy.json")));
+        assertEquals(eps, privacy.get("epsilon").asDouble(), 1e-12);
+        assertEquals(NoiseCalibration.dpSgd(256.0 / 60000, 1.0, steps),
+                PrivacyEvents.fromMap(Reporting.JSON.convertValue(privacy.get("event"), java.util.Map.class)));
+        MultiLayerNetwork loaded = ModelSerializer.restoreMultiLayerNetwork(out.resolve("model.zip").toFile());
+        LabeledData test = Mnist.load(DatasetCache.root().resolve("mnist")).test();
+        assertEquals(j.get("test_accuracy").asDouble(), DpSgdTrainer.accuracy(loaded, test), 1e-12);
+        assertTrue(j.get("test_accuracy").asDouble() > 0.3, "a few private steps already beat chance");
+        Run evaluated = run("evaluate", out.resolve("model.zip").toString(), "--dataset", "mnist", "--json");
+        assertEquals(0, evaluated.status(), evaluated.err());
+        assertEquals(j.get("test_accuracy").asDouble(), evaluated.lastJson().get("test_accuracy").asDouble(), 1e-12);
+        Run notAModel = run("evaluate", out.resolve("privacy.json").toString());
+        assertEquals(2, notAModel.status());
+        assertTrue(notAModel.err().contains("MODEL") && notAModel.err().contains("privacy.json"), notAModel.err());
+    }
+
+    @Test
+    void tuneReleasesOnlyWhatItsEpsilonCoversAndChargesTheLedger() throws Exception {
+        Path ledger = tmp.resolve("ledger.jsonl");
+        Path out = tmp.resolve("tune");
+        Run r = run("tune", "--dataset", "mnist", "--epochs", "0.05", "--repetitions", "fixed:2", "--space", "lr=cat:0.5,1.0",
+                "--target-epsilon", "2", "--seed", "3", "--ledger", ledger.toString(), "--ledger-budget", "5",
+                "--output", out.toString(), "--no-progress", "--json");
+        assertEquals(0, r.status(), r.err());
+        JsonNode j = r.lastJson();
+        for (String key : new String[]{"best", "best_score", "test_accuracy", "epsilon_total", "epsilon_single_run", "delta",
+                "distribution", "expected_repetitions", "best_run", "config"}) {
+            assertTrue(j.has(key), key);
+        }
+        double total = j.get("epsilon_total").asDouble();
+        assertTrue(total <= 2 && total > 1.9, "calibrated to the total target: " + total);
+        JsonNode record = operatorRecord(out);
+        assertEquals(2, record.get("repetitions").asLong());
+        assertEquals(2, record.get("trials").size());
+        // fixed K = 2 is composition: the total is the naive number, and one run costs less
+        assertEquals(record.get("epsilon_naive_composition").asDouble(), total, 1e-9);
+        assertTrue(j.get("epsilon_single_run").asDouble() < total);
+        assertTrue(j.get("test_accuracy").asDouble() > 0.3, r.out());
+        assertTrue(r.out().contains("score withheld"), r.out());
+        assertReleaseOnly(out, j, RANDOM_SEARCH_RELEASE, false);
+        assertTrue(Files.exists(out.resolve("model.zip")));
+        java.util.List<String> lines = Files.readAllLines(ledger);
+        assertEquals(5, lines.size(), "header, the tuning's charge, the tuning and two trials recorded under it");
+        JsonNode charge = Reporting.JSON.readTree(lines.get(1));
+        assertEquals(total, RdpAccountant.standard().epsilon(PrivacyEvents.fromMap(
+                Reporting.JSON.convertValue(charge.get("event"), java.util.Map.class)), 1e-5), 1e-12);
+        // a costly second tuning run would take the ledger above its budget of 5: refused before any training
+        Run again = run("tune", "--dataset", "mnist", "--epochs", "20", "--repetitions", "fixed:2", "--space", "lr=cat:0.5",
+                "--noise-multiplier", "0.5", "--ledger", ledger.toString(), "--output", tmp.resolve("tune2").toString(), "--no-progress");
+        assertTrue(again.status() != 0 && (again.err() + again.out()).contains("budget"), again.err() + again.out());
+        assertEquals(5, Files.readAllLines(ledger).size(), "a refused charge writes nothing");
+    }
+
+    /**
+     * --reveal-trials: K and every trial (candidate, score, failed) are released in trials.json, charged once,
+     * before the first run, as the composition of the K drawn runs.
+     */
+    @Test
+    void tuneRevealTrialsReleasesKAndEveryTrialAndChargesTheirComposition() throws Exception {
+        Path ledger = tmp.resolve("reveal-ledger.jsonl");
+        Path out = tmp.resolve("reveal");
+        Run r = run("tune", "--dataset", "mnist", "--epochs", "0.03", "--repetitions", "poisson:2", "--max-repetitions", "3",
+                "--space", "lr=cat:0.5,1.0", "--noise-multiplier", "1.5", "--reveal-trials", "--seed", "5",
+                "--ledger", ledger.toString(), "--output", out.toString(), "--no-progress", "--json");
+        assertEquals(0, r.status(), r.err());
+        JsonNode j = r.lastJson();
+        long k = j.get("repetitions").asLong();
+        assertEquals(operatorRecord(out).get("repetitions").asLong(), k);
+        JsonNode trials = Reporting.JSON.readTree(out.resolve("trials.json").toFile());
+        assertEquals(k, trials.get("repetitions").asLong());
+        assertEquals(k, trials.get("trials").size());
+        for (JsonNode t : trials.get("trials")) {
+            assertEquals(java.util.Set.of("candidate", "score", "failed"), fieldNames(t), t.toString());
+        }
+        double single = j.get("epsilon_single_run").asDouble();
+        RdpAccountant acc = RdpAccountant.standard();
+        var event = PrivacyEvents.fromMap(Reporting.JSON.convertValue(Reporting.JSON.readTree(out.resolve("tuning.json").toFile())
+                .get("event"), java.util.Map.class));
+        assertTrue(event instanceof org.dpdl4j.accounting.ComposedEvent c && c.events().size() == k, event.toString());
+        var parts = ((org.dpdl4j.accounting.ComposedEvent) event).events();
+        if (k > 0) {
+            assertEquals(single, acc.epsilon(parts.get(0), 1e-5), 1e-12);
+            assertEquals(acc.epsilon(new org.dpdl4j.accounting.SelfComposedEvent(parts.get(0), k), 1e-5),
+                    j.get("epsilon_total").asDouble(), 1e-9);
+        }
+        assertTrue(k <= 1 || j.get("epsilon_total").asDouble() > single, "K runs composed cost more than one");
+        java.util.List<String> lines = Files.readAllLines(ledger);
+        assertEquals(1, lines.stream().skip(1).filter(l -> l.contains("\"charged\":true")).count(), String.join("\n", lines));
+        assertTrue(lines.get(1).contains("\"charged\":true"), "the composition is charged before any trial is recorded");
+        assertEquals(2 + k, lines.size());
+        java.util.Set<String> allowed = new java.util.HashSet<>(RANDOM_SEARCH_RELEASE);
+        allowed.add("repetitions");
+        assertReleaseOnly(out, j, allowed, true);
+    }
+
+    /**
+     * account subsampled-tuning against the accountant's events built by hand, and the Remark 7 limit:
+     * a tuning fraction near 1 (variant 1) costs what the baseline costs.
+     */
+    @Test
+    void accountSubsampledTuningReportsVariantAndBaseline() throws Exception {
+        Run r = run("account", "subsampled-tuning", "--sampling-rate", "0.01", "--noise-multiplier", "2", "--steps", "5000",
+                "--repetitions", "poisson:15", "--tune-fraction", "0.1", "--variant", "1", "--json");
+        assertEquals(0, r.status(), r.err());
+        JsonNode j = r.lastJson();
+        var run = NoiseCalibration.dpSgd(0.01, 2, 5000);
+        var search = new org.dpdl4j.accounting.RepeatAndSelectEvent(run, org.dpdl4j.accounting.RepetitionDistribution.poisson(15));
+        RdpAccountant acc = RdpAccountant.standard();
+        assertEquals(acc.epsilon(new org.dpdl4j.accounting.SubsampledTuningEvent(search, run, 0.1,
+                org.dpdl4j.accounting.SubsampledTuningEvent.Variant.DISJOINT), 1e-5), j.get("epsilon").asDouble(), 1e-12);
+        assertEquals(acc.epsilon(search, 1e-5), j.get("baseline_epsilon").asDouble(), 1e-12);
+        assertTrue(j.has("order"));
+        assertTrue(j.get("epsilon").asDouble() < j.get("baseline_epsilon").asDouble());
+        Run v2 = run("account", "subsampled-tuning", "--sampling-rate", "0.01", "--noise-multiplier", "2", "--steps", "5000",
+                "--repetitions", "poisson:15", "--tune-fraction", "0.1", "--variant", "2", "--json");
+        assertTrue(v2.lastJson().get("epsilon").asDouble() > j.get("epsilon").asDouble(), "at mu = 15, variant 1 is tighter");
+        Run near1 = run("account", "subsampled-tuning", "--sampling-rate", "0.01", "--noise-multiplier", "2", "--steps", "5000",
+                "--repetitions", "poisson:15", "--tune-fraction", "0.999999", "--json");
+        double atNear1 = near1.lastJson().get("epsilon").asDouble(); // Remark 7: tends to the tuning alone
+        assertTrue(atNear1 <= j.get("baseline_epsilon").asDouble() + 1e-12 && atNear1 > j.get("baseline_epsilon").asDouble() - 1e-3,
+                atNear1 + " vs " + j.get("baseline_epsilon"));
+        Run bad = run("account", "subsampled-tuning", "--sampling-rate", "0.01", "--noise-multiplier", "2", "--steps", "5000",
+                "--repetitions", "poisson:15", "--variant", "3");
+        assertEquals(2, bad.status());
+        assertTrue(bad.err().contains("--variant") && bad.err().contains("3"), bad.err());
+        bad = run("account", "subsampled-tuning", "--sampling-rate", "0.01", "--noise-multiplier", "2", "--steps", "5000",
+                "--repetitions", "poisson:15", "--tune-fraction", "1.5");
+        assertEquals(2, bad.status());
+        assertTrue(bad.err().contains("--tune-fraction") && bad.err().contains("1.5"), bad.err());
+    }
+
+    /** A very short real subsampled tuning run: calibrated to the total, ledger charged once, compute reported. */
+    @Test
+    void tuneSubsampledReportsTotalBaselineAndCompute() throws Exception {
+        Path ledger = tmp.resolve("sub-ledger.jsonl");
+        Run r = run("tune", "--tuner", "subsampled", "--dataset", "mnist", "--epochs", "0.3", "--batch-size", "64",
+                "--repetitions", "fixed:2", "--space", "lr=cat:0.05,0.1", "--tune-fraction", "0.05", "--variant", "2",
+                "--target-epsilon", "2", "--seed", "4", "--ledger", ledger.toString(), "--output", tmp.resolve("sub").toString(),
+                "--no-progress", "--json");
+        assertEquals(0, r.status(), r.err());
+        JsonNode j = r.lastJson();
+        double total = j.get("epsilon_total").asDouble();
+        assertTrue(total <= 2 && total > 1.9, "calibrated to the total target: " + total);
+        assertTrue(j.get("epsilon_baseline").asDouble() > 0);
+        JsonNode record = operatorRecord(tmp.resolve("sub"));
+        assertEquals(60000, record.get("final_set_size").asInt(), "variant 2 trains the final model on all of X");
+        assertTrue(record.get("tune_set_size").asInt() > 0 && record.get("repetitions").asLong() == 2, record.toString());
+        assertEquals(j.get("best").get("lr").asDouble() / (0.05 * 0.9), j.get("final_candidate").get("lr").asDouble(), 1e-9,
+                "scaled by the expected sizes n / (q_tune (1 - f) n)");
+        assertTrue(j.get("test_accuracy").asDouble() > 0.3, r.out());
+        assertTrue(record.get("gradient_ratio").asDouble() > 0);
+        assertReleaseOnly(tmp.resolve("sub"), j, SUBSAMPLED_RELEASE, false);
+        java.util.List<String> lines = Files.readAllLines(ledger);
+        assertEquals(1, lines.stream().skip(1).filter(l -> l.contains("\"charged\":true")).count(), String.join("\n", lines));
+        Run bad = run("tune", "--tuner", "subsampled", "--space", "batch_size=cat:64,128", "--no-progress");
+        assertEquals(2, bad.status());
+        assertTrue(bad.err().contains("sampling_rate"), bad.err());
+    }
+
+    /** --density-bounds 1:1 prints exactly the random-search number; 0.75:2 adds Theorem 1's adaptivity cost. */
+    @Test
+    void accountTuningWithDensityBounds() throws Exception {
+        String[] base = {"account", "tuning", "--sampling-rate", "0.00427", "--steps", "2344", "--noise-multiplier", "0.71",
+                "--repetitions", "geometric:gamma=0.01", "--json"};
+        double random = run(base).lastJson().get("epsilon").asDouble();
+        Run same = run(concat(base, "--density-bounds", "1:1"));
+        assertEquals(0, same.status(), same.err());
+        assertEquals(random, same.lastJson().get("epsilon").asDouble(), 0.0);
+        JsonNode j = run(concat(base, "--density-bounds", "0.75:2")).lastJson();
+        var run = NoiseCalibration.dpSgd(0.00427, 0.71, 2344);
+        var k = new org.dpdl4j.accounting.TruncatedNegativeBinomial(1, 0.01);
+        assertEquals(RdpAccountant.standard().epsilon(new org.dpdl4j.accounting.AdaptiveRepeatAndSelectEvent(run, k, 0.75, 2), 1e-5),
+                j.get("epsilon").asDouble(), 1e-12);
+        assertEquals(j.get("epsilon").asDouble() - random, j.get("adaptivity_cost").asDouble(), 1e-12);
+        assertTrue(j.get("adaptivity_cost").asDouble() > 0);
+        Run bad = run(concat(base, "--density-bounds", "2:3"));
+        assertEquals(2, bad.status());
+        assertTrue(bad.err().contains("--density-bounds") && bad.err().contains("2:3"), bad.err());
+    }
+
+    /** A very short real DP-HyPO run: total calibrated, adaptivity cost reported, every trial recorded in the ledger. */
+    @Test
+    void tuneDpHypoReportsTheAdaptivityCost() throws Exception {
+        Path ledger = tmp.resolve("hypo-ledger.jsonl");
+        Run r = run("tune", "--tuner", "dp-hypo", "--dataset", "mnist", "--epochs", "0.05", "--repetitions", "fixed:3",
+                "--density-bounds", "0.75:2", "--space", "lr=cat:0.5,1.0", "--space", "clip=cat:0.5,1", "--target-epsilon", "2",
+                "--seed", "3", "--ledger", ledger.toString(), "--output", tmp.resolve("hypo").toString(), "--no-progress", "--json");
+        assertEquals(0, r.status(), r.err());
+        JsonNode j = r.lastJson();
+        assertTrue(j.get("epsilon_total").asDouble() <= 2);
+        assertEquals("dp-hypo", j.get("tuner").asText());
+        assertEquals(0.0, j.get("adaptivity_cost").asDouble(), 1e-12, "a fixed number of runs composes: adaptivity is free");
+        assertEquals(3, operatorRecord(tmp.resolve("hypo")).get("repetitions").asLong());
+        assertTrue(j.get("test_accuracy").asDouble() > 0.3, r.out());
+        assertEquals(1 + 1 + 1 + 3, Files.readAllLines(ledger).size(), "header, the charge, the tuning and three trials recorded");
+        assertReleaseOnly(tmp.resolve("hypo"), j, DP_HYPO_RELEASE, false);
+        assertTrue(r.out().contains("[operator] observed density ratios"), r.out());
+        Run bad = run("tune", "--tuner", "dp-hypo", "--ucb-tau", "-1", "--no-progress");
+        assertEquals(2, bad.status());
+        assertTrue(bad.err().contains("--ucb-tau"), bad.err());
+        bad = run("tune", "--tuner", "propose-test", "--granularity", "2", "--no-progress");
+        assertEquals(2, bad.status());
+        assertTrue(bad.err().contains("--granularity") && bad.err().contains("2.0"), bad.err());
+    }
+
+    /** account dp-hype: the JSON's noise multiplier meets the target (Theorem IV.1 + II.1) and bad k is refused. */
+    @Test
+    void accountDpHypeGivesTheNoiseMultiplier() throws Exception {
+        Run r = run("account", "dp-hype", "--votes", "5", "--target-epsilon", "1", "--delta", "1e-5", "--json");
+        assertEquals(0, r.status(), r.err());
+        double sigma = r.lastJson().get("noise_multiplier").asDouble();
+        assertEquals(sigma, org.dpdl4j.accounting.DpHypeVoting.noiseMultiplier(5, 1, 1e-5), 0.0);
+        assertTrue(r.lastJson().get("epsilon").asDouble() <= 1.0);
+        Run bad = run("account", "dp-hype", "--votes", "0", "--target-epsilon", "1");
+        assertEquals(2, bad.status());
+        assertTrue(bad.err().contains("--votes") && bad.err().contains("0"), bad.err());
+    }
+
+    /**
+     * tune --tuner dp-hype in process on MNIST: the vote meets its target through the distributed discrete
+     * Gaussian, every client takes part, the ledger holds the vote's event, and OPT and RANDGUESS are the max
+     * and mean of the candidates' test accuracies.
+     */
+    @Test
+    void tuneDpHypeVotesInProcessAndReportsOptAndRandGuess() throws Exception {
+        Path ledger = tmp.resolve("hype-ledger.jsonl");
+        Run r = run("tune", "--tuner", "dp-hype", "--clients", "3", "--votes", "1", "--target-epsilon", "2", "--model", "mlp",
+                "--epochs", "0.05", "--space", "lr=cat:0.001,0.5", "--seed", "4", "--ledger", ledger.toString(), "--evaluate",
+                "--output", tmp.resolve("hype").toString(), "--no-progress", "--json");
+        assertEquals(0, r.status(), r.err());
+        JsonNode j = r.lastJson();
+        double epsilon = j.get("epsilon_total").asDouble();
+        assertTrue(epsilon <= 2 && epsilon > 1.99, "calibrated to the target: " + epsilon);
+        JsonNode record = operatorRecord(tmp.resolve("hype"));
+        assertEquals("[1,2,3]", record.get("participants").toString());
+        assertEquals(1, record.get("rounds").asLong());
+        JsonNode evaluation = record.get("evaluation");
+        assertTrue(evaluation.get("non_private").asText().contains("WITHOUT privacy"), evaluation.toString());
+        double a0 = evaluation.get("candidate_test_accuracies").get(0).asDouble();
+        double a1 = evaluation.get("candidate_test_accuracies").get(1).asDouble();
+        assertEquals(Math.max(a0, a1), evaluation.get("opt_accuracy").asDouble(), 0.0);
+        assertEquals((a0 + a1) / 2, evaluation.get("randguess_accuracy").asDouble(), 1e-12);
+        assertEquals(j.get("winner_index").asInt() == 0 ? a0 : a1, evaluation.get("winner_test_accuracy").asDouble(), 0.0);
+        assertReleaseOnly(tmp.resolve("hype"), j, DP_HYPE_RELEASE, false);
+        java.util.List<String> lines = Files.readAllLines(ledger);
+        assertEquals(2, lines.size(), "header and the vote's charge");
+        assertEquals(epsilon, org.dpdl4j.accounting.DpHypeVoting.accountant().epsilon(PrivacyEvents.fromMap(
+                Reporting.JSON.convertValue(Reporting.JSON.readTree(lines.get(1)).get("event"), java.util.Map.class)), 1e-5), 1e-12);
+
+        Run bad = run("tune", "--tuner", "dp-hype", "--clients", "1", "--no-progress");
+        assertEquals(2, bad.status());
+        assertTrue(bad.err().contains("--clients") && bad.err().contains("1"), bad.err());
+        bad = run("tune", "--tuner", "dp-hype", "--transport", "carrier-pigeon", "--no-progress");
+        assertEquals(2, bad.status());
+        assertTrue(bad.err().contains("--transport"), bad.err());
+        bad = run("tune", "--tuner", "dp-hype", "--partition", "dirichlet:-1", "--no-progress");
+        assertEquals(2, bad.status());
+        assertTrue(bad.err().contains("--partition") && bad.err().contains("dirichlet:-1"), bad.err());
+        bad = run("tune", "--tuner", "dp-hype", "--coordinator-port", "70000", "--no-progress");
+        assertEquals(2, bad.status());
+        assertTrue(bad.err().contains("--coordinator-port") && bad.err().contains("70000"), bad.err());
+        bad = run("tune", "--tuner", "dp-hype", "--votes", "9", "--space", "lr=cat:0.1,0.2", "--no-progress");
+        assertEquals(2, bad.status());
+        assertTrue(bad.err().contains("--votes") && bad.err().contains("9"), bad.err());
+    }
+
+    /**
+     * Bad outputs, σ = 0 without --non-private and bad space values are refused by name before anything is
+     * charged or trained: the ledger is byte-identical afterwards. A corrupt ledger is one line with exit 5.
+     */
+    @Test
+    void badInputIsRefusedBeforeTheLedgerChanges() throws Exception {
+        Path ledger = tmp.resolve("guard.jsonl");
+        try (var l = org.dpdl4j.tuning.PrivacyLedger.open(ledger, "mnist", 10, 1e-5)) {
+            l.charge("earlier", new org.dpdl4j.accounting.GaussianEvent(5));
+        }
+        byte[] before = Files.readAllBytes(ledger);
+        Path aFile = tmp.resolve("a-file");
+        Files.writeString(aFile, "x");
+        Path earlier = tmp.resolve("earlier");
+        Files.createDirectories(earlier);
+        Files.writeString(earlier.resolve("model.zip"), "an earlier model");
+        String[] tune = {"tune", "--epochs", "0.01", "--repetitions", "fixed:1", "--noise-multiplier", "1", "--ledger",
+                ledger.toString(), "--no-progress"};
+        String[][] cases = {
+                concat(tune, "--space", "lr=cat:0.5", "--output", aFile.toString()), {"--output", "is a file"},
+                concat(tune, "--space", "lr=cat:0.5", "--output", aFile.resolve("sub").toString()), {"--output", "not a writable"},
+                concat(tune, "--space", "lr=cat:0.5", "--output", ""), {"--output", "must name a directory"},
+                concat(tune, "--space", "lr=cat:0.5", "--output", earlier.toString()), {"--output", "--overwrite"},
+                concat(tune, "--space", "lr=cat:-1,0.5", "--output", tmp.resolve("o1").toString()), {"lr", "-1"},
+                concat(tune, "--space", "optimizer=cat:sgd,rmsprop", "--output", tmp.resolve("o2").toString()), {"optimizer", "rmsprop"},
+                concat(tune, "--space", "sigma=cat:0,1", "--output", tmp.resolve("o3").toString()), {"sigma", "--non-private"},
+                {"tune", "--noise-multiplier", "0", "--ledger", ledger.toString(), "--output", tmp.resolve("o4").toString()},
+                {"--noise-multiplier 0", "--non-private"},
+                {"tune", "--non-private", "--ledger", ledger.toString(), "--output", tmp.resolve("o5").toString()},
+                {"--non-private", "--ledger"},
+                {"train", "--output", aFile.resolve("sub").toString()}, {"--output", "not a writable"},
+                {"train", "--noise-multiplier", "0", "--output", tmp.resolve("o6").toString()}, {"--non-private"},
+        };
+        for (int c = 0; c < cases.length; c += 2) {
+            Run r = run(cases[c]);
+            String what = String.join(" ", cases[c]);
+            assertEquals(2, r.status(), what + "\n" + r.err());
+            for (String expected : cases[c + 1]) {
+                assertTrue(r.err().contains(expected), what + ": " + r.err());
+            }
+            assertEquals(1, r.err().strip().lines().filter(l -> !l.startsWith("note:")).count(), "one line: " + r.err());
+            assertTrue(java.util.Arrays.equals(before, Files.readAllBytes(ledger)), what + " changed the ledger");
+        }
+        assertEquals("an earlier model", Files.readString(earlier.resolve("model.zip")));
+
+        Files.writeString(ledger, "{\"seq\":9,garbage\n", java.nio.file.StandardOpenOption.APPEND);
+        Run corrupt = run(concat(tune, "--space", "lr=cat:0.5", "--output", tmp.resolve("o7").toString()));
+        assertEquals(5, corrupt.status(), corrupt.err());
+        assertTrue(corrupt.err().startsWith("ledger: ") && corrupt.err().contains("line 3") && corrupt.err().strip().lines().count() == 1,
+                corrupt.err());
+    }
+
+    /** train --non-private runs without noise and says so: epsilon infinite, privacy.json marked. */
+    @Test
+    void trainNonPrivateIsExplicitAndReportsInfiniteEpsilon() throws Exception {
+        Path out = tmp.resolve("np");
+        Run r = run("train", "--non-private", "--epochs", "0.01", "--output", out.toString(), "--no-progress", "--json");
+        assertEquals(0, r.status(), r.err());
+        assertTrue(Double.isInfinite(r.lastJson().get("epsilon").asDouble()), r.lastJson().toString());
+        JsonNode privacy = Reporting.JSON.readTree(out.resolve("privacy.json").toFile());
+        assertTrue(privacy.get("non_private").asBoolean());
+        Run again = run("train", "--non-private", "--epochs", "0.01", "--output", out.toString(), "--no-progress");
+        assertEquals(2, again.status(), "an earlier run's results are not overwritten");
+        assertEquals(0, run("train", "--non-private", "--epochs", "0.01", "--output", out.toString(), "--overwrite", "--no-progress")
+                .status());
+    }
+
+    /** A truncated K is never charged more than the composition of its limit m (here m = 2). */
+    @Test
+    void accountTuningCapsATruncatedKByComposition() throws Exception {
+        Run r = run("account", "tuning", "--sampling-rate", "0.004", "--noise-multiplier", "1", "--steps", "1000",
+                "--repetitions", "poisson:10", "--max-repetitions", "2", "--json");
+        assertEquals(0, r.status(), r.err());
+        double twoRuns = RdpAccountant.standard().epsilon(new org.dpdl4j.accounting.SelfComposedEvent(
+                NoiseCalibration.dpSgd(0.004, 1, 1000), 2), 1e-5);
+        assertEquals(twoRuns, r.lastJson().get("epsilon").asDouble(), 1e-9);
+    }
+
+    /** ledger show: every entry, the spent total as the accountant computes it, and the remaining budget. */
+    @Test
+    void ledgerShowPrintsWhatWasSpent() throws Exception {
+        Path ledger = tmp.resolve("show.jsonl");
+        var a = new org.dpdl4j.accounting.GaussianEvent(4);
+        var b = NoiseCalibration.dpSgd(0.01, 1, 100);
+        try (var l = org.dpdl4j.tuning.PrivacyLedger.open(ledger, "mnist", 8, 1e-5)) {
+            long charge = l.charge("a", a).sequence();
+            l.record("trial under a", a, charge);
+            l.charge("b", b);
+        }
+        Run r = run("ledger", "show", ledger.toString(), "--json");
+        assertEquals(0, r.status(), r.err());
+        JsonNode j = r.lastJson();
+        double spent = RdpAccountant.standard().epsilon(new org.dpdl4j.accounting.ComposedEvent(java.util.List.of(a, b)), 1e-5);
+        assertEquals(spent, j.get("epsilon_spent").asDouble(), 1e-12);
+        assertEquals(8 - spent, j.get("epsilon_remaining").asDouble(), 1e-12);
+        assertEquals(3, j.get("entries").size());
+        assertEquals(1, j.get("entries").get(1).get("covered_by").asLong(), "the record points at the first charge");
+        assertEquals(2, run("ledger", "show", tmp.resolve("missing.jsonl").toString()).status());
+    }
+
+    /** Starts the command line in a child JVM (one ND4J thread), its output in {@code log}. */
+    private static Process startCli(Path log, String... args) throws Exception {
+        String javaBinary = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        java.util.List<String> cmd = new java.util.ArrayList<>(java.util.List.of(javaBinary, "-Xmx2g", "-cp",
+                System.getProperty("java.class.path"), Main.class.getName()));
+        cmd.addAll(java.util.List.of(args));
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile());
+        pb.environment().put("OMP_NUM_THREADS", "1");
+        return pb.start();
+    }
+
+    /** Waits for a file to appear while the process lives; fails with the process's log otherwise. */
+    private static void awaitFile(Path file, Process p, Path log) throws Exception {
+        long end = System.nanoTime() + 240_000_000_000L;
+        while (!Files.exists(file)) {
+            if (!p.isAlive() || System.nanoTime() > end) {
+                p.destroyForcibly();
+                throw new AssertionError(file + " never appeared; child log:\n" + Files.readString(log));
+            }
+            Thread.sleep(50);
+        }
+    }
+
+    /**
+     * SIGKILL after a checkpoint, then train --resume: the run ends at its planned T, its epsilon and privacy.json
+     * are those of the whole T-step run, and the checkpoint is gone.
+     */
+    @Test
+    void trainResumesAfterSigkillToThePlannedSteps() throws Exception {
+        Path out = tmp.resolve("ckpt");
+        Path log = tmp.resolve("ckpt.log");
+        Path ledger = tmp.resolve("train-ledger.jsonl");
+        Process p = startCli(log, "train", "--model", "mlp", "--epochs", "0.6", "--noise-multiplier", "1.1",
+                "--checkpoint-every", "20", "--seed", "7", "--ledger", ledger.toString(), "--output", out.toString(), "--no-progress");
+        awaitFile(out.resolve("checkpoint").resolve("state.json"), p, log);
+        assertTrue(p.isAlive(), "killed mid-run");
+        p.destroyForcibly(); // SIGKILL
+        assertTrue(p.waitFor(60, java.util.concurrent.TimeUnit.SECONDS));
+        assertTrue(!Files.exists(out.resolve("model.zip")), "the killed run finished nothing");
+        long done = Reporting.JSON.readTree(out.resolve("checkpoint").resolve("state.json").toFile()).get("steps_done").asLong();
+        assertTrue(done >= 20 && done % 20 == 0, "checkpoint at " + done);
+
+        Run r = run("train", "--resume", out.toString(), "--no-progress", "--json");
+        assertEquals(0, r.status(), r.err() + r.out());
+        JsonNode j = r.lastJson();
+        long planned = (long) Math.ceil(0.6 * 60000 / 256.0);
+        assertEquals(planned, j.get("steps").asLong());
+        assertEquals(done, j.get("resumed_from_step").asLong());
+        var event = NoiseCalibration.dpSgd(256.0 / 60000, 1.1, planned);
+        assertEquals(RdpAccountant.standard().epsilon(event, 1e-5), j.get("epsilon").asDouble(), 1e-12);
+        JsonNode privacy = Reporting.JSON.readTree(out.resolve("privacy.json").toFile());
+        assertEquals(planned, privacy.get("steps").asLong());
+        assertEquals(event, PrivacyEvents.fromMap(Reporting.JSON.convertValue(privacy.get("event"), java.util.Map.class)));
+        assertTrue(!Files.exists(out.resolve("checkpoint")), "the final model supersedes the checkpoint");
+        java.util.List<String> charges = Files.readAllLines(ledger).stream().filter(l -> l.contains("\"charged\":true")).toList();
+        assertEquals(1, charges.size(), "train --ledger charges the whole run once, before it starts, not again on resume");
+        assertEquals(event, PrivacyEvents.fromMap(Reporting.JSON.convertValue(Reporting.JSON.readTree(charges.get(0)).get("event"),
+                java.util.Map.class)));
+        assertTrue(j.get("test_accuracy").asDouble() > 0.3, r.out());
+        Run again = run("train", "--resume", out.toString(), "--no-progress");
+        assertEquals(2, again.status());
+        assertTrue(again.err().contains("finished"), again.err());
+    }
+
+    /**
+     * SIGKILL after the first finished trial, then tune --resume: the ledger holds exactly one charge, and the
+     * release equals that of an uninterrupted tuning with the same seed (same best, score and model parameters).
+     */
+    @Test
+    void tuneResumesAfterSigkillWithOneChargeAndTheSameRelease() throws Exception {
+        String[] args = {"tune", "--model", "mlp", "--epochs", "0.15", "--repetitions", "fixed:4", "--space", "lr=cat:0.05,0.2,0.8",
+                "--noise-multiplier", "1.0", "--seed", "11", "--no-progress"};
+        Path ledger = tmp.resolve("resume-ledger.jsonl");
+        Path out = tmp.resolve("resumed");
+        Path log = tmp.resolve("tune.log");
+        Process p = startCli(log, concat(args, "--ledger", ledger.toString(), "--output", out.toString()));
+        awaitFile(out.resolve("operator").resolve("trials").resolve("trial-0.json"), p, log);
+        assertTrue(p.isAlive(), "killed mid-tuning");
+        p.destroyForcibly();
+        assertTrue(p.waitFor(60, java.util.concurrent.TimeUnit.SECONDS));
+        assertTrue(!Files.exists(out.resolve("tuning.json")));
+        java.util.function.Supplier<Long> charges = () -> {
+            try {
+                return Files.readAllLines(ledger).stream().filter(l -> l.contains("\"charged\":true")).count();
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        };
+        assertEquals(1L, charges.get());
+
+        Run resumed = run("tune", "--resume", out.toString(), "--json");
+        assertEquals(0, resumed.status(), resumed.err() + resumed.out());
+        assertEquals(1L, charges.get(), "nothing is charged twice");
+        Run clean = run(concat(args, "--ledger", tmp.resolve("clean-ledger.jsonl").toString(), "--output",
+                tmp.resolve("clean").toString(), "--json"));
+        assertEquals(0, clean.status(), clean.err());
+        assertEquals(clean.lastJson().get("best"), resumed.lastJson().get("best"));
+        assertEquals(clean.lastJson().get("best_score").asDouble(), resumed.lastJson().get("best_score").asDouble(), 0.0);
+        assertEquals(clean.lastJson().get("epsilon_total").asDouble(), resumed.lastJson().get("epsilon_total").asDouble(), 0.0);
+        MultiLayerNetwork a = ModelSerializer.restoreMultiLayerNetwork(out.resolve("model.zip").toFile());
+        MultiLayerNetwork b = ModelSerializer.restoreMultiLayerNetwork(tmp.resolve("clean").resolve("model.zip").toFile());
+        assertEquals(0, a.params().sub(b.params()).amaxNumber().doubleValue(), 0.0, "the same model as without the crash");
+        assertTrue(!Files.exists(out.resolve("operator").resolve("state.json")), "the seed is not kept after the tuning ends");
+        assertEquals(2, run("tune", "--resume", out.toString()).status(), "a finished tuning is not resumed");
+    }
+
+    /**
+     * audit train: an honest run passes (exit 0, lower bound at most the accountant's ε); a noise-free run claiming
+     * ε = 1 fails with exit status 4 and a lower bound above 1.
+     */
+    @Test
+    void auditTrainPassesAnHonestRunAndFailsAnOverclaim() throws Exception {
+        String[] base = {"audit", "train", "--model", "mlp", "--train-size", "2000", "--batch-size", "200", "--epochs", "6",
+                "--canaries", "1000", "--seed", "3", "--no-progress", "--json"};
+        Run honest = run(concat(base, "--target-epsilon", "2"));
+        assertEquals(0, honest.status(), honest.err() + honest.out());
+        JsonNode h = honest.lastJson();
+        assertTrue(h.get("passed").asBoolean() && h.get("epsilon_lower_bound").asDouble() <= h.get("claimed_epsilon").asDouble(), h.toString());
+        assertEquals(2.0, h.get("claimed_epsilon").asDouble(), 1e-3, "by default the claim is the accountant's epsilon");
+        Run overclaim = run(concat(base, "--noise-multiplier", "0", "--allow-non-private", "--claimed-epsilon", "1"));
+        assertEquals(4, overclaim.status(), overclaim.err() + overclaim.out());
+        assertTrue(overclaim.lastJson().get("epsilon_lower_bound").asDouble() > 1, overclaim.lastJson().toString());
+        for (String tuner : new String[]{"subsampled", "propose-test"}) { // trials without noise, claiming a tuning's epsilon of 2
+            Run tune = run("audit", "tune", "--tuner", tuner, "--model", "mlp", "--train-size", "4000", "--batch-size", "32", "--epochs", "3",
+                    "--repetitions", "fixed:2", "--space", "lr=cat:0.3,0.6", "--noise-multiplier", "0", "--allow-non-private",
+                    "--claimed-epsilon", "2", "--seed", "3", "--no-progress", "--json");
+            assertEquals(4, tune.status(), tuner + ": " + tune.err() + tune.out());
+            assertTrue(tune.lastJson().get("epsilon_lower_bound").asDouble() > 2, tune.lastJson().toString());
+        }
+        Run badNoise = run("audit", "tune", "--score-noise", "0", "--no-progress");
+        assertEquals(2, badNoise.status());
+        assertTrue(badNoise.err().contains("--score-noise") && badNoise.err().contains("0.0"), badNoise.err());
+        Run badSize = run("reproduce", "audit-table", "--audit-train-size", "10", "--output", tmp.resolve("at").toString());
+        assertEquals(2, badSize.status());
+        assertTrue(badSize.err().contains("--audit-train-size") && badSize.err().contains("10"), badSize.err());
+        Run refused = run("audit", "train", "--noise-multiplier", "0", "--no-progress");
+        assertEquals(2, refused.status());
+        assertTrue(refused.err().contains("--allow-non-private"), refused.err());
+    }
+
+    /**
+     * A fresh tuning never reuses an earlier tuning's trials (here: noise-free ones written with the same seed into the
+     * same directory), and --resume never adopts a charge that another command made after a refused tuning.
+     */
+    @Test
+    void aFreshTuningNeverReusesTrialsAndResumeNeverAdoptsAForeignCharge() throws Exception {
+        Path out = tmp.resolve("reuse");
+        String[] base = {"tune", "--model", "mlp", "--epochs", "0.05", "--repetitions", "fixed:1", "--space", "lr=cat:0.5", "--seed", "7",
+                "--no-progress", "--json"};
+        Run noiseFree = run(concat(base, "--non-private", "--output", out.toString()));
+        assertEquals(0, noiseFree.status(), noiseFree.err());
+        Run noisy = run(concat(base, "--noise-multiplier", "200", "--output", out.toString(), "--overwrite"));
+        assertEquals(0, noisy.status(), noisy.err());
+        assertTrue(noisy.lastJson().get("test_accuracy").asDouble() != noiseFree.lastJson().get("test_accuracy").asDouble()
+                || noisy.lastJson().get("best_score").asDouble() != noiseFree.lastJson().get("best_score").asDouble(),
+                "the noisy tuning trained its own model: " + noisy.lastJson() + " vs " + noiseFree.lastJson());
+
+        Path ledger = tmp.resolve("foreign.jsonl");
+        Path refusedOut = tmp.resolve("refused");
+        Run refused = run(concat(base, "--noise-multiplier", "0.5", "--ledger", ledger.toString(), "--ledger-budget", "1",
+                "--output", refusedOut.toString()));
+        assertEquals(3, refused.status(), refused.err());
+        assertEquals(0, run("train", "--model", "mlp", "--epochs", "0.01", "--target-epsilon", "0.3", "--ledger", ledger.toString(),
+                "--output", tmp.resolve("foreign-train").toString(), "--no-progress").status());
+        Run resumed = run("tune", "--resume", refusedOut.toString());
+        assertEquals(2, resumed.status(), "a tuning that was never charged is not resumed under another command's charge");
+        assertTrue(resumed.err().contains("no tuning to resume"), resumed.err());
+    }
+
+    /**
+     * The same crash and resume for subsampled tuning (killed after its first trial on X1) and propose-test (killed
+     * once its state is saved): one charge, and the release of an uninterrupted run with the same seed.
+     */
+    @Test
+    void subsampledAndProposeTestResumeAfterSigkill() throws Exception {
+        String[][] tuners = {
+                {"tune", "--tuner", "subsampled", "--model", "mlp", "--epochs", "0.3", "--batch-size", "64", "--repetitions", "fixed:3",
+                        "--space", "lr=cat:0.05,0.1", "--tune-fraction", "0.05", "--noise-multiplier", "1.0", "--seed", "4", "--no-progress"},
+                {"tune", "--tuner", "propose-test", "--model", "mlp", "--epochs", "0.05", "--partitions", "2", "--granularity", "0.2",
+                        "--eps0", "0.1", "--space", "lr=cat:0.5,1.0", "--noise-multiplier", "1.0", "--seed", "2", "--no-progress"}};
+        String[] awaited = {"trials/trial-0.json", "state.json"};
+        for (int k = 0; k < tuners.length; k++) {
+            Path ledger = tmp.resolve("l" + k + ".jsonl");
+            Path out = tmp.resolve("r" + k);
+            Path log = tmp.resolve("r" + k + ".log");
+            Process p = startCli(log, concat(tuners[k], "--ledger", ledger.toString(), "--output", out.toString()));
+            awaitFile(out.resolve("operator").resolve(awaited[k]), p, log);
+            assertTrue(p.isAlive(), tuners[k][2] + " killed mid-tuning");
+            p.destroyForcibly();
+            assertTrue(p.waitFor(60, java.util.concurrent.TimeUnit.SECONDS));
+            Run resumed = run("tune", "--resume", out.toString(), "--json");
+            assertEquals(0, resumed.status(), tuners[k][2] + ": " + resumed.err() + resumed.out());
+            assertEquals(1, Files.readAllLines(ledger).stream().filter(l -> l.contains("\"charged\":true")).count(), tuners[k][2]);
+            Run clean = run(concat(tuners[k], "--output", tmp.resolve("c" + k).toString(), "--json"));
+            assertEquals(0, clean.status(), clean.err());
+            assertEquals(clean.lastJson().get("best"), resumed.lastJson().get("best"), tuners[k][2]);
+            MultiLayerNetwork a = ModelSerializer.restoreMultiLayerNetwork(out.resolve("model.zip").toFile());
+            MultiLayerNetwork b = ModelSerializer.restoreMultiLayerNetwork(tmp.resolve("c" + k).resolve("model.zip").toFile());
+            assertEquals(0, a.params().sub(b.params()).amaxNumber().doubleValue(), 0.0, tuners[k][2] + ": the same model");
+        }
+    }
+
+    /** A short propose-test run: the release holds the selection and the final model, the loop's count is operator-only. */
+    @Test
+    void tuneProposeTestReleasesTheSelectionOnly() throws Exception {
+        Path out = tmp.resolve("pt");
+        Run r = run("tune", "--tuner", "propose-test", "--dataset", "mnist", "--epochs", "0.03", "--partitions", "2",
+                "--granularity", "0.2", "--eps0", "0.1", "--space", "lr=cat:0.5,1.0", "--target-epsilon", "4", "--seed", "2",
+                "--output", out.toString(), "--no-progress", "--json");
+        assertEquals(0, r.status(), r.err());
+        JsonNode j = r.lastJson();
+        assertTrue(j.get("epsilon_total").asDouble() <= 4, j.toString());
+        JsonNode record = operatorRecord(out);
+        assertTrue(record.get("iterations").asInt() >= 1 && record.get("part_sizes").size() == 2, record.toString());
+        assertReleaseOnly(out, j, PROPOSE_TEST_RELEASE, false);
+    }
+
+    private static final java.util.Set<String> COMMON_RELEASE = java.util.Set.of("tuner", "best", "best_score", "best_run",
+            "test_accuracy", "epsilon_total", "delta", "rdp_order", "noise_multiplier", "dataset", "dataset_size", "model", "config",
+            "notes", "event", "library_version");
+    private static final java.util.Set<String> RANDOM_SEARCH_RELEASE = union(COMMON_RELEASE, "epsilon_single_run", "distribution",
+            "expected_repetitions", "score", "trials_revealed");
+    private static final java.util.Set<String> DP_HYPO_RELEASE = union(RANDOM_SEARCH_RELEASE, "density_bounds",
+            "epsilon_random_search", "adaptivity_cost");
+    private static final java.util.Set<String> SUBSAMPLED_RELEASE = union(COMMON_RELEASE, "variant", "tune_fraction",
+            "final_candidate", "extrapolation", "epsilon_baseline", "epsilon_single_run", "distribution", "expected_repetitions",
+            "sampling_rate");
+    private static final java.util.Set<String> PROPOSE_TEST_RELEASE = union(COMMON_RELEASE, "epsilon_total_rdp",
+            "epsilon_total_advanced_composition", "epsilon_selection_loop", "epsilon_final_run", "max_iterations", "partitions",
+            "granularity", "eps0", "u0");
+    private static final java.util.Set<String> DP_HYPE_RELEASE = java.util.Set.of("tuner", "best", "winner_index", "noisy_votes",
+            "epsilon_total", "delta", "rdp_order", "clients", "min_clients", "votes", "candidates", "partition", "transport",
+            "local_sigma", "vote_scale", "summed_noise_votes", "dataset", "dataset_size", "model", "config", "event", "library_version");
+    private static final java.util.Set<String> CONFIG_KEYS = java.util.Set.of("space", "epochs", "batch_size", "clip", "optimizer",
+            "lr", "activation", "validation_fraction", "score_noise");
+    private static final java.util.Set<String> RUN_KEYS = java.util.Set.of("sampling_rate", "noise_multiplier", "clip", "steps");
+
+    private static java.util.Set<String> union(java.util.Set<String> a, String... more) {
+        java.util.Set<String> s = new java.util.HashSet<>(a);
+        s.addAll(java.util.List.of(more));
+        return java.util.Set.copyOf(s);
+    }
+
+    private static java.util.Set<String> fieldNames(JsonNode n) {
+        java.util.Set<String> s = new java.util.HashSet<>();
+        n.fieldNames().forEachRemaining(s::add);
+        return s;
+    }
+
+    private static JsonNode operatorRecord(Path out) throws Exception {
+        Path readme = out.resolve("operator").resolve("README.txt");
+        assertTrue(Files.readString(readme).contains("NOT COVERED BY THE PRIVACY GUARANTEE"), readme.toString());
+        return Reporting.JSON.readTree(out.resolve("operator").resolve("record.json").toFile());
+    }
+
+    /**
+     * The release audit: every file under {@code out} outside {@code operator/} is a release file, and tuning.json
+     * and the --json line hold only allowed keys (candidates as axis values, the event, the configuration); no trial
+     * other than the best one appears as a candidate anywhere in the release unless trials are revealed.
+     */
+    private static void assertReleaseOnly(Path out, JsonNode jsonLine, java.util.Set<String> allowed, boolean trialsRevealed)
+            throws Exception {
+        java.util.Set<String> files = new java.util.TreeSet<>();
+        try (var walk = Files.walk(out)) {
+            walk.filter(Files::isRegularFile).map(out::relativize).map(Path::toString)
+                    .filter(f -> !f.startsWith("operator")).forEach(files::add);
+        }
+        java.util.Set<String> allowedFiles = new java.util.HashSet<>(java.util.Set.of("model.zip", "tuning.json"));
+        if (trialsRevealed) {
+            allowedFiles.add("trials.json");
+        }
+        assertTrue(allowedFiles.containsAll(files), "files outside operator/: " + files);
+        JsonNode file = Reporting.JSON.readTree(out.resolve("tuning.json").toFile());
+        for (JsonNode report : new JsonNode[]{file, jsonLine}) {
+            for (String key : fieldNames(report)) {
+                assertTrue(allowed.contains(key), "release key '" + key + "' is not in the allow-list: " + report);
+            }
+            if (report.has("config")) {
+                assertTrue(CONFIG_KEYS.containsAll(fieldNames(report.get("config"))), report.get("config").toString());
+            }
+            if (report.has("best_run")) {
+                assertTrue(RUN_KEYS.equals(fieldNames(report.get("best_run"))), report.get("best_run").toString());
+            }
+            for (String candidateKey : new String[]{"best", "final_candidate"}) {
+                if (report.has(candidateKey)) {
+                    assertTrue(org.dpdl4j.tuning.DpSgdMechanism.AXES.containsAll(fieldNames(report.get(candidateKey))),
+                            report.get(candidateKey).toString());
+                }
+            }
+        }
+        JsonNode record = Reporting.JSON.readTree(out.resolve("operator").resolve("record.json").toFile());
+        if (!trialsRevealed && record.has("trials")) {
+            String release = file.toString() + jsonLine.toString();
+            for (JsonNode t : record.get("trials")) {
+                JsonNode c = t.get("candidate");
+                if (!c.equals(file.get("best"))) {
+                    assertTrue(!release.contains(c.toString()), "a non-best trial's candidate " + c + " is in the release");
+                }
+            }
+        }
+    }
+
+    private static String[] concat(String[] a, String... b) {
+        String[] out = java.util.Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, out, a.length, b.length);
+        return out;
+    }
+
+    @Test
+    void reproduceWritesCsvAndPng(@TempDir Path dir) throws Exception {
+        assertEquals(0, Main.run("reproduce", "ps-figure6", "--output", dir.toString()));
+        List<String> csv = Files.readAllLines(dir.resolve("ps-figure6.csv"));
+        assertEquals("series,epsilon_at_delta_1e_6,success_probability_1_f_1_1_100,expected_repetitions", csv.get(0));
+        assertTrue(csv.size() > 50);
+        byte[] png = Files.readAllBytes(dir.resolve("ps-figure6.png"));
+        assertTrue(png.length > 1000 && png[1] == 'P' && png[2] == 'N' && png[3] == 'G');
+        assertEquals(2, Main.run("reproduce", "ps-figure9", "--output", dir.toString()));
+    }
+}

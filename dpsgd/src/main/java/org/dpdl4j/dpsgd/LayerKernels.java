@@ -1,0 +1,162 @@
+package org.dpdl4j.dpsgd;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.function.BiConsumer;
+import java.util.function.BiFunction;
+import org.deeplearning4j.nn.conf.CNN2DFormat;
+import org.deeplearning4j.nn.conf.ConvolutionMode;
+import org.deeplearning4j.nn.conf.InputPreProcessor;
+import org.deeplearning4j.nn.conf.layers.BatchNormalization;
+import org.deeplearning4j.nn.conf.layers.ConvolutionLayer;
+import org.deeplearning4j.nn.conf.layers.DenseLayer;
+import org.deeplearning4j.nn.conf.layers.Layer;
+import org.deeplearning4j.nn.conf.layers.OutputLayer;
+import org.deeplearning4j.nn.conf.layers.PoolingType;
+import org.deeplearning4j.nn.conf.layers.SubsamplingLayer;
+import org.deeplearning4j.nn.conf.preprocessor.CnnToFeedForwardPreProcessor;
+import org.deeplearning4j.nn.conf.preprocessor.FeedForwardToCnnPreProcessor;
+import org.nd4j.linalg.activations.impl.ActivationSoftmax;
+import org.nd4j.linalg.lossfunctions.impl.LossMCXENT;
+import org.nd4j.linalg.lossfunctions.impl.LossNegativeLogLikelihood;
+
+/**
+ * The one registry of per-example-gradient kernels, keyed by DL4J layer configuration class (the exact class: a
+ * subclass may change what the layer computes). For each supported class it holds the check of that layer's settings
+ * and the factory of its {@link LayerKernel}; for layer types that cannot be supported it holds what to use instead;
+ * and it turns the input preprocessors between layers into reshape kernels.
+ * {@link DpCompatibility} and {@link PerExampleGradients} ask it, and nothing else knows the list.
+ *
+ * <p>Adding a layer type: one {@link LayerKernel} subclass and one {@link #register} line below.
+ */
+final class LayerKernels {
+    /** How one layer configuration class is checked and run. */
+    record Registration<L extends Layer>(Class<L> type, BiConsumer<L, String> check,
+                                         BiFunction<L, org.deeplearning4j.nn.api.Layer, LayerKernel> kernel) {
+        void check(Layer conf, String where) {
+            check.accept(type.cast(conf), where);
+        }
+
+        LayerKernel kernel(org.deeplearning4j.nn.api.Layer layer) {
+            return kernel.apply(type.cast(layer.conf().getLayer()), layer);
+        }
+    }
+
+    private static final Map<Class<? extends Layer>, Registration<?>> KERNELS = new LinkedHashMap<>();
+    private static final Map<Class<? extends Layer>, String> INSTEAD = new LinkedHashMap<>();
+
+    static {
+        register(ConvolutionLayer.class, (c, where) -> {
+            if (c.getCnn2dDataFormat() != CNN2DFormat.NCHW) {
+                throw new IllegalArgumentException(where + ": data format " + c.getCnn2dDataFormat() + " is not supported; use NCHW");
+            }
+            requireExplicitPadding(where, c.getConvolutionMode());
+        }, (c, layer) -> new ConvKernel(layer.getParam("W"), c.hasBias() ? layer.getParam("b") : null, c.getActivationFn(),
+                window(c.getKernelSize(), c.getStride(), c.getPadding(), c.getDilation())));
+        register(SubsamplingLayer.class, (s, where) -> {
+            if (s.getPoolingType() != PoolingType.MAX && s.getPoolingType() != PoolingType.AVG) {
+                throw new IllegalArgumentException(where + ": pooling type " + s.getPoolingType() + " is not supported; use MAX or AVG");
+            }
+            if (s.getCnn2dDataFormat() != CNN2DFormat.NCHW) {
+                throw new IllegalArgumentException(where + ": data format " + s.getCnn2dDataFormat() + " is not supported; use NCHW");
+            }
+            requireExplicitPadding(where, s.getConvolutionMode());
+        }, (s, layer) -> {
+            boolean max = s.getPoolingType() == PoolingType.MAX;
+            int extra = !max && s.isAvgPoolIncludePadInDivisor() ? 1 : 0; // as DL4J's SubsamplingLayer sets it
+            return new PoolKernel(window(s.getKernelSize(), s.getStride(), s.getPadding(), s.getDilation()), max, extra);
+        });
+        register(DenseLayer.class, (d, where) -> {
+            if (d.hasLayerNorm()) {
+                throw new IllegalArgumentException(where + ": layer normalisation (hasLayerNorm) is not supported by "
+                        + "the DP-SGD engine; remove it");
+            }
+        }, (d, layer) -> new DenseKernel(layer.getParam("W"), d.hasBias() ? layer.getParam("b") : null, d.getActivationFn()));
+        register(OutputLayer.class, (o, where) -> {
+            if (!(o.getActivationFn() instanceof ActivationSoftmax)
+                    || !(o.getLossFn() instanceof LossMCXENT || o.getLossFn() instanceof LossNegativeLogLikelihood)
+                    || ((LossMCXENT) o.getLossFn()).getWeights() != null) {
+                throw new IllegalArgumentException(where + ": the output layer must use softmax activation with "
+                        + "unweighted MCXENT or NEGATIVELOGLIKELIHOOD loss, got " + o.getActivationFn() + " / " + o.getLossFn());
+            }
+        }, (o, layer) -> new SoftmaxCrossEntropyKernel(new DenseKernel(layer.getParam("W"),
+                o.hasBias() ? layer.getParam("b") : null, o.getActivationFn())));
+
+        insteadOf(BatchNormalization.class, "batch normalisation mixes the examples of a batch, so per-example gradients (and "
+                + "DP-SGD's guarantee) are not defined; remove it (tempered-sigmoid activations are the usual replacement in DP "
+                + "training)");
+    }
+
+    private LayerKernels() {
+    }
+
+    private static <L extends Layer> void register(Class<L> type, BiConsumer<L, String> check,
+                                                   BiFunction<L, org.deeplearning4j.nn.api.Layer, LayerKernel> kernel) {
+        KERNELS.put(type, new Registration<>(type, check, kernel));
+    }
+
+    private static void insteadOf(Class<? extends Layer> type, String advice) {
+        INSTEAD.put(type, advice);
+    }
+
+    /**
+     * The registration of this layer configuration's exact class.
+     *
+     * @param where the layer's position and name, for the message
+     * @throws IllegalArgumentException saying what to use instead when the class is not supported
+     */
+    static Registration<?> of(Layer conf, String where) {
+        Registration<?> r = KERNELS.get(conf.getClass());
+        if (r != null) {
+            return r;
+        }
+        String advice = INSTEAD.get(conf.getClass());
+        if (advice != null) {
+            throw new IllegalArgumentException(where + ": " + advice);
+        }
+        throw new IllegalArgumentException(where + ": this layer type is not supported by the DP-SGD engine; supported are "
+                + supportedNames());
+    }
+
+    /**
+     * The kernel of a layer's input preprocessor: the engine runs the two reshapes between convolutional and dense
+     * layers (NCHW), and nothing else.
+     *
+     * @param where the layer's position, for the message
+     * @throws IllegalArgumentException if the preprocessor is of another kind, or not NCHW
+     */
+    static LayerKernel preprocessor(InputPreProcessor p, String where) {
+        if (p instanceof FeedForwardToCnnPreProcessor f) {
+            return new ReshapeKernel(f.getNumChannels(), f.getInputHeight(), f.getInputWidth());
+        }
+        if (p instanceof CnnToFeedForwardPreProcessor c) {
+            if (c.getFormat() != CNN2DFormat.NCHW) {
+                throw new IllegalArgumentException("input preprocessor of " + where + " must use NCHW");
+            }
+            return new ReshapeKernel(c.getNumChannels() * c.getInputHeight() * c.getInputWidth());
+        }
+        throw new IllegalArgumentException("input preprocessor of " + where + " (" + p.getClass().getSimpleName()
+                + ") is not supported by the DP-SGD engine");
+    }
+
+    /** Whether this exact layer configuration class has a per-example-gradient kernel (its settings may still be refused). */
+    static boolean supports(Class<? extends Layer> type) {
+        return KERNELS.containsKey(type);
+    }
+
+    /** The supported layer configuration classes, by simple name, in registration order. */
+    static String supportedNames() {
+        return String.join(", ", KERNELS.keySet().stream().map(Class::getSimpleName).toList());
+    }
+
+    private static void requireExplicitPadding(String where, ConvolutionMode mode) {
+        if (mode != ConvolutionMode.Truncate && mode != ConvolutionMode.Strict) {
+            throw new IllegalArgumentException(where + ": convolution mode " + mode
+                    + " is not supported; use explicit padding with ConvolutionMode.Truncate");
+        }
+    }
+
+    private static Ops.Window window(int[] k, int[] s, int[] p, int[] d) {
+        return new Ops.Window(k[0], k[1], s[0], s[1], p[0], p[1], d[0], d[1]);
+    }
+}

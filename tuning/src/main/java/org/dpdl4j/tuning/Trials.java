@@ -1,0 +1,81 @@
+package org.dpdl4j.tuning;
+
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.function.Function;
+import org.dpdl4j.accounting.PointwiseMaxEvent;
+import org.dpdl4j.accounting.PrivacyEvent;
+
+/** What every tuner does with trials and their events, written once. */
+public final class Trials {
+    private Trials() {
+    }
+
+    /**
+     * The event of one run on a candidate drawn from the space, whichever it is: the single event if every candidate
+     * costs the same, else the pointwise maximum of the distinct events (Koskela &amp; Kulkarni, "Practical
+     * Differentially Private Hyperparameter Tuning with Subsampling", NeurIPS 2023, arXiv:2301.11989, Lemma 9).
+     *
+     * @param eventOf a candidate's event
+     */
+    public static PrivacyEvent worstCase(HyperparameterSpace space, Function<Candidate, PrivacyEvent> eventOf) {
+        Set<PrivacyEvent> distinct = new LinkedHashSet<>();
+        for (Candidate c : space.candidates()) {
+            distinct.add(eventOf.apply(c));
+        }
+        return distinct.size() == 1 ? distinct.iterator().next() : new PointwiseMaxEvent(List.copyOf(distinct));
+    }
+
+    /** Q's event uniformly over the space ({@link #worstCase} of Q's per-candidate events): the base of random search. */
+    public static PrivacyEvent baseEvent(HyperparameterSpace space, TrainingMechanism q) {
+        return worstCase(space, q::event);
+    }
+
+    /** A final run's event ({@link #worstCase} of each candidate's DP-SGD event on the whole training split). */
+    public static PrivacyEvent finalRunEvent(HyperparameterSpace space, RetrainableMechanism template) {
+        return worstCase(space, template::trainingEvent);
+    }
+
+    /**
+     * Q as a {@link RetrainableMechanism}, for the tuners that train on data of their own choosing.
+     *
+     * @param tuner the tuner's name, for the message
+     * @throws IllegalArgumentException if Q is not one
+     */
+    static RetrainableMechanism retrainable(TrainingMechanism q, String tuner) {
+        if (q instanceof RetrainableMechanism r) {
+            return r;
+        }
+        throw new IllegalArgumentException(tuner + " trains Q on data of its own choosing, so Q must be a RetrainableMechanism "
+                + "(such as DpSgdMechanism), got " + (q == null ? "null" : q.getClass().getName()));
+    }
+
+    /** The release note for a space whose candidates differ in cost. */
+    static String pointwiseMaxNote(PointwiseMaxEvent m) {
+        return "candidates differ in privacy cost (" + m.events().size() + " distinct events): one run is charged the "
+                + "pointwise maximum of their RDP curves (Koskela & Kulkarni 2023, arXiv:2301.11989, Lemma 9)";
+    }
+
+    /**
+     * One trial as every tuner runs it: recorded in the ledger under {@code covering} before it starts
+     * (so a crash mid-trial is still on file), run, and turned into a failed result (score −∞) if Q throws.
+     */
+    static TrialResult trial(TrainingMechanism q, Candidate c, long trialSeed, int index, PrivacyLedger ledger, Long covering,
+                             TuningListener listener) {
+        if (ledger != null) {
+            ledger.chargeOrRecord("trial " + (index + 1) + ": " + c, q.event(c), covering);
+        }
+        listener.onTrialStart(index, c);
+        long start = System.nanoTime();
+        TrialResult r;
+        try {
+            r = q.run(c, trialSeed, listener, index).withIndex(index);
+        } catch (RuntimeException e) {
+            r = new TrialResult(index, c, null, Double.NEGATIVE_INFINITY, q.event(c), (System.nanoTime() - start) / 1e9,
+                    e.getClass().getSimpleName() + ": " + e.getMessage());
+        }
+        listener.onTrialEnd(r);
+        return r;
+    }
+}
