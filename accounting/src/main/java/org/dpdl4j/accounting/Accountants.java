@@ -18,6 +18,7 @@ public final class Accountants {
 
     static {
         REGISTRY.put("rdp", RdpAccountant::standard);
+        REGISTRY.put("pld", PldAccountant::standard);
     }
 
     private Accountants() {

@@ -18,7 +18,7 @@ import picocli.CommandLine.Option;
 
 /** {@code dpdl4j account}: what a mechanism costs, without training anything. */
 @Command(name = "account", mixinStandardHelpOptions = true,
-        description = "Privacy accounting (RDP accountant, dp_accounting's default order grid).",
+        description = "Privacy accounting (RDP accountant on dp_accounting's default order grid; dpsgd and calibrate also take --accountant pld).",
         subcommands = {AccountCommand.DpSgd.class, AccountCommand.Calibrate.class, AccountCommand.Tuning.class,
                 AccountCommand.SubsampledTuning.class,
                 AccountCommand.DpHype.class})
@@ -51,11 +51,32 @@ final class AccountCommand {
                 Map<String, Object> j = new LinkedHashMap<>(extra);
                 j.put("epsilon", g.epsilon());
                 j.put("delta", delta);
-                j.put("order", g.order());
-                j.put("accountant", "rdp");
+                j.put("order", Double.isNaN(g.order()) ? null : g.order());
+                j.put("accountant", g.accountant());
                 j.put("warning", g.warning());
                 Cli.printJsonLine(System.out, j);
             }
+        }
+    }
+
+    /** {@code --accountant}: which registered accountant bounds one DP-SGD run. */
+    static final class AccountantOption {
+        @Option(names = "--accountant", paramLabel = "NAME", defaultValue = "rdp", description = {
+                "rdp (Renyi DP, dp_accounting's 156 orders) or pld (privacy loss distribution, value discretisation 1e-4: "
+                        + "tighter; Doroshenko et al. 2022, arXiv:2207.04380) (default ${DEFAULT-VALUE})."})
+        String name;
+
+        PrivacyAccountant accountant() {
+            if (!Accountants.names().contains(name)) {
+                throw new IllegalArgumentException("--accountant must be one of " + String.join(", ", Accountants.names()) + ", got '"
+                        + name + "'");
+            }
+            return Accountants.byName(name);
+        }
+
+        /** How the conversion is described in the human line: the RDP order, or the PLD's grid. */
+        static String how(PrivacyGuarantee g) {
+            return Double.isNaN(g.order()) ? g.accountant().toUpperCase(java.util.Locale.ROOT) : "RDP order " + g.order();
         }
     }
 
@@ -94,14 +115,17 @@ final class AccountCommand {
         @Option(names = "--noise-multiplier", paramLabel = "σ", required = true, description = "Noise multiplier sigma >= 0.")
         double sigma;
 
+        @Mixin
+        AccountantOption accountant;
+
         @Override
         public Integer call() {
             double[] qt = schedule.resolve();
             long steps = (long) qt[1];
-            PrivacyGuarantee g = Accountants.standard().guarantee(NoiseCalibration.dpSgd(qt[0], sigma, steps), report.delta);
+            PrivacyGuarantee g = accountant.accountant().guarantee(NoiseCalibration.dpSgd(qt[0], sigma, steps), report.delta);
             Map<String, Object> extra = Report.schedule(qt[0], sigma, steps);
-            report.print(String.format("DP-SGD  q=%s  sigma=%s  T=%d  ->  epsilon = %.6g at delta = %s (RDP order %s)",
-                    qt[0], sigma, steps, g.epsilon(), report.delta, g.order()), g, extra);
+            report.print(String.format("DP-SGD  q=%s  sigma=%s  T=%d  ->  epsilon = %.6g at delta = %s (%s)",
+                    qt[0], sigma, steps, g.epsilon(), report.delta, AccountantOption.how(g)), g, extra);
             return 0;
         }
     }
@@ -240,16 +264,19 @@ final class AccountCommand {
         @Option(names = "--tolerance", defaultValue = "1e-6", description = "Absolute tolerance on sigma (default ${DEFAULT-VALUE}); the result is rounded up.")
         double tolerance;
 
+        @Mixin
+        AccountantOption accountant;
+
         @Override
         public Integer call() {
             double[] qt = schedule.resolve();
             long steps = (long) qt[1];
-            PrivacyAccountant acc = Accountants.standard();
+            PrivacyAccountant acc = accountant.accountant();
             double sigma = NoiseCalibration.noiseMultiplier(qt[0], steps, targetEpsilon, report.delta, acc, tolerance);
             PrivacyGuarantee g = acc.guarantee(NoiseCalibration.dpSgd(qt[0], sigma, steps), report.delta);
             Map<String, Object> extra = Report.schedule(qt[0], sigma, steps);
-            report.print(String.format("DP-SGD  q=%s  T=%d  target epsilon %s at delta %s  ->  sigma = %.6f (epsilon %.6g, RDP order %s)",
-                    qt[0], steps, targetEpsilon, report.delta, sigma, g.epsilon(), g.order()), g, extra);
+            report.print(String.format("DP-SGD  q=%s  T=%d  target epsilon %s at delta %s  ->  sigma = %.6f (epsilon %.6g, %s)",
+                    qt[0], steps, targetEpsilon, report.delta, sigma, g.epsilon(), AccountantOption.how(g)), g, extra);
             return 0;
         }
     }

@@ -63,6 +63,29 @@ class CliTest {
         assertEquals(8.1, j.get("order").asDouble(), 1e-12);
     }
 
+    /** --accountant pld: dp_accounting 0.6.0's PLDAccountant (Δ = 1e-4) gives 2.3817788079120428 for the same run. */
+    @Test
+    void accountDpSgdWithThePldAccountant() throws Exception {
+        Run r = run("account", "dpsgd", "--dataset-size", "60000", "--batch-size", "256", "--epochs", "60",
+                "--noise-multiplier", "1.1", "--accountant", "pld", "--json");
+        assertEquals(0, r.status(), r.err());
+        JsonNode j = r.lastJson();
+        assertEquals("pld", j.get("accountant").asText());
+        assertTrue(j.get("order").isNull(), j.toString());
+        assertEquals(2.3817788079120428, j.get("epsilon").asDouble(), 2.4e-3);
+        Run calibrated = run("account", "calibrate", "--sampling-rate", "0.01", "--steps", "1000", "--target-epsilon", "2",
+                "--accountant", "pld", "--json");
+        assertEquals(0, calibrated.status(), calibrated.err());
+        double sigma = calibrated.lastJson().get("noise_multiplier").asDouble();
+        var pld = org.dpdl4j.accounting.PldAccountant.standard();
+        assertTrue(pld.epsilon(NoiseCalibration.dpSgd(0.01, sigma, 1000), 1e-5) <= 2.0);
+        assertTrue(pld.epsilon(NoiseCalibration.dpSgd(0.01, sigma - 1e-5, 1000), 1e-5) > 2.0);
+        assertTrue(sigma < NoiseCalibration.noiseMultiplier(0.01, 1000, 2, 1e-5, RdpAccountant.standard(), 1e-6), "PLD needs less noise");
+        Run bad = run("account", "dpsgd", "--sampling-rate", "0.01", "--noise-multiplier", "1", "--steps", "10", "--accountant", "moments");
+        assertEquals(2, bad.status());
+        assertTrue(bad.err().contains("--accountant") && bad.err().contains("moments") && bad.err().contains("pld"), bad.err());
+    }
+
     /** dp_accounting 0.6.0: geometric E[K] = 10 over DP-SGD (q = 0.01, σ = 1, T = 1000) gives 4.10327065640215. */
     @Test
     void accountTuningMatchesTheReference() throws Exception {

@@ -2,6 +2,7 @@ package org.dpdl4j.benchmarks.jmh;
 
 import java.util.concurrent.TimeUnit;
 import org.dpdl4j.accounting.NoiseCalibration;
+import org.dpdl4j.accounting.PldAccountant;
 import org.dpdl4j.accounting.PrivacyGuarantee;
 import org.dpdl4j.accounting.RdpAccountant;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -14,7 +15,10 @@ import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.Warmup;
 
-/** One accountant call: (ε, δ) of 10,000 DP-SGD steps on the 156-order grid, and one σ calibration. */
+/**
+ * One accountant call: (ε, δ) of 10,000 DP-SGD steps (q = 256/60000, σ = 1.1) by RDP on the 156-order grid and by
+ * PLD at Δ = 10⁻⁴, and one σ calibration by each.
+ */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.MILLISECONDS)
@@ -23,6 +27,7 @@ import org.openjdk.jmh.annotations.Warmup;
 @Fork(1)
 public class AccountantBenchmark {
     private final RdpAccountant accountant = RdpAccountant.standard();
+    private final PldAccountant pld = PldAccountant.standard();
 
     @Benchmark
     public PrivacyGuarantee dpSgdTenThousandSteps() {
@@ -32,5 +37,15 @@ public class AccountantBenchmark {
     @Benchmark
     public double calibrateSigma() {
         return NoiseCalibration.noiseMultiplier(256.0 / 60000, 10_000, 3.0, 1e-5, accountant, 1e-6);
+    }
+
+    @Benchmark
+    public PrivacyGuarantee pldDpSgdTenThousandSteps() {
+        return pld.guarantee(NoiseCalibration.dpSgd(256.0 / 60000, 1.1, 10_000), 1e-5);
+    }
+
+    @Benchmark
+    public double pldCalibrateSigma() {
+        return NoiseCalibration.noiseMultiplier(256.0 / 60000, 10_000, 3.0, 1e-5, pld, 1e-6);
     }
 }
