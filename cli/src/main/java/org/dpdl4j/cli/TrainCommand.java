@@ -14,7 +14,6 @@ import org.deeplearning4j.util.ModelSerializer;
 import org.dpdl4j.accounting.NoiseCalibration;
 import org.dpdl4j.accounting.PrivacyEvent;
 import org.dpdl4j.accounting.PrivacyGuarantee;
-import org.dpdl4j.accounting.Accountants;
 import org.dpdl4j.accounting.PrivacyAccountant;
 import org.dpdl4j.datasets.TrainTest;
 import org.dpdl4j.dpsgd.Checkpoint;
@@ -51,6 +50,9 @@ final class TrainCommand implements Callable<Integer> {
             "so far) into --output/checkpoint/ every N steps, atomically; removed when the run finishes."})
     Long checkpointEvery;
 
+    @Mixin
+    AccountCommand.AccountantOption accountantOption;
+
     @Option(names = "--resume", paramLabel = "DIR", description = {"Continue the run whose checkpoint is in DIR/checkpoint/ to its planned",
             "steps, with fresh randomness; its settings come from the checkpoint (give --seed again for a reproducible",
             "continuation). The result is written into DIR."})
@@ -86,7 +88,7 @@ final class TrainCommand implements Callable<Integer> {
         int n = data.train().size();
         double q = t.samplingRate(n);
         long steps = DpSgdConfig.stepsForEpochs(t.epochs, q);
-        PrivacyAccountant accountant = Accountants.standard();
+        PrivacyAccountant accountant = accountantOption.accountant();
         double sigma;
         if (noiseMultiplier != null && targetEpsilon != null) {
             throw new IllegalArgumentException("give --noise-multiplier or --target-epsilon, not both");
@@ -112,8 +114,9 @@ final class TrainCommand implements Callable<Integer> {
         if (dryRun) {
             PrivacyGuarantee g = accountant.guarantee(planned, t.delta);
             double seconds = Cli.estimateSecondsPerStep(net, data.train(), config) * steps;
-            System.out.printf("dry run: epsilon %.4f at delta %s (RDP order %s); about %.0f s for %d steps (measured on random "
-                    + "inputs); nothing was trained or charged%n", g.epsilon(), t.delta, g.order(), seconds, steps);
+            System.out.printf("dry run: epsilon %.4f at delta %s (%s); about %.0f s for %d steps (measured on random "
+                    + "inputs); nothing was trained or charged%n", g.epsilon(), t.delta, AccountCommand.AccountantOption.how(g), seconds,
+                    steps);
             if (t.json) {
                 Map<String, Object> j = new LinkedHashMap<>();
                 j.put("dry_run", true);
@@ -173,6 +176,7 @@ final class TrainCommand implements Callable<Integer> {
         s.put("weights_seed", t.weightSeed());
         s.put("ledger", ledger.file == null ? null : ledger.file.toAbsolutePath().toString());
         s.put("ledger_charge", charge);
+        s.put("accountant", accountantOption.name);
         return s;
     }
 
@@ -204,6 +208,7 @@ final class TrainCommand implements Callable<Integer> {
         t.delta = ((Number) state.get("delta")).doubleValue();
         t.secureNoise = Boolean.TRUE.equals(state.get("secure_noise"));
         t.nonPrivate = Boolean.TRUE.equals(state.get("non_private"));
+        accountantOption.name = state.get("accountant") instanceof String a ? a : "rdp"; // checkpoints from before --accountant
         long stepsDone = ((Number) state.get("steps_done")).longValue();
         TrainTest data = t.load();
         if (data.train().size() != ((Number) state.get("n")).intValue()) {
@@ -225,7 +230,7 @@ final class TrainCommand implements Callable<Integer> {
     /** Trains (from step {@code from}), checkpointing if asked, then writes the model and privacy.json and prints the report. */
     private Integer finish(Path out, TrainTest data, MultiLayerNetwork net, DpSgdConfig config, Map<String, Object> state, long from)
             throws IOException {
-        PrivacyAccountant accountant = Accountants.standard();
+        PrivacyAccountant accountant = accountantOption.accountant();
         long every = checkpointEvery != null ? checkpointEvery : state.get("checkpoint_every") instanceof Number e ? e.longValue() : 0;
         state.put("checkpoint_every", every);
         Checkpoint.Sink sink = every > 0 ? c -> saveCheckpoint(out.resolve(CHECKPOINT), c, state) : null;
@@ -285,8 +290,11 @@ final class TrainCommand implements Callable<Integer> {
         privacy.put("delta", config.delta());
         privacy.put("epsilon", g.epsilon());
         privacy.put("non_private", t.nonPrivate);
-        privacy.put("rdp_order", g.order());
-        privacy.put("accountant", "rdp (Mironov-Talwar-Zhang sampled Gaussian; Canonne-Kamath-Steinke conversion; 156 orders)");
+        privacy.put("rdp_order", Double.isNaN(g.order()) ? null : g.order());
+        privacy.put("accountant", accountant instanceof org.dpdl4j.accounting.PldAccountant p
+                ? "pld (privacy loss distribution, pessimistic connect-the-dots, value discretization interval "
+                + p.valueDiscretizationInterval() + ", both add and remove directions)"
+                : "rdp (Mironov-Talwar-Zhang sampled Gaussian; Canonne-Kamath-Steinke conversion; 156 orders)");
         privacy.put("resumed_from_step", from > 0 ? from : null);
         privacy.put("ledger_charge", state.get("ledger_charge"));
         privacy.put("event", result.event().toMap());
@@ -297,8 +305,9 @@ final class TrainCommand implements Callable<Integer> {
             lockChannel.close(); // held until the release is written and the checkpoint gone
         }
 
-        System.out.printf("test accuracy %.4f | epsilon %.4f at delta %s (RDP order %s) | %d steps, %.1f s, %.0f examples/s%n",
-                testAccuracy, g.epsilon(), config.delta(), g.order(), result.stepsTaken(), result.seconds(), result.examplesPerSecond());
+        System.out.printf("test accuracy %.4f | epsilon %.4f at delta %s (%s) | %d steps, %.1f s, %.0f examples/s%n",
+                testAccuracy, g.epsilon(), config.delta(), AccountCommand.AccountantOption.how(g), result.stepsTaken(), result.seconds(),
+                result.examplesPerSecond());
         if (!g.warning().isEmpty()) {
             System.out.println("warning: " + g.warning());
         }
@@ -308,7 +317,8 @@ final class TrainCommand implements Callable<Integer> {
             j.put("test_accuracy", testAccuracy);
             j.put("epsilon", g.epsilon());
             j.put("delta", config.delta());
-            j.put("rdp_order", g.order());
+            j.put("rdp_order", Double.isNaN(g.order()) ? null : g.order());
+            j.put("accountant", accountantOption.name);
             j.put("noise_multiplier", sigma);
             j.put("sampling_rate", q);
             j.put("steps", result.stepsTaken());

@@ -143,6 +143,26 @@ class CliTest {
         assertEquals(0, run("train", "--help").status());
     }
 
+    /** train --accountant pld: σ calibrated by the PLD accountant, which privacy.json and the JSON line name; less noise than RDP. */
+    @Test
+    void trainWithThePldAccountant() throws Exception {
+        Path out = tmp.resolve("pld-run");
+        Run r = run("train", "--model", "mlp", "--epochs", "0.05", "--target-epsilon", "1", "--accountant", "pld", "--seed", "4",
+                "--output", out.toString(), "--no-progress", "--json");
+        assertEquals(0, r.status(), r.err());
+        JsonNode j = r.lastJson();
+        assertEquals("pld", j.get("accountant").asText());
+        JsonNode privacy = Reporting.JSON.readTree(out.resolve("privacy.json").toFile());
+        assertTrue(privacy.get("accountant").asText().startsWith("pld") && privacy.get("rdp_order").isNull(), privacy.toString());
+        double sigma = j.get("noise_multiplier").asDouble();
+        long steps = j.get("steps").asLong();
+        var event = NoiseCalibration.dpSgd(256.0 / 60000, sigma, steps);
+        double eps = org.dpdl4j.accounting.PldAccountant.standard().epsilon(event, 1e-5);
+        assertEquals(eps, privacy.get("epsilon").asDouble(), 1e-12);
+        assertTrue(eps <= 1.0, "calibrated to the target: " + eps);
+        assertTrue(RdpAccountant.standard().epsilon(event, 1e-5) > 1.0, "RDP would charge the same run more than the target");
+    }
+
     /** A very short real run: files written, ε from the run's event, the saved model serves like DL4J. */
     @Test
     void trainWritesModelPrivacyJsonAndJsonLine() throws Exception {

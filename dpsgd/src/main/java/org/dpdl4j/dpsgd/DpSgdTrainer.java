@@ -169,6 +169,7 @@ public final class DpSgdTrainer {
         long members = (long) n + canaryCoordinates.length; // the canaries are members of the training set
         PoissonSampledEvent perStep = new PoissonSampledEvent(new GaussianEvent(sigma), q);
         long steps = stepsWithinBudget(accountant, perStep, config);
+        ProgressEpsilon progressEpsilon = new ProgressEpsilon(accountant, perStep, steps, config.delta());
 
         if (network.getFlattenedGradients() == null) {
             network.initGradientsView();
@@ -205,7 +206,7 @@ public final class DpSgdTrainer {
                     double secs = (System.nanoTime() - start) / 1e9;
                     StepInfo info = new StepInfo(t, config.steps(), t * q, batch.length,
                             batch.length == 0 ? Double.NaN : lossSum / batch.length,
-                            accountant.epsilon(new SelfComposedEvent(perStep, t), config.delta()), q * n * (t - firstStep) / secs);
+                            progressEpsilon.at(t), q * n * (t - firstStep) / secs);
                     for (TrainingListener l : ls) {
                         l.onStep(info);
                     }
@@ -264,6 +265,33 @@ public final class DpSgdTrainer {
             loss += gradients.addClippedSum(features, labels, chunk, c, target);
         }
         return loss;
+    }
+
+    /**
+     * The ε listeners see after step t: the accountant's ε at the next of 100 evenly spaced steps (t itself at those
+     * steps and at T), computed once each. It is never below the ε of the steps done (ε grows with t), and a slow
+     * accountant (PLD: about 0.1 s per call) is asked 100 times per run instead of once per step.
+     */
+    private static final class ProgressEpsilon {
+        private static final int POINTS = 100;
+        private final PrivacyAccountant accountant;
+        private final PrivacyEvent perStep;
+        private final long steps;
+        private final double delta;
+        private final java.util.Map<Long, Double> cache = new java.util.HashMap<>();
+
+        ProgressEpsilon(PrivacyAccountant accountant, PrivacyEvent perStep, long steps, double delta) {
+            this.accountant = accountant;
+            this.perStep = perStep;
+            this.steps = steps;
+            this.delta = delta;
+        }
+
+        double at(long t) {
+            long k = (long) Math.ceil((double) t * POINTS / Math.max(1, steps));
+            long point = Math.min(steps, Math.max(t, (long) Math.ceil((double) k * steps / POINTS)));
+            return cache.computeIfAbsent(point, s -> accountant.epsilon(new SelfComposedEvent(perStep, s), delta));
+        }
     }
 
     /** The planned T, or the largest t ≤ T whose cumulative ε stays within the budget. */
