@@ -55,11 +55,25 @@ public final class Reporting {
      */
     public static int configureWorkers(Integer requested) {
         int cores = Runtime.getRuntime().availableProcessors();
-        int workers = requested != null ? requested : cores;
-        if (workers < 1) {
-            throw new IllegalArgumentException("--workers must be >= 1, got " + workers);
+        if (requested != null && requested < 1) {
+            throw new IllegalArgumentException("--workers must be >= 1, got " + requested);
         }
-        org.nd4j.linalg.factory.Nd4j.getEnvironment().setMaxThreads(Math.max(1, cores / workers));
+        return configureWorkers(requested != null ? requested : cores, cores, 1);
+    }
+
+    /**
+     * Sets ND4J's per-op threads for {@code concurrent} runs of {@code workers} DP-SGD workers each sharing {@code cores}
+     * cores: max(1, cores / (workers · concurrent)), so that runs, workers and op threads do not oversubscribe the cores.
+     *
+     * @return workers
+     * @throws IllegalArgumentException if workers, cores or concurrent is &lt; 1
+     */
+    public static int configureWorkers(int workers, int cores, int concurrent) {
+        if (workers < 1 || cores < 1 || concurrent < 1) {
+            throw new IllegalArgumentException("workers, cores and concurrent runs must be >= 1, got " + workers + ", " + cores + ", "
+                    + concurrent);
+        }
+        org.nd4j.linalg.factory.Nd4j.getEnvironment().setMaxThreads(Math.max(1, cores / (workers * concurrent)));
         return workers;
     }
 

@@ -108,6 +108,12 @@ final class DpHypeCommand extends TuningCommand {
     }
 
     @Override
+    String sparkUnavailable() {
+        return "dp-hype's parties each hold their own shard and train where they are (threads or, with --transport grpc, "
+                + "processes); only their vote travels, so there are no trials for a Spark cluster to run";
+    }
+
+    @Override
     Integer run(HyperparameterSpace space, DpSgdMechanism.Scoring scoring, boolean sigmaAxis) throws Exception {
         this.space = space;
         try {

@@ -60,11 +60,11 @@ final class ProposeTestCommand extends TuningCommand {
         }
         ProposeTestTuner tuner;
         try {
-            tuner = new ProposeTestTuner(partitions, granularity, epsilon0, lowerUtility, maxIterations, tunerSeed());
+            tuner = new ProposeTestTuner(partitions, granularity, epsilon0, lowerUtility, maxIterations, tunerSeed()).withThreads(threads);
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("--partitions/--granularity/--eps0/--u0/--max-iterations: " + e.getMessage());
         }
-        TrainTest data = t.load();
+        TrainTest data = loadData();
         DpSgdMechanism template = mechanism(data, scoring).build();
         PrivacyAccountant acc = Accountants.standard();
         if (noiseMultiplier == null && candidateEpsilon == null && space.axes().stream().noneMatch(a -> a.name().equals("sigma"))) {
@@ -84,6 +84,7 @@ final class ProposeTestCommand extends TuningCommand {
                     noiseMultiplier, acc.epsilon(tuner.event(space, template), t.delta), t.delta);
             return 0;
         }
+        org.dpdl4j.tuning.TrainingMechanism remote = placed(template); // refused here, before any charge, if it cannot travel
         Path out = t.outputDirectory("tune");
         PrivacyLedger ledger = openLedger();
         DpSgdMechanism charged = template;
@@ -92,7 +93,7 @@ final class ProposeTestCommand extends TuningCommand {
         ProposeTestTuner.Result r;
         Cli.InterruptNotice notice = interruptNotice(out, ledger);
         try (TrialProgress progress = new TrialProgress(t.noProgress, false)) {
-            r = tuner.tune(space, template, ledger, covering, progress); // on --resume the (non-private) utilities are computed again
+            r = tuner.tune(space, remote, ledger, covering, progress); // on --resume the (non-private) utilities are computed again
         } finally {
             notice.remove();
             if (ledger != null) {
@@ -113,7 +114,7 @@ final class ProposeTestCommand extends TuningCommand {
                 loop.epsilon(), fin.epsilon(), delta, tuner.maxIterations(), partitions, granularity, epsilon0, lowerUtility,
                 noiseMultiplier, provenance(space, data.train().size(), release.notes(), release.event()));
         OperatorRecord record = r.operatorRecord();
-        TuningOutput.write(out, release.model(), report, null, record.toMap());
+        TuningOutput.write(out, release.model(), report, null, withExecutorRecord(record.toMap()));
         System.out.printf("selected %s | final model test accuracy %.4f%n", release.candidate(), testAccuracy);
         System.out.printf("epsilon at delta %s: total %.4f (%s) | RDP %.4f, advanced composition + RDP %.4f | selection loop alone "
                         + "%.4f (T_max = %d iterations) | final run alone %.4f%n", delta, best,

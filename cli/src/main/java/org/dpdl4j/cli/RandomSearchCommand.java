@@ -66,7 +66,7 @@ class RandomSearchCommand extends TuningCommand {
         }
         RepetitionDistribution k = repetitions.distribution(hypo() != null);
         Tuner<TuningResult> search = tuner(k); // validates the tuner's options before the data is loaded
-        TrainTest data = t.load();
+        TrainTest data = loadData();
         t.checkDelta(data.train().size());
         DpSgdMechanism mechanism = mechanism(data, scoring).build();
         PrivacyAccountant acc = Accountants.standard();
@@ -91,6 +91,7 @@ class RandomSearchCommand extends TuningCommand {
         if (dryRun) {
             return dryRun(search, hs, mechanism, data, k);
         }
+        TrainingMechanism remote = placed(mechanism); // refused here, before any charge, if it cannot travel
         Path out = t.outputDirectory("tune");
         PrivacyLedger ledger = openLedger();
         DpSgdMechanism calibrated = mechanism;
@@ -98,7 +99,7 @@ class RandomSearchCommand extends TuningCommand {
         if (revealTrialScores && ledger != null) {
             covering = null; // the tuner charges the composition of the K runs once K is drawn
         }
-        TrainingMechanism trials = new CheckpointedMechanism(mechanism, trialsDirectory(out), runId);
+        TrainingMechanism trials = new CheckpointedMechanism(remote, trialsDirectory(out), runId);
         TuningResult result;
         Cli.InterruptNotice notice = interruptNotice(out, ledger);
         try (TrialProgress progress = new TrialProgress(t.noProgress, revealTrialScores)) {
@@ -131,7 +132,7 @@ class RandomSearchCommand extends TuningCommand {
                 k.describe(), k.mean(), noiseMultiplier, score, release.trialsRevealed(),
                 provenance(hs, data.train().size(), release.notes(), release.event()));
 
-        Map<String, Object> operator = new LinkedHashMap<>(record.toMap());
+        Map<String, Object> operator = withExecutorRecord(record.toMap());
         operator.put("epsilon_naive_composition", naive);
         operator.put("train_split_size", mechanism.train().size());
         operator.put("validation_split_size", mechanism.validation().size());

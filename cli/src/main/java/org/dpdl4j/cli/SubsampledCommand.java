@@ -112,7 +112,7 @@ final class SubsampledCommand extends TuningCommand {
             throw new IllegalArgumentException("--resume: a subsampled tuning with --secure-noise cannot be resumed (its subset X1 "
                     + "cannot be drawn again); start it anew");
         }
-        TrainTest data = t.load();
+        TrainTest data = loadData();
         int n = data.train().size();
         double expectedTuneTrain = tuneFraction * n * (1 - validationFraction);
         double q = t.batchSize / expectedTuneTrain;
@@ -149,6 +149,7 @@ final class SubsampledCommand extends TuningCommand {
                     t.delta);
             return 0;
         }
+        org.dpdl4j.tuning.TrainingMechanism remote = placed(template); // refused here, before any charge, if it cannot travel
         Path out = t.outputDirectory("tune");
         PrivacyLedger ledger = openLedger();
         DpSgdMechanism charged = template;
@@ -158,7 +159,7 @@ final class SubsampledCommand extends TuningCommand {
         SubsampledTuningResult r;
         Cli.InterruptNotice notice = interruptNotice(out, ledger);
         try (TrialProgress progress = new TrialProgress(t.noProgress, false)) {
-            r = tuner.tune(space, template, ledger, covering, progress,
+            r = tuner.tune(space, remote, ledger, covering, progress,
                     m -> new org.dpdl4j.tuning.CheckpointedMechanism(m, TuningCommand.trialsDirectory(out), run));
         } finally {
             notice.remove();
@@ -183,7 +184,7 @@ final class SubsampledCommand extends TuningCommand {
                 TuningReports.RunSettings.of(template, r.transferred()), testAccuracy, total.epsilon(), baseline.epsilon(),
                 single.epsilon(), t.delta, total.order(), k.describe(), k.mean(), noiseMultiplier, q,
                 provenance(space, n, release.notes(), release.event()));
-        Map<String, Object> operator = new LinkedHashMap<>(record.toMap());
+        Map<String, Object> operator = withExecutorRecord(record.toMap());
         operator.put("baseline_seconds_estimated", cost.baselineGradients() * secondsPerGradient);
         TuningOutput.write(out, release.model(), report, null, operator);
 

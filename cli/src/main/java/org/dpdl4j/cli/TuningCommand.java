@@ -66,8 +66,19 @@ abstract class TuningCommand implements Callable<Integer> {
     @Option(names = "--validation-fraction", defaultValue = "0.1", description = "Fraction of the training data used for scores (default ${DEFAULT-VALUE}).")
     double validationFraction;
 
-    @Option(names = "--threads", defaultValue = "1", description = "Trials run in parallel (default ${DEFAULT-VALUE}); each uses cores/threads DP-SGD workers.")
+    @Option(names = "--threads", defaultValue = "1", description = {"Trials run in parallel (default ${DEFAULT-VALUE}; with --executor spark:",
+            "the cluster's cores / --spark-task-cpus); each uses cores/threads DP-SGD workers."})
     int threads;
+
+    @Option(names = "--trial-workers", paramLabel = "N", description = {"DP-SGD worker threads per trial (default: cores / --threads; on",
+            "Spark, --spark-task-cpus). A trial's result depends on its seed and on N, so keep N to compare runs."})
+    Integer trialWorkers;
+
+    @Mixin
+    ExecutorOptions executorOptions;
+
+    /** The cluster the trials run on (--executor spark), or null for this JVM. */
+    org.dpdl4j.spark.SparkTrials cluster;
 
     @Mixin
     LedgerOptions ledgerOptions;
@@ -154,9 +165,70 @@ abstract class TuningCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--target-epsilon and --candidate-epsilon calibrate sigma, so sigma cannot also be a "
                     + "--space axis");
         }
+        if (trialWorkers != null && (trialWorkers < 1 || trialWorkers > 256)) {
+            throw new IllegalArgumentException("--trial-workers must be in [1, 256], got " + trialWorkers);
+        }
+        org.dpdl4j.spark.SparkTrials.Settings sparkSettings = executorOptions.settings();
+        if (sparkSettings != null) {
+            String why = sparkUnavailable();
+            if (why != null) {
+                throw new IllegalArgumentException("--executor spark: " + why);
+            }
+            if (t.secureNoise) {
+                throw new IllegalArgumentException("--executor spark runs each trial from a seed drawn on the driver, so that a "
+                        + "task Spark re-runs recomputes the same output; --secure-noise would give a re-run fresh noise (a second "
+                        + "release). Drop --secure-noise: without --seed the driver draws the seeds from SecureRandom");
+            }
+        }
         // one seed for the whole tuning, saved for --resume
         chosenTunerSeed = resumeState != null ? Long.parseLong((String) resumeState.get("tuner_seed")) : tunerSeed();
-        return run(hs, scoring, sigmaAxis);
+        if (sparkSettings == null || dryRun) {
+            return run(hs, scoring, sigmaAxis);
+        }
+        // the cluster is up, and has executors, before anything is loaded or charged
+        try (org.dpdl4j.spark.SparkTrials c = org.dpdl4j.spark.SparkTrials.start(sparkSettings)) {
+            cluster = c;
+            if (!spec.commandLine().getParseResult().hasMatchedOption("--threads")) {
+                threads = c.parallelism();
+            }
+            System.out.printf("trials on Spark (%s): %d at a time, %d core(s) each, data by %s%n", c.operatorSummary().get("master"),
+                    threads, sparkSettings.taskCpus(), executorOptions.data);
+            return run(hs, scoring, sigmaAxis);
+        } finally {
+            cluster = null;
+        }
+    }
+
+    /** Why this tuner cannot run its trials on Spark, or null if it can (default: it can). */
+    String sparkUnavailable() {
+        return null;
+    }
+
+    /**
+     * The private data (--dataset); with --spark-data cache the executors load its training split from their own cache.
+     */
+    TrainTest loadData() throws IOException {
+        TrainTest data = t.load();
+        if (cluster != null) {
+            int[] hwc = TrainingOptions.parseImageSize(t.imageSize);
+            cluster.trainingSplitOf(data.train(), t.dataset, hwc[0], hwc[1], hwc[2], t.weightSeed());
+        }
+        return data;
+    }
+
+    /**
+     * Q as the tuner gets it: itself, or with every run on the Spark cluster (refused now, before any charge, if it
+     * cannot be sent there).
+     */
+    org.dpdl4j.tuning.TrainingMechanism placed(org.dpdl4j.tuning.TrainingMechanism q) {
+        return cluster == null ? q : cluster.place(q);
+    }
+
+    /** Adds what the executor did to the operator record (Spark's tasks and lost executors; never released). */
+    Map<String, Object> withExecutorRecord(Map<String, Object> operator) {
+        Map<String, Object> m = new LinkedHashMap<>(operator);
+        m.put("executor", cluster == null ? Map.of("name", "local", "threads", threads) : cluster.operatorSummary());
+        return m;
     }
 
     /**
@@ -340,7 +412,11 @@ abstract class TuningCommand implements Callable<Integer> {
 
     /** The base mechanism's settings from the command line (workers split between trial threads). */
     DpSgdMechanism.Builder mechanism(TrainTest data, DpSgdMechanism.Scoring scoring) {
-        int workers = Reporting.configureWorkers(Math.max(1, Runtime.getRuntime().availableProcessors() / threads));
+        int cores = Runtime.getRuntime().availableProcessors();
+        int workers = trialWorkers != null ? trialWorkers : cluster != null ? cluster.settings().taskCpus() : Math.max(1, cores / threads);
+        // op threads per trial: a Spark task's cores, or this machine's shared by the trials running at once (the
+        // executors take this JVM's setting, so that a trial computes the same bits wherever it runs)
+        Reporting.configureWorkers(workers, cluster != null ? cluster.settings().taskCpus() : cores, cluster != null ? 1 : threads);
         DpSgdMechanism.Builder b = DpSgdMechanism.builder(data.train()).model(t.modelName(), t.modelOptions(data))
                 .optimizer(t.optimizer, t.lr).activation(t.activation).noiseMultiplier(noiseMultiplier != null ? noiseMultiplier : 1)
                 .clipNorm(t.clip).batchSize(t.batchSize).epochs(t.epochs).physicalBatchSize(t.physicalBatchSize).delta(t.delta)

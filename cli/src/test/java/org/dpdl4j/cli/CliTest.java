@@ -1,13 +1,11 @@
 package org.dpdl4j.cli;
 
 import org.dpdl4j.benchmarks.Reporting;
+import static org.dpdl4j.cli.CliRunner.run;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -21,35 +19,13 @@ import org.dpdl4j.datasets.LabeledData;
 import org.dpdl4j.datasets.Mnist;
 import org.dpdl4j.dpsgd.DpSgdTrainer;
 import org.junit.jupiter.api.Test;
+import org.dpdl4j.cli.CliRunner.Run;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The command line end to end, its JSON, files and errors. */
 class CliTest {
     @TempDir
     Path tmp;
-
-    private record Run(int status, String out, String err) {
-        JsonNode lastJson() throws Exception {
-            String[] lines = out.strip().split("\n");
-            return Reporting.JSON.readTree(lines[lines.length - 1]);
-        }
-    }
-
-    private static Run run(String... args) {
-        PrintStream oldOut = System.out;
-        PrintStream oldErr = System.err;
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        try {
-            System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
-            System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
-            int status = Main.run(args);
-            return new Run(status, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
-        } finally {
-            System.setOut(oldOut);
-            System.setErr(oldErr);
-        }
-    }
 
     @Test
     void accountDpSgdPrintsTheAccountantsNumber() throws Exception {

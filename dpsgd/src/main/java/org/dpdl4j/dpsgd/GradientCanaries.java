@@ -12,7 +12,7 @@ import java.util.Arrays;
  * @param coordinates the included canaries' coordinates in the flattened parameter vector (distinct, &gt;= 0)
  * @param norm        the L2 norm of each canary's raw gradient (finite, &gt; 0)
  */
-public record GradientCanaries(int[] coordinates, double norm) {
+public record GradientCanaries(int[] coordinates, double norm) implements java.io.Serializable {
     /** @throws IllegalArgumentException on negative or repeated coordinates, or a bad norm */
     public GradientCanaries {
         coordinates = coordinates.clone();

@@ -21,7 +21,7 @@ import org.nd4j.linalg.learning.config.Sgd;
  * @param dataType   FLOAT for training, DOUBLE for exactness tests
  */
 public record ModelOptions(int height, int width, int channels, int numClasses, IActivation activation,
-                           IUpdater updater, long seed, DataType dataType) {
+                           IUpdater updater, long seed, DataType dataType) implements java.io.Serializable {
 
     /** @throws IllegalArgumentException on non-positive sizes or fewer than 2 classes */
     public ModelOptions {

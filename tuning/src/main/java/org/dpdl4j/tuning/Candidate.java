@@ -12,7 +12,7 @@ import java.util.TreeMap;
  *
  * @param values axis name → value; copied
  */
-public record Candidate(Map<String, Object> values) {
+public record Candidate(Map<String, Object> values) implements java.io.Serializable {
     /** @throws IllegalArgumentException if a value is neither a Double nor a String */
     public Candidate {
         TreeMap<String, Object> copy = new TreeMap<>();

@@ -43,8 +43,14 @@ import org.dpdl4j.models.Models;
  * predictions by at most 1, so the release is a {@link GaussianEvent} with noise multiplier s. Every
  * quantity the event depends on (q = B/((1 − f)n), T, σ, s) is computed from n, which is treated as
  * public as in DP-SGD; the realised split sizes only normalise.
+ *
+ * <p>A mechanism is {@link java.io.Serializable} as its settings and its private data: the splits are not written but
+ * made again (with the same seed, so identically) when it is read back. {@link LabeledData} itself is not
+ * serializable, so a plain {@code ObjectOutputStream} refuses; a stream that replaces the data by a handle (as the
+ * Spark executor's does, shipping the data once per cluster) carries the rest.
  */
-public final class DpSgdMechanism implements RetrainableMechanism {
+public final class DpSgdMechanism implements RetrainableMechanism, java.io.Serializable {
+    private static final long serialVersionUID = 1L;
     /** The candidate axes this mechanism understands. */
     public static final Set<String> AXES = Set.of("lr", "optimizer", "activation", "sigma", "clip", "batch_size", "sampling_rate",
             "epochs");
@@ -73,6 +79,22 @@ public final class DpSgdMechanism implements RetrainableMechanism {
         }
         this.modelName = b.modelName;
         this.modelOptions = b.modelOptions;
+    }
+
+    /** Serialised as its settings and data only; the splits are made again on reading. */
+    private Object writeReplace() {
+        return new SerializedForm(b);
+    }
+
+    private void readObject(java.io.ObjectInputStream in) throws java.io.InvalidObjectException {
+        throw new java.io.InvalidObjectException("a DpSgdMechanism is read through its serialized form");
+    }
+
+    /** What a serialised mechanism holds: its builder (settings and private data). */
+    private record SerializedForm(Builder settings) implements java.io.Serializable {
+        private Object readResolve() {
+            return settings.build();
+        }
     }
 
     /** The same mechanism (same splits) with another default noise multiplier σ, for calibration. */
@@ -357,7 +379,8 @@ public final class DpSgdMechanism implements RetrainableMechanism {
     }
 
     /** Settings of {@link DpSgdMechanism}; the defaults follow {@code dpdl4j train}. */
-    public static final class Builder {
+    public static final class Builder implements java.io.Serializable {
+        private static final long serialVersionUID = 1L;
         private final LabeledData data;
         private String modelName = "standard-cnn";
         private ModelOptions modelOptions = ModelOptions.mnist();

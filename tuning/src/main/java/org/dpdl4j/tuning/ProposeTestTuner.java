@@ -42,6 +42,22 @@ public final class ProposeTestTuner implements Tuner<ProposeTestTuner.Result> {
     private final double lowerBound;
     private final int maxIterations;
     private final long seed;
+    private int threads = 1;
+
+    /**
+     * The same tuner training the (candidate, part) utilities on up to this many threads at once (default 1); the
+     * result does not depend on it (every training's seed is drawn up front, in order).
+     *
+     * @throws IllegalArgumentException if threads &lt; 1
+     */
+    public ProposeTestTuner withThreads(int threads) {
+        if (threads < 1) {
+            throw new IllegalArgumentException("threads must be >= 1, got " + threads);
+        }
+        ProposeTestTuner t = new ProposeTestTuner(partitions, granularity, epsilon0, lowerBound, maxIterations, seed);
+        t.threads = threads;
+        return t;
+    }
 
     /**
      * @param partitions    k ≥ 1
@@ -185,24 +201,32 @@ public final class ProposeTestTuner implements Tuner<ProposeTestTuner.Result> {
         long start = System.nanoTime();
         listener.onStart((long) grid.size() * partitions);
         RetrainableMechanism nonPrivate = q.nonPrivateCopy(); // the utilities train without noise, as the paper allows
-        double[] u = new double[grid.size()];
+        // every training's seed drawn up front, in the order of the loop, so threads do not change the result
+        List<java.util.concurrent.Callable<Double>> trainings = new ArrayList<>();
         int trial = 0;
-        for (int s = 0; s < grid.size(); s++) {
-            Candidate c = grid.get(s).with("sigma", 0.0).with("clip", 1e6);
+        for (Candidate candidate : grid) {
+            Candidate c = candidate.with("sigma", 0.0).with("clip", 1e6);
             for (LabeledData part : parts) {
-                listener.onTrialStart(trial, grid.get(s));
-                int t = trial;
-                double accuracy = 0;
-                long trialStart = System.nanoTime();
-                if (part.size() > 0) {
-                    TrainingResult r = nonPrivate.train(c, part, random.nextLong(), null, info -> listener.onTrialStep(t, info));
-                    accuracy = DpSgdTrainer.accuracy(r.network(), q.validation());
-                }
-                u[s] += (Double.isFinite(accuracy) ? accuracy : 0) / partitions;
-                listener.onTrialEnd(new TrialResult(trial, grid.get(s), null, Double.NEGATIVE_INFINITY, finalRun,
-                        (System.nanoTime() - trialStart) / 1e9, null));
-                trial++;
+                int t = trial++;
+                long partSeed = part.size() > 0 ? random.nextLong() : 0;
+                trainings.add(() -> {
+                    listener.onTrialStart(t, candidate);
+                    long trialStart = System.nanoTime();
+                    double accuracy = 0;
+                    if (part.size() > 0) {
+                        TrainingResult r = nonPrivate.train(c, part, partSeed, null, info -> listener.onTrialStep(t, info));
+                        accuracy = DpSgdTrainer.accuracy(r.network(), q.validation());
+                    }
+                    listener.onTrialEnd(new TrialResult(t, candidate, null, Double.NEGATIVE_INFINITY, finalRun,
+                            (System.nanoTime() - trialStart) / 1e9, null));
+                    return Double.isFinite(accuracy) ? accuracy : 0;
+                });
             }
+        }
+        List<Double> accuracies = Trials.inParallel(threads, trainings);
+        double[] u = new double[grid.size()];
+        for (int i = 0; i < accuracies.size(); i++) {
+            u[i / partitions] += accuracies.get(i) / partitions;
         }
         Selection sel = select(u, random);
         Candidate chosen = sel.index() >= 0 ? grid.get(sel.index()) : space.first();

@@ -1,14 +1,9 @@
 package org.dpdl4j.tuning;
 
-import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.SplittableRandom;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import org.dpdl4j.accounting.ComposedEvent;
 import org.dpdl4j.accounting.PointwiseMaxEvent;
 import org.dpdl4j.accounting.PrivacyEvent;
@@ -87,7 +82,7 @@ public final class RandomSearchTuner implements Tuner<TuningResult> {
      * @param covering if not null, a ledger charge that covers this tuning run: it is recorded under it
      * @param listener progress (thread-safe)
      * @throws PrivacyLedger.BudgetExceededException if the ledger's budget does not allow the tuning run
-     * @throws UncheckedIOException                 if the ledger cannot be written (no trial runs unrecorded)
+     * @throws java.io.UncheckedIOException                 if the ledger cannot be written (no trial runs unrecorded)
      * @throws IllegalArgumentException             if {@code covering} is given with revealed trials
      */
     @Override
@@ -129,35 +124,13 @@ public final class RandomSearchTuner implements Tuner<TuningResult> {
             tuningCharge = covering != null ? covering : entry; // trials point at the charge that pays for them
         }
         listener.onStart(k);
-        List<TrialResult> trials = new ArrayList<>();
-        if (k > 0) {
-            ExecutorService pool = Executors.newFixedThreadPool((int) Math.min(threads, k), r -> {
-                Thread t = new Thread(r, "dpdl4j-trial");
-                t.setDaemon(true);
-                return t;
-            });
-            try {
-                List<Future<TrialResult>> futures = new ArrayList<>();
-                for (int i = 0; i < k; i++) {
-                    int index = i;
-                    Long cover = tuningCharge;
-                    futures.add(pool.submit(() -> Trials.trial(q, candidates.get(index), seeds[index], index, ledger, cover, listener)));
-                }
-                for (Future<TrialResult> f : futures) {
-                    trials.add(f.get());
-                }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IllegalStateException("tuning interrupted", e);
-            } catch (ExecutionException e) {
-                if (e.getCause() instanceof RuntimeException re) {
-                    throw re;
-                }
-                throw new IllegalStateException(e.getCause());
-            } finally {
-                pool.shutdownNow();
-            }
+        List<java.util.concurrent.Callable<TrialResult>> runs = new ArrayList<>();
+        for (int i = 0; i < k; i++) {
+            int index = i;
+            Long cover = tuningCharge;
+            runs.add(() -> Trials.trial(q, candidates.get(index), seeds[index], index, ledger, cover, listener));
         }
+        List<TrialResult> trials = Trials.inParallel(threads, runs);
         TrialResult best = best(trials);
         if (k == 0) {
             operatorNotes.add("K = 0 (probability " + String.format("%.3g", repetitions.pmf(0)) + "): no run; the result is the "

@@ -1,8 +1,14 @@
 package org.dpdl4j.tuning;
 
+import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.function.Function;
 import org.dpdl4j.accounting.PointwiseMaxEvent;
 import org.dpdl4j.accounting.PrivacyEvent;
@@ -77,5 +83,46 @@ public final class Trials {
         }
         listener.onTrialEnd(r);
         return r;
+    }
+
+    /**
+     * Runs independent tasks on up to {@code threads} daemon threads (stopped before returning) and returns their
+     * results in the tasks' order, so that what a tuning computes never depends on how many run at once.
+     *
+     * @throws RuntimeException the first failed task's exception, as thrown
+     */
+    static <T> List<T> inParallel(int threads, List<Callable<T>> tasks) {
+        List<T> results = new ArrayList<>();
+        if (tasks.isEmpty()) {
+            return results;
+        }
+        ExecutorService pool = Executors.newFixedThreadPool(Math.max(1, Math.min(threads, tasks.size())), r -> {
+            Thread t = new Thread(r, "dpdl4j-trial");
+            t.setDaemon(true);
+            return t;
+        });
+        try {
+            List<Future<T>> futures = new ArrayList<>();
+            for (Callable<T> task : tasks) {
+                futures.add(pool.submit(task));
+            }
+            for (Future<T> f : futures) {
+                results.add(f.get());
+            }
+            return results;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("tuning interrupted", e);
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof RuntimeException re) {
+                throw re;
+            }
+            if (e.getCause() instanceof Error err) {
+                throw err;
+            }
+            throw new IllegalStateException(e.getCause());
+        } finally {
+            pool.shutdownNow();
+        }
     }
 }
