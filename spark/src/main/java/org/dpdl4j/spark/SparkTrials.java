@@ -93,6 +93,7 @@ public final class SparkTrials implements AutoCloseable {
     private final AtomicInteger lostExecutors = new AtomicInteger();
     private final List<String> failureReasons = java.util.Collections.synchronizedList(new ArrayList<>());
     private final List<Double> setupSeconds = new ArrayList<>();
+    private java.nio.file.Path scratch;
 
     private SparkTrials(JavaSparkContext sc, Settings settings, int parallelism) {
         this.sc = sc;
@@ -159,8 +160,11 @@ public final class SparkTrials implements AutoCloseable {
                 .set("spark.speculation", "false");
         Matcher cluster = LOCAL_CLUSTER.matcher(master);
         int expected = 1;
+        java.nio.file.Path scratch = null;
         if (cluster.matches()) {
-            // worker processes launched from this JVM's classpath (Spark's test harness: no Spark distribution needed)
+            // worker processes launched from this JVM's classpath (Spark's test harness: no Spark distribution needed);
+            // the workers keep the executors' logs under their "Spark home", a temporary directory deleted on close
+            scratch = localClusterHome();
             expected = Integer.parseInt(cluster.group(1));
             conf.set("spark.executor.extraClassPath", System.getProperty("java.class.path"))
                     .set("spark.executorEnv.SPARK_TESTING", "1")
@@ -187,10 +191,39 @@ public final class SparkTrials implements AutoCloseable {
                     parallelism = Math.max(1, expected * Integer.parseInt(cluster.group(2)) / settings.taskCpus());
                 }
             }
-            return new SparkTrials(sc, settings, parallelism);
+            SparkTrials trials = new SparkTrials(sc, settings, parallelism);
+            trials.scratch = scratch;
+            return trials;
         } catch (RuntimeException e) {
             sc.stop();
+            deleteTree(scratch);
             throw e;
+        }
+    }
+
+    /** The temporary "Spark home" of a local-cluster's workers (they would otherwise write ./work). */
+    private static java.nio.file.Path localClusterHome() {
+        try {
+            java.nio.file.Path home = java.nio.file.Files.createTempDirectory("dpdl4j-spark-");
+            // a local-cluster's workers take their home from these two properties (Spark's test harness)
+            System.setProperty("spark.testing", "true");
+            System.setProperty("spark.test.home", home.toString());
+            return home;
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException("cannot create a temporary directory for the local cluster's workers", e);
+        }
+    }
+
+    private static void deleteTree(java.nio.file.Path dir) {
+        if (dir == null) {
+            return;
+        }
+        System.clearProperty("spark.testing"); // set for this local cluster only
+        System.clearProperty("spark.test.home");
+        try (java.util.stream.Stream<java.nio.file.Path> walk = java.nio.file.Files.walk(dir)) {
+            walk.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        } catch (IOException e) {
+            // a temporary directory: the OS cleans what is left
         }
     }
 
@@ -364,9 +397,10 @@ public final class SparkTrials implements AutoCloseable {
         return sc;
     }
 
-    /** Stops the Spark context. */
+    /** Stops the Spark context (and deletes a local cluster's temporary worker directories). */
     @Override
     public void close() {
         sc.stop();
+        deleteTree(scratch);
     }
 }

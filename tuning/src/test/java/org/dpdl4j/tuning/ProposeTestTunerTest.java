@@ -114,6 +114,11 @@ class ProposeTestTunerTest {
         ledger.close();
         assertTrue(r.release().toMap().keySet().equals(java.util.Set.of("best", "best_score")), r.release().toMap().toString());
         assertTrue(r.operatorRecord().facts().containsKey("iterations") && r.operatorRecord().facts().containsKey("part_sizes"));
+        // the utilities' trainings on three threads: every seed is drawn up front, so nothing changes
+        ProposeTestTuner.Result parallel = t.withThreads(3).tune(space, q, null, TuningListener.NONE);
+        assertEquals(r.selection(), parallel.selection());
+        assertEquals(r.candidate(), parallel.candidate());
+        org.junit.jupiter.api.Assertions.assertArrayEquals(r.model().params().data().asFloat(), parallel.model().params().data().asFloat());
     }
 
     /**
