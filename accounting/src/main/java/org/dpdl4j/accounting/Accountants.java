@@ -43,6 +43,34 @@ public final class Accountants {
         return s.get();
     }
 
+    /**
+     * The smallest ε at δ among the registered accountants that support the event. Each accountant's ε is an upper
+     * bound on the event's true ε (none reports below the truth), so their minimum is one too; ties go to the earlier
+     * registered accountant.
+     *
+     * @param event the event (any; at least the RDP accountant supports every permitted event)
+     * @param delta δ ∈ (0, 1)
+     * @return the winning accountant's guarantee ({@link PrivacyGuarantee#accountant()} names it)
+     * @throws IllegalArgumentException if no registered accountant supports the event, or δ is out of range
+     */
+    public static PrivacyGuarantee tightest(PrivacyEvent event, double delta) {
+        PrivacyGuarantee best = null;
+        for (String name : REGISTRY.keySet()) {
+            PrivacyAccountant a = byName(name);
+            if (a.supports(event)) {
+                PrivacyGuarantee g = a.guarantee(event, delta);
+                if (best == null || g.epsilon() < best.epsilon()) {
+                    best = g;
+                }
+            }
+        }
+        if (best == null) {
+            throw new IllegalArgumentException("no registered accountant (" + String.join(", ", REGISTRY.keySet()) + ") supports "
+                    + event);
+        }
+        return best;
+    }
+
     /** The registered names, in registration order. */
     public static Set<String> names() {
         return java.util.Collections.unmodifiableSet(REGISTRY.keySet());

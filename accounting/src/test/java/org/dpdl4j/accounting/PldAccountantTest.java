@@ -92,7 +92,7 @@ class PldAccountantTest {
         return 0.5 * Erf.erfc(-z / Math.sqrt(2));
     }
 
-    private static double analyticGaussianEpsilon(double mu, double delta) {
+    static double analyticGaussianEpsilon(double mu, double delta) {
         double lo = 0;
         double hi = 1;
         while (analyticGaussianDelta(mu, hi) > delta) {

@@ -61,17 +61,23 @@ final class AccountCommand {
 
     /** {@code --accountant}: which registered accountant bounds one DP-SGD run. */
     static final class AccountantOption {
-        @Option(names = "--accountant", paramLabel = "NAME", defaultValue = "rdp", description = {
+        @Option(names = "--accountant", paramLabel = "NAME", description = {
                 "rdp (Renyi DP, dp_accounting's 156 orders) or pld (privacy loss distribution, value discretisation 1e-4: "
-                        + "tighter; Doroshenko et al. 2022, arXiv:2207.04380) (default ${DEFAULT-VALUE})."})
+                        + "tighter; Doroshenko et al. 2022, arXiv:2207.04380) (default: pld for train, the tighter for one run; "
+                        + "rdp for account)."})
         String name;
 
+        /** The accountant's name: --accountant, else {@code rdp} (train sets pld first). */
+        String name() {
+            return name != null ? name : "rdp";
+        }
+
         PrivacyAccountant accountant() {
-            if (!Accountants.names().contains(name)) {
+            if (!Accountants.names().contains(name())) {
                 throw new IllegalArgumentException("--accountant must be one of " + String.join(", ", Accountants.names()) + ", got '"
                         + name + "'");
             }
-            return Accountants.byName(name);
+            return Accountants.byName(name());
         }
 
         /** How the conversion is described in the human line: the RDP order, or the PLD's grid. */

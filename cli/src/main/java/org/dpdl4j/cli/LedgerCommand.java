@@ -9,7 +9,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import org.dpdl4j.accounting.Accountants;
-import org.dpdl4j.accounting.PrivacyAccountant;
 import org.dpdl4j.tuning.PrivacyLedger;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -43,12 +42,11 @@ final class LedgerCommand {
                 for (String repair : ledger.repairs()) {
                     System.out.println("repaired: " + repair);
                 }
-                PrivacyAccountant acc = Accountants.standard();
                 System.out.printf("ledger %s: dataset %s, budget epsilon %s at delta %s%n", file, dataset, ledger.epsilonBudget(),
                         ledger.delta());
                 List<Map<String, Object>> rows = new ArrayList<>();
                 for (PrivacyLedger.Entry e : ledger.entries()) {
-                    double eps = acc.epsilon(e.event(), ledger.delta());
+                    double eps = Accountants.tightest(e.event(), ledger.delta()).epsilon();
                     System.out.printf("%4d  %s  %-22s  epsilon %-10s  %s%n", e.sequence(), e.time(),
                             e.charged() ? "charge" : "record (under " + e.coveredBy() + ")", String.format("%.4f", eps), e.label());
                     Map<String, Object> row = new LinkedHashMap<>();
@@ -60,9 +58,11 @@ final class LedgerCommand {
                     row.put("epsilon", eps);
                     rows.add(row);
                 }
-                double spent = ledger.spent().epsilon();
-                System.out.printf("spent epsilon %.4f at delta %s (RDP composition of the %d charges); remaining %.4f%n", spent,
-                        ledger.delta(), ledger.entries().stream().filter(PrivacyLedger.Entry::charged).count(), ledger.remaining());
+                org.dpdl4j.accounting.PrivacyGuarantee spentGuarantee = ledger.spent();
+                double spent = spentGuarantee.epsilon();
+                System.out.printf("spent epsilon %.4f at delta %s (composition of the %d charges, by %s); remaining %.4f%n", spent,
+                        ledger.delta(), ledger.entries().stream().filter(PrivacyLedger.Entry::charged).count(),
+                        spentGuarantee.accountant().toUpperCase(java.util.Locale.ROOT), ledger.remaining());
                 if (json) {
                     Map<String, Object> j = new LinkedHashMap<>();
                     j.put("file", file.toString());

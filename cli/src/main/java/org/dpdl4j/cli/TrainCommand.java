@@ -69,6 +69,9 @@ final class TrainCommand implements Callable<Integer> {
         if (resume != null) {
             return resumeRun();
         }
+        if (accountantOption.name == null) {
+            accountantOption.name = "pld"; // one run: the tighter accountant
+        }
         Path out = dryRun ? null : t.outputDirectory("train"); // checked before anything runs
         if (t.nonPrivate && (targetEpsilon != null || noiseMultiplier != null && noiseMultiplier != 0)) {
             throw new IllegalArgumentException("--non-private trains with sigma = 0: --target-epsilon and a non-zero "

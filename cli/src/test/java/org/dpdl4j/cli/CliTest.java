@@ -153,7 +153,10 @@ class CliTest {
         }
         long steps = j.get("steps").asLong();
         assertEquals((long) Math.ceil(0.05 * 60000 / 256.0), steps);
-        double eps = RdpAccountant.standard().epsilon(NoiseCalibration.dpSgd(256.0 / 60000, 1.0, steps), 1e-5);
+        // one run: the PLD accountant by default (tighter than RDP's number, which the run is no longer reported with)
+        assertEquals("pld", j.get("accountant").asText());
+        double eps = org.dpdl4j.accounting.Accountants.byName("pld").epsilon(NoiseCalibration.dpSgd(256.0 / 60000, 1.0, steps), 1e-5);
+        assertTrue(eps < RdpAccountant.standard().epsilon(NoiseCalibration.dpSgd(256.0 / 60000, 1.0, steps), 1e-5));
         assertEquals(eps, j.get("epsilon").asDouble(), 1e-12);
         JsonNode privacy = Reporting.JSON.readTree(Files.readString(out.resolve("privacy.json")));
         assertEquals(eps, privacy.get("epsilon").asDouble(), 1e-12);
@@ -513,8 +516,11 @@ class CliTest {
         Run r = run("ledger", "show", ledger.toString(), "--json");
         assertEquals(0, r.status(), r.err());
         JsonNode j = r.lastJson();
-        double spent = RdpAccountant.standard().epsilon(new org.dpdl4j.accounting.ComposedEvent(java.util.List.of(a, b)), 1e-5);
+        var both = new org.dpdl4j.accounting.ComposedEvent(java.util.List.of(a, b));
+        double spent = org.dpdl4j.accounting.Accountants.tightest(both, 1e-5).epsilon();
+        assertTrue(spent < RdpAccountant.standard().epsilon(both, 1e-5), "the PLD's number, below RDP's");
         assertEquals(spent, j.get("epsilon_spent").asDouble(), 1e-12);
+        assertTrue(r.out().contains("by PLD"), r.out());
         assertEquals(8 - spent, j.get("epsilon_remaining").asDouble(), 1e-12);
         assertEquals(3, j.get("entries").size());
         assertEquals(1, j.get("entries").get(1).get("covered_by").asLong(), "the record points at the first charge");
@@ -570,7 +576,8 @@ class CliTest {
         assertEquals(planned, j.get("steps").asLong());
         assertEquals(done, j.get("resumed_from_step").asLong());
         var event = NoiseCalibration.dpSgd(256.0 / 60000, 1.1, planned);
-        assertEquals(RdpAccountant.standard().epsilon(event, 1e-5), j.get("epsilon").asDouble(), 1e-12);
+        // the accountant of the interrupted run (train's default, PLD) is kept by the resumed one
+        assertEquals(org.dpdl4j.accounting.Accountants.byName("pld").epsilon(event, 1e-5), j.get("epsilon").asDouble(), 1e-12);
         JsonNode privacy = Reporting.JSON.readTree(out.resolve("privacy.json").toFile());
         assertEquals(planned, privacy.get("steps").asLong());
         assertEquals(event, PrivacyEvents.fromMap(Reporting.JSON.convertValue(privacy.get("event"), java.util.Map.class)));

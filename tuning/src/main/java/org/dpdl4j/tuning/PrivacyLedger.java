@@ -21,7 +21,6 @@ import org.dpdl4j.accounting.NonPrivateEvent;
 import org.dpdl4j.accounting.PrivacyEvent;
 import org.dpdl4j.accounting.PrivacyEvents;
 import org.dpdl4j.accounting.PrivacyGuarantee;
-import org.dpdl4j.accounting.PrivacyAccountant;
 import org.dpdl4j.accounting.Accountants;
 
 /**
@@ -30,8 +29,10 @@ import org.dpdl4j.accounting.Accountants;
  * written with a single write and forced to disk (fsync) before {@link #charge} or {@link #record}
  * returns, so a caller that records before using a result never loses an entry to a crash.
  *
- * <p>Two kinds of entry: a <em>charge</em> adds its event to the spent budget (the spent ε is the
- * RDP composition of all charges, converted at the ledger's δ); a <em>record</em> is an audit entry
+ * <p>Two kinds of entry: a <em>charge</em> adds its event to the spent budget (the spent ε is that of the
+ * composition of all charges at the ledger's δ, by the tightest registered accountant that supports it,
+ * {@link Accountants#tightest}: the privacy loss distribution for DP-SGD runs, RDP when a tuning's random-K theorem
+ * is among them); a <em>record</em> is an audit entry
  * whose cost is already covered by an earlier charge (a trial of a tuning run whose whole cost was
  * charged up front). Reopening a ledger restores every entry. A corrupt line in the middle makes
  * {@link #open} fail with its number ({@link LedgerException}), and nothing is dropped.
@@ -73,19 +74,16 @@ public final class PrivacyLedger implements AutoCloseable {
     private final String dataset;
     private final double epsilonBudget;
     private final double delta;
-    private final PrivacyAccountant accountant;
     private final FileChannel channel;
     private final FileLock lock;
     private final List<Entry> entries = new ArrayList<>();
     private final List<String> repairs = new ArrayList<>();
 
-    private PrivacyLedger(Path file, String dataset, double epsilonBudget, double delta, PrivacyAccountant accountant,
-                          FileChannel channel, FileLock lock) {
+    private PrivacyLedger(Path file, String dataset, double epsilonBudget, double delta, FileChannel channel, FileLock lock) {
         this.file = file;
         this.dataset = dataset;
         this.epsilonBudget = epsilonBudget;
         this.delta = delta;
-        this.accountant = accountant;
         this.channel = channel;
         this.lock = lock;
     }
@@ -128,7 +126,7 @@ public final class PrivacyLedger implements AutoCloseable {
                     + "to finish: one writer at a time");
         }
         try {
-            PrivacyLedger ledger = new PrivacyLedger(file, dataset, epsilonBudget, delta, Accountants.standard(), ch, lock);
+            PrivacyLedger ledger = new PrivacyLedger(file, dataset, epsilonBudget, delta, ch, lock);
             ledger.load();
             return ledger;
         } catch (IOException | RuntimeException e) {
@@ -324,7 +322,7 @@ public final class PrivacyLedger implements AutoCloseable {
 
     /** (ε, δ) spent so far: the composition of all charges at the ledger's δ. */
     public synchronized PrivacyGuarantee spent() {
-        return accountant.guarantee(spentEvent(), delta);
+        return Accountants.tightest(spentEvent(), delta);
     }
 
     /** ε left before the budget: budget − spent (never below 0). */
@@ -336,7 +334,7 @@ public final class PrivacyLedger implements AutoCloseable {
     public synchronized double epsilonAfter(PrivacyEvent event) {
         List<PrivacyEvent> all = new ArrayList<>(entries.stream().filter(Entry::charged).map(Entry::event).toList());
         all.add(event);
-        return accountant.epsilon(new ComposedEvent(all), delta);
+        return Accountants.tightest(new ComposedEvent(all), delta).epsilon();
     }
 
     /**

@@ -129,7 +129,8 @@ class RandomSearchTunerTest {
             assertEquals(List.of(1L), chargesAtFirstStart, "the whole composition is charged before the first run");
             assertEquals(1, ledger.entries().stream().filter(PrivacyLedger.Entry::charged).count());
             assertEquals(r.event(), ledger.entries().get(0).event());
-            assertEquals(RdpAccountant.standard().epsilon(r.event(), 1e-5), ledger.spent().epsilon(), 1e-12);
+            // the ledger composes the charge once more (nested): the PLD's grids differ in the last digits
+            assertEquals(org.dpdl4j.accounting.Accountants.tightest(r.event(), 1e-5).epsilon(), ledger.spent().epsilon(), 1e-8);
             Release release = r.release();
             assertEquals(4L, release.repetitions());
             assertEquals(4, release.trialMaps().size());
