@@ -39,7 +39,7 @@ import org.dpdl4j.tuning.TrainingMechanism;
  * executors run OpenMP with {@code spark.task.cpus} threads ({@code OMP_NUM_THREADS}; a
  * {@code spark.executorEnv.OMP_NUM_THREADS} setting overrides it): a local run computes the same bits with
  * {@code OMP_NUM_THREADS} set to that number. More OpenMP threads than a task's cores would oversubscribe them (the
- * threads spin): on two cores with two trials at once, two threads each made every trial 2.5 times slower.
+ * threads spin): on two cores with two trials at once, two threads each made the trials about twice as slow.
  * Without a fixed seed the seeds are drawn from {@code SecureRandom} on the driver and travel with the tasks: the
  * cluster is then inside the trust boundary, as the driver is.
  */
