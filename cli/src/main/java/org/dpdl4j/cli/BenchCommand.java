@@ -36,8 +36,10 @@ final class BenchCommand {
 
     /** {@code bench dpsgd}: DP-SGD steps against DL4J's own non-private fit, same model and data. */
     @Command(name = "dpsgd", mixinStandardHelpOptions = true, sortOptions = false,
-            description = {"Times DL4J's non-private fit() and the DP-SGD trainer (1 worker, then one worker per core) on the",
-                    "same model and MNIST data, in one JVM, after warm-up; prints examples/second, their ratio and peak memory."})
+            description = {"Times DL4J's non-private fit(), the engine's own non-private mode (sigma = 0, no clipping, same",
+                    "kernels) and the DP-SGD trainer (1 worker, then one worker per core) on the same model and data, in one",
+                    "JVM, after warm-up; prints examples/second, their ratios and peak memory. MNIST for the MNIST models;",
+                    "cifar-cnn runs on random CIFAR-10-shaped data (speed does not depend on the pixel values)."})
     static final class DpSgd implements Callable<Integer> {
         @Option(names = "--model", defaultValue = "standard-cnn", description = "Model (default ${DEFAULT-VALUE}).")
         String model;
@@ -48,7 +50,8 @@ final class BenchCommand {
         @Option(names = "--steps", defaultValue = "60", description = "Measured steps per phase (default ${DEFAULT-VALUE}).")
         int steps;
 
-        @Option(names = "--warmup", defaultValue = "15", description = "Warm-up steps per phase (default ${DEFAULT-VALUE}).")
+        @Option(names = "--warmup", defaultValue = "60",
+                description = "Warm-up steps per phase, untimed: the JIT and ND4J's workspaces settle (default ${DEFAULT-VALUE}).")
         int warmup;
 
         @Option(names = "--workers", description = "Workers of the parallel DP-SGD measurement (default: the number of cores).")
@@ -57,32 +60,32 @@ final class BenchCommand {
         @Option(names = "--json", description = "Print one JSON object as the last line.")
         boolean json;
 
-        /** Examples/s of the DP-SGD trainer with the given number of workers (ND4J op threads = cores/workers). */
-        private double dpRate(LabeledData train, ModelOptions options, int workers, MemoryProbe memory) {
-            Reporting.configureWorkers(workers);
-            MultiLayerNetwork dp = Models.byName(model, options);
-            double q = (double) batchSize / train.size();
-            DpSgdTrainer trainer = new DpSgdTrainer();
-            if (warmup > 0) {
-                trainer.train(dp, train, DpSgdConfig.builder().samplingRate(q).noiseMultiplier(1.1).steps(warmup).seed(2)
-                        .workers(workers).build());
-            }
-            TrainingResult r = trainer.train(dp, train, DpSgdConfig.builder().samplingRate(q).noiseMultiplier(1.1)
-                    .steps(steps).seed(3).workers(workers).build(), info -> memory.sample());
-            return r.examplesPerSecond();
+        @Option(names = "--physical-batch-size", defaultValue = "512",
+                description = "Largest chunk pushed through the network at once (default ${DEFAULT-VALUE}).")
+        int physicalBatchSize;
+
+        @Option(names = "--modes", split = ",", defaultValue = "fit,engine,dp1,dp",
+                description = "Phases to time, comma-separated: fit (DL4J), engine (our non-private mode), dp1 (DP-SGD, 1 worker), "
+                        + "dp (DP-SGD, a worker per core); default ${DEFAULT-VALUE}.")
+        List<String> modes;
+
+        /** One timed phase: examples/s and the memory seen while it ran. */
+        private record Phase(double rate, MemoryProbe memory) {
         }
 
-        @Override
-        public Integer call() throws IOException {
-            if (batchSize < 1 || steps < 1 || warmup < 0) {
-                throw new IllegalArgumentException("--batch-size and --steps must be >= 1 and --warmup >= 0, got "
-                        + batchSize + ", " + steps + ", " + warmup);
+        private static void print(String what, Phase p) {
+            if (p != null) {
+                System.out.printf("%-42s %8.0f examples/s  peak heap %5.0f MiB  peak RSS %5.0f MiB%n", what + ":", p.rate,
+                        p.memory.peakHeap / 1048576.0, p.memory.peakRss / 1048576.0);
             }
-            LabeledData train = Mnist.load(DatasetCache.root().resolve("mnist")).train();
-            ModelOptions options = ModelOptions.mnist();
-            int threads = Nd4j.getEnvironment().maxThreads();
+        }
 
-            // baseline: DL4J fit() on fixed-size random batches
+        private String dataName() {
+            return model.equals("cifar-cnn") ? "random CIFAR-10-shaped" : "MNIST";
+        }
+
+        /** DL4J's own fit() on fixed-size random batches, after warm-up. */
+        private Phase fitPhase(LabeledData train, ModelOptions options) {
             MultiLayerNetwork plain = Models.byName(model, options);
             SplittableRandom rng = new SplittableRandom(1);
             List<DataSet> batches = new ArrayList<>();
@@ -92,49 +95,109 @@ final class BenchCommand {
             for (int i = 0; i < warmup; i++) {
                 plain.fit(batches.get(i));
             }
-            MemoryProbe memPlain = MemoryProbe.start();
+            MemoryProbe memory = MemoryProbe.start();
             long t0 = System.nanoTime();
             for (int i = warmup; i < warmup + steps; i++) {
                 plain.fit(batches.get(i));
-                memPlain.sample();
+                memory.sample();
             }
-            double plainSeconds = (System.nanoTime() - t0) / 1e9;
-            double plainRate = (double) steps * batchSize / plainSeconds;
+            return new Phase((double) steps * batchSize / ((System.nanoTime() - t0) / 1e9), memory);
+        }
 
-            // DP-SGD: the real trainer (Poisson batches with expected size B), same model and data,
-            // first with one worker and all cores for ND4J's ops, then with one worker per core
-            MemoryProbe memDp1 = MemoryProbe.start();
-            double dpOneWorker = dpRate(train, options, 1, memDp1);
+        /**
+         * The trainer with the given number of workers (ND4J op threads = cores/workers): DP-SGD with σ = 1.1 and
+         * C = 1, or the engine's non-private mode (σ = 0, C = ∞).
+         */
+        private Phase trainerPhase(LabeledData train, ModelOptions options, int workers, boolean nonPrivate) {
+            MemoryProbe memory = MemoryProbe.start();
+            Reporting.configureWorkers(workers);
+            MultiLayerNetwork net = Models.byName(model, options);
+            double q = Math.min(1.0, (double) batchSize / train.size());
+            DpSgdTrainer trainer = new DpSgdTrainer();
+            DpSgdConfig.Builder config = DpSgdConfig.builder().samplingRate(q).workers(workers).physicalBatchSize(physicalBatchSize);
+            if (nonPrivate) {
+                config.noiseMultiplier(0).nonPrivate(true).clipNorm(Double.POSITIVE_INFINITY);
+            } else {
+                config.noiseMultiplier(1.1);
+            }
+            if (warmup > 0) {
+                trainer.train(net, train, config.steps(warmup).seed(2).build());
+            }
+            TrainingResult r = trainer.train(net, train, config.steps(steps).seed(3).build(), info -> memory.sample());
+            return new Phase(r.examplesPerSecond(), memory);
+        }
+
+        /** The data the model is timed on: MNIST's training set, or random CIFAR-10-shaped data for cifar-cnn. */
+        private LabeledData data(ModelOptions options) throws IOException {
+            if (!model.equals("cifar-cnn")) {
+                return Mnist.load(DatasetCache.root().resolve("mnist")).train();
+            }
+            int n = Math.max(4 * batchSize, 10_000);
+            SplittableRandom rng = new SplittableRandom(7);
+            byte[] pixels = new byte[n * 3 * 32 * 32];
+            for (int i = 0; i < pixels.length; i++) {
+                pixels[i] = (byte) rng.nextInt(256);
+            }
+            return LabeledData.fromBytes(pixels, rng.ints(n, 0, 10).toArray(), 10, 3, 32, 32);
+        }
+
+        @Override
+        public Integer call() throws IOException {
+            for (String m : modes) {
+                if (!List.of("fit", "engine", "dp1", "dp").contains(m)) {
+                    throw new IllegalArgumentException("--modes: unknown mode '" + m + "'; allowed: fit, engine, dp1, dp");
+                }
+            }
+            if (batchSize < 1 || steps < 1 || warmup < 0 || physicalBatchSize < 1) {
+                throw new IllegalArgumentException("--batch-size, --steps and --physical-batch-size must be >= 1 and --warmup >= 0, got "
+                        + batchSize + ", " + steps + ", " + physicalBatchSize + ", " + warmup);
+            }
+            ModelOptions options = model.equals("cifar-cnn") ? ModelOptions.cifar10() : ModelOptions.mnist();
+            LabeledData train = data(options);
+            int threads = Nd4j.getEnvironment().maxThreads();
+
             int cores = workers != null ? workers : Runtime.getRuntime().availableProcessors();
-            MemoryProbe memDp = MemoryProbe.start();
-            double dpRate = dpRate(train, options, cores, memDp);
+            Phase fit = modes.contains("fit") ? fitPhase(train, options) : null;
+            // the real trainer (Poisson batches with expected size B), same model and data: the engine's non-private
+            // mode with one worker per core, then DP-SGD with one worker and all cores for ND4J's ops, then one per core
+            Phase engine = modes.contains("engine") ? trainerPhase(train, options, cores, true) : null;
+            Phase dp1 = modes.contains("dp1") ? trainerPhase(train, options, 1, false) : null;
+            Phase dp = modes.contains("dp") ? trainerPhase(train, options, cores, false) : null;
             Nd4j.getEnvironment().setMaxThreads(threads);
 
-            System.out.printf("model %s, batch %d, %d measured steps after %d warm-up, %d cores, backend %s%n",
-                    model, batchSize, steps, warmup, cores, Nd4j.getBackend().getClass().getSimpleName());
-            System.out.printf("DL4J fit (non-private), %d op threads:     %8.0f examples/s  peak heap %5.0f MiB  peak RSS %5.0f MiB%n",
-                    threads, plainRate, memPlain.peakHeap / 1048576.0, memPlain.peakRss / 1048576.0);
-            System.out.printf("dpdl4j DP-SGD, 1 worker x %d op threads:  %8.0f examples/s  peak heap %5.0f MiB  peak RSS %5.0f MiB%n",
-                    threads, dpOneWorker, memDp1.peakHeap / 1048576.0, memDp1.peakRss / 1048576.0);
-            System.out.printf("dpdl4j DP-SGD, %d workers x 1 op thread:  %8.0f examples/s  peak heap %5.0f MiB  peak RSS %5.0f MiB%n",
-                    cores, dpRate, memDp.peakHeap / 1048576.0, memDp.peakRss / 1048576.0);
-            System.out.printf("ratio DP-SGD (%d workers) / DL4J fit: %.2f%n", cores, dpRate / plainRate);
+            System.out.printf("model %s (%s data), batch %d, physical batch %d, %d measured steps after %d warm-up, %d cores, backend %s%n",
+                    model, dataName(), batchSize, physicalBatchSize, steps, warmup, cores, Nd4j.getBackend().getClass().getSimpleName());
+            print("DL4J fit (non-private), " + threads + " op threads", fit);
+            print("dpdl4j non-private mode, " + cores + " workers", engine);
+            print("dpdl4j DP-SGD, 1 worker x " + threads + " op threads", dp1);
+            print("dpdl4j DP-SGD, " + cores + " workers x 1 op thread", dp);
+            if (dp != null && fit != null && engine != null) {
+                System.out.printf("ratio DP-SGD (%d workers) / DL4J fit: %.2f; / dpdl4j non-private mode: %.2f%n", cores,
+                        dp.rate / fit.rate, dp.rate / engine.rate);
+            }
+            if (modes.size() > 1) {
+                System.out.println("peak RSS is the process's and does not fall between phases: for memory, run one --modes at a time");
+            }
             if (json) {
                 Map<String, Object> out = new LinkedHashMap<>();
                 out.put("model", model);
+                out.put("data", dataName());
                 out.put("batch_size", batchSize);
+                out.put("physical_batch_size", physicalBatchSize);
                 out.put("steps", steps);
                 out.put("threads", threads);
-                out.put("dp_examples_per_second", dpRate);
                 out.put("dp_workers", cores);
-                out.put("dp_one_worker_examples_per_second", dpOneWorker);
-                out.put("nonprivate_examples_per_second", plainRate);
-                out.put("ratio", dpRate / plainRate);
-                out.put("peak_heap_bytes", Math.max(Math.max(memDp.peakHeap, memDp1.peakHeap), memPlain.peakHeap));
-                out.put("dp_peak_heap_bytes", memDp.peakHeap);
-                out.put("nonprivate_peak_heap_bytes", memPlain.peakHeap);
-                out.put("dp_peak_rss_bytes", memDp.peakRss);
-                out.put("nonprivate_peak_rss_bytes", memPlain.peakRss);
+                out.put("dp_examples_per_second", dp == null ? null : dp.rate);
+                out.put("dp_one_worker_examples_per_second", dp1 == null ? null : dp1.rate);
+                out.put("nonprivate_examples_per_second", fit == null ? null : fit.rate);
+                out.put("engine_nonprivate_examples_per_second", engine == null ? null : engine.rate);
+                out.put("ratio", dp == null || fit == null ? null : dp.rate / fit.rate);
+                out.put("ratio_dp_to_engine_nonprivate", dp == null || engine == null ? null : dp.rate / engine.rate);
+                out.put("dp_peak_heap_bytes", dp == null ? null : dp.memory.peakHeap);
+                out.put("dp_peak_rss_bytes", dp == null ? null : dp.memory.peakRss);
+                out.put("engine_nonprivate_peak_rss_bytes", engine == null ? null : engine.memory.peakRss);
+                out.put("nonprivate_peak_heap_bytes", fit == null ? null : fit.memory.peakHeap);
+                out.put("nonprivate_peak_rss_bytes", fit == null ? null : fit.memory.peakRss);
                 Cli.printJsonLine(System.out, out);
             }
             return 0;

@@ -39,6 +39,22 @@ class CliTest {
         assertEquals(8.1, j.get("order").asDouble(), 1e-12);
     }
 
+    /** bench dpsgd runs the phases asked for, reports them in its JSON, and leaves the others null; bad modes are refused. */
+    @Test
+    void benchDpSgdReportsTheEngineNonPrivateMode() throws Exception {
+        Run r = run("bench", "dpsgd", "--model", "mlp", "--batch-size", "32", "--steps", "2", "--warmup", "1",
+                "--modes", "engine,dp", "--workers", "2", "--json");
+        assertEquals(0, r.status(), r.err());
+        JsonNode j = r.lastJson();
+        assertTrue(j.get("engine_nonprivate_examples_per_second").asDouble() > 0, j.toString());
+        assertTrue(j.get("dp_examples_per_second").asDouble() > 0, j.toString());
+        assertEquals(j.get("dp_examples_per_second").asDouble() / j.get("engine_nonprivate_examples_per_second").asDouble(),
+                j.get("ratio_dp_to_engine_nonprivate").asDouble(), 1e-12);
+        assertTrue(j.get("nonprivate_examples_per_second").isNull() && j.get("dp_one_worker_examples_per_second").isNull(), j.toString());
+        Run bad = run("bench", "dpsgd", "--modes", "fit,gpu");
+        assertTrue(bad.status() != 0 && bad.err().contains("--modes") && bad.err().contains("gpu"), bad.err());
+    }
+
     /** --accountant pld: dp_accounting 0.6.0's PLDAccountant (Δ = 1e-4) gives 2.3817788079120428 for the same run. */
     @Test
     void accountDpSgdWithThePldAccountant() throws Exception {

@@ -19,6 +19,11 @@ final class ConvKernel extends LayerKernel {
     private INDArray kept; // output a, or z for generic activations
     private INDArray perExampleW; // [B, oC, K]
     private INDArray perExampleB; // [B, oC]
+    private INDArray sumW; // non-private mode: [oC, iC, kH, kW]
+    private INDArray sumB; // non-private mode: [oC] or null
+    private final HostKernels host = new HostKernels();
+    private int[] im2colMap; // for inputs of shape mapShape
+    private long[] mapShape;
 
     ConvKernel(INDArray weights, INDArray bias, IActivation activation, Ops.Window window) {
         this.weights = weights;
@@ -41,16 +46,34 @@ final class ConvKernel extends LayerKernel {
     @Override
     INDArray backward(INDArray gradOutput, boolean needInputGradient) {
         INDArray delta = derivative.backprop(kept, gradOutput);
+        if (!perExample) {
+            INDArray[] grads = Ops.conv2dBackprop(input, weights, bias, delta, window);
+            sumW = grads[1];
+            sumB = grads[2];
+            return needInputGradient ? grads[0] : null;
+        }
         long b = delta.size(0);
         long oc = delta.size(1);
         long positions = delta.size(2) * delta.size(3);
-        INDArray cols = Ops.im2col(input, window);
+        INDArray cols = im2col(input);
         long k = cols.size(1) * cols.size(2) * cols.size(3);
         INDArray cols3 = cols.reshape('c', b, k, positions);
         INDArray delta3 = delta.reshape('c', b, oc, positions);
         perExampleW = Nd4j.matmul(delta3, cols3, false, true, false); // [B, oC, K]
         perExampleB = bias != null ? delta3.sum(2) : null;
         return needInputGradient ? Ops.conv2dInputGradient(input, weights, bias, delta, window) : null;
+    }
+
+    private INDArray im2col(INDArray x) {
+        if (!HostKernels.enabled(x.dataType())) {
+            return Ops.im2col(x, window);
+        }
+        long[] shape = {x.size(1), x.size(2), x.size(3)};
+        if (!java.util.Arrays.equals(shape, mapShape)) {
+            im2colMap = HostKernels.im2colMap(shape[0], shape[1], shape[2], window);
+            mapShape = shape;
+        }
+        return host.im2col(x, window, im2colMap);
     }
 
     @Override
@@ -79,7 +102,17 @@ final class ConvKernel extends LayerKernel {
     }
 
     @Override
+    void addSum(Map<String, INDArray> views) {
+        addInto(views.get("W"), sumW);
+        if (sumB != null) {
+            addInto(views.get("b"), sumB);
+        }
+    }
+
+    @Override
     void clear() {
+        sumW = null;
+        sumB = null;
         input = null;
         kept = null;
         perExampleW = null;

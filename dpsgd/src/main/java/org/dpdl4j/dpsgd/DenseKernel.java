@@ -66,8 +66,16 @@ final class DenseKernel extends LayerKernel {
     }
 
     @Override
+    void addSum(Map<String, INDArray> views) {
+        addWeighted(delta, views);
+    }
+
+    @Override
     void addWeightedSum(INDArray w, Map<String, INDArray> views) {
-        INDArray weighted = delta.mulColumnVector(w.castTo(delta.dataType()));
+        addWeighted(delta.mulColumnVector(w.castTo(delta.dataType())), views);
+    }
+
+    private void addWeighted(INDArray weighted, Map<String, INDArray> views) {
         addInto(views.get("W"), input.transpose().mmul(weighted));
         if (bias != null) {
             addInto(views.get("b"), weighted.sum(true, 0));

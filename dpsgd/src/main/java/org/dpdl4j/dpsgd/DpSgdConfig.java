@@ -8,7 +8,10 @@ package org.dpdl4j.dpsgd;
  *
  * @param samplingRate      q ∈ (0, 1]: each step includes each example independently with probability q
  * @param noiseMultiplier   σ ≥ 0: the noise on the clipped sum is N(0, σ²C² I); σ = 0 needs {@code nonPrivate}
- * @param clipNorm          C &gt; 0: per-example gradients (over all parameters) are clipped to L2 norm C
+ * @param clipNorm          C &gt; 0: per-example gradients (over all parameters) are clipped to L2 norm C.
+ *                          C = +∞ (only with σ = 0 and {@code nonPrivate}) is the engine's non-private mode: no
+ *                          clipping and no per-example state, each layer's batch gradient (the baseline that
+ *                          {@code bench dpsgd} measures DP-SGD against)
  * @param steps             T ≥ 1 noisy steps
  * @param physicalBatchSize the largest number of examples pushed through the network at once (a larger
  *                          Poisson batch is processed in chunks whose clipped sums are added before the noise)
@@ -39,8 +42,9 @@ public record DpSgdConfig(double samplingRate, double noiseMultiplier, double cl
         if (noiseMultiplier == 0 && !nonPrivate) {
             throw new IllegalArgumentException("noise multiplier sigma = 0 gives no privacy: allow it explicitly with nonPrivate(true) (command line: --non-private)");
         }
-        if (!(clipNorm > 0) || Double.isInfinite(clipNorm)) {
-            throw new IllegalArgumentException("clip norm C must be finite and > 0, got " + clipNorm);
+        if (!(clipNorm > 0) || Double.isInfinite(clipNorm) && noiseMultiplier != 0) {
+            throw new IllegalArgumentException("clip norm C must be > 0, and finite unless sigma = 0 (non-private), got C = "
+                    + clipNorm + " with sigma = " + noiseMultiplier);
         }
         if (steps < 1) {
             throw new IllegalArgumentException("steps T must be >= 1, got " + steps);

@@ -199,7 +199,9 @@ public final class DpSgdTrainer {
                         flat.putScalar(j, flat.getDouble(j) + canaryContribution);
                     }
                 }
-                noise.addTo(flat, sigma * c);
+                if (sigma > 0) { // sigma = 0 only in the non-private mode (where C may be infinite)
+                    noise.addTo(flat, sigma * c);
+                }
                 flat.divi(q * members);
                 applyUpdate(network, conf, gradient, flat, t, q);
                 if (!ls.isEmpty()) {
@@ -262,7 +264,8 @@ public final class DpSgdTrainer {
         double loss = 0;
         for (int at = from; at < to; at += physical) {
             int[] chunk = Arrays.copyOfRange(batch, at, Math.min(to, at + physical));
-            loss += gradients.addClippedSum(features, labels, chunk, c, target);
+            loss += Double.isInfinite(c) ? gradients.addBatchGradient(features, labels, chunk, target)
+                    : gradients.addClippedSum(features, labels, chunk, c, target);
         }
         return loss;
     }

@@ -14,6 +14,12 @@ import org.nd4j.linalg.indexing.conditions.Conditions;
  * Not thread-safe; one instance per network.
  */
 abstract class LayerKernel {
+    /**
+     * Whether the next backward pass keeps per-example state (DP-SGD) or only the gradient summed
+     * over the batch (the non-private mode, read by {@link #addSum}).
+     */
+    boolean perExample = true;
+
     /** Forward pass; when {@code keep}, caches what {@link #backward} needs. */
     abstract INDArray forward(INDArray input, boolean keep);
 
@@ -44,6 +50,10 @@ abstract class LayerKernel {
         INDArray out = Nd4j.createUninitialized(DataType.DOUBLE, m.size(0));
         Nd4j.exec(DynamicCustomOp.builder("reduce_sqnorm").addInputs(wide).addOutputs(out).addIntegerArguments(1).build());
         return out;
+    }
+
+    /** Adds this layer's gradient summed over the batch (after a backward pass with {@code perExample} false). */
+    void addSum(Map<String, INDArray> gradientViews) {
     }
 
     /** Replaces NaN and infinite values in an array by 0, in place. */

@@ -41,14 +41,22 @@ final class Ops {
 
     /** dL/dx of a convolution (the op also computes weight/bias gradients, which are discarded). */
     static INDArray conv2dInputGradient(INDArray x, INDArray w, INDArray b, INDArray gradOut, Window g) {
+        return conv2dBackprop(x, w, b, gradOut, g)[0];
+    }
+
+    /**
+     * A convolution's backward pass summed over the batch: {dL/dx, dL/dW, dL/db} (dL/db null
+     * without bias), shaped as x, w and [oC].
+     */
+    static INDArray[] conv2dBackprop(INDArray x, INDArray w, INDArray b, INDArray gradOut, Window g) {
         INDArray gradIn = Nd4j.create(x.dataType(), x.shape());
         INDArray gradW = Nd4j.create(w.dataType(), w.shape());
+        INDArray gradB = b == null ? null : Nd4j.create(b.dataType(), b.length());
         INDArray[] in = b == null ? new INDArray[]{x, w, gradOut} : new INDArray[]{x, w, b.reshape(b.length()), gradOut};
-        INDArray[] out = b == null ? new INDArray[]{gradIn, gradW}
-                : new INDArray[]{gradIn, gradW, Nd4j.create(b.dataType(), b.length())};
+        INDArray[] out = b == null ? new INDArray[]{gradIn, gradW} : new INDArray[]{gradIn, gradW, gradB};
         Nd4j.exec(DynamicCustomOp.builder("conv2d_bp").addInputs(in).addOutputs(out)
                 .addIntegerArguments(g.args(0, 0, 1)).build());
-        return gradIn;
+        return new INDArray[]{gradIn, gradW, gradB};
     }
 
     /** im2col: [B, iC, H, W] → [B, iC, kH, kW, oH, oW] (zero padding). */

@@ -131,6 +131,30 @@ public final class PerExampleGradients {
     }
 
     /**
+     * The non-private mode of the engine (no clipping, no per-example state): adds the gradient of
+     * the summed loss over the given rows, Σ_i g_i, into {@code target}, with the same forward
+     * kernels as {@link #addClippedSum} and each layer's batch backward pass (libnd4j's conv2d_bp for
+     * convolutions). It is DL4J's batch gradient; it gives no privacy and is what the DP-SGD engine
+     * is measured against.
+     *
+     * @param features all features [n, c·h·w]
+     * @param labels   all one-hot labels [n, classes]
+     * @param rows     the rows of this batch (non-empty)
+     * @param target   flattened gradient [1, numParams] (outside any workspace)
+     * @return the sum of the batch's per-example losses
+     */
+    public double addBatchGradient(INDArray features, INDArray labels, int[] rows, INDArray target) {
+        try (MemoryWorkspace ws = Nd4j.getWorkspaceManager().getAndActivateWorkspace(WORKSPACE, workspaceId)) {
+            INDArray x = Nd4j.pullRows(features, 1, rows);
+            passes(x, Nd4j.pullRows(labels, 1, rows), false);
+            forEachKernelWithViews(target, LayerKernel::addSum);
+            return losses.sumNumber().doubleValue();
+        } finally {
+            clear();
+        }
+    }
+
+    /**
      * Forward and backward pass on a batch, keeping per-example state for {@link #squaredNorms()}
      * and {@link #addWeightedSum}.
      *
@@ -139,6 +163,14 @@ public final class PerExampleGradients {
      * @throws IllegalArgumentException if the batch is empty or shapes disagree
      */
     public void compute(INDArray features, INDArray labels) {
+        passes(features, labels, true);
+        squaredNorms = Nd4j.zeros(DataType.DOUBLE, features.size(0)); // accumulated in float64
+        for (LayerKernel k : kernels) {
+            k.addSquaredNorms(squaredNorms);
+        }
+    }
+
+    private void passes(INDArray features, INDArray labels, boolean perExample) {
         if (features.size(0) == 0 || features.size(0) != labels.size(0)) {
             throw new IllegalArgumentException("features and labels must have the same non-zero number of rows, got "
                     + features.size(0) + " and " + labels.size(0));
@@ -147,16 +179,13 @@ public final class PerExampleGradients {
         INDArray a = features.castTo(dataType);
         for (LayerKernel k : kernels) {
             a = k.forward(a, true);
+            k.perExample = perExample;
         }
         losses = output.loss(y);
         // gradients with respect to a kernel's input are needed only above the first parameterised layer
         INDArray grad = output.backwardFromLabels(y, kernels.size() - 1 > firstParameterised);
         for (int i = kernels.size() - 2; i >= firstParameterised; i--) {
             grad = kernels.get(i).backward(grad, i > firstParameterised);
-        }
-        squaredNorms = Nd4j.zeros(DataType.DOUBLE, features.size(0)); // accumulated in float64
-        for (LayerKernel k : kernels) {
-            k.addSquaredNorms(squaredNorms);
         }
     }
 
@@ -213,11 +242,16 @@ public final class PerExampleGradients {
      */
     public void addWeightedSum(INDArray weights, INDArray target) {
         requireComputed();
+        INDArray w = weights.castTo(dataType).reshape(weights.length(), 1);
+        forEachKernelWithViews(target, (kernel, views) -> kernel.addWeightedSum(w, views));
+    }
+
+    /** Calls {@code action} with each parameterised kernel and its layer's gradient views into {@code target}. */
+    private void forEachKernelWithViews(INDArray target, java.util.function.BiConsumer<LayerKernel, Map<String, INDArray>> action) {
         if (target.length() != network.numParams()) {
             throw new IllegalArgumentException("target has " + target.length() + " elements, the network has "
                     + network.numParams() + " parameters");
         }
-        INDArray w = weights.castTo(dataType).reshape(weights.length(), 1);
         long offset = 0;
         int previousLayer = -1;
         Map<String, INDArray> views = null;
@@ -233,7 +267,7 @@ public final class PerExampleGradients {
                         views = layer.conf().getLayer().initializer().getGradientsFromFlattened(layer.conf(), slice);
                         previousLayer = i;
                     }
-                    kernels.get(k).addWeightedSum(w, views);
+                    action.accept(kernels.get(k), views);
                 }
             }
             offset += n;

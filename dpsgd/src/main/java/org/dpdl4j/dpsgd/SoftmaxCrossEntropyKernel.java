@@ -49,6 +49,11 @@ final class SoftmaxCrossEntropyKernel extends LayerKernel {
     }
 
     @Override
+    void addSum(Map<String, INDArray> views) {
+        dense.addSum(views);
+    }
+
+    @Override
     void zeroNonFinite() {
         dense.zeroNonFinite();
     }

@@ -98,6 +98,31 @@ class DpSgdTrainerTest {
     }
 
     /**
+     * The non-private mode (σ = 0, C = ∞): one step with q = 1 and plain SGD moves the parameters by
+     * lr·(DL4J's batch gradient)/n, computed independently by DL4J's own backpropagation, over
+     * physical chunks; and the run reports ε = ∞.
+     */
+    @Test
+    void nonPrivateModeIsDl4jBatchGradientDescent() {
+        LabeledData train = mnist.train().randomSubset(40, 6).castTo(DataType.DOUBLE);
+        ModelOptions o = ModelOptions.mnist().withDataType(DataType.DOUBLE).withUpdater(new Sgd(1.0));
+        MultiLayerNetwork net = Models.standardCnn(o);
+        INDArray before = net.params().dup();
+        net.setInput(train.features());
+        net.setLabels(train.labels());
+        net.computeGradientAndScore();
+        INDArray batchGradient = net.gradient().gradient().dup().reshape(before.shape());
+
+        DpSgdConfig cfg = DpSgdConfig.builder().samplingRate(1.0).noiseMultiplier(0).nonPrivate(true)
+                .clipNorm(Double.POSITIVE_INFINITY).steps(1).physicalBatchSize(7).seed(9).build();
+        TrainingResult r = new DpSgdTrainer().train(net, train, cfg);
+        INDArray update = before.sub(net.params()).muli(train.size());
+        double diff = update.sub(batchGradient).amaxNumber().doubleValue();
+        assertTrue(diff <= 1e-10 * batchGradient.amaxNumber().doubleValue(), "update differs from DL4J's batch gradient by " + diff);
+        assertEquals(Double.POSITIVE_INFINITY, RdpAccountant.standard().epsilon(r.event(), 1e-5));
+    }
+
+    /**
      * Checkpoints arrive every k steps with the network as it is then; a run resumed from one (after a round
      * trip through ModelSerializer, updater state included) ends at the planned T with the whole run's event,
      * and draws fresh randomness: it does not replay the streams of the uninterrupted run.
@@ -187,6 +212,9 @@ class DpSgdTrainerTest {
         e = assertThrows(IllegalArgumentException.class,
                 () -> DpSgdConfig.builder().samplingRate(0.5).noiseMultiplier(1).clipNorm(-1).steps(1).build());
         assertTrue(e.getMessage().contains("clip norm C"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> DpSgdConfig.builder().samplingRate(0.5).noiseMultiplier(1)
+                .clipNorm(Double.POSITIVE_INFINITY).steps(1).build());
+        assertTrue(e.getMessage().contains("clip norm C") && e.getMessage().contains("Infinity"), e.getMessage());
         e = assertThrows(IllegalArgumentException.class,
                 () -> DpSgdConfig.builder().samplingRate(0.5).noiseMultiplier(1).steps(0).build());
         assertTrue(e.getMessage().contains("steps"), e.getMessage());

@@ -103,6 +103,11 @@ class PerExampleGradientsTest {
         INDArray ours = Nd4j.zeros(DataType.DOUBLE, 1, net.numParams());
         pg.addWeightedSum(Nd4j.ones(DataType.DOUBLE, b), ours);
         assertClose(batch, ours, name + " unclipped sum");
+        // the non-private mode (batch backward pass, no per-example state) gives the same batch gradient
+        INDArray nonPrivate = Nd4j.zeros(DataType.DOUBLE, 1, net.numParams());
+        pg.addBatchGradient(x, y, new int[]{0, 1, 2, 3, 4}, nonPrivate);
+        assertClose(batch, nonPrivate, name + " non-private batch gradient");
+        pg.compute(x, y); // addBatchGradient cleared the per-example state
 
         // clipping: each clipped per-example gradient has norm <= C(1 + 1e-6), and unclipped ones are untouched
         double c = norms.medianNumber().doubleValue();

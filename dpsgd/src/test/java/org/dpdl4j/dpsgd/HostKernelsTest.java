@@ -1,0 +1,37 @@
+package org.dpdl4j.dpsgd;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.nd4j.linalg.api.buffer.DataType;
+import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.factory.Nd4j;
+import org.nd4j.linalg.indexing.NDArrayIndex;
+
+/** The Java im2col against libnd4j's im2col op, element for element, in float32 and float64. */
+class HostKernelsTest {
+
+    @ParameterizedTest(name = "{0} C={1} {2}x{3} k{4}x{5} s{6}x{7} p{8}x{9} d{10}x{11}")
+    @CsvSource({
+            "FLOAT, 1, 28, 28, 8, 8, 2, 2, 3, 3, 1, 1",   // standard CNN, first convolution
+            "FLOAT, 16, 13, 13, 4, 4, 2, 2, 0, 0, 1, 1",  // standard CNN, second convolution
+            "DOUBLE, 3, 11, 9, 3, 3, 1, 1, 2, 2, 2, 2",   // padding wider than the dilated window's reach
+            "DOUBLE, 2, 7, 10, 2, 3, 3, 2, 1, 0, 1, 2",   // rectangular, unequal strides and dilations
+            "FLOAT, 4, 5, 5, 5, 5, 1, 1, 0, 0, 1, 1"})    // window as large as the input
+    void equalsLibnd4jIm2col(DataType type, int c, int h, int w, int kH, int kW, int sH, int sW, int pH, int pW, int dH, int dW) {
+        assertTrue(HostKernels.enabled(type), "this test runs on the CPU backend");
+        Ops.Window g = new Ops.Window(kH, kW, sH, sW, pH, pW, dH, dW);
+        Nd4j.getRandom().setSeed(5);
+        INDArray x = Nd4j.rand(type, 3, c, h, w).subi(0.5);
+        INDArray expected = Ops.im2col(x, g);
+        INDArray actual = new HostKernels().im2col(x, g, HostKernels.im2colMap(c, h, w, g));
+        assertEquals(java.util.Arrays.toString(expected.shape()), java.util.Arrays.toString(actual.shape()));
+        assertEquals(expected, actual);
+        // a view (every other example) is read in its logical order
+        INDArray view = Nd4j.rand(type, 6, c, h, w).get(NDArrayIndex.interval(0, 2, 6), NDArrayIndex.all(), NDArrayIndex.all(),
+                NDArrayIndex.all());
+        assertEquals(Ops.im2col(view.dup('c'), g), new HostKernels().im2col(view, g, HostKernels.im2colMap(c, h, w, g)));
+    }
+}
