@@ -6,6 +6,7 @@ import org.dpdl4j.benchmarks.DingWuFigures;
 import org.dpdl4j.benchmarks.DpHypeFigures;
 import org.dpdl4j.benchmarks.DpHypeSimulation;
 import org.dpdl4j.benchmarks.DpHypoFigures;
+import org.dpdl4j.benchmarks.HonestAccuracy;
 import org.dpdl4j.benchmarks.KoskelaKulkarniFigures;
 import org.dpdl4j.benchmarks.PapernotSteinkeFigures;
 import java.nio.file.Files;
@@ -26,9 +27,12 @@ import picocli.CommandLine.Parameters;
                 "dphypo-table1 (trains a landscape cache, then replays DP-HyPO vs uniform search; --paper-grid for the paper's grid),",
                 "dingwu-figure2 (simulated iterations of the propose-test loop), dphype-noise-table (DP-HYPE's sigma for k = 5),",
                 "audit-table (claimed epsilon vs the one-run audit's lower bound, white- and black-box canaries),",
-                "dphype-figure2 (simulated votes; also writes dphype-figure2b; --repetitions-per-point, paper 5000)."})
+                "dphype-figure2 (simulated votes; also writes dphype-figure2b; --repetitions-per-point, paper 5000),",
+                "honest-mnist / honest-fashion-mnist (trains: a private model whose epsilon includes its hyperparameter search,",
+                "Koskela-Kulkarni subsampled tuning, next to a single run with a recipe fixed in advance and published single runs;",
+                "--seeds repetitions (default 3), --quick for a 15-minute version, --json for the result line)."})
 final class ReproduceCommand implements Callable<Integer> {
-    @Parameters(index = "0", paramLabel = "ID", description = "ps-figure2 ... ps-figure7, koskela-figure1, koskela-figure2, dphypo-table1, dingwu-figure2, dphype-noise-table, dphype-figure2 or audit-table.")
+    @Parameters(index = "0", paramLabel = "ID", description = "ps-figure2 ... ps-figure7, koskela-figure1, koskela-figure2, dphypo-table1, dingwu-figure2, dphype-noise-table, dphype-figure2, audit-table, honest-mnist or honest-fashion-mnist.")
     String id;
 
     @Option(names = "--output", defaultValue = "reproductions", description = "Directory for the CSV and PNG (default ${DEFAULT-VALUE}).")
@@ -41,11 +45,13 @@ final class ReproduceCommand implements Callable<Integer> {
     @Option(names = "--datasets", split = ",", defaultValue = "mnist,fashion-mnist", description = "koskela-figure2: datasets (default ${DEFAULT-VALUE}).")
     List<String> datasets;
 
-    @Option(names = "--epochs", description = "koskela-figure2 / dphypo-table1: epochs of every run (default 1 / 2; papers 40 / 10).")
+    @Option(names = "--epochs", description = "koskela-figure2 / dphypo-table1 / honest-*: epochs of every run (default 1 / 2 / 40, "
+            + "12 with --quick; papers 40 / 10).")
     Double epochs;
 
-    @Option(names = "--train-size", defaultValue = "10000", description = "dphypo-table1: MNIST training examples per landscape run (default ${DEFAULT-VALUE}).")
-    int trainSize;
+    @Option(names = "--train-size", description = "dphypo-table1: MNIST training examples per landscape run (default 10000); honest-*: "
+            + "a random subset of the training data of this size, for a quick check (default: all).")
+    Integer trainSizeOption;
 
     @Option(names = "--lr-grid", defaultValue = "lr=log:0.03:10:6", description = "dphypo-table1: learning-rate axis (default ${DEFAULT-VALUE}).")
     String lrGrid;
@@ -83,10 +89,18 @@ final class ReproduceCommand implements Callable<Integer> {
     @Option(names = "--epsilons", split = ",", defaultValue = "1,3", description = "koskela-figure2: final epsilon targets at delta 1e-5 (default ${DEFAULT-VALUE}).")
     double[] epsilons;
 
-    @Option(names = "--seeds", defaultValue = "1", description = "koskela-figure2: repetitions per point (default ${DEFAULT-VALUE}; paper 10).")
-    int seeds;
+    @Option(names = "--seeds", description = "koskela-figure2: repetitions per point (default 1; paper 10); honest-*: single runs and "
+            + "complete tunings (default 3, 1 with --quick).")
+    Integer seeds;
 
-    @Option(names = "--seed", defaultValue = "2026", description = "koskela-figure2: first seed (default ${DEFAULT-VALUE}).")
+    @Option(names = "--quick", description = "honest-*: 12 epochs instead of 40 and one repetition (about 15 minutes on 2 cores).")
+    boolean quick;
+
+    @Option(names = "--json", description = "honest-*: print the result (tuned test accuracy, total epsilon, delta, the chosen candidate, "
+            + "the single-run row) as one JSON object on the last line of stdout.")
+    boolean json;
+
+    @Option(names = "--seed", defaultValue = "2026", description = "koskela-figure2 / honest-*: first seed (default ${DEFAULT-VALUE}).")
     long seed;
 
     @Option(names = "--audit-train-size", defaultValue = "2000", description = "audit-table: MNIST training examples per run (default ${DEFAULT-VALUE}).")
@@ -101,6 +115,15 @@ final class ReproduceCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         TrainingOptions.checkedOutput(output, true); // before hours of training, not after
+        if ((json || quick) && !id.startsWith("honest-")) {
+            throw new IllegalArgumentException("--json and --quick apply to honest-mnist and honest-fashion-mnist only, not " + id);
+        }
+        HonestAccuracy.Result honest = null;
+        if (id.equals("honest-mnist") || id.equals("honest-fashion-mnist")) {
+            honest = HonestAccuracy.run(new HonestAccuracy.Settings(id.substring("honest-".length()), quick,
+                    seeds != null ? seeds : quick ? 1 : 3, 3.0, seed, epochs != null ? epochs(1) : 0, trainSizeOption != null ? trainSizeOption : 0));
+        }
+        HonestAccuracy.Result honestResult = honest;
         Figure f = switch (id) {
             case "ps-figure2" -> PapernotSteinkeFigures.figure2();
             case "ps-figure3" -> PapernotSteinkeFigures.figure3();
@@ -123,10 +146,14 @@ final class ReproduceCommand implements Callable<Integer> {
             }
             case "dphype-noise-table" -> DpHypeFigures.noiseTable();
             case "dphype-figure2" -> DpHypeSimulation.figure2(checkedRepetitions(), output);
-            default -> throw new IllegalArgumentException("ID must be ps-figure2 ... ps-figure7, koskela-figure1, koskela-figure2, dphypo-table1, dingwu-figure2, dphype-noise-table, dphype-figure2 or audit-table, got '" + id + "'");
+            case "honest-mnist", "honest-fashion-mnist" -> honestResult.figure();
+            default -> throw new IllegalArgumentException("ID must be ps-figure2 ... ps-figure7, koskela-figure1, koskela-figure2, dphypo-table1, dingwu-figure2, dphype-noise-table, dphype-figure2, audit-table, honest-mnist or honest-fashion-mnist, got '" + id + "'");
         };
         f.write(output);
         System.out.println("wrote " + output.resolve(id + ".csv") + " and " + output.resolve(id + ".png"));
+        if (json && honest != null) {
+            Cli.printJsonLine(System.out, honest.json());
+        }
         return 0;
     }
 
@@ -141,15 +168,16 @@ final class ReproduceCommand implements Callable<Integer> {
         if (!(tuneFraction > 0 && tuneFraction < 1)) {
             throw new IllegalArgumentException("--tune-fraction must be in (0, 1), got " + tuneFraction);
         }
-        if (seeds < 1) {
-            throw new IllegalArgumentException("--seeds must be >= 1, got " + seeds);
+        int repetitions = seeds != null ? seeds : 1;
+        if (repetitions < 1) {
+            throw new IllegalArgumentException("--seeds must be >= 1, got " + repetitions);
         }
         for (double e : epsilons) {
             if (!(e > 0) || Double.isInfinite(e)) {
                 throw new IllegalArgumentException("--epsilons must be finite and > 0, got " + e);
             }
         }
-        return new KoskelaKulkarniFigures.Figure2Settings(datasets, epochs, mu, tuneFraction, epsilons, seeds, seed);
+        return new KoskelaKulkarniFigures.Figure2Settings(datasets, epochs, mu, tuneFraction, epsilons, repetitions, seed);
     }
 
     private int checkedRepetitions() {
@@ -172,6 +200,7 @@ final class ReproduceCommand implements Callable<Integer> {
             return new DpHypoFigures.Settings(60000, "lr=log:0.0001:10:16", "clip=lin:0.3:6:20", 5, 10, targetEpsilon, replays, seed,
                     landscapeDir, softmaxBeta);
         }
+        int trainSize = trainSizeOption != null ? trainSizeOption : 10000;
         if (trainSize < 256 || trainSize > 60000) {
             throw new IllegalArgumentException("--train-size must be in [256, 60000], got " + trainSize);
         }

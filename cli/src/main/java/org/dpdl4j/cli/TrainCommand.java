@@ -23,6 +23,8 @@ import org.dpdl4j.dpsgd.TrainingListener;
 import org.dpdl4j.dpsgd.TrainingResult;
 import org.dpdl4j.models.Models;
 import org.dpdl4j.tuning.PrivacyLedger;
+import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.factory.Nd4j;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -135,14 +137,14 @@ final class TrainCommand implements Callable<Integer> {
         }
         Long charge = charge(planned);
         Map<String, Object> state = checkpointState(n, q, sigma, steps, charge);
-        return finish(out, data, net, config, state, 0);
+        return finish(out, data, net, config, state, 0, null);
     }
 
     /** The run's DP-SGD settings; a seed only with --seed (without --secure-noise). */
     private DpSgdConfig config(double q, double sigma, long steps) {
         DpSgdConfig.Builder builder = DpSgdConfig.builder().samplingRate(q).noiseMultiplier(sigma).clipNorm(t.clip).steps(steps)
                 .physicalBatchSize(t.physicalBatchSize).secureRandom(t.secureNoise).delta(t.delta).nonPrivate(t.nonPrivate)
-                .workers(Reporting.configureWorkers(workers));
+                .workers(Reporting.configureWorkers(workers)).emaDecay(t.ema);
         if (t.seed != null && !t.secureNoise) {
             builder.seed(t.seed);
             System.err.println("note: --seed fixes the sampling and the noise; whoever knows it can remove the noise, so keep it secret");
@@ -173,6 +175,7 @@ final class TrainCommand implements Callable<Integer> {
         s.put("clip_norm", t.clip);
         s.put("steps", steps);
         s.put("physical_batch_size", t.physicalBatchSize);
+        s.put("ema_decay", t.ema);
         s.put("delta", t.delta);
         s.put("secure_noise", t.secureNoise);
         s.put("non_private", t.nonPrivate);
@@ -208,6 +211,7 @@ final class TrainCommand implements Callable<Integer> {
         t.epochs = ((Number) state.get("epochs")).doubleValue();
         t.clip = ((Number) state.get("clip_norm")).doubleValue();
         t.physicalBatchSize = ((Number) state.get("physical_batch_size")).intValue();
+        t.ema = state.get("ema_decay") instanceof Number e ? e.doubleValue() : 0; // checkpoints from before --ema
         t.delta = ((Number) state.get("delta")).doubleValue();
         t.secureNoise = Boolean.TRUE.equals(state.get("secure_noise"));
         t.nonPrivate = Boolean.TRUE.equals(state.get("non_private"));
@@ -222,17 +226,18 @@ final class TrainCommand implements Callable<Integer> {
                 ((Number) state.get("noise_multiplier")).doubleValue(), ((Number) state.get("steps")).longValue());
         MultiLayerNetwork net = ModelSerializer.restoreMultiLayerNetwork(dir.resolve(CHECKPOINT).resolve((String) state.get("model_file"))
                 .toFile(), true);
+        INDArray ema = state.get("ema_file") instanceof String f ? Nd4j.readBinary(dir.resolve(CHECKPOINT).resolve(f).toFile()) : null;
         System.out.printf("dpdl4j %s | resuming %s on %s from step %d of %d (fresh randomness; the ledger is not charged again)%n",
                 Cli.version(), t.modelName(), t.dataset, stepsDone, config.steps());
         t.output = dir;
-        return finish(dir, data, net, config, state, stepsDone);
+        return finish(dir, data, net, config, state, stepsDone, ema);
     }
 
     static final String CHECKPOINT = "checkpoint";
 
     /** Trains (from step {@code from}), checkpointing if asked, then writes the model and privacy.json and prints the report. */
-    private Integer finish(Path out, TrainTest data, MultiLayerNetwork net, DpSgdConfig config, Map<String, Object> state, long from)
-            throws IOException {
+    private Integer finish(Path out, TrainTest data, MultiLayerNetwork net, DpSgdConfig config, Map<String, Object> state, long from,
+                           INDArray ema) throws IOException {
         PrivacyAccountant accountant = accountantOption.accountant();
         long every = checkpointEvery != null ? checkpointEvery : state.get("checkpoint_every") instanceof Number e ? e.longValue() : 0;
         state.put("checkpoint_every", every);
@@ -263,7 +268,7 @@ final class TrainCommand implements Callable<Integer> {
                 }
             };
             DpSgdTrainer trainer = new DpSgdTrainer(accountant);
-            result = from > 0 ? trainer.resume(new Checkpoint(net, config, from), data.train(), every, sink, listener)
+            result = from > 0 ? trainer.resume(new Checkpoint(net, config, from, ema), data.train(), every, sink, listener)
                     : every > 0 ? trainer.train(net, data.train(), config, every, sink, listener)
                     : trainer.train(net, data.train(), config, listener);
         } finally {
@@ -289,6 +294,7 @@ final class TrainCommand implements Callable<Integer> {
         privacy.put("sampling_rate", q);
         privacy.put("noise_multiplier", sigma);
         privacy.put("clip_norm", config.clipNorm());
+        privacy.put("ema_decay", config.emaDecay());
         privacy.put("steps", result.stepsTaken());
         privacy.put("delta", config.delta());
         privacy.put("epsilon", g.epsilon());
@@ -327,6 +333,7 @@ final class TrainCommand implements Callable<Integer> {
             j.put("steps", result.stepsTaken());
             j.put("epochs", t.epochs);
             j.put("clip_norm", config.clipNorm());
+            j.put("ema_decay", config.emaDecay());
             j.put("learning_rate", net.getLearningRate(0) != null ? net.getLearningRate(0) : null);
             j.put("optimizer", t.optimizer);
             j.put("model", t.modelName());
@@ -355,12 +362,27 @@ final class TrainCommand implements Callable<Integer> {
             } finally {
                 Files.deleteIfExists(tmp);
             }
+            Object previousEma = state.get("ema_file");
+            if (c.ema() != null) { // the moving average so far, written before state.json names it
+                String emaFile = "ema-step-" + c.stepsDone() + ".bin";
+                Path tmpEma = Files.createTempFile(dir, ".ema", ".bin");
+                try {
+                    Nd4j.saveBinary(c.ema(), tmpEma.toFile());
+                    Reporting.publish(tmpEma, dir.resolve(emaFile));
+                } finally {
+                    Files.deleteIfExists(tmpEma);
+                }
+                state.put("ema_file", emaFile);
+            }
             Object previous = state.get("model_file");
             state.put("model_file", modelFile);
             state.put("steps_done", c.stepsDone());
             state.put("event_so_far", c.eventSoFar().toMap());
             Reporting.writeJsonAtomically(dir.resolve("state.json"), state);
             if (previous instanceof String p && !p.equals(modelFile)) {
+                Files.deleteIfExists(dir.resolve(p));
+            }
+            if (previousEma instanceof String p && !p.equals(state.get("ema_file"))) {
                 Files.deleteIfExists(dir.resolve(p));
             }
         } catch (IOException e) {

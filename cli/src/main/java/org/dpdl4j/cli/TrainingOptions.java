@@ -44,6 +44,11 @@ final class TrainingOptions {
     @Option(names = "--activation", defaultValue = "tanh", description = "tanh, relu or tempered-sigmoid (s, T, o) = (2, 2, 1), which equals tanh (default ${DEFAULT-VALUE}).")
     String activation;
 
+    @Option(names = "--ema", paramLabel = "β", defaultValue = "0", description = {"Release the exponential moving average of the "
+            + "parameters with decay β in [0, 1) instead of the last iterate",
+            "(post-processing, no privacy cost; warm-up min(β, (1+t)/(10+t)); De et al. 2022 use 0.9999; default 0: off)."})
+    double ema;
+
     @Option(names = "--seed", description = {"Seed of weights, sampling and noise, for reproducible runs. Anyone who knows it",
             "can regenerate and remove the noise: keep it secret. Default: weights seed 0, sampling and noise seeded",
             "from SecureRandom."})
@@ -175,6 +180,9 @@ final class TrainingOptions {
         }
         if (physicalBatchSize < 1) {
             throw new IllegalArgumentException("--physical-batch-size must be >= 1, got " + physicalBatchSize);
+        }
+        if (!(ema >= 0 && ema < 1)) {
+            throw new IllegalArgumentException("--ema must be in [0, 1) (0 = no moving average), got " + ema);
         }
         if (seed != null && secureNoise) {
             throw new IllegalArgumentException("--seed fixes the noise and --secure-noise draws it from SecureRandom: give one of them");

@@ -420,7 +420,7 @@ abstract class TuningCommand implements Callable<Integer> {
         DpSgdMechanism.Builder b = DpSgdMechanism.builder(data.train()).model(t.modelName(), t.modelOptions(data))
                 .optimizer(t.optimizer, t.lr).activation(t.activation).noiseMultiplier(noiseMultiplier != null ? noiseMultiplier : 1)
                 .clipNorm(t.clip).batchSize(t.batchSize).epochs(t.epochs).physicalBatchSize(t.physicalBatchSize).delta(t.delta)
-                .workers(workers).secureRandom(t.secureNoise).validation(validationFraction, t.weightSeed())
+                .emaDecay(t.ema).workers(workers).secureRandom(t.secureNoise).validation(validationFraction, t.weightSeed())
                 .scoring(scoring, scoreNoise).nonPrivate(t.nonPrivate);
         return candidateEpsilon != null ? b.perCandidateEpsilon(candidateEpsilon) : b;
     }

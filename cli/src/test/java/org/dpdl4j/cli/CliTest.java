@@ -568,7 +568,8 @@ class CliTest {
 
     /**
      * SIGKILL after a checkpoint, then train --resume: the run ends at its planned T, its epsilon and privacy.json
-     * are those of the whole T-step run, and the checkpoint is gone.
+     * are those of the whole T-step run, and the checkpoint is gone. The moving average (--ema) is checkpointed
+     * beside the model and continued.
      */
     @Test
     void trainResumesAfterSigkillToThePlannedSteps() throws Exception {
@@ -576,14 +577,20 @@ class CliTest {
         Path log = tmp.resolve("ckpt.log");
         Path ledger = tmp.resolve("train-ledger.jsonl");
         Process p = startCli(log, "train", "--model", "mlp", "--epochs", "0.6", "--noise-multiplier", "1.1",
-                "--checkpoint-every", "20", "--seed", "7", "--ledger", ledger.toString(), "--output", out.toString(), "--no-progress");
+                "--checkpoint-every", "20", "--seed", "7", "--ledger", ledger.toString(), "--output", out.toString(), "--no-progress",
+                "--ema", "0.9");
         awaitFile(out.resolve("checkpoint").resolve("state.json"), p, log);
         assertTrue(p.isAlive(), "killed mid-run");
         p.destroyForcibly(); // SIGKILL
         assertTrue(p.waitFor(60, java.util.concurrent.TimeUnit.SECONDS));
         assertTrue(!Files.exists(out.resolve("model.zip")), "the killed run finished nothing");
-        long done = Reporting.JSON.readTree(out.resolve("checkpoint").resolve("state.json").toFile()).get("steps_done").asLong();
+        JsonNode state = Reporting.JSON.readTree(out.resolve("checkpoint").resolve("state.json").toFile());
+        long done = state.get("steps_done").asLong();
         assertTrue(done >= 20 && done % 20 == 0, "checkpoint at " + done);
+        assertEquals("ema-step-" + done + ".bin", state.get("ema_file").asText());
+        assertEquals(org.nd4j.linalg.factory.Nd4j.readBinary(out.resolve("checkpoint").resolve(state.get("ema_file").asText()).toFile())
+                .length(), org.deeplearning4j.util.ModelSerializer.restoreMultiLayerNetwork(out.resolve("checkpoint")
+                .resolve(state.get("model_file").asText()).toFile()).numParams(), "one average per parameter");
 
         Run r = run("train", "--resume", out.toString(), "--no-progress", "--json");
         assertEquals(0, r.status(), r.err() + r.out());
@@ -596,6 +603,8 @@ class CliTest {
         assertEquals(org.dpdl4j.accounting.Accountants.byName("pld").epsilon(event, 1e-5), j.get("epsilon").asDouble(), 1e-12);
         JsonNode privacy = Reporting.JSON.readTree(out.resolve("privacy.json").toFile());
         assertEquals(planned, privacy.get("steps").asLong());
+        assertEquals(0.9, privacy.get("ema_decay").asDouble(), 0.0);
+        assertEquals(0.9, j.get("ema_decay").asDouble(), 0.0);
         assertEquals(event, PrivacyEvents.fromMap(Reporting.JSON.convertValue(privacy.get("event"), java.util.Map.class)));
         assertTrue(!Files.exists(out.resolve("checkpoint")), "the final model supersedes the checkpoint");
         java.util.List<String> charges = Files.readAllLines(ledger).stream().filter(l -> l.contains("\"charged\":true")).toList();
@@ -850,6 +859,49 @@ class CliTest {
         String[] out = java.util.Arrays.copyOf(a, a.length + b.length);
         System.arraycopy(b, 0, out, a.length, b.length);
         return out;
+    }
+
+    /**
+     * honest-mnist at a tiny scale: both rows are at most the total epsilon; the tuned row's epsilon exceeds what the
+     * same subsampled tuning costs without its score releases (account subsampled-tuning at the same sigma), so the
+     * scores are counted; the single run's epsilon is the PLD epsilon of its (q, sigma, T); the release line holds no
+     * realised K or trial list; CSV and PNG are written.
+     */
+    @Test
+    void reproduceHonestMnistCountsTheSearch(@TempDir Path dir) throws Exception {
+        Run r = run("reproduce", "honest-mnist", "--epochs", "0.5", "--train-size", "2000", "--seeds", "1", "--json",
+                "--output", dir.toString());
+        assertEquals(0, r.status(), r.err());
+        JsonNode j = r.lastJson();
+        JsonNode tuning = j.get("tunings").get(0);
+        double total = j.get("epsilon_total").asDouble();
+        assertTrue(total <= 3.0 && total > 2.9, j.toString());
+        double q = 512.0 / 2000;
+        long steps = org.dpdl4j.dpsgd.DpSgdConfig.stepsForEpochs(0.5, q);
+        Run withoutScores = run("account", "subsampled-tuning", "--sampling-rate", String.valueOf(q), "--noise-multiplier",
+                tuning.get("noise_multiplier").asText(), "--steps", String.valueOf(steps), "--repetitions", "poisson:5",
+                "--tune-fraction", "0.1", "--variant", "1", "--json");
+        assertEquals(0, withoutScores.status(), withoutScores.err());
+        assertTrue(withoutScores.lastJson().get("epsilon").asDouble() < total, "the noisy scores must cost something");
+        JsonNode single = j.get("single_run");
+        double sigma = single.get("runs").get(0).get("noise_multiplier").asDouble();
+        assertEquals(org.dpdl4j.accounting.PldAccountant.standard().epsilon(NoiseCalibration.dpSgd(q, sigma, steps), 1e-5),
+                single.get("epsilon").asDouble(), 1e-12);
+        assertTrue(single.get("epsilon").asDouble() <= 3.0);
+        double acc = j.get("test_accuracy").asDouble();
+        assertTrue(acc >= 0 && acc <= 1, j.toString());
+        assertEquals(1e-5, j.get("delta").asDouble(), 0.0);
+        assertTrue(j.get("candidate").has("lr"), j.toString());
+        assertTrue(j.findValue("trials") == null && j.findValue("repetitions") == null && tuning.get("seconds") == null,
+                "no realised K, nor the time that grows with it, in the release: " + j);
+        List<String> csv = Files.readAllLines(dir.resolve("honest-mnist.csv"));
+        assertEquals("series,repetition,test_accuracy,epsilon", csv.get(0));
+        assertTrue(csv.stream().anyMatch(l -> l.startsWith("\"dpdl4j tuned")), csv.toString());
+        byte[] png = Files.readAllBytes(dir.resolve("honest-mnist.png"));
+        assertTrue(png.length > 1000 && png[1] == 'P' && png[2] == 'N' && png[3] == 'G');
+        Run quickElsewhere = run("reproduce", "ps-figure6", "--quick", "--output", dir.toString());
+        assertEquals(2, quickElsewhere.status());
+        assertTrue(quickElsewhere.err().contains("--quick"), quickElsewhere.err());
     }
 
     @Test

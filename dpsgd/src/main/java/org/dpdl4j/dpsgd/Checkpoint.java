@@ -3,6 +3,7 @@ package org.dpdl4j.dpsgd;
 import java.util.Objects;
 import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
 import org.dpdl4j.accounting.PrivacyEvent;
+import org.nd4j.linalg.api.ndarray.INDArray;
 
 /**
  * A DP-SGD run stopped after {@code stepsDone} of its planned {@code config.steps()} steps: the network
@@ -13,15 +14,28 @@ import org.dpdl4j.accounting.PrivacyEvent;
  *                  before returning from {@link Sink#save})
  * @param config    the run's settings, the planned T among them
  * @param stepsDone steps completed, in [0, T]
+ * @param ema       the moving average of the parameters after {@code stepsDone} steps, as a vector of
+ *                  {@code network.numParams()} values (a live buffer: save it before returning from
+ *                  {@link Sink#save}); null when {@code config.emaDecay()} is 0. Resuming a run with a moving average
+ *                  but without it restarts the average from the checkpoint's parameters
  */
-public record Checkpoint(MultiLayerNetwork network, DpSgdConfig config, long stepsDone) {
-    /** @throws IllegalArgumentException if stepsDone is outside [0, T] */
+public record Checkpoint(MultiLayerNetwork network, DpSgdConfig config, long stepsDone, INDArray ema) {
+    /** @throws IllegalArgumentException if stepsDone is outside [0, T] or ema is not one value per parameter */
     public Checkpoint {
         Objects.requireNonNull(network, "network");
         Objects.requireNonNull(config, "config");
         if (stepsDone < 0 || stepsDone > config.steps()) {
             throw new IllegalArgumentException("stepsDone must be in [0, " + config.steps() + "], got " + stepsDone);
         }
+        if (ema != null && ema.length() != network.numParams()) {
+            throw new IllegalArgumentException("ema must hold one value per parameter (" + network.numParams() + "), got "
+                    + ema.length());
+        }
+    }
+
+    /** A checkpoint without a moving average. */
+    public Checkpoint(MultiLayerNetwork network, DpSgdConfig config, long stepsDone) {
+        this(network, config, stepsDone, null);
     }
 
     /** What the steps done so far cost: {@code stepsDone} self-composed Poisson-sampled Gaussians. */

@@ -26,10 +26,16 @@ package org.dpdl4j.dpsgd;
  *                          of the batch (1 = the calling thread only). The trainer starts them for the run and
  *                          stops them at its end. ND4J's own per-op threads multiply with these: with W &gt; 1
  *                          workers, set ND4J's op threads to about cores/W ({@code Nd4j.getEnvironment().setMaxThreads})
+ * @param emaDecay          β ∈ [0, 1): with β &gt; 0 the trained network's parameters are, at the end, replaced by
+ *                          their exponential moving average over the steps, θ̄_t = β_t·θ̄_{t−1} + (1 − β_t)·θ_t with
+ *                          β_t = min(β, (1 + t)/(10 + t)) and θ̄_0 the initial parameters (the warm-up of
+ *                          TensorFlow's {@code ExponentialMovingAverage}; De et al. 2022, arXiv:2204.13650,
+ *                          Section 3.1, use β = 0.9999). Post-processing of the iterates that DP-SGD's event
+ *                          already covers: the event does not change. 0 (the default) releases the last iterate
  */
 public record DpSgdConfig(double samplingRate, double noiseMultiplier, double clipNorm, long steps,
                           int physicalBatchSize, long seed, boolean secureRandom, boolean nonPrivate,
-                          double epsilonBudget, double delta, int workers) {
+                          double epsilonBudget, double delta, int workers, double emaDecay) {
 
     /** @throws IllegalArgumentException on any invalid value */
     public DpSgdConfig {
@@ -61,9 +67,17 @@ public record DpSgdConfig(double samplingRate, double noiseMultiplier, double cl
         if (workers < 1 || workers > 256) {
             throw new IllegalArgumentException("workers must be in [1, 256], got " + workers);
         }
+        if (!(emaDecay >= 0 && emaDecay < 1)) {
+            throw new IllegalArgumentException("emaDecay beta must be in [0, 1) (0 = no moving average), got " + emaDecay);
+        }
     }
 
-    /** A builder with defaults C = 1, physical batch 512, a random seed, no budget, δ = 1e-5, 1 worker. */
+    /** The moving-average weight β_t of step t ≥ 1 (see {@code emaDecay}); 0 when the average is off. */
+    public double emaDecayAt(long step) {
+        return Math.min(emaDecay, (1.0 + step) / (10.0 + step));
+    }
+
+    /** A builder with defaults C = 1, physical batch 512, a random seed, no budget, δ = 1e-5, 1 worker, no moving average. */
     public static Builder builder() {
         return new Builder();
     }
@@ -89,6 +103,7 @@ public record DpSgdConfig(double samplingRate, double noiseMultiplier, double cl
         private double epsilonBudget = Double.POSITIVE_INFINITY;
         private double delta = 1e-5;
         private int workers = 1;
+        private double emaDecay;
 
         public Builder samplingRate(double q) {
             this.samplingRate = q;
@@ -148,10 +163,16 @@ public record DpSgdConfig(double samplingRate, double noiseMultiplier, double cl
             return this;
         }
 
+        /** Release the exponential moving average of the parameters with decay β ∈ [0, 1) (default 0: off). */
+        public Builder emaDecay(double beta) {
+            this.emaDecay = beta;
+            return this;
+        }
+
         /** @throws IllegalArgumentException if a value is missing or invalid */
         public DpSgdConfig build() {
             return new DpSgdConfig(samplingRate, noiseMultiplier, clipNorm, steps, physicalBatchSize, seed, secureRandom,
-                    nonPrivate, epsilonBudget, delta, workers);
+                    nonPrivate, epsilonBudget, delta, workers, emaDecay);
         }
     }
 }

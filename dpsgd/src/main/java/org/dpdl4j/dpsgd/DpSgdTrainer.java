@@ -35,7 +35,9 @@ import org.nd4j.linalg.factory.Nd4j;
  * ({@link PerExampleGradients}, exact), adds one draw of N(0, σ²C² I) to the clipped sum, divides
  * by the <em>expected</em> batch size q·n (never the realised one, which is private), and applies the
  * network's own DL4J updater (SGD, momentum, Adam, with its learning rate and regularisation)
- * exactly as {@code fit()} would. An empty batch still adds noise and still counts.
+ * exactly as {@code fit()} would. An empty batch still adds noise and still counts. With
+ * {@link DpSgdConfig#emaDecay()} &gt; 0 the network ends with the moving average of its iterates instead of the
+ * last one (post-processing: DP-SGD's event covers every iterate).
  *
  * <p>The run's privacy event is T self-composed Poisson-sampled Gaussians (q, σ); the accountant
  * converts it. With an ε budget the trainer stops <em>before</em> the first step whose cumulative ε
@@ -93,7 +95,7 @@ public final class DpSgdTrainer {
      */
     public TrainingResult train(MultiLayerNetwork network, LabeledData train, DpSgdConfig config,
                                 TrainingListener... listeners) {
-        return run(network, train, config, 0, 0, null, listeners);
+        return run(network, train, config, 0, null, 0, null, listeners);
     }
 
     /**
@@ -107,7 +109,7 @@ public final class DpSgdTrainer {
         if (checkpointEvery < 1) {
             throw new IllegalArgumentException("checkpointEvery must be >= 1 step, got " + checkpointEvery);
         }
-        return run(network, train, config, 0, checkpointEvery, Objects.requireNonNull(sink, "sink"), listeners);
+        return run(network, train, config, 0, null, checkpointEvery, Objects.requireNonNull(sink, "sink"), listeners);
     }
 
     /**
@@ -123,10 +125,10 @@ public final class DpSgdTrainer {
         if (checkpointEvery < 0 || checkpointEvery > 0 && sink == null) {
             throw new IllegalArgumentException("checkpointEvery must be >= 0 (and needs a sink when > 0), got " + checkpointEvery);
         }
-        return run(from.network(), train, from.config(), from.stepsDone(), checkpointEvery, sink, listeners);
+        return run(from.network(), train, from.config(), from.stepsDone(), from.ema(), checkpointEvery, sink, listeners);
     }
 
-    private TrainingResult run(MultiLayerNetwork network, LabeledData train, DpSgdConfig config, long firstStep,
+    private TrainingResult run(MultiLayerNetwork network, LabeledData train, DpSgdConfig config, long firstStep, INDArray emaSoFar,
                                long checkpointEvery, Checkpoint.Sink sink, TrainingListener... listeners) {
         requirePositiveLearningRate(network);
         int workers = config.workers();
@@ -178,6 +180,9 @@ public final class DpSgdTrainer {
         Gradient gradient = gradientViews(network, flat);
         MultiLayerConfiguration conf = network.getLayerWiseConfigurations();
         List<TrainingListener> ls = Arrays.asList(listeners);
+        INDArray params = network.params();
+        INDArray ema = config.emaDecay() == 0 ? null
+                : (emaSoFar != null ? emaSoFar : params).reshape(params.shape()).castTo(params.dataType()).dup();
 
         INDArray[] partial = new INDArray[workers]; // worker 0 writes into flat itself
         partial[0] = flat;
@@ -204,6 +209,10 @@ public final class DpSgdTrainer {
                 }
                 flat.divi(q * members);
                 applyUpdate(network, conf, gradient, flat, t, q);
+                if (ema != null) { // θ̄ = β_t·θ̄ + (1 − β_t)·θ
+                    double beta = config.emaDecayAt(t);
+                    ema.muli(beta).addi(params.mul(1 - beta));
+                }
                 if (!ls.isEmpty()) {
                     double secs = (System.nanoTime() - start) / 1e9;
                     StepInfo info = new StepInfo(t, config.steps(), t * q, batch.length,
@@ -214,7 +223,7 @@ public final class DpSgdTrainer {
                     }
                 }
                 if (sink != null && checkpointEvery > 0 && t % checkpointEvery == 0 && t < steps) {
-                    sink.save(new Checkpoint(network, config, t));
+                    sink.save(new Checkpoint(network, config, t, ema));
                 }
             }
         } finally {
@@ -223,6 +232,9 @@ public final class DpSgdTrainer {
             }
         }
         double seconds = (System.nanoTime() - start) / 1e9;
+        if (ema != null) { // the release is the average (post-processing of the iterates)
+            params.assign(ema);
+        }
         return new TrainingResult(network, event(q, sigma, steps), steps, steps < config.steps(), q * n * (steps - firstStep),
                 seconds);
     }

@@ -163,6 +163,59 @@ class DpSgdTrainerTest {
         assertThrows(IllegalArgumentException.class, () -> new Checkpoint(restored, cfg, 13));
     }
 
+    /**
+     * With emaDecay β the run trains exactly as without it (same seed, same iterates) and ends with the average
+     * θ̄_t = β_t·θ̄_{t−1} + (1 − β_t)·θ_t, β_t = min(β, (1+t)/(10+t)), θ̄_0 = θ_0, recomputed here from the iterates of a
+     * run without the average; its event is unchanged. A run checkpointed with its average and resumed ends as one
+     * resumed run that restarts the average would not.
+     */
+    @Test
+    void movingAverageIsPostProcessingOfTheSameIterates() {
+        LabeledData train = mnist.train().randomSubset(300, 8).castTo(DataType.DOUBLE);
+        ModelOptions o = ModelOptions.mnist().withDataType(DataType.DOUBLE).withUpdater(new Sgd(0.5));
+        double beta = 0.9;
+        DpSgdConfig.Builder b = DpSgdConfig.builder().samplingRate(0.1).noiseMultiplier(1.0).steps(30).seed(5);
+        MultiLayerNetwork plain = Models.mlp(o);
+        List<INDArray> iterates = new ArrayList<>();
+        iterates.add(plain.params().dup());
+        TrainingResult last = new DpSgdTrainer().train(plain, train, b.build(), info -> iterates.add(plain.params().dup()));
+        INDArray expected = iterates.get(0).dup();
+        for (int t = 1; t < iterates.size(); t++) {
+            double bt = Math.min(beta, (1.0 + t) / (10.0 + t));
+            expected = expected.mul(bt).add(iterates.get(t).mul(1 - bt));
+        }
+        MultiLayerNetwork averaged = Models.mlp(o);
+        DpSgdConfig withEma = b.emaDecay(beta).build();
+        TrainingResult avg = new DpSgdTrainer().train(averaged, train, withEma);
+        assertEquals(last.event(), avg.event(), "the average is post-processing: same event");
+        double scale = expected.amaxNumber().doubleValue();
+        assertTrue(expected.sub(averaged.params()).amaxNumber().doubleValue() < 1e-12 * scale);
+        double moved = expected.sub(plain.params()).amaxNumber().doubleValue();
+        assertTrue(moved > 1e-6, "the average must differ from the last iterate (difference " + moved + ")");
+        assertEquals(beta, withEma.emaDecayAt(1_000_000), 0.0);
+        assertEquals(2.0 / 11, withEma.emaDecayAt(1), 1e-15);
+
+        List<Checkpoint> at10 = new ArrayList<>();
+        MultiLayerNetwork first = Models.mlp(o);
+        new DpSgdTrainer().train(first, train, withEma, 10, c -> {
+            if (c.stepsDone() == 10) {
+                at10.add(new Checkpoint(c.network().clone(), c.config(), 10, c.ema().dup()));
+            }
+        });
+        INDArray emaAt10 = iterates.get(0).dup();
+        for (int t = 1; t <= 10; t++) {
+            double bt = Math.min(beta, (1.0 + t) / (10.0 + t));
+            emaAt10 = emaAt10.mul(bt).add(iterates.get(t).mul(1 - bt));
+        }
+        assertTrue(emaAt10.sub(at10.get(0).ema().reshape(emaAt10.shape())).amaxNumber().doubleValue() < 1e-12 * scale,
+                "the checkpoint carries the average after its steps");
+        assertTrue(iterates.get(10).sub(at10.get(0).network().params()).amaxNumber().doubleValue() < 1e-12 * scale,
+                "and the live iterate, not the average");
+        var e = assertThrows(IllegalArgumentException.class, () -> DpSgdConfig.builder().samplingRate(0.5).noiseMultiplier(1).steps(1)
+                .emaDecay(1).build());
+        assertTrue(e.getMessage().contains("emaDecay") && e.getMessage().contains("1.0"), e.getMessage());
+    }
+
     /** Splitting each batch across parallel workers changes nothing but the order of float64 additions. */
     @Test
     void parallelWorkersGiveTheSameRun() {

@@ -207,7 +207,8 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
         }
         DpSgdConfig.Builder cb = DpSgdConfig.builder().samplingRate(q).noiseMultiplier(sigma).nonPrivate(b.nonPrivate)
                 .clipNorm(c.number("clip", b.clip)).steps(steps)
-                .physicalBatchSize(b.physicalBatchSize).delta(b.delta).workers(b.workers).secureRandom(b.secureRandom);
+                .physicalBatchSize(b.physicalBatchSize).delta(b.delta).workers(b.workers).secureRandom(b.secureRandom)
+                .emaDecay(b.emaDecay);
         if (!b.secureRandom) {
             cb.seed(seed);
         }
@@ -392,6 +393,7 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
         private int batchSize = 256;
         private double epochs = 40;
         private int physicalBatchSize = 512;
+        private double emaDecay;
         private double delta = 1e-5;
         private int workers = 1;
         private boolean secureRandom;
@@ -421,6 +423,7 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
             batchSize = other.batchSize;
             epochs = other.epochs;
             physicalBatchSize = other.physicalBatchSize;
+            emaDecay = other.emaDecay;
             delta = other.delta;
             workers = other.workers;
             secureRandom = other.secureRandom;
@@ -542,6 +545,20 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
                 throw new IllegalArgumentException("physical batch size must be >= 1, got " + p);
             }
             this.physicalBatchSize = p;
+            return this;
+        }
+
+        /**
+         * Every run releases the exponential moving average of its parameters with decay β (see
+         * {@link DpSgdConfig#emaDecay()}; post-processing, the event does not change); 0 (the default) the last iterate.
+         *
+         * @throws IllegalArgumentException if β ∉ [0, 1)
+         */
+        public Builder emaDecay(double beta) {
+            if (!(beta >= 0 && beta < 1)) {
+                throw new IllegalArgumentException("emaDecay beta must be in [0, 1), got " + beta);
+            }
+            this.emaDecay = beta;
             return this;
         }
 
