@@ -58,26 +58,34 @@ public final class HonestAccuracy {
      * The fixed recipe of the single run and the centre of the search: standard CNN, tanh, plain SGD.
      *
      * @param batchSize expected batch B on the full training set (q = B/n, kept by the final run of the tuning)
-     * @param lr        learning rate of the single run; the search's grid on X₁ is lr·[1/30, 1/2] before the n/m scaling
+     * @param lr        learning rate of the single run; the search's grid on X₁ is lr·[1/30, 3/10] before the n/m scaling
      * @param clip      clipping norm C
      * @param epochs    epochs E of every run
      * @param ema       decay β of the released moving average of the parameters (0: the last iterate)
      * @param mu        E[K] of the Poisson number of tuning runs
      */
     public record Recipe(int batchSize, double lr, double clip, double epochs, double ema, double mu) {
-        /** The recipe: 40 epochs, or 12 with {@code quick}; {@code epochs} &gt; 0 overrides both. */
+        /**
+         * The recipe: B = 2048, lr 4, C = 1, β = 0.999, 40 epochs (20 with {@code quick}); {@code epochs} &gt; 0
+         * overrides both. Chosen on a 6,000-example validation split of the MNIST training set (never the test set)
+         * among B ∈ {512, 1024, 2048} with lr ∝ B and β ∈ {0.99, 0.995, 0.999}.
+         */
         public static Recipe of(boolean quick, double epochs) {
-            return new Recipe(512, 1.0, 1.0, epochs > 0 ? epochs : quick ? 12 : 40, 0.999, 5);
+            return new Recipe(2048, 4.0, 1.0, epochs > 0 ? epochs : quick ? 20 : 40, 0.999, 5);
         }
 
+        /**
+         * The search's grid on X₁: lr·[1/30, 3/10], 6 log-spaced points, which the n/m = (1 − q_tune)/(q_tune·0.9) = 10
+         * scaling maps onto lr·[1/3, 3] for the final run.
+         */
         HyperparameterSpace space() {
-            return HyperparameterSpace.of(new HyperparameterSpace.LogGrid("lr", lr / 30, lr / 2, 6));
+            return HyperparameterSpace.of(new HyperparameterSpace.LogGrid("lr", lr / 30, lr * 0.3, 6));
         }
     }
 
     /**
      * @param dataset mnist or fashion-mnist
-     * @param quick   the short version (12 epochs, one seed): about 15 minutes on 2 cores
+     * @param quick   the short version (20 epochs, one seed): about 15 minutes on 2 cores
      * @param seeds   single runs and complete tunings (each with its own seed)
      * @param epsilon total ε of each row at δ = 1e-5
      * @param seed    first seed (weights, sampling, noise, X₁); seed + 1000·r for repetition r
@@ -99,8 +107,9 @@ public final class HonestAccuracy {
             if (!(epochs >= 0) || Double.isInfinite(epochs)) {
                 throw new IllegalArgumentException("epochs must be finite and > 0 (0: the recipe's), got " + epochs);
             }
-            if (trainSize != 0 && (trainSize < 1000 || trainSize > 60000)) {
-                throw new IllegalArgumentException("train size must be in [1000, 60000] (0: all), got " + trainSize);
+            if (trainSize != 0 && (trainSize < 4096 || trainSize > 60000)) {
+                throw new IllegalArgumentException("train size must be in [4096, 60000] (0: all; the recipe's batch is 2048), got "
+                        + trainSize);
             }
         }
     }

@@ -46,7 +46,7 @@ final class ReproduceCommand implements Callable<Integer> {
     List<String> datasets;
 
     @Option(names = "--epochs", description = "koskela-figure2 / dphypo-table1 / honest-*: epochs of every run (default 1 / 2 / 40, "
-            + "12 with --quick; papers 40 / 10).")
+            + "20 with --quick; papers 40 / 10).")
     Double epochs;
 
     @Option(names = "--train-size", description = "dphypo-table1: MNIST training examples per landscape run (default 10000); honest-*: "
@@ -93,7 +93,7 @@ final class ReproduceCommand implements Callable<Integer> {
             + "complete tunings (default 3, 1 with --quick).")
     Integer seeds;
 
-    @Option(names = "--quick", description = "honest-*: 12 epochs instead of 40 and one repetition (about 15 minutes on 2 cores).")
+    @Option(names = "--quick", description = "honest-*: 20 epochs instead of 40 and one repetition (about 15 minutes on 2 cores).")
     boolean quick;
 
     @Option(names = "--json", description = "honest-*: print the result (tuned test accuracy, total epsilon, delta, the chosen candidate, "

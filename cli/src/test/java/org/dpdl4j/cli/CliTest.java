@@ -869,14 +869,14 @@ class CliTest {
      */
     @Test
     void reproduceHonestMnistCountsTheSearch(@TempDir Path dir) throws Exception {
-        Run r = run("reproduce", "honest-mnist", "--epochs", "0.5", "--train-size", "2000", "--seeds", "1", "--json",
+        Run r = run("reproduce", "honest-mnist", "--epochs", "0.5", "--train-size", "6000", "--seeds", "1", "--json",
                 "--output", dir.toString());
         assertEquals(0, r.status(), r.err());
         JsonNode j = r.lastJson();
         JsonNode tuning = j.get("tunings").get(0);
         double total = j.get("epsilon_total").asDouble();
         assertTrue(total <= 3.0 && total > 2.9, j.toString());
-        double q = 512.0 / 2000;
+        double q = 2048.0 / 6000;
         long steps = org.dpdl4j.dpsgd.DpSgdConfig.stepsForEpochs(0.5, q);
         Run withoutScores = run("account", "subsampled-tuning", "--sampling-rate", String.valueOf(q), "--noise-multiplier",
                 tuning.get("noise_multiplier").asText(), "--steps", String.valueOf(steps), "--repetitions", "poisson:5",
