@@ -27,6 +27,7 @@ public final class Figure {
     private final List<Object[]> rows = new ArrayList<>();
     private boolean logX;
     private boolean logY;
+    private boolean legendBelow;
 
     Figure(String id, String title, String xLabel, String yLabel, String... extraColumns) {
         this.id = id;
@@ -43,6 +44,12 @@ public final class Figure {
 
     Figure logY() {
         logY = true;
+        return this;
+    }
+
+    /** Legend under the plot (for figures whose lines fill the top left), points marked. */
+    Figure legendBelow() {
+        legendBelow = true;
         return this;
     }
 
@@ -81,7 +88,8 @@ public final class Figure {
         System.setProperty("java.awt.headless", "true");
         XYChart chart = new XYChartBuilder().width(900).height(600).title(title).xAxisTitle(xLabel).yAxisTitle(yLabel).build();
         chart.getStyler().setXAxisLogarithmic(logX).setYAxisLogarithmic(logY);
-        chart.getStyler().setLegendPosition(org.knowm.xchart.style.Styler.LegendPosition.InsideNW);
+        chart.getStyler().setLegendPosition(legendBelow ? org.knowm.xchart.style.Styler.LegendPosition.OutsideS
+                : org.knowm.xchart.style.Styler.LegendPosition.InsideNW);
         Map<String, List<double[]>> series = new LinkedHashMap<>();
         for (Object[] r : rows) {
             double x = (Double) r[1];
@@ -93,7 +101,7 @@ public final class Figure {
         for (Map.Entry<String, List<double[]>> e : series.entrySet()) {
             double[] xs = e.getValue().stream().mapToDouble(p -> p[0]).toArray();
             double[] ys = e.getValue().stream().mapToDouble(p -> p[1]).toArray();
-            chart.addSeries(e.getKey(), xs, ys).setMarker(SeriesMarkers.NONE);
+            chart.addSeries(e.getKey(), xs, ys).setMarker(legendBelow ? SeriesMarkers.CIRCLE : SeriesMarkers.NONE);
         }
         Path tmp = Files.createTempFile(dir, "." + id, ".png");
         try {

@@ -244,7 +244,7 @@ public final class HonestAccuracy {
     private static Figure report(Settings s, List<Map<String, Object>> single, List<Map<String, Object>> tuned) {
         String id = "honest-" + s.dataset();
         Figure f = new Figure(id, String.format(Locale.ROOT, "%s: test accuracy at total epsilon %s (delta %s)", s.dataset(), s.epsilon(), DELTA),
-                "repetition", "test accuracy", "epsilon");
+                "repetition", "test accuracy", "epsilon").legendBelow();
         double[] targets = targets(s.dataset());
         int reps = single.size();
         for (int r = 0; r < reps; r++) {
