@@ -177,7 +177,8 @@ final class AuditCommand {
                     : NoiseCalibration.noiseMultiplier(q, steps, targetEpsilon != null ? targetEpsilon : 3.0, t.delta, acc, 1e-4);
             double claim = a.claimedEpsilon != null ? a.claimedEpsilon : acc.epsilon(DpSgdTrainer.event(q, sigma, steps), t.delta);
             DpSgdConfig.Builder cfg = DpSgdConfig.builder().samplingRate(q).noiseMultiplier(sigma).clipNorm(t.clip).steps(steps)
-                    .physicalBatchSize(t.physicalBatchSize).delta(t.delta).nonPrivate(zero).workers(Reporting.configureWorkers(null));
+                    .physicalBatchSize(t.physicalBatchSize).delta(t.delta).nonPrivate(zero).workers(Reporting.configureWorkers(null))
+                    .emaDecay(t.ema); // the audited output is the released one
             if (t.seed != null) {
                 cfg.seed(t.seed);
             }
@@ -260,7 +261,7 @@ final class AuditCommand {
             DpSgdMechanism.Builder builder = DpSgdMechanism.builder(train).model(t.modelName(), t.modelOptions(data))
                     .optimizer(t.optimizer, t.lr).activation(t.activation).noiseMultiplier(1).clipNorm(t.clip).batchSize(t.batchSize)
                     .epochs(t.epochs).physicalBatchSize(t.physicalBatchSize).delta(t.delta).workers(Reporting.configureWorkers(null))
-                    .validation(0.1, seed).scoring(DpSgdMechanism.Scoring.PRIVATE_VALIDATION, scoreNoise)
+                    .emaDecay(t.ema).validation(0.1, seed).scoring(DpSgdMechanism.Scoring.PRIVATE_VALIDATION, scoreNoise)
                     .gradientCanaries(design.canaries(a.canaryNorm != null ? a.canaryNorm : t.clip));
             long tunerSeed = t.seed != null ? t.seed : new SecureRandom().nextLong();
             java.util.function.Function<DpSgdMechanism, org.dpdl4j.accounting.PrivacyEvent> eventOf;

@@ -675,6 +675,12 @@ class CliTest {
         Run overclaim = run(concat(base, "--noise-multiplier", "0", "--allow-non-private", "--claimed-epsilon", "1"));
         assertEquals(4, overclaim.status(), overclaim.err() + overclaim.out());
         assertTrue(overclaim.lastJson().get("epsilon_lower_bound").asDouble() > 1, overclaim.lastJson().toString());
+        // --ema audits the released average: an honest run still passes, a noise-free one still fails
+        Run honestEma = run(concat(base, "--target-epsilon", "2", "--ema", "0.9"));
+        assertEquals(0, honestEma.status(), honestEma.err() + honestEma.out());
+        assertTrue(honestEma.lastJson().get("epsilon_lower_bound").asDouble() <= 2.0 + 1e-3, honestEma.lastJson().toString());
+        Run overclaimEma = run(concat(base, "--noise-multiplier", "0", "--allow-non-private", "--claimed-epsilon", "1", "--ema", "0.9"));
+        assertEquals(4, overclaimEma.status(), overclaimEma.err() + overclaimEma.out());
         for (String tuner : new String[]{"subsampled", "propose-test"}) { // trials without noise, claiming a tuning's epsilon of 2
             Run tune = run("audit", "tune", "--tuner", tuner, "--model", "mlp", "--train-size", "4000", "--batch-size", "32", "--epochs", "3",
                     "--repetitions", "fixed:2", "--space", "lr=cat:0.3,0.6", "--noise-multiplier", "0", "--allow-non-private",
