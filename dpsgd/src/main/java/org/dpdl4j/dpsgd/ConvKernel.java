@@ -8,7 +8,11 @@ import org.nd4j.linalg.factory.Nd4j;
 /**
  * 2-D convolution z = W ⋆ x + b, a = φ(z). Per-example weight gradients are exact:
  * G_i = δ_i · cols_iᵀ with cols_i = im2col(x_i) [iC·kH·kW, oH·oW] and δ_i [oC, oH·oW], one
- * batched matmul for the whole batch; the bias gradient is δ_i summed over positions.
+ * batched matmul for the whole batch (oneDNN's on the CPU in float32, {@link Dnnl}); the bias
+ * gradient is δ_i summed over positions. The forward and input-gradient passes are libnd4j's conv2d
+ * and conv2d_bp, except for dilated windows in float32 on the CPU, which libnd4j's oneDNN helper
+ * rejects: there z_i = W·cols_i forward (the columns are kept for G_i) and
+ * dL/dx_i = col2im(Wᵀδ_i) backward.
  */
 final class ConvKernel extends LayerKernel {
     private final INDArray weights; // [oC, iC, kH, kW]
@@ -17,6 +21,7 @@ final class ConvKernel extends LayerKernel {
     private final Ops.Window window;
     private INDArray input;
     private INDArray kept; // output a, or z for generic activations
+    private INDArray cols; // im2col of the input, kept by the float32 CPU forward pass, or null
     private INDArray perExampleW; // [B, oC, K]
     private INDArray perExampleB; // [B, oC]
     private INDArray sumW; // non-private mode: [oC, iC, kH, kW]
@@ -34,11 +39,24 @@ final class ConvKernel extends LayerKernel {
 
     @Override
     INDArray forward(INDArray x, boolean keep) {
-        INDArray z = Ops.conv2d(x, weights, bias, window);
+        INDArray z;
+        INDArray columns = null;
+        if (columnPath(x)) { // im2col + one matmul; the columns serve the per-example gradients too
+            columns = im2col(x);
+            long b = x.size(0);
+            long oc = weights.size(0);
+            long k = columns.size(1) * columns.size(2) * columns.size(3);
+            long p = columns.size(4) * columns.size(5);
+            z = Dnnl.convolutionForward(weights.reshape('c', oc, k), columns.reshape('c', b, k, p),
+                    bias == null ? null : bias.reshape(bias.length())).reshape('c', b, oc, columns.size(4), columns.size(5));
+        } else {
+            z = Ops.conv2d(x, weights, bias, window);
+        }
         INDArray[] out = derivative.apply(z, keep);
         if (keep) {
             input = x;
             kept = out[1];
+            cols = perExample ? columns : null;
         }
         return out[0];
     }
@@ -55,13 +73,31 @@ final class ConvKernel extends LayerKernel {
         long b = delta.size(0);
         long oc = delta.size(1);
         long positions = delta.size(2) * delta.size(3);
-        INDArray cols = im2col(input);
-        long k = cols.size(1) * cols.size(2) * cols.size(3);
-        INDArray cols3 = cols.reshape('c', b, k, positions);
+        INDArray columns = cols != null ? cols : im2col(input);
+        long k = columns.size(1) * columns.size(2) * columns.size(3);
+        INDArray cols3 = columns.reshape('c', b, k, positions);
         INDArray delta3 = delta.reshape('c', b, oc, positions);
-        perExampleW = Nd4j.matmul(delta3, cols3, false, true, false); // [B, oC, K]
         perExampleB = bias != null ? delta3.sum(2) : null;
-        return needInputGradient ? Ops.conv2dInputGradient(input, weights, bias, delta, window) : null;
+        perExampleW = Dnnl.enabled(delta3, cols3) ? Dnnl.batchedMatmulTransposed(delta3, cols3) // [B, oC, K]
+                : Nd4j.matmul(delta3, cols3, false, true, false);
+        if (!needInputGradient) {
+            return null;
+        }
+        if (!columnPath(input)) {
+            return Ops.conv2dInputGradient(input, weights, bias, delta, window);
+        }
+        // dL/dx = col2im(Wᵀ·δ_b), the adjoint of the forward pass's im2col and matmul
+        INDArray colsGradient = Dnnl.convolutionColumnsGradientTransposed(weights.reshape('c', oc, k), delta3);
+        return host.col2imTransposed(colsGradient, input.shape(), im2colMap);
+    }
+
+    /**
+     * Whether the forward and input-gradient passes run on im2col columns and oneDNN matmuls rather
+     * than libnd4j's conv2d/conv2d_bp: for dilated windows in float32 on the CPU, where libnd4j's
+     * oneDNN helper fails to create its primitive. (Elsewhere libnd4j's ops are measured faster.)
+     */
+    private boolean columnPath(INDArray x) {
+        return (window.dH() > 1 || window.dW() > 1) && Dnnl.enabled(x, weights);
     }
 
     private INDArray im2col(INDArray x) {
@@ -94,10 +130,11 @@ final class ConvKernel extends LayerKernel {
     void addWeightedSum(INDArray w, Map<String, INDArray> views) {
         long b = perExampleW.size(0);
         INDArray wRow = w.castTo(perExampleW.dataType()).reshape(1, b);
-        INDArray sumW = wRow.mmul(perExampleW.reshape('c', b, perExampleW.size(1) * perExampleW.size(2)));
-        addInto(views.get("W"), sumW.reshape('c', weights.shape()));
+        INDArray flat = perExampleW.reshape('c', b, perExampleW.size(1) * perExampleW.size(2));
+        boolean dnnl = Dnnl.enabled(wRow, flat);
+        addInto(views.get("W"), dnnl ? Dnnl.vectorTimesMatrix(wRow, flat) : wRow.mmul(flat));
         if (perExampleB != null) {
-            addInto(views.get("b"), wRow.mmul(perExampleB));
+            addInto(views.get("b"), dnnl ? Dnnl.vectorTimesMatrix(wRow, perExampleB) : wRow.mmul(perExampleB));
         }
     }
 
@@ -117,5 +154,6 @@ final class ConvKernel extends LayerKernel {
         kept = null;
         perExampleW = null;
         perExampleB = null;
+        cols = null;
     }
 }

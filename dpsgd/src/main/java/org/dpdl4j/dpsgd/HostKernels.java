@@ -2,6 +2,7 @@ package org.dpdl4j.dpsgd;
 
 import java.nio.DoubleBuffer;
 import java.nio.FloatBuffer;
+import java.util.Arrays;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
@@ -20,6 +21,10 @@ final class HostKernels {
     private static final boolean CPU = Nd4j.getBackend().getClass().getSimpleName().startsWith("Cpu");
     private float[] floats;
     private double[] doubles;
+    private float[] floatRow;
+    private int[] transposedMap; // col2imTransposed's reordering of transposedMapOf
+    private int[] transposedMapOf;
+    private double[] doubleRow;
 
     /** Whether the Java kernels serve arrays of this type on this backend (CPU, float32 or float64). */
     static boolean enabled(DataType type) {
@@ -65,30 +70,123 @@ final class HostKernels {
         int in = (int) (x.length() / b);
         int n = map.length;
         INDArray out = Nd4j.createUninitialized(x.dataType(), b, x.size(1), g.kH(), g.kW(), g.outH(x.size(2)), g.outW(x.size(3)));
+        // each example is gathered into a Java array and written with one bulk put: an absolute put
+        // per element on the direct buffer costs several times the gather itself
         if (x.dataType() == DataType.FLOAT) {
             float[] src = readFloats(x);
+            if (floatRow == null || floatRow.length < n) {
+                floatRow = new float[n];
+            }
+            float[] row = floatRow;
             FloatBuffer dst = out.data().asNioFloat();
             for (int e = 0; e < b; e++) {
                 int from = e * in;
-                int to = e * n;
                 for (int j = 0; j < n; j++) {
                     int i = map[j];
-                    dst.put(to + j, i < 0 ? 0f : src[from + i]);
+                    row[j] = i < 0 ? 0f : src[from + i];
                 }
+                dst.put(e * n, row, 0, n);
             }
         } else {
             double[] src = readDoubles(x);
+            if (doubleRow == null || doubleRow.length < n) {
+                doubleRow = new double[n];
+            }
+            double[] row = doubleRow;
             DoubleBuffer dst = out.data().asNioDouble();
             for (int e = 0; e < b; e++) {
                 int from = e * in;
-                int to = e * n;
                 for (int j = 0; j < n; j++) {
                     int i = map[j];
-                    dst.put(to + j, i < 0 ? 0.0 : src[from + i]);
+                    row[j] = i < 0 ? 0.0 : src[from + i];
                 }
+                dst.put(e * n, row, 0, n);
             }
         }
         return out;
+    }
+
+    /**
+     * The adjoint of {@link #im2col}, from the columns' gradient stored transposed per example:
+     * colsT [B, P, K] (float32; K = C·kH·kW, P = oH·oW, the layout {@link Dnnl} produces). Returns
+     * dx [B, C, H, W] with dx[b, map[j]] = Σ of the column entries j = kk·P + p that read that pixel
+     * (0 where none does): a convolution's input gradient. Allocated in the current workspace.
+     */
+    INDArray col2imTransposed(INDArray colsT, long[] inputShape, int[] map) {
+        if (colsT.dataType() != DataType.FLOAT || colsT.rank() != 3) {
+            throw new IllegalArgumentException("col2imTransposed needs float32 [B, P, K], got " + colsT.dataType()
+                    + " of rank " + colsT.rank());
+        }
+        long b = inputShape[0];
+        int in = (int) (inputShape[1] * inputShape[2] * inputShape[3]);
+        int p = (int) colsT.size(1);
+        int k = (int) colsT.size(2);
+        int n = map.length;
+        if (colsT.size(0) != b || (long) p * k != n) {
+            throw new IllegalArgumentException("colsT " + Arrays.toString(colsT.shape()) + " does not match "
+                    + b + " examples of " + n + " column entries");
+        }
+        if (transposedMapOf != map) { // mapT[pos·K + kk] = map[kk·P + pos], so that colsT is read in order
+            transposedMap = new int[n];
+            for (int kk = 0; kk < k; kk++) {
+                for (int pos = 0; pos < p; pos++) {
+                    transposedMap[pos * k + kk] = map[kk * p + pos];
+                }
+            }
+            transposedMapOf = map;
+        }
+        int[] mapT = transposedMap;
+        float[] src = readFloats(colsT);
+        float[] pixels = new float[in];
+        INDArray out = Nd4j.createUninitialized(DataType.FLOAT, inputShape, 'c');
+        FloatBuffer dst = out.data().asNioFloat();
+        for (int e = 0; e < b; e++) {
+            Arrays.fill(pixels, 0f);
+            int from = e * n;
+            for (int j = 0; j < n; j++) {
+                int i = mapT[j];
+                if (i >= 0) {
+                    pixels[i] += src[from + j];
+                }
+            }
+            dst.put(e * in, pixels, 0, in);
+        }
+        return out;
+    }
+
+    /**
+     * Σ_j m_ij² per row of a float32 matrix [rows, n], each product and sum in float64 (exact
+     * squares, a float64 sum), as a float64 vector [rows] in the current workspace. Reads rows in
+     * bulk rather than widening the whole matrix to a float64 copy first.
+     */
+    static INDArray rowSquaredNorms(INDArray m) {
+        if (m.dataType() != DataType.FLOAT || m.rank() != 2) {
+            throw new IllegalArgumentException("rowSquaredNorms needs a float32 matrix, got " + m.dataType() + " of rank " + m.rank());
+        }
+        INDArray c = contiguous(m);
+        int rows = (int) c.size(0);
+        int n = (int) c.size(1);
+        float[] row = new float[n];
+        double[] out = new double[rows];
+        FloatBuffer buffer = c.data().asNioFloat();
+        for (int r = 0; r < rows; r++) {
+            buffer.get(r * n, row, 0, n);
+            double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+            int j = 0;
+            for (; j + 3 < n; j += 4) {
+                double a = row[j], b = row[j + 1], d = row[j + 2], e = row[j + 3];
+                s0 += a * a;
+                s1 += b * b;
+                s2 += d * d;
+                s3 += e * e;
+            }
+            for (; j < n; j++) {
+                double a = row[j];
+                s0 += a * a;
+            }
+            out[r] = (s0 + s1) + (s2 + s3);
+        }
+        return Nd4j.createFromArray(out);
     }
 
     /** The elements of x in 'c' order, in a reused scratch array (valid until the next read). */
@@ -120,6 +218,24 @@ final class HostKernels {
         if (x.length() > Integer.MAX_VALUE) {
             throw new IllegalArgumentException("array of " + x.length() + " elements is too large for the host kernels");
         }
-        return x.ordering() == 'c' && x.elementWiseStride() == 1 && !x.isView() ? x : x.dup('c');
+        return isDense(x) ? x : x.dup('c');
+    }
+
+    /**
+     * Whether x's elements are the first x.length() elements of its buffer, in 'c' order (a fresh
+     * array or a reshape of one), so native code and NIO views may read the buffer directly.
+     */
+    static boolean isDense(INDArray x) {
+        if (x.offset() != 0) {
+            return false;
+        }
+        long expected = 1; // the 'c' stride of each dimension; dimensions of size 1 may have any stride
+        for (int d = x.rank() - 1; d >= 0; d--) {
+            if (x.size(d) > 1 && x.stride(d) != expected) {
+                return false;
+            }
+            expected *= x.size(d);
+        }
+        return true;
     }
 }

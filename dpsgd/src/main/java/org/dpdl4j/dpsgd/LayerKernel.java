@@ -46,6 +46,9 @@ abstract class LayerKernel {
      * first so that the norms used for clipping carry no float32 summation error.
      */
     static INDArray rowSquaredNorms(INDArray m) {
+        if (m.dataType() == DataType.FLOAT && HostKernels.enabled(DataType.FLOAT)) {
+            return HostKernels.rowSquaredNorms(m);
+        }
         INDArray wide = m.castTo(DataType.DOUBLE);
         INDArray out = Nd4j.createUninitialized(DataType.DOUBLE, m.size(0));
         Nd4j.exec(DynamicCustomOp.builder("reduce_sqnorm").addInputs(wide).addOutputs(out).addIntegerArguments(1).build());

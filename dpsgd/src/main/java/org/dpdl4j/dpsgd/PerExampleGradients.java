@@ -178,8 +178,8 @@ public final class PerExampleGradients {
         INDArray y = labels.castTo(dataType);
         INDArray a = features.castTo(dataType);
         for (LayerKernel k : kernels) {
-            a = k.forward(a, true);
             k.perExample = perExample;
+            a = k.forward(a, true);
         }
         losses = output.loss(y);
         // gradients with respect to a kernel's input are needed only above the first parameterised layer

@@ -33,5 +33,15 @@ class HostKernelsTest {
         INDArray view = Nd4j.rand(type, 6, c, h, w).get(NDArrayIndex.interval(0, 2, 6), NDArrayIndex.all(), NDArrayIndex.all(),
                 NDArrayIndex.all());
         assertEquals(Ops.im2col(view.dup('c'), g), new HostKernels().im2col(view, g, HostKernels.im2colMap(c, h, w, g)));
+        if (type == DataType.FLOAT) { // col2im is im2col's adjoint: <im2col(x), y> = <x, col2im(y)>
+            INDArray y = Nd4j.randn(DataType.FLOAT, expected.shape());
+            long k = (long) c * kH * kW;
+            long p = y.length() / (3 * k);
+            INDArray yT = y.reshape('c', 3, k, p).permute(0, 2, 1).dup('c'); // [B, P, K]
+            INDArray back = new HostKernels().col2imTransposed(yT, x.shape(), HostKernels.im2colMap(c, h, w, g));
+            double lhs = expected.castTo(DataType.DOUBLE).mul(y.castTo(DataType.DOUBLE)).sumNumber().doubleValue();
+            double rhs = x.castTo(DataType.DOUBLE).mul(back.castTo(DataType.DOUBLE)).sumNumber().doubleValue();
+            assertEquals(lhs, rhs, 1e-5 * (Math.abs(lhs) + 1), "adjoint identity");
+        }
     }
 }

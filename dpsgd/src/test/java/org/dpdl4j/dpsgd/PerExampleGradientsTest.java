@@ -46,12 +46,12 @@ class PerExampleGradientsTest {
                 Arguments.of("all-conv", Models.allConvNet(mnist.withActivation(Activation.TANH.getActivationFunction()))),
                 Arguments.of("cifar-cnn", Models.cifarCnn(cifar)),
                 Arguments.of("mlp", Models.mlp(mnist.withActivation(new TemperedSigmoid(1.5, 3, 0.5)))),
-                Arguments.of("avg-pool, dilation, no bias, sigmoid", oddLayers()));
+                Arguments.of("avg-pool, dilation, no bias, sigmoid", oddLayers(DataType.DOUBLE)));
     }
 
     /** Average pooling with padding, a dilated convolution, a bias-free layer and sigmoid. */
-    private static MultiLayerNetwork oddLayers() {
-        var conf = new NeuralNetConfiguration.Builder().seed(3).dataType(DataType.DOUBLE).updater(new Sgd(0.1))
+    static MultiLayerNetwork oddLayers(DataType type) {
+        var conf = new NeuralNetConfiguration.Builder().seed(3).dataType(type).updater(new Sgd(0.1))
                 .weightInit(WeightInit.XAVIER).convolutionMode(ConvolutionMode.Truncate).list()
                 .layer(new ConvolutionLayer.Builder(3, 3).stride(1, 1).padding(2, 2).dilation(2, 2).nOut(4)
                         .activation(Activation.SIGMOID).build())
@@ -159,7 +159,7 @@ class PerExampleGradientsTest {
         assertTrue(e.getMessage().contains("layer 1") && e.getMessage().contains("BatchNormalization"), e.getMessage());
     }
 
-    private static long inputSize(MultiLayerNetwork net) {
+    static long inputSize(MultiLayerNetwork net) {
         var pre = net.getLayerWiseConfigurations().getInputPreProcess(0);
         if (pre instanceof org.deeplearning4j.nn.conf.preprocessor.FeedForwardToCnnPreProcessor f) {
             return f.getNumChannels() * f.getInputHeight() * f.getInputWidth();

@@ -1,0 +1,172 @@
+package org.dpdl4j.dpsgd;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
+import org.dpdl4j.models.ModelOptions;
+import org.dpdl4j.models.Models;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import java.util.stream.Stream;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.MethodSource;
+import org.nd4j.linalg.activations.Activation;
+import org.nd4j.linalg.api.buffer.DataType;
+import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.factory.Nd4j;
+import org.nd4j.linalg.indexing.NDArrayIndex;
+import org.nd4j.linalg.ops.transforms.Transforms;
+
+/**
+ * The oneDNN primitives of {@link Dnnl} against the libnd4j ops they replace (independent
+ * implementations), in float32, and the float32 engine that uses them against DL4J's own
+ * one-example-at-a-time gradients.
+ */
+class DnnlTest {
+
+    @Test
+    void servesFloat32OnTheCpuBackendOnly() {
+        assertTrue(Dnnl.enabled(Nd4j.create(DataType.FLOAT, 2)), "oneDNN must serve float32 on the CPU backend");
+        assertTrue(!Dnnl.enabled(Nd4j.create(DataType.FLOAT, 2), Nd4j.create(DataType.DOUBLE, 2)), "float64 keeps libnd4j");
+    }
+
+    @ParameterizedTest(name = "B={0} M={1} P={2} K={3}")
+    @CsvSource({"256, 32, 25, 256", "7, 16, 196, 64", "1, 3, 1, 5", "33, 5, 11, 13"})
+    void batchedMatmulEqualsLibnd4j(int b, int m, int p, int k) {
+        Nd4j.getRandom().setSeed(b + m);
+        INDArray a = Nd4j.rand(DataType.FLOAT, b, m, p).subi(0.5);
+        INDArray c = Nd4j.rand(DataType.FLOAT, b, k, p).subi(0.5);
+        assertClose(Nd4j.matmul(a, c, false, true, false), Dnnl.batchedMatmulTransposed(a, c), 1e-5, "matmul");
+        if (b == 1) {
+            return;
+        }
+        // views (every other example) are read in their logical order
+        INDArray a2 = Nd4j.rand(DataType.FLOAT, 2 * b, m, p).get(NDArrayIndex.interval(1, 2, 2 * b), NDArrayIndex.all(), NDArrayIndex.all());
+        INDArray c2 = Nd4j.rand(DataType.FLOAT, 2 * b, k, p).get(NDArrayIndex.interval(0, 2, 2 * b), NDArrayIndex.all(), NDArrayIndex.all());
+        assertClose(Nd4j.matmul(a2.dup('c'), c2.dup('c'), false, true, false), Dnnl.batchedMatmulTransposed(a2, c2), 1e-5, "matmul of views");
+    }
+
+    @Test
+    void tanhEqualsLibnd4j() {
+        Nd4j.getRandom().setSeed(3);
+        INDArray z = Nd4j.randn(DataType.FLOAT, 37, 3, 5, 7).muli(3);
+        INDArray expected = Transforms.tanh(z, true);
+        INDArray actual = Dnnl.tanhInPlace(z.dup());
+        assertClose(expected, actual, 1e-6, "tanh");
+    }
+
+    @Test
+    void convolutionMatmulsEqualTheirDefinition() {
+        Nd4j.getRandom().setSeed(8);
+        INDArray w = Nd4j.randn(DataType.FLOAT, 16, 64);
+        INDArray x = Nd4j.randn(DataType.FLOAT, 13, 64, 196);
+        INDArray bias = Nd4j.randn(DataType.FLOAT, 16);
+        INDArray d = Nd4j.randn(DataType.FLOAT, 13, 16, 196);
+        INDArray expected = Nd4j.create(DataType.FLOAT, 13, 16, 196);
+        INDArray expectedT = Nd4j.create(DataType.FLOAT, 13, 196, 64);
+        for (int b = 0; b < 13; b++) {
+            expected.putSlice(b, w.mmul(x.slice(b)).addiColumnVector(bias.reshape(16, 1)));
+            expectedT.putSlice(b, w.transpose().mmul(d.slice(b)).transpose());
+        }
+        assertClose(expected, Dnnl.convolutionForward(w, x, bias), 1e-5, "w · x_b + bias");
+        assertClose(expected.sub(bias.reshape(1, 16, 1)), Dnnl.convolutionForward(w, x, null), 1e-5, "w · x_b");
+        assertClose(expectedT, Dnnl.convolutionColumnsGradientTransposed(w, d), 1e-5, "(wᵀ · d_b)ᵀ");
+        // the weights as a view into a larger buffer (a network's parameter view) are read correctly
+        INDArray params = Nd4j.randn(DataType.FLOAT, 1, 10 + 16 * 64);
+        INDArray view = params.get(NDArrayIndex.point(0), NDArrayIndex.interval(10, 10 + 16 * 64)).reshape('c', 16, 64);
+        assertClose(Dnnl.convolutionForward(view.dup('c'), x, null), Dnnl.convolutionForward(view, x, null), 0, "forward, parameter view");
+        assertClose(Dnnl.convolutionColumnsGradientTransposed(view.dup('c'), d),
+                Dnnl.convolutionColumnsGradientTransposed(view, d), 0, "columns' gradient, parameter view");
+    }
+
+    @Test
+    void tanhBackwardEqualsLibnd4j() {
+        Nd4j.getRandom().setSeed(4);
+        INDArray a = Transforms.tanh(Nd4j.randn(DataType.FLOAT, 19, 4, 3, 3).muli(2), true);
+        INDArray grad = Nd4j.randn(DataType.FLOAT, 19, 4, 3, 3);
+        assertClose(a.mul(a).rsubi(1).muli(grad), Dnnl.tanhBackward(a, grad), 1e-6, "tanh backward");
+    }
+
+    @Test
+    void vectorMatrixProductEqualsLibnd4j() {
+        Nd4j.getRandom().setSeed(6);
+        INDArray w = Nd4j.rand(DataType.FLOAT, 1, 37);
+        INDArray g = Nd4j.randn(DataType.FLOAT, 37, 8192);
+        assertClose(w.mmul(g), Dnnl.vectorTimesMatrix(w, g), 1e-5, "w · g");
+        // a dense offset-free reshape is read in place, a transposed view through a copy
+        assertClose(w.mmul(g.transpose().dup('c').transpose()), Dnnl.vectorTimesMatrix(w, g.transpose().dup('c').transpose()), 1e-5, "w · view");
+    }
+
+    @ParameterizedTest(name = "{0}x{1} k{2} s{3}")
+    @CsvSource({"14, 14, 2, 1", "5, 5, 2, 2", "7, 9, 3, 2", "4, 4, 4, 1"})
+    void maxPoolingEqualsLibnd4j(int h, int w, int k, int s) {
+        Ops.Window g = new Ops.Window(k, k, s, s, 0, 0, 1, 1);
+        assertTrue(Dnnl.poolingSupported(g, h, w));
+        Nd4j.getRandom().setSeed(h * w);
+        INDArray x = Nd4j.rand(DataType.FLOAT, 9, 3, h, w); // continuous values: no ties in a window
+        INDArray[] outAndArgmax = Dnnl.maxPoolForward(x, g);
+        INDArray expected = Ops.pool(x, g, true, 0);
+        assertArrayEquals(expected.shape(), outAndArgmax[0].shape());
+        assertClose(expected, outAndArgmax[0], 0, "max pooling");
+        INDArray gradOut = Nd4j.randn(DataType.FLOAT, expected.shape());
+        assertClose(Ops.poolInputGradient(x, gradOut, g, true, 0),
+                Dnnl.maxPoolBackward(gradOut, outAndArgmax[1], x.shape(), g), 1e-6, "max pooling backward");
+        assertTrue(!Dnnl.poolingSupported(new Ops.Window(k, k, s, s, 1, 1, 1, 1), h, w), "padding stays with libnd4j");
+    }
+
+    static Stream<Arguments> float32Networks() {
+        ModelOptions mnist = ModelOptions.mnist().withDataType(DataType.FLOAT).withSeed(7);
+        return Stream.of(
+                Arguments.of("standard-cnn tanh", Models.standardCnn(mnist.withActivation(Activation.TANH.getActivationFunction()))),
+                Arguments.of("standard-cnn relu", Models.standardCnn(mnist.withActivation(Activation.RELU.getActivationFunction()))),
+                Arguments.of("all-conv", Models.allConvNet(mnist.withActivation(Activation.TANH.getActivationFunction()))),
+                Arguments.of("cifar-cnn", Models.cifarCnn(ModelOptions.cifar10().withDataType(DataType.FLOAT).withSeed(7))),
+                Arguments.of("avg-pool, dilation, no bias, sigmoid", PerExampleGradientsTest.oddLayers(DataType.FLOAT)));
+    }
+
+    /**
+     * The float32 engine (oneDNN matmuls, tanh and pooling, im2col and col2im in Java) against DL4J's
+     * gradients of single examples in float32: equal up to float32 rounding, its forward pass equals
+     * DL4J's, and its norms are those of the gradients it sums.
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("float32Networks")
+    void float32EngineMatchesDl4jPerExample(String name, MultiLayerNetwork net) {
+        int b = 6;
+        long inputs = PerExampleGradientsTest.inputSize(net);
+        Nd4j.getRandom().setSeed(21);
+        INDArray x = Nd4j.rand(DataType.FLOAT, b, inputs);
+        int classes = (int) net.getLayer(net.getnLayers() - 1).getParam("W").size(1);
+        INDArray y = Nd4j.zeros(DataType.FLOAT, b, classes);
+        for (int i = 0; i < b; i++) {
+            y.putScalar(i, (i * 7) % classes, 1.0);
+        }
+        PerExampleGradients pg = new PerExampleGradients(net);
+        assertClose(net.output(x), pg.output(x), 1e-5, name + " output");
+        pg.compute(x, y);
+        INDArray squaredNorms = pg.squaredNorms();
+        for (int i = 0; i < b; i++) {
+            net.setInput(x.getRow(i, true));
+            net.setLabels(y.getRow(i, true));
+            net.computeGradientAndScore();
+            INDArray reference = net.gradient().gradient().dup().reshape(1, net.numParams());
+            INDArray ours = Nd4j.zeros(DataType.FLOAT, 1, net.numParams());
+            INDArray oneHot = Nd4j.zeros(DataType.FLOAT, b);
+            oneHot.putScalar(i, 1.0);
+            pg.addWeightedSum(oneHot, ours);
+            assertClose(reference, ours, 2e-4, name + " gradient of example " + i);
+            double norm = ours.castTo(DataType.DOUBLE).norm2Number().doubleValue();
+            double engineNorm = Math.sqrt(squaredNorms.getDouble(i));
+            assertTrue(Math.abs(norm - engineNorm) <= 1e-5 * norm, name + " norm of example " + i + ": " + norm + " vs " + engineNorm);
+        }
+    }
+
+    private static void assertClose(INDArray expected, INDArray actual, double tol, String what) {
+        assertArrayEquals(expected.shape(), actual.shape(), what + " shape");
+        double scale = Math.max(expected.amaxNumber().doubleValue(), 1e-30);
+        double diff = expected.castTo(DataType.DOUBLE).sub(actual.castTo(DataType.DOUBLE)).amaxNumber().doubleValue();
+        assertTrue(diff <= tol * scale, what + ": max abs difference " + diff + " relative " + diff / scale);
+    }
+}
