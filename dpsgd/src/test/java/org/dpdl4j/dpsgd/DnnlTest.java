@@ -135,14 +135,9 @@ class DnnlTest {
     @MethodSource("float32Networks")
     void float32EngineMatchesDl4jPerExample(String name, MultiLayerNetwork net) {
         int b = 6;
-        long inputs = PerExampleGradientsTest.inputSize(net);
-        Nd4j.getRandom().setSeed(21);
-        INDArray x = Nd4j.rand(DataType.FLOAT, b, inputs);
-        int classes = (int) net.getLayer(net.getnLayers() - 1).getParam("W").size(1);
-        INDArray y = Nd4j.zeros(DataType.FLOAT, b, classes);
-        for (int i = 0; i < b; i++) {
-            y.putScalar(i, (i * 7) % classes, 1.0);
-        }
+        INDArray[] xy = PerExampleGradientsTest.randomBatch(net, DataType.FLOAT, b, 21);
+        INDArray x = xy[0];
+        INDArray y = xy[1];
         PerExampleGradients pg = new PerExampleGradients(net);
         assertClose(net.output(x), pg.output(x), 1e-5, name + " output");
         pg.compute(x, y);
@@ -160,6 +155,17 @@ class DnnlTest {
             double norm = ours.castTo(DataType.DOUBLE).norm2Number().doubleValue();
             double engineNorm = Math.sqrt(squaredNorms.getDouble(i));
             assertTrue(Math.abs(norm - engineNorm) <= 1e-5 * norm, name + " norm of example " + i + ": " + norm + " vs " + engineNorm);
+        }
+        // clipped at the median norm, each example's contribution, summed in float32, has norm ≤ C(1 + 1e-6)
+        double c = Transforms.sqrt(squaredNorms, true).medianNumber().doubleValue();
+        INDArray factors = pg.clipFactors(c);
+        for (int i = 0; i < b; i++) {
+            INDArray weight = Nd4j.zeros(DataType.FLOAT, b);
+            weight.putScalar(i, factors.getDouble(i));
+            INDArray clipped = Nd4j.zeros(DataType.FLOAT, 1, net.numParams());
+            pg.addWeightedSum(weight, clipped);
+            double norm = clipped.castTo(DataType.DOUBLE).norm2Number().doubleValue();
+            assertTrue(norm <= c * (1 + 1e-6), name + " clipped norm of example " + i + ": " + norm + " > C = " + c);
         }
     }
 

@@ -70,14 +70,9 @@ class PerExampleGradientsTest {
     @MethodSource("networks")
     void matchesDl4jBatchOfOneLoop(String name, MultiLayerNetwork net) {
         int b = 5;
-        long inputs = inputSize(net);
-        Nd4j.getRandom().setSeed(11);
-        INDArray x = Nd4j.rand(DataType.DOUBLE, b, inputs);
-        int classes = (int) net.getLayer(net.getnLayers() - 1).getParam("W").size(1);
-        INDArray y = Nd4j.zeros(DataType.DOUBLE, b, classes);
-        for (int i = 0; i < b; i++) {
-            y.putScalar(i, (i * 3) % classes, 1.0);
-        }
+        INDArray[] xy = randomBatch(net, DataType.DOUBLE, b, 11);
+        INDArray x = xy[0];
+        INDArray y = xy[1];
         PerExampleGradients pg = new PerExampleGradients(net);
 
         // forward pass equals DL4J's inference
@@ -159,7 +154,19 @@ class PerExampleGradientsTest {
         assertTrue(e.getMessage().contains("layer 1") && e.getMessage().contains("BatchNormalization"), e.getMessage());
     }
 
-    static long inputSize(MultiLayerNetwork net) {
+    /** {features uniform on [0, 1) [b, inputs], one-hot labels of classes (i·3) mod classes} for net. */
+    static INDArray[] randomBatch(MultiLayerNetwork net, DataType type, int b, long seed) {
+        Nd4j.getRandom().setSeed(seed);
+        INDArray x = Nd4j.rand(type, b, inputSize(net));
+        int classes = (int) net.getLayer(net.getnLayers() - 1).getParam("W").size(1);
+        INDArray y = Nd4j.zeros(type, b, classes);
+        for (int i = 0; i < b; i++) {
+            y.putScalar(i, (i * 3) % classes, 1.0);
+        }
+        return new INDArray[]{x, y};
+    }
+
+    private static long inputSize(MultiLayerNetwork net) {
         var pre = net.getLayerWiseConfigurations().getInputPreProcess(0);
         if (pre instanceof org.deeplearning4j.nn.conf.preprocessor.FeedForwardToCnnPreProcessor f) {
             return f.getNumChannels() * f.getInputHeight() * f.getInputWidth();
