@@ -51,22 +51,22 @@ final class ActivationDerivative {
      */
     INDArray[] apply(INDArray z, boolean keep) {
         if (!keep) {
-            return new INDArray[]{activate(z), null};
+            return new INDArray[]{activate(z, false), null};
         }
         if (needsPreActivation()) {
             INDArray kept = z.dup();
             return new INDArray[]{activation.getActivation(z, true), kept};
         }
-        INDArray a = activate(z);
+        INDArray a = activate(z, true);
         return new INDArray[]{a, a};
     }
 
     /** φ(z) in place; tanh through oneDNN's vectorised kernel where it serves (libnd4j's is ~20× slower). */
-    private INDArray activate(INDArray z) {
+    private INDArray activate(INDArray z, boolean training) {
         if (kind == Kind.TANH && Dnnl.enabled(z) && HostKernels.isDense(z)) {
             return Dnnl.tanhInPlace(z);
         }
-        return activation.getActivation(z, true);
+        return activation.getActivation(z, training);
     }
 
     /**

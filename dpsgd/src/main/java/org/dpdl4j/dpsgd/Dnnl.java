@@ -34,15 +34,11 @@ import org.nd4j.linalg.factory.Nd4j;
  * the float64 per-example tests against DL4J's layers check the libnd4j path and {@code DnnlTest}
  * checks each primitive here against its libnd4j counterpart. Primitives are created per call:
  * oneDNN's own primitive cache makes re-creating one of a seen shape cost microseconds (measured
- * 7–30 µs). Stateless and thread-safe (one oneDNN stream per thread).
+ * 7–30 µs). Stateless and thread-safe (a stream per call). The engine sets oneDNN's default
+ * floating-point mode to strict, so no primitive computes below float32.
  */
 final class Dnnl {
     private static final dnnl_engine ENGINE = createEngine();
-    private static final ThreadLocal<dnnl_stream> STREAM = ThreadLocal.withInitial(() -> {
-        dnnl_stream s = new dnnl_stream();
-        check(dnnl_stream_create(s, ENGINE, dnnl_stream_default_flags), "stream");
-        return s;
-    });
 
     private Dnnl() {
     }
@@ -52,6 +48,11 @@ final class Dnnl {
             return null;
         }
         try {
+            // float32 arithmetic throughout: an environment variable (ONEDNN_DEFAULT_FPMATH_MODE) could
+            // otherwise let matmuls round to bf16, an error far above the clipping margin
+            if (dnnl_set_default_fpmath_mode(dnnl_fpmath_mode_strict) != dnnl_success) {
+                return null;
+            }
             dnnl_engine e = new dnnl_engine();
             return dnnl_engine_create(e, dnnl_cpu, 0) == dnnl_success ? e : null;
         } catch (LinkageError notLoadable) {
@@ -120,6 +121,7 @@ final class Dnnl {
                     + java.util.Arrays.toString(cols.shape()));
         }
         INDArray wT = w.transpose().dup('c'); // [K, M]
+        INDArray biasArray = bias == null ? null : contiguous(bias);
         INDArray positionsMajor = Nd4j.createUninitialized(DataType.FLOAT, new long[]{b, p, m}, 'c');
         INDArray out = Nd4j.createUninitialized(DataType.FLOAT, new long[]{b, m, p}, 'c');
         try (PointerScope scope = new PointerScope()) {
@@ -135,7 +137,7 @@ final class Dnnl {
                 dnnl_memory_desc_t bia = strided(new long[]{1, 1, m}, new long[]{m, m, 1});
                 check(dnnl_matmul_desc_init(desc, src, wei, bia, dst), "matmul desc");
                 execute(new const_dnnl_op_desc_t(desc), null, new int[]{DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_BIAS, DNNL_ARG_DST},
-                        new dnnl_memory_desc_t[]{src, wei, bia, dst}, new INDArray[]{cols, wT, contiguous(bias), positionsMajor});
+                        new dnnl_memory_desc_t[]{src, wei, bia, dst}, new INDArray[]{cols, wT, biasArray, positionsMajor});
             }
             // [B, P, M] → [B, M, P]
             dnnl_memory_desc_t from = strided(new long[]{b, m, p}, new long[]{p * m, 1, m});
@@ -255,16 +257,28 @@ final class Dnnl {
         x = contiguous(x);
         long[] outShape = {x.size(0), x.size(1), g.outH(x.size(2)), g.outW(x.size(3))};
         INDArray out = Nd4j.createUninitialized(DataType.FLOAT, outShape, 'c');
+        // ND4J arrays are allocated outside the PointerScopes, which would otherwise own their pointers
+        INDArray workspace = Nd4j.createUninitialized(DataType.BYTE, new long[]{poolingWorkspaceBytes(x.shape(), outShape, g)}, 'c');
         try (PointerScope scope = new PointerScope()) {
             dnnl_memory_desc_t src = nchw(x.shape());
             dnnl_memory_desc_t dst = nchw(outShape);
             dnnl_primitive_desc pd = poolingForward(src, dst, g);
             try {
                 dnnl_memory_desc_t ws = dnnl_primitive_desc_query_md(pd, dnnl_query_workspace_md, 0);
-                INDArray workspace = Nd4j.createUninitialized(DataType.BYTE, new long[]{dnnl_memory_desc_get_size(ws)}, 'c');
                 run(pd, new int[]{DNNL_ARG_SRC, DNNL_ARG_DST, DNNL_ARG_WORKSPACE},
                         new dnnl_memory_desc_t[]{src, dst, ws}, new INDArray[]{x, out, workspace});
                 return new INDArray[]{out, workspace};
+            } finally {
+                dnnl_primitive_desc_destroy(pd);
+            }
+        }
+    }
+
+    private static long poolingWorkspaceBytes(long[] inputShape, long[] outShape, Ops.Window g) {
+        try (PointerScope scope = new PointerScope()) {
+            dnnl_primitive_desc pd = poolingForward(nchw(inputShape), nchw(outShape), g);
+            try {
+                return dnnl_memory_desc_get_size(dnnl_primitive_desc_query_md(pd, dnnl_query_workspace_md, 0));
             } finally {
                 dnnl_primitive_desc_destroy(pd);
             }
@@ -316,10 +330,22 @@ final class Dnnl {
         }
     }
 
+    /**
+     * Executes pd's primitive on the arrays, each dense and exactly the size of its memory
+     * descriptor (oneDNN reads raw addresses: a mismatch would read or write past an array).
+     */
     private static void run(dnnl_primitive_desc pd, int[] argKinds, dnnl_memory_desc_t[] mds, INDArray[] arrays) {
+        for (int i = 0; i < arrays.length; i++) {
+            long bytes = arrays[i].length() * arrays[i].data().getElementSize();
+            if (!HostKernels.isDense(arrays[i]) || bytes != dnnl_memory_desc_get_size(mds[i])) {
+                throw new IllegalArgumentException("argument " + i + " of shape " + java.util.Arrays.toString(arrays[i].shape())
+                        + " (" + bytes + " bytes) does not fill oneDNN's memory of " + dnnl_memory_desc_get_size(mds[i]) + " bytes");
+            }
+        }
         dnnl_primitive primitive = new dnnl_primitive();
         check(dnnl_primitive_create(primitive, pd), "primitive");
         dnnl_memory[] memories = new dnnl_memory[arrays.length];
+        dnnl_stream stream = new dnnl_stream();
         try {
             dnnl_exec_arg_t args = new dnnl_exec_arg_t(arrays.length);
             for (int i = 0; i < arrays.length; i++) {
@@ -327,10 +353,13 @@ final class Dnnl {
                 check(dnnl_memory_create(memories[i], mds[i], ENGINE, address(arrays[i])), "memory");
                 args.position(i).arg(argKinds[i]).memory(memories[i]);
             }
-            dnnl_stream stream = STREAM.get();
+            check(dnnl_stream_create(stream, ENGINE, dnnl_stream_default_flags), "stream");
             check(dnnl_primitive_execute(primitive, stream, arrays.length, args.position(0)), "execute");
             check(dnnl_stream_wait(stream), "stream wait");
         } finally {
+            if (!stream.isNull()) {
+                dnnl_stream_destroy(stream);
+            }
             for (dnnl_memory m : memories) {
                 if (m != null && !m.isNull()) {
                     dnnl_memory_destroy(m);
@@ -347,6 +376,9 @@ final class Dnnl {
     }
 
     private static dnnl_memory_desc_t nchw(long[] shape) {
+        if (shape.length != 4) {
+            throw new IllegalArgumentException("pooling needs [B, C, H, W] arrays, got shape " + java.util.Arrays.toString(shape));
+        }
         dnnl_memory_desc_t md = new dnnl_memory_desc_t();
         check(dnnl_memory_desc_init_by_tag(md, 4, shape, dnnl_f32, dnnl_nchw), "memory desc");
         return md;

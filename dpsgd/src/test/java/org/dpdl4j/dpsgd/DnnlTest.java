@@ -1,6 +1,7 @@
 package org.dpdl4j.dpsgd;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
@@ -79,6 +80,20 @@ class DnnlTest {
         assertClose(Dnnl.convolutionForward(view.dup('c'), x, null), Dnnl.convolutionForward(view, x, null), 0, "forward, parameter view");
         assertClose(Dnnl.convolutionColumnsGradientTransposed(view.dup('c'), d),
                 Dnnl.convolutionColumnsGradientTransposed(view, d), 0, "columns' gradient, parameter view");
+    }
+
+    @Test
+    void refusesArraysThatDoNotFillTheirMemory() {
+        INDArray a = Nd4j.rand(DataType.FLOAT, 4, 3, 3);
+        INDArray shorter = Nd4j.rand(DataType.FLOAT, 4, 3, 2);
+        assertThrows(IllegalArgumentException.class, () -> Dnnl.tanhBackward(a, shorter));
+        INDArray x = Nd4j.rand(DataType.FLOAT, 2, 3, 6, 6);
+        Ops.Window g = new Ops.Window(2, 2, 2, 2, 0, 0, 1, 1);
+        INDArray[] outAndArgmax = Dnnl.maxPoolForward(x, g);
+        assertThrows(RuntimeException.class, // oneDNN refuses the descriptor
+                () -> Dnnl.maxPoolBackward(Nd4j.rand(DataType.FLOAT, 2, 3, 2, 3), outAndArgmax[1], x.shape(), g));
+        assertThrows(IllegalArgumentException.class, () -> Dnnl.maxPoolBackward(outAndArgmax[0],
+                outAndArgmax[1].get(NDArrayIndex.interval(0, outAndArgmax[1].length() - 1)), x.shape(), g));
     }
 
     @Test
