@@ -44,7 +44,11 @@ final class Dnnl {
     }
 
     private static dnnl_engine createEngine() {
-        if (!HostKernels.enabled(DataType.FLOAT) || "false".equals(System.getProperty("dpdl4j.onednn"))) {
+        String flag = System.getProperty("dpdl4j.onednn", "true");
+        if (!flag.equals("true") && !flag.equals("false")) {
+            throw new IllegalArgumentException("system property dpdl4j.onednn must be true or false, got '" + flag + "'");
+        }
+        if (!HostKernels.enabled(DataType.FLOAT) || flag.equals("false")) {
             return null;
         }
         try {
