@@ -73,7 +73,11 @@ public final class Reporting {
             throw new IllegalArgumentException("workers, cores and concurrent runs must be >= 1, got " + workers + ", " + cores + ", "
                     + concurrent);
         }
-        org.nd4j.linalg.factory.Nd4j.getEnvironment().setMaxThreads(Math.max(1, cores / (workers * concurrent)));
+        int threads = Math.max(1, cores / (workers * concurrent));
+        org.nd4j.linalg.factory.Nd4j.getEnvironment().setMaxThreads(threads);
+        // in ND4J 1.0.0-M2.1 setMaxThreads changes nothing; the master threads are what libnd4j's ops and the
+        // DP-SGD trainer's per-worker native teams read
+        org.nd4j.linalg.factory.Nd4j.getEnvironment().setMaxMasterThreads(threads);
         return workers;
     }
 

@@ -154,7 +154,7 @@ final class BenchCommand {
             }
             ModelOptions options = model.equals("cifar-cnn") ? ModelOptions.cifar10() : ModelOptions.mnist();
             LabeledData train = data(options);
-            int threads = Nd4j.getEnvironment().maxThreads();
+            int threads = Nd4j.getEnvironment().maxMasterThreads(); // the op threads libnd4j uses (see Reporting)
 
             int cores = workers != null ? workers : Runtime.getRuntime().availableProcessors();
             Phase fit = modes.contains("fit") ? fitPhase(train, options) : null;
@@ -163,7 +163,7 @@ final class BenchCommand {
             Phase engine = modes.contains("engine") ? trainerPhase(train, options, cores, true) : null;
             Phase dp1 = modes.contains("dp1") ? trainerPhase(train, options, 1, false) : null;
             Phase dp = modes.contains("dp") ? trainerPhase(train, options, cores, false) : null;
-            Nd4j.getEnvironment().setMaxThreads(threads);
+            Reporting.configureWorkers(1, threads, 1);
 
             System.out.printf("model %s (%s data), batch %d, physical batch %d, %d measured steps after %d warm-up, %d cores, backend %s%n",
                     model, dataName(), batchSize, physicalBatchSize, steps, warmup, cores, Nd4j.getBackend().getClass().getSimpleName());

@@ -24,8 +24,10 @@ package org.dpdl4j.dpsgd;
  * @param delta             δ ∈ (0, 1) for the budget and the ε reported to listeners
  * @param workers           threads that compute the clipped sum of each batch in parallel, each on a part
  *                          of the batch (1 = the calling thread only). The trainer starts them for the run and
- *                          stops them at its end. ND4J's own per-op threads multiply with these: with W &gt; 1
- *                          workers, set ND4J's op threads to about cores/W ({@code Nd4j.getEnvironment().setMaxThreads})
+ *                          stops them at its end. With W &gt; 1 workers on the CPU the trainer gives each worker's
+ *                          native ops min(ND4J's op threads, cores/W) threads, so that they do not oversubscribe
+ *                          the cores; ND4J's op threads ({@code Nd4j.getEnvironment().setMaxMasterThreads}) are where
+ *                          a caller running several trainings at once gives each its share
  * @param emaDecay          β ∈ [0, 1): with β &gt; 0 the trained network's parameters are, at the end, replaced by
  *                          their exponential moving average over the steps, θ̄_t = β_t·θ̄_{t−1} + (1 − β_t)·θ_t with
  *                          β_t = min(β, (1 + t)/(10 + t)) and θ̄_0 the initial parameters (the warm-up of

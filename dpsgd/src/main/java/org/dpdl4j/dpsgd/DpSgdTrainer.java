@@ -42,7 +42,9 @@ import org.nd4j.linalg.factory.Nd4j;
  * <p>The run's privacy event is T self-composed Poisson-sampled Gaussians (q, σ); the accountant
  * converts it. With an ε budget the trainer stops <em>before</em> the first step whose cumulative ε
  * would exceed it. The trainer holds no global state; it starts threads only when asked for
- * {@link DpSgdConfig#workers()} &gt; 1, and stops them before returning.
+ * {@link DpSgdConfig#workers()} &gt; 1, and stops them before returning. With W &gt; 1 workers on the CPU each
+ * worker's OpenMP teams get min(ND4J's op threads, cores/W) threads (the calling thread's setting is restored
+ * at the end), and OpenBLAS's process-wide thread count is lowered to that if higher and left there.
  *
  * <p>A run can hand {@link Checkpoint}s to a sink every N steps and be resumed from one
  * ({@link #resume}). A resumed run draws <em>fresh</em> sampling and noise randomness: replaying the
@@ -189,11 +191,21 @@ public final class DpSgdTrainer {
         for (int w = 1; w < workers; w++) {
             partial[w] = Nd4j.zeros(flat.dataType(), flat.shape());
         }
+        // with W > 1 workers each worker's native thread teams get its share of the cores (NativeThreads)
+        int nativeThreads = NativeThreads.perWorker(workers);
         ExecutorService pool = workers > 1 ? Executors.newFixedThreadPool(workers - 1, r -> {
-            Thread th = new Thread(r, "dpdl4j-dpsgd-worker");
+            Thread th = new Thread(() -> {
+                NativeThreads.setForCallingThread(nativeThreads);
+                r.run();
+            }, "dpdl4j-dpsgd-worker");
             th.setDaemon(true);
             return th;
         }) : null;
+        int callerNativeThreads = 0;
+        if (workers > 1) {
+            NativeThreads.lowerBlasThreads(nativeThreads);
+            callerNativeThreads = NativeThreads.setForCallingThread(nativeThreads);
+        }
         long start = System.nanoTime();
         try (GaussianNoise noise = new GaussianNoise(noiseSeed)) {
             for (long t = firstStep + 1; t <= steps; t++) {
@@ -229,6 +241,7 @@ public final class DpSgdTrainer {
         } finally {
             if (pool != null) {
                 pool.shutdownNow();
+                NativeThreads.setForCallingThread(callerNativeThreads);
             }
         }
         double seconds = (System.nanoTime() - start) / 1e9;
