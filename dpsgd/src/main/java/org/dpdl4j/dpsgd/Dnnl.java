@@ -88,14 +88,27 @@ final class Dnnl {
      * keeps.
      */
     static INDArray batchedMatmulTransposed(INDArray a, INDArray c) {
+        INDArray out = Nd4j.createUninitialized(DataType.FLOAT, new long[]{a.size(0), a.size(1), c.size(1)}, 'c');
+        batchedMatmulTransposedInto(a, c, out);
+        return out;
+    }
+
+    /**
+     * {@link #batchedMatmulTransposed} into out [B, M, K], which may be a range of a larger array
+     * along its first dimension ({@link HostKernels#isContiguous}).
+     *
+     * @throws IllegalArgumentException if the shapes disagree or out is not contiguous
+     */
+    static void batchedMatmulTransposedInto(INDArray a, INDArray c, INDArray out) {
         a = contiguous(a);
         c = contiguous(c);
         long b = a.size(0), m = a.size(1), p = a.size(2), k = c.size(1);
-        if (c.size(0) != b || c.size(2) != p) {
+        if (c.size(0) != b || c.size(2) != p || out.rank() != 3 || out.size(0) != b || out.size(1) != m || out.size(2) != k
+                || !HostKernels.isContiguous(out) || out.dataType() != DataType.FLOAT) {
             throw new IllegalArgumentException("shapes " + java.util.Arrays.toString(a.shape()) + " and "
-                    + java.util.Arrays.toString(c.shape()) + " do not match");
+                    + java.util.Arrays.toString(c.shape()) + " do not match a contiguous output "
+                    + java.util.Arrays.toString(out.shape()));
         }
-        INDArray out = Nd4j.createUninitialized(DataType.FLOAT, new long[]{b, m, k}, 'c');
         try (PointerScope scope = new PointerScope()) {
             dnnl_memory_desc_t src = strided(new long[]{b, m, p}, new long[]{m * p, p, 1});
             dnnl_memory_desc_t wei = strided(new long[]{b, p, k}, new long[]{k * p, 1, p}); // c_bᵀ
@@ -106,7 +119,6 @@ final class Dnnl {
                     new int[]{DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST},
                     new dnnl_memory_desc_t[]{src, wei, dst}, new INDArray[]{a, c, out});
         }
-        return out;
     }
 
     /**
@@ -341,7 +353,7 @@ final class Dnnl {
     private static void run(dnnl_primitive_desc pd, int[] argKinds, dnnl_memory_desc_t[] mds, INDArray[] arrays) {
         for (int i = 0; i < arrays.length; i++) {
             long bytes = arrays[i].length() * arrays[i].data().getElementSize();
-            if (!HostKernels.isDense(arrays[i]) || bytes != dnnl_memory_desc_get_size(mds[i])) {
+            if (!HostKernels.isContiguous(arrays[i]) || bytes != dnnl_memory_desc_get_size(mds[i])) {
                 throw new IllegalArgumentException("argument " + i + " of shape " + java.util.Arrays.toString(arrays[i].shape())
                         + " (" + bytes + " bytes) does not fill oneDNN's memory of " + dnnl_memory_desc_get_size(mds[i]) + " bytes");
             }
@@ -388,18 +400,21 @@ final class Dnnl {
         return md;
     }
 
-    /** The address of x's first element (x dense), as oneDNN's memory handle. */
+    /**
+     * The address of x's first element (x contiguous; a view's buffer starts at the view's offset), as
+     * oneDNN's memory handle.
+     */
     private static Pointer address(INDArray x) {
-        if (!HostKernels.isDense(x)) {
-            throw new IllegalArgumentException("oneDNN reads dense arrays only");
+        if (!HostKernels.isContiguous(x)) {
+            throw new IllegalArgumentException("oneDNN reads contiguous arrays only");
         }
         Pointer p = x.data().addressPointer();
         return new Pointer(p).position(0).capacity(0).limit(0).position(p.position() * p.sizeof());
     }
 
-    /** x itself when it is dense ({@link HostKernels#isDense}: a fresh array or a reshape), else a 'c' copy. */
+    /** x itself when it is contiguous ({@link HostKernels#isContiguous}), else a 'c' copy. */
     private static INDArray contiguous(INDArray x) {
-        return HostKernels.isDense(x) ? x : x.dup('c');
+        return HostKernels.isContiguous(x) ? x : x.dup('c');
     }
 
     private static void check(int status, String what) {

@@ -70,23 +70,8 @@ final class HostKernels {
         int in = (int) (x.length() / b);
         int n = map.length;
         INDArray out = Nd4j.createUninitialized(x.dataType(), b, x.size(1), g.kH(), g.kW(), g.outH(x.size(2)), g.outW(x.size(3)));
-        // each example is gathered into a Java array and written with one bulk put: an absolute put
-        // per element on the direct buffer costs several times the gather itself
         if (x.dataType() == DataType.FLOAT) {
-            float[] src = readFloats(x);
-            if (floatRow == null || floatRow.length < n) {
-                floatRow = new float[n];
-            }
-            float[] row = floatRow;
-            FloatBuffer dst = out.data().asNioFloat();
-            for (int e = 0; e < b; e++) {
-                int from = e * in;
-                for (int j = 0; j < n; j++) {
-                    int i = map[j];
-                    row[j] = i < 0 ? 0f : src[from + i];
-                }
-                dst.put(e * n, row, 0, n);
-            }
+            im2colInto(contiguous(x), 0, (int) b, map, out);
         } else {
             double[] src = readDoubles(x);
             if (doubleRow == null || doubleRow.length < n) {
@@ -104,6 +89,46 @@ final class HostKernels {
             }
         }
         return out;
+    }
+
+    /**
+     * im2col of examples [from, from + count) of a dense float32 x [B, C, H, W] through {@code map}
+     * into a dense float32 {@code out} of count·map.length elements ([count, C, kH, kW, oH, oW]).
+     * Only those examples are read.
+     *
+     * @throws IllegalArgumentException if an array is not dense float32 or the sizes disagree
+     */
+    void im2colInto(INDArray x, int from, int count, int[] map, INDArray out) {
+        int n = map.length;
+        long in = x.length() / x.size(0);
+        if (x.dataType() != DataType.FLOAT || out.dataType() != DataType.FLOAT || !isDense(x) || !isDense(out)
+                || from < 0 || count < 1 || from + count > x.size(0) || out.length() != (long) count * n
+                || (long) count * in > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException("im2colInto: examples [" + from + ", " + (from + count) + ") of "
+                    + x.dataType() + " " + Arrays.toString(x.shape()) + " into " + out.dataType() + " "
+                    + Arrays.toString(out.shape()) + " with " + n + " column entries per example");
+        }
+        int length = (int) (count * in);
+        if (floats == null || floats.length < length) {
+            floats = new float[length];
+        }
+        float[] src = floats;
+        x.data().asNioFloat().get((int) (from * in), src, 0, length);
+        if (floatRow == null || floatRow.length < n) {
+            floatRow = new float[n];
+        }
+        float[] row = floatRow;
+        FloatBuffer dst = out.data().asNioFloat();
+        // each example is gathered into a Java array and written with one bulk put: an absolute put
+        // per element on the direct buffer costs several times the gather itself
+        for (int e = 0; e < count; e++) {
+            int base = (int) (e * in);
+            for (int j = 0; j < n; j++) {
+                int i = map[j];
+                row[j] = i < 0 ? 0f : src[base + i];
+            }
+            dst.put(e * n, row, 0, n);
+        }
     }
 
     /**
@@ -226,9 +251,14 @@ final class HostKernels {
      * array or a reshape of one), so native code and NIO views may read the buffer directly.
      */
     static boolean isDense(INDArray x) {
-        if (x.offset() != 0) {
-            return false;
-        }
+        return x.offset() == 0 && isContiguous(x);
+    }
+
+    /**
+     * Whether x's elements are x.length() consecutive elements of its buffer from x's offset, in 'c'
+     * order (a dense array, or a range of one along its first dimension).
+     */
+    static boolean isContiguous(INDArray x) {
         long expected = 1; // the 'c' stride of each dimension; dimensions of size 1 may have any stride
         for (int d = x.rank() - 1; d >= 0; d--) {
             if (x.size(d) > 1 && x.stride(d) != expected) {

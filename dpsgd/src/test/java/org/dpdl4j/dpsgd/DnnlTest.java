@@ -1,6 +1,7 @@
 package org.dpdl4j.dpsgd;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -47,6 +48,14 @@ class DnnlTest {
         INDArray a2 = Nd4j.rand(DataType.FLOAT, 2 * b, m, p).get(NDArrayIndex.interval(1, 2, 2 * b), NDArrayIndex.all(), NDArrayIndex.all());
         INDArray c2 = Nd4j.rand(DataType.FLOAT, 2 * b, k, p).get(NDArrayIndex.interval(0, 2, 2 * b), NDArrayIndex.all(), NDArrayIndex.all());
         assertClose(Nd4j.matmul(a2.dup('c'), c2.dup('c'), false, true, false), Dnnl.batchedMatmulTransposed(a2, c2), 1e-5, "matmul of views");
+        // into examples [1, b + 1) of a larger array, whose other examples stay as they were
+        INDArray big = Nd4j.rand(DataType.FLOAT, b + 2, m, k);
+        INDArray before = big.dup();
+        Dnnl.batchedMatmulTransposedInto(a, c, big.get(NDArrayIndex.interval(1, b + 1), NDArrayIndex.all(), NDArrayIndex.all()));
+        assertClose(Nd4j.matmul(a, c, false, true, false), big.get(NDArrayIndex.interval(1, b + 1), NDArrayIndex.all(), NDArrayIndex.all()),
+                1e-5, "matmul into a range");
+        assertEquals(before.get(NDArrayIndex.point(0)), big.get(NDArrayIndex.point(0)), "example before the range");
+        assertEquals(before.get(NDArrayIndex.point(b + 1)), big.get(NDArrayIndex.point(b + 1)), "example after the range");
     }
 
     @Test
@@ -181,6 +190,33 @@ class DnnlTest {
             pg.addWeightedSum(weight, clipped);
             double norm = clipped.castTo(DataType.DOUBLE).norm2Number().doubleValue();
             assertTrue(norm <= c * (1 + 1e-6), name + " clipped norm of example " + i + ": " + norm + " > C = " + c);
+        }
+    }
+
+    /**
+     * The per-example weight gradients are made a block of examples at a time (about 20 and 40
+     * examples for the standard CNN's convolutions): at 45 examples, crossing both block sizes with
+     * remainders, each example's gradient equals the engine's on that example alone.
+     */
+    @Test
+    void blocksOfExamplesGiveEachExamplesOwnGradient() {
+        MultiLayerNetwork net = Models.standardCnn(ModelOptions.mnist().withDataType(DataType.FLOAT).withSeed(7));
+        int b = 45;
+        INDArray[] xy = PerExampleGradientsTest.randomBatch(net, DataType.FLOAT, b, 23);
+        PerExampleGradients all = new PerExampleGradients(net);
+        all.compute(xy[0], xy[1]);
+        PerExampleGradients one = new PerExampleGradients(net);
+        for (int i = 0; i < b; i++) {
+            INDArray oneHot = Nd4j.zeros(DataType.FLOAT, b);
+            oneHot.putScalar(i, 1.0);
+            INDArray inBatch = Nd4j.zeros(DataType.FLOAT, 1, net.numParams());
+            all.addWeightedSum(oneHot, inBatch);
+            one.compute(xy[0].getRow(i, true).dup(), xy[1].getRow(i, true).dup());
+            INDArray alone = Nd4j.zeros(DataType.FLOAT, 1, net.numParams());
+            one.addWeightedSum(Nd4j.ones(DataType.FLOAT, 1), alone);
+            assertClose(alone, inBatch, 1e-5, "example " + i);
+            assertEquals(one.squaredNorms().getDouble(0), all.squaredNorms().getDouble(i), 1e-5 * one.squaredNorms().getDouble(0),
+                    "squared norm of example " + i);
         }
     }
 

@@ -33,6 +33,11 @@ class HostKernelsTest {
         INDArray view = Nd4j.rand(type, 6, c, h, w).get(NDArrayIndex.interval(0, 2, 6), NDArrayIndex.all(), NDArrayIndex.all(),
                 NDArrayIndex.all());
         assertEquals(Ops.im2col(view.dup('c'), g), new HostKernels().im2col(view, g, HostKernels.im2colMap(c, h, w, g)));
+        if (type == DataType.FLOAT) { // examples [1, 3) alone, into a given array: that slice of the whole
+            INDArray part = Nd4j.createUninitialized(type, 2, expected.size(1), kH, kW, expected.size(4), expected.size(5));
+            new HostKernels().im2colInto(x, 1, 2, HostKernels.im2colMap(c, h, w, g), part);
+            assertEquals(expected.get(NDArrayIndex.interval(1, 3)), part);
+        }
         if (type == DataType.FLOAT) { // col2im is im2col's adjoint: <im2col(x), y> = <x, col2im(y)>
             INDArray y = Nd4j.randn(DataType.FLOAT, expected.shape());
             long k = (long) c * kH * kW;
