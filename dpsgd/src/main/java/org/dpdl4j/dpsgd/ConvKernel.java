@@ -15,8 +15,8 @@ import org.nd4j.linalg.indexing.NDArrayIndex;
  * batched matmul for the whole batch (oneDNN's on the CPU in float32, {@link Dnnl}); the bias
  * gradient is δ_i summed over positions. The forward and input-gradient passes are libnd4j's conv2d
  * and conv2d_bp, except for dilated windows in float32 on the CPU, which libnd4j's oneDNN helper
- * rejects: there z_i = W·cols_i forward (the columns are kept for G_i) and
- * dL/dx_i = col2im(Wᵀδ_i) backward.
+ * rejects: there z_i = W·cols_i forward (the columns are kept for G_i, or for Σ_i G_i in the
+ * non-private mode) and dL/dx_i = col2im(Wᵀδ_i) backward.
  */
 final class ConvKernel extends LayerKernel {
     private final INDArray weights; // [oC, iC, kH, kW]
@@ -63,7 +63,7 @@ final class ConvKernel extends LayerKernel {
         if (keep) {
             input = x;
             kept = out[1];
-            cols = perExample ? columns : null;
+            cols = columns;
         }
         return out[0];
     }
@@ -71,6 +71,15 @@ final class ConvKernel extends LayerKernel {
     @Override
     INDArray backward(INDArray gradOutput, boolean needInputGradient) {
         INDArray delta = derivative.backprop(kept, gradOutput);
+        if (!perExample && cols != null) { // non-private mode on the column path: Σ_b δ_b·cols_bᵀ, then as below
+            long b = delta.size(0);
+            long oc = delta.size(1);
+            long positions = delta.size(2) * delta.size(3);
+            INDArray delta3 = delta.reshape('c', b, oc, positions);
+            sumW = Dnnl.batchedMatmulTransposed(delta3, cols.reshape('c', b, weights.length() / oc, positions)).sum(0);
+            sumB = bias != null ? delta3.sum(0, 2) : null;
+            return needInputGradient ? columnsInputGradient(delta3) : null;
+        }
         if (!perExample) {
             INDArray[] grads = Ops.conv2dBackprop(input, weights, bias, delta, window);
             sumW = grads[1];
@@ -96,8 +105,13 @@ final class ConvKernel extends LayerKernel {
         if (!columnPath(input)) {
             return Ops.conv2dInputGradient(input, weights, bias, delta, window);
         }
-        // dL/dx = col2im(Wᵀ·δ_b), the adjoint of the forward pass's im2col and matmul
-        INDArray colsGradient = Dnnl.convolutionColumnsGradientTransposed(weights.reshape('c', oc, k), delta3);
+        return columnsInputGradient(delta3);
+    }
+
+    /** dL/dx = col2im(Wᵀ·δ_b) for δ [B, oC, P]: the adjoint of the column path's im2col and matmul. */
+    private INDArray columnsInputGradient(INDArray delta3) {
+        long oc = delta3.size(1);
+        INDArray colsGradient = Dnnl.convolutionColumnsGradientTransposed(weights.reshape('c', oc, weights.length() / oc), delta3);
         return host.col2imTransposed(colsGradient, input.shape(), im2colMap);
     }
 

@@ -220,6 +220,24 @@ class DnnlTest {
         }
     }
 
+    /**
+     * The non-private mode in float32 on a network with a dilated convolution (the column path, where
+     * libnd4j's conv2d_bp fails): its batch gradient is the sum of the engine's per-example gradients.
+     */
+    @Test
+    void float32NonPrivateModeSumsThePerExampleGradients() {
+        MultiLayerNetwork net = PerExampleGradientsTest.oddLayers(DataType.FLOAT);
+        int b = 6;
+        INDArray[] xy = PerExampleGradientsTest.randomBatch(net, DataType.FLOAT, b, 25);
+        INDArray batch = Nd4j.zeros(DataType.FLOAT, 1, net.numParams());
+        new PerExampleGradients(net).addBatchGradient(xy[0], xy[1], java.util.stream.IntStream.range(0, b).toArray(), batch);
+        PerExampleGradients pg = new PerExampleGradients(net);
+        pg.compute(xy[0], xy[1]);
+        INDArray sum = Nd4j.zeros(DataType.FLOAT, 1, net.numParams());
+        pg.addWeightedSum(Nd4j.ones(DataType.FLOAT, b), sum);
+        assertClose(sum, batch, 1e-5, "batch gradient");
+    }
+
     private static void assertClose(INDArray expected, INDArray actual, double tol, String what) {
         assertArrayEquals(expected.shape(), actual.shape(), what + " shape");
         double scale = Math.max(expected.amaxNumber().doubleValue(), 1e-30);
