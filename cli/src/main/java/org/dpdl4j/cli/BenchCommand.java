@@ -50,8 +50,10 @@ final class BenchCommand {
         @Option(names = "--steps", defaultValue = "60", description = "Measured steps per phase (default ${DEFAULT-VALUE}).")
         int steps;
 
-        @Option(names = "--warmup", defaultValue = "60",
-                description = "Warm-up steps per phase, untimed: the JIT and ND4J's workspaces settle (default ${DEFAULT-VALUE}).")
+        @Option(names = "--warmup", defaultValue = "150",
+                description = "Warm-up steps per phase, untimed: the JIT, ND4J's workspaces and oneDNN's primitive cache settle "
+                        + "(each new Poisson chunk size creates oneDNN primitives once, 9-13 ms on that step; a long run pays it "
+                        + "once per size) (default ${DEFAULT-VALUE}).")
         int warmup;
 
         @Option(names = "--workers", description = "Workers of the parallel DP-SGD measurement (default: the number of cores).")
