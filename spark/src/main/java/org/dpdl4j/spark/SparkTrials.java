@@ -312,7 +312,7 @@ public final class SparkTrials implements AutoCloseable {
 
     /** One call as a one-task Spark job; Q's own failure comes back as an exception with its message. */
     RemoteCall.Outcome call(Shipped q, RemoteCall call, String description) {
-        Task task = new Task(q, shipping.serialize(call), org.nd4j.linalg.factory.Nd4j.getEnvironment().maxThreads());
+        Task task = new Task(q, shipping.serialize(call), org.nd4j.linalg.factory.Nd4j.getEnvironment().maxMasterThreads());
         sc.setJobDescription("dpdl4j " + description);
         List<RemoteCall.Outcome> out = sc.parallelize(List.of(task), 1).map(Task::execute).collect();
         RemoteCall.Outcome o = out.get(0);
@@ -355,8 +355,10 @@ public final class SparkTrials implements AutoCloseable {
         /** The task body: read the call (its data fetched and verified), run it, return its outcome. */
         RemoteCall.Outcome execute() {
             String executor = SparkEnv.get() != null ? SparkEnv.get().executorId() : "?";
-            if (org.nd4j.linalg.factory.Nd4j.getEnvironment().maxThreads() != ndThreads) {
+            // ND4J 1.0.0-M2.1 reads the master threads (setMaxThreads alone changes nothing)
+            if (org.nd4j.linalg.factory.Nd4j.getEnvironment().maxMasterThreads() != ndThreads) {
                 org.nd4j.linalg.factory.Nd4j.getEnvironment().setMaxThreads(ndThreads);
+                org.nd4j.linalg.factory.Nd4j.getEnvironment().setMaxMasterThreads(ndThreads);
             }
             long start = System.nanoTime();
             TrainingMechanism mechanism = mechanism(q);
