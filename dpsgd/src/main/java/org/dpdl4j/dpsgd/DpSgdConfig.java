@@ -24,7 +24,7 @@ package org.dpdl4j.dpsgd;
  * @param delta             δ ∈ (0, 1) for the budget and the ε reported to listeners
  * @param workers           threads that compute the clipped sum of each batch in parallel, each on a part
  *                          of the batch (1 = the calling thread only). The trainer starts them for the run and
- *                          stops them at its end. With W &gt; 1 workers on the CPU the trainer gives each worker's
+ *                          stops them at its end. With W workers on the CPU the trainer gives each worker's
  *                          native ops min(ND4J's op threads, cores/W) threads, so that they do not oversubscribe
  *                          the cores; ND4J's op threads ({@code Nd4j.getEnvironment().setMaxMasterThreads}) are where
  *                          a caller running several trainings at once gives each its share

@@ -42,9 +42,9 @@ import org.nd4j.linalg.factory.Nd4j;
  * <p>The run's privacy event is T self-composed Poisson-sampled Gaussians (q, σ); the accountant
  * converts it. With an ε budget the trainer stops <em>before</em> the first step whose cumulative ε
  * would exceed it. The trainer holds no global state; it starts threads only when asked for
- * {@link DpSgdConfig#workers()} &gt; 1, and stops them before returning. With W &gt; 1 workers on the CPU each
+ * {@link DpSgdConfig#workers()} &gt; 1, and stops them before returning. With W workers on the CPU each
  * worker's OpenMP teams get min(ND4J's op threads, cores/W) threads (the calling thread's setting is restored
- * at the end), and OpenBLAS's process-wide thread count is lowered to that if higher and left there.
+ * at the end), and OpenBLAS's process-wide thread count is set to that and left there.
  *
  * <p>A run can hand {@link Checkpoint}s to a sink every N steps and be resumed from one
  * ({@link #resume}). A resumed run draws <em>fresh</em> sampling and noise randomness: replaying the
@@ -191,7 +191,7 @@ public final class DpSgdTrainer {
         for (int w = 1; w < workers; w++) {
             partial[w] = Nd4j.zeros(flat.dataType(), flat.shape());
         }
-        // with W > 1 workers each worker's native thread teams get its share of the cores (NativeThreads)
+        // each worker's native thread teams get its share of the cores (NativeThreads)
         int nativeThreads = NativeThreads.perWorker(workers);
         ExecutorService pool = workers > 1 ? Executors.newFixedThreadPool(workers - 1, r -> {
             Thread th = new Thread(() -> {
@@ -201,11 +201,8 @@ public final class DpSgdTrainer {
             th.setDaemon(true);
             return th;
         }) : null;
-        int callerNativeThreads = 0;
-        if (workers > 1) {
-            NativeThreads.lowerBlasThreads(nativeThreads);
-            callerNativeThreads = NativeThreads.setForCallingThread(nativeThreads);
-        }
+        NativeThreads.setBlasThreads(nativeThreads);
+        int callerNativeThreads = NativeThreads.setForCallingThread(nativeThreads);
         long start = System.nanoTime();
         try (GaussianNoise noise = new GaussianNoise(noiseSeed)) {
             for (long t = firstStep + 1; t <= steps; t++) {
@@ -241,8 +238,8 @@ public final class DpSgdTrainer {
         } finally {
             if (pool != null) {
                 pool.shutdownNow();
-                NativeThreads.setForCallingThread(callerNativeThreads);
             }
+            NativeThreads.setForCallingThread(callerNativeThreads);
         }
         double seconds = (System.nanoTime() - start) / 1e9;
         if (ema != null) { // the release is the average (post-processing of the iterates)

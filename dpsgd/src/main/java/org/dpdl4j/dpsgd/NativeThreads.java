@@ -10,7 +10,7 @@ import org.nd4j.nativeblas.NativeOpsHolder;
  * of that size on the same cores, and the teams' spinning threads took about 45% of the CPU time of
  * a 2-worker run on 2 cores (per-thread CPU ticks from {@code /proc}, {@code OMP_NUM_THREADS=2}).
  * So each worker thread sets its own OpenMP team size (a per-thread setting) and OpenBLAS's
- * process-wide thread count is lowered to the same value. Nothing is done on other backends.
+ * process-wide thread count is set to the same value. Nothing is done on other backends.
  */
 final class NativeThreads {
     private static final boolean CPU = Nd4j.getBackend().getClass().getSimpleName().startsWith("Cpu");
@@ -50,11 +50,12 @@ final class NativeThreads {
     }
 
     /**
-     * Lowers OpenBLAS's process-wide thread count to n if it is higher. It is never raised back:
-     * trainings running at the same time share it, and a restore by one would oversubscribe the others.
+     * Sets OpenBLAS's process-wide thread count to n. It is not restored afterwards: trainings running
+     * at the same time share it (and compute the same n from the same settings), and a run's last bits
+     * depend on it, so it follows the settings rather than whichever run ran before.
      */
-    static void lowerBlasThreads(int n) {
-        if (CPU && Nd4j.factory().blas().getMaxThreads() > n) {
+    static void setBlasThreads(int n) {
+        if (CPU && Nd4j.factory().blas().getMaxThreads() != n) {
             Nd4j.factory().blas().setMaxThreads(n);
         }
     }
