@@ -19,7 +19,15 @@ import org.apache.commons.math3.special.Erf;
  * <p>Pessimism: each mechanism's PLD is exact at the grid points of step Δ (the value discretisation interval) and
  * above the true δ(ε) between them; tail cuts move at most 10⁻¹⁵ per cut to δ or to higher losses; the grid is
  * coarsened (losses rounded up) instead of growing beyond 2²² points. So in exact arithmetic the reported ε is never
- * below the exact ε of the event; a relative margin of 10⁻⁶ on every ε and δ covers floating-point rounding.
+ * below the exact ε of the event. Floating point is charged, not assumed away: connect-the-dots masses are checked
+ * against the δ they were built from and any shortfall is added to δ; every FFT composition adds a proven bound on
+ * its error to δ (see {@link Fft}: double-word forward transforms and powers, so the T-fold amplification acts on an
+ * error of order 10⁻³¹); the hockey-stick sums run in double-word arithmetic. The one-step δ(ε) at each grid point is
+ * raised by a bound on its own error ({@link #TAIL_ACCURACY} relative on each term, so cancellation between terms is
+ * charged). What is not proven is that accuracy of the normal tail (Commons Math's erfc): it is measured against
+ * 90-digit values in PldAccountantTest. A relative margin of 10⁻⁶ on every ε and δ covers the rounding left in the
+ * final logarithm.
+ * A Gaussian (or a Poisson-sampled one with q = 1) composed T times is the Gaussian with σ/√T, built directly.
  */
 public final class PldAccountant implements PrivacyAccountant {
     /** Δ as dp_accounting's PLDAccountant uses it by default. */
@@ -30,11 +38,16 @@ public final class PldAccountant implements PrivacyAccountant {
     private static final double TAIL_Z = Math.sqrt(2) * Erf.erfcInv(2 * PrivacyLossDistribution.TAIL_MASS);
 
     /**
-     * Relative margin added to every reported ε and δ: floating-point rounding in the FFTs and the normal tails moves the
-     * discretised curve by about 10⁻¹² in δ, which against the analytic Gaussian was at most 3·10⁻⁸ of ε (measured in
-     * PldAccountantTest); the margin covers it more than thirty times over.
+     * Relative margin added to every reported ε and δ, for what is not charged explicitly: the double-precision
+     * logarithm in the final solve for ε and the rounding of the grid's losses (a few u each).
      */
     static final double ROUNDING_MARGIN = 1e-6;
+
+    /**
+     * The relative accuracy assumed of the normal tail (Commons Math's erfc, iterated to a relative 10⁻¹⁵, and the
+     * asymptotic series beyond z = 30, 2·10⁻¹⁴): measured against 90-digit values in PldAccountantTest below 10⁻¹³.
+     */
+    static final double TAIL_ACCURACY = 1e-12;
 
     private final double interval;
 
@@ -140,8 +153,9 @@ public final class PldAccountant implements PrivacyAccountant {
             if (s.count() == 0) {
                 return pld(new NoOpEvent(), interval);
             }
-            if (s.event() instanceof GaussianEvent g) { // T Gaussians with σ are one with σ/√T, exactly
-                return subsampledGaussian(g.noiseMultiplier() / Math.sqrt(s.count()), 1, interval);
+            double fullBatch = fullBatchNoise(s.event());
+            if (!Double.isNaN(fullBatch)) { // T Gaussians with σ are one with σ/√T, exactly (q = 1 samples everyone)
+                return subsampledGaussian(fullBatch / Math.sqrt(s.count()), 1, interval);
             }
             // too wide a window for the grid: rebuild the mechanism on a grid twice as coarse (tighter than rounding up)
             double d = interval;
@@ -159,6 +173,17 @@ public final class PldAccountant implements PrivacyAccountant {
             total = new PrivacyLossDistribution[]{total[0].compose(next[0]), total[1].compose(next[1])};
         }
         return total;
+    }
+
+    /** σ if the event is a Gaussian, or a Poisson-sampled one with q = 1 (the same mechanism); NaN otherwise. */
+    private static double fullBatchNoise(PrivacyEvent event) {
+        if (event instanceof GaussianEvent g) {
+            return g.noiseMultiplier();
+        }
+        if (event instanceof PoissonSampledEvent p && p.samplingRate() == 1 && p.event() instanceof GaussianEvent g) {
+            return g.noiseMultiplier();
+        }
+        return Double.NaN;
     }
 
     /**
@@ -188,7 +213,10 @@ public final class PldAccountant implements PrivacyAccountant {
                 return -Math.expm1(eps);
             }
             double x = s2 * logRatio(eps, q) + 0.5;
-            return (1 - q) * upperTail(x / sigma) + q * upperTail((x - 1) / sigma) - Math.exp(eps + logUpperTail(x / sigma));
+            double t1 = (1 - q) * upperTail(x / sigma);
+            double t2 = q * upperTail((x - 1) / sigma);
+            double t3 = Math.exp(eps + logUpperTail(x / sigma));
+            return t1 + t2 - t3 + t1 * tailError(x / sigma, 0) + t2 * tailError((x - 1) / sigma, 0) + t3 * tailError(x / sigma, eps);
         }, q < 1 ? Math.log1p(-q) : loss.applyAsDouble(xLowMixture), loss.applyAsDouble(xHighMixture), interval);
 
         PrivacyLossDistribution add = PrivacyLossDistribution.connectTheDots(eps -> {
@@ -196,8 +224,10 @@ public final class PldAccountant implements PrivacyAccountant {
                 return 0;
             }
             double x = s2 * logRatio(-eps, q) + 0.5;
-            return upperTail(-x / sigma) - (1 - q) * Math.exp(eps + logUpperTail(-x / sigma))
-                    - q * Math.exp(eps + logUpperTail((1 - x) / sigma));
+            double t1 = upperTail(-x / sigma);
+            double t2 = (1 - q) * Math.exp(eps + logUpperTail(-x / sigma));
+            double t3 = q * Math.exp(eps + logUpperTail((1 - x) / sigma));
+            return t1 - t2 - t3 + t1 * tailError(-x / sigma, 0) + t2 * tailError(-x / sigma, eps) + t3 * tailError((1 - x) / sigma, eps);
         }, -loss.applyAsDouble(xHighNormal), q < 1 ? -Math.log1p(-q) : -loss.applyAsDouble(xLowNormal), interval);
         return new PrivacyLossDistribution[]{remove, add};
     }
@@ -223,15 +253,27 @@ public final class PldAccountant implements PrivacyAccountant {
     }
 
     /**
-     * log P(N(0, 1) &gt; z), finite where the tail itself underflows: beyond z = 30 the asymptotic series
-     * −z²/2 − log(z√(2π)) + log(1 − 1/z² + 3/z⁴) (relative error below 15/z⁶ &lt; 10⁻⁷), so that e^ε times it can be
-     * formed at large ε without overflow.
+     * log P(N(0, 1) &gt; z), finite where the tail itself underflows: beyond z = 30 the asymptotic series of the Mills
+     * ratio, −z²/2 − log(z√(2π)) + log(1 − 1/z² + 3/z⁴ − 15/z⁶ + 105/z⁸ − 945/z¹⁰) (an alternating series whose error is
+     * below its first omitted term, 10395/z¹² &lt; 2·10⁻¹⁴), so that e^ε times it can be formed at large ε without
+     * overflow.
      */
     private static double logUpperTail(double z) {
         if (z < 30) {
             return Math.log(upperTail(z));
         }
-        double z2 = z * z;
-        return -z2 / 2 - Math.log(z * Math.sqrt(2 * Math.PI)) + Math.log1p(-1 / z2 + 3 / (z2 * z2));
+        double w = 1 / (z * z);
+        double series = -w * (1 - w * (3 - w * (15 - w * (105 - w * 945))));
+        return -0.5 / w - Math.log(z * Math.sqrt(2 * Math.PI)) + Math.log1p(series);
+    }
+
+    /**
+     * A bound on the relative error of a computed term Q(z) or e^ε·Q(z) of δ(ε), added to δ at every grid point so
+     * that cancellation between the terms (which makes δ's relative error much larger than the terms') is charged:
+     * {@link #TAIL_ACCURACY} for the tail function itself, and 8u(z² + |ε|) for the rounding of its argument (the
+     * tail's logarithmic derivative is about z) and of the exponent ε + log Q(z).
+     */
+    private static double tailError(double z, double eps) {
+        return TAIL_ACCURACY + 8 * 0x1p-53 * (z * z + Math.abs(eps) + 4);
     }
 }

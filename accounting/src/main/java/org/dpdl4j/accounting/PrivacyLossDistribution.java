@@ -1,9 +1,6 @@
 package org.dpdl4j.accounting;
 
 import java.util.function.DoubleUnaryOperator;
-import org.apache.commons.math3.transform.DftNormalization;
-import org.apache.commons.math3.transform.FastFourierTransformer;
-import org.apache.commons.math3.transform.TransformType;
 
 /**
  * A pessimistic discretised privacy loss distribution (PLD) of one dominating pair (P, Q): the law of
@@ -14,7 +11,13 @@ import org.apache.commons.math3.transform.TransformType;
  *       Kamath, Kumar &amp; Manurangsi, Connect the Dots: Tighter Discrete Approximations of Privacy Loss
  *       Distributions, PETS 2022, arXiv:2207.04380, Algorithm 1 and Theorem 4.3: exact at the grid points and above
  *       the true curve between them, because δ is convex in e^ε);</li>
- *   <li>composition is the convolution of the finite parts (computed by FFT), with 1 − p∞ multiplying;</li>
+ *   <li>composition is the convolution of the finite parts, with 1 − p∞ multiplying, computed by {@link Fft}: the
+ *       forward transforms and the spectra's product or T-th power in double-word arithmetic, the inverse in double;
+ *       a proven bound on the L1 error of the computed masses (L2 bound of Higham's Theorem 24.2 carried through the
+ *       product, times √(points)) is added to p∞, so the rounding is charged, never renormalised;</li>
+ *   <li>the masses of connect-the-dots are formed in double-word arithmetic, and the hockey-stick curve of the rounded
+ *       masses is recomputed at every grid point in double-word arithmetic; wherever it falls below the δ it was built
+ *       from, the largest shortfall is added to p∞;</li>
  *   <li>a tail cut after a composition moves the upper tail to +∞ and the lower tail up to the lowest kept point
  *       (raising a loss only raises δ); masses that rounding makes negative are set to 0;</li>
  *   <li>when a composition would need more than {@link #MAX_POINTS} points, Δ is doubled by rounding each loss up
@@ -82,14 +85,70 @@ final class PrivacyLossDistribution {
             p[0] = 1 - delta[0];
             return new PrivacyLossDistribution(d, lo, p, infinity);
         }
-        double em1 = Math.expm1(d);       // e^Δ − 1
-        double emm1 = -Math.expm1(-d);    // 1 − e^{−Δ}
-        p[0] = (1 - delta[0]) + (delta[1] - delta[0]) / em1;
+        // masses in double words: differences of doubles are exact, so each mass is rounded once, at the end
+        double[] t = new double[2];
+        double[] em1 = DoubleWord.expm1(d);                       // e^Δ − 1
+        double[] ed = {1 + em1[0], 0};                 // e^Δ
+        ed[1] = em1[0] - (ed[0] - 1) + em1[1];
+        double[] inv = new double[2];
+        DoubleWord.divide(1, 0, em1[0], em1[1], inv);             // 1/(e^Δ − 1)
+        double[] prev = DoubleWord.difference(delta[1], delta[0]); // δ₁ − δ₀
+        double[] low = new double[2];
+        DoubleWord.add(1, 0, -delta[0], 0, low);              // 1 − δ₀, exactly
+        DoubleWord.mul(prev[0], prev[1], inv[0], inv[1], t);
+        DoubleWord.add(low[0], low[1], t[0], t[1], t);
+        p[0] = t[0] + t[1];
         for (int i = 1; i < n - 1; i++) {
-            p[i] = ((delta[i + 1] - delta[i]) - Math.exp(d) * (delta[i] - delta[i - 1])) / em1;
+            double[] next = DoubleWord.difference(delta[i + 1], delta[i]);
+            DoubleWord.mul(ed[0], ed[1], prev[0], prev[1], t);
+            DoubleWord.add(next[0], next[1], -t[0], -t[1], t);
+            DoubleWord.mul(t[0], t[1], inv[0], inv[1], t);
+            p[i] = t[0] + t[1];
+            prev = next;
         }
-        p[n - 1] = (delta[n - 2] - delta[n - 1]) / emm1;
-        return clean(d, lo, p, infinity);
+        // the top mass: (δₙ₋₂ − δₙ₋₁)/(1 − e^{−Δ}) = (δₙ₋₂ − δₙ₋₁)·e^Δ/(e^Δ − 1)
+        DoubleWord.mul(-prev[0], -prev[1], ed[0], ed[1], t);
+        DoubleWord.mul(t[0], t[1], inv[0], inv[1], t);
+        p[n - 1] = t[0] + t[1];
+        for (int i = 0; i < n; i++) {
+            if (!(p[i] > 0)) {
+                p[i] = 0;
+            }
+        }
+        return new PrivacyLossDistribution(d, lo, p, infinity + shortfall(p, infinity, delta, d));
+    }
+
+    /**
+     * The largest amount by which the hockey-stick curve of the rounded masses falls below the δ it was built from, over
+     * the grid points and ε → −∞ (where the curve must reach 1), computed in double-word arithmetic by the recurrences
+     * A ← A + pⱼ, S ← e^{−Δ}(S + pⱼ), δ(lⱼ₋₁) = p∞ + A − S; plus a bound on the recurrences' own rounding. Between the
+     * grid points both curves are checked by convexity: the PLD's curve is the chord in e^ε, the true one convex in e^ε.
+     */
+    private static double shortfall(double[] p, double infinity, double[] delta, double d) {
+        double[] t = new double[2];
+        double[] em = DoubleWord.expm1(-d);
+        double rh = 1 + em[0];                         // e^{−Δ}
+        double rl = em[0] - (rh - 1) + em[1];
+        double ah = 0, al = 0, sh = 0, sl = 0;
+        double worst = 0;
+        for (int j = p.length - 1; j >= 0; j--) {
+            DoubleWord.add(infinity, 0, ah, al, t);
+            DoubleWord.add(t[0], t[1], -sh, -sl, t);
+            DoubleWord.add(delta[j], 0, -t[0], -t[1], t);
+            worst = Math.max(worst, t[0]);
+            DoubleWord.add(ah, al, p[j], 0, t);
+            ah = t[0];
+            al = t[1];
+            DoubleWord.add(sh, sl, p[j], 0, t);
+            DoubleWord.mul(t[0], t[1], rh, rl, t);
+            sh = t[0];
+            sl = t[1];
+        }
+        DoubleWord.add(infinity, 0, ah, al, t);
+        worst = Math.max(worst, 1 - t[0] - t[1]);
+        // each step's four double-word operations err by at most 8u² of values ≤ 2; e^{−Δ}'s error compounds n times
+        double recurrence = 64 * p.length * Fft.U_DD;
+        return worst > 0 ? worst + recurrence : recurrence;
     }
 
     /** A two-point PLD (losses rounded up to the grid): randomized response, the dominating pair of pure ε₀-DP. */
@@ -118,17 +177,10 @@ final class PrivacyLossDistribution {
             b = b.coarsened();
         }
         int len = a.pmf.length + b.pmf.length - 1;
-        int size = Integer.highestOneBit(Math.max(1, len - 1)) << 1;
-        double[][] x = spectrum(a.pmf, size);
-        double[][] y = spectrum(b.pmf, size);
-        for (int k = 0; k < size; k++) {
-            double re = x[0][k] * y[0][k] - x[1][k] * y[1][k];
-            x[1][k] = x[0][k] * y[1][k] + x[1][k] * y[0][k];
-            x[0][k] = re;
-        }
-        FastFourierTransformer.transformInPlace(x, DftNormalization.STANDARD, TransformType.INVERSE);
-        double[] p = java.util.Arrays.copyOf(x[0], len);
-        double infinity = 1 - (1 - a.infinityMass) * (1 - b.infinityMass);
+        Fft.Result r = Fft.convolve(a.pmf, b.pmf, Fft.sizeFor(len));
+        double[] p = java.util.Arrays.copyOf(r.values(), len);
+        double error = r.l2Error();
+        double infinity = 1 - (1 - a.infinityMass) * (1 - b.infinityMass) + charge(error, len);
         return clean(a.interval, a.offset + b.offset, p, infinity).truncated();
     }
 
@@ -162,29 +214,29 @@ final class PrivacyLossDistribution {
 
     private PrivacyLossDistribution powerOnWindow(long count, long[] window) {
         int width = (int) (window[1] - window[0] + 1);
-        int size = Integer.highestOneBit(Math.max(1, Math.max(width, pmf.length) - 1)) << 1;
-        double[][] x = spectrum(pmf, size);
-        for (int k = 0; k < size; k++) {
-            double r = Math.hypot(x[0][k], x[1][k]);
-            if (r == 0) {
-                continue;
-            }
-            double theta = Math.atan2(x[1][k], x[0][k]);
-            double rt = Math.exp(count * Math.log(r));
-            double angle = count * theta;
-            x[0][k] = rt * Math.cos(angle);
-            x[1][k] = rt * Math.sin(angle);
-        }
-        FastFourierTransformer.transformInPlace(x, DftNormalization.STANDARD, TransformType.INVERSE);
+        int size = Fft.sizeFor(Math.max(width, pmf.length));
+        Fft.Result r = Fft.selfConvolve(pmf, count, size);
+        double[] re = r.values();
+        double error = r.l2Error();
         // relative index s of the T-fold sum sits at s mod size; the window starts at s = L − T·offset
         long start = window[0] - count * offset;
         double[] p = new double[width];
         for (int i = 0; i < width; i++) {
-            p[i] = x[0][(int) Math.floorMod(start + i, (long) size)];
+            p[i] = re[(int) Math.floorMod(start + i, (long) size)];
         }
         double finite = Math.pow(1 - infinityMass, count);
-        double infinity = 1 - finite + 3 * TAIL_MASS; // two cut tails and what wrapped around onto the window
+        // two cut tails and what wrapped around onto the window, and the rounding
+        double infinity = 1 - finite + 3 * TAIL_MASS + charge(error, width);
         return clean(interval, window[0], p, infinity);
+    }
+
+    /**
+     * What is added to p∞ for masses computed with L2 error at most {@code l2Error} on {@code points} points: their L1
+     * error is at most √points times it (Cauchy–Schwarz), and δ(ε) moves by at most the L1 error (weights in [0, 1]).
+     * Doubled, to cover the second-order terms and the rounding in evaluating the bound itself.
+     */
+    private static double charge(double l2Error, int points) {
+        return 2 * Math.sqrt(points) * l2Error;
     }
 
     /** [L, U] in grid units: the T-fold sum lies outside it with probability at most TAIL_MASS on each side. */
@@ -278,7 +330,9 @@ final class PrivacyLossDistribution {
     /**
      * The smallest ε ≥ 0 with δ(ε) ≤ δ: on each interval (lᵢ₋₁, lᵢ] between grid points δ(ε) = p∞ + A − e^ε B, with A
      * the mass at lᵢ and above and B = Σ pⱼ e^{−lⱼ} over the same points, so it is solved exactly, scanning from the
-     * top. B is kept as B·e^{lᵢ} so that neither factor overflows at large losses.
+     * top. B is kept as B·e^{lᵢ} so that neither factor overflows at large losses. A, B and the comparison are formed
+     * in double-word arithmetic (A − e^{−Δ}B cancels, and the recurrence runs over up to 2²² points); only the final
+     * solve for ε rounds in double, a relative error of a few u that the accountant's margin covers.
      *
      * @return +∞ if p∞ &gt; δ
      */
@@ -286,17 +340,31 @@ final class PrivacyLossDistribution {
         if (infinityMass > delta) {
             return Double.POSITIVE_INFINITY;
         }
-        double a = 0;
-        double scaled = 0; // Σ pⱼ e^{lᵢ − lⱼ} over j ≥ i
-        double shrink = Math.exp(-interval);
+        double[] t = new double[2];
+        double[] em = DoubleWord.expm1(-interval);
+        double rh = 1 + em[0];                         // e^{−Δ}
+        double rl = em[0] - (rh - 1) + em[1];
+        double ah = 0, al = 0;                         // a
+        double sh = 0, sl = 0;                         // Σ pⱼ e^{lᵢ − lⱼ} over j ≥ i
         for (int i = pmf.length - 1; i >= 0; i--) {
             double l = (offset + i) * interval;
-            a += pmf[i];
-            scaled = scaled * shrink + pmf[i];
+            DoubleWord.add(ah, al, pmf[i], 0, t);
+            ah = t[0];
+            al = t[1];
+            DoubleWord.mul(sh, sl, rh, rl, t);
+            DoubleWord.add(t[0], t[1], pmf[i], 0, t);
+            sh = t[0];
+            sl = t[1];
             // at the left end of (lᵢ₋₁, lᵢ]: δ = p∞ + a − e^{lᵢ₋₁ − lᵢ} · scaled (the end is −∞ below the lowest point)
-            double atLeft = infinityMass + a - (i > 0 ? shrink * scaled : 0);
-            if (atLeft > delta) {
-                double e = l + Math.log((infinityMass + a - delta) / scaled);
+            DoubleWord.add(infinityMass, 0, ah, al, t);
+            double fh = t[0], fl = t[1];               // p∞ + a
+            if (i > 0) {
+                DoubleWord.mul(rh, rl, sh, sl, t);
+                DoubleWord.add(fh, fl, -t[0], -t[1], t);
+            }
+            if (t[0] + t[1] > delta) {
+                DoubleWord.add(fh, fl, -delta, 0, t);
+                double e = l + Math.log((t[0] + t[1]) / (sh + sl));
                 return Math.max(0, Math.min(l, e));
             }
             if (l - interval <= 0) {
@@ -306,17 +374,9 @@ final class PrivacyLossDistribution {
         return 0;
     }
 
-    private static double[][] spectrum(double[] p, int size) {
-        double[][] x = new double[2][size];
-        System.arraycopy(p, 0, x[0], 0, p.length);
-        FastFourierTransformer.transformInPlace(x, DftNormalization.STANDARD, TransformType.FORWARD);
-        return x;
-    }
-
     /**
-     * Masses that floating-point rounding made negative set to 0 (which only adds mass). As in dp_accounting, the
-     * rounding noise itself (about 10⁻¹² per point for Δ = 10⁻⁴) is not charged: charging it to +∞ would compound
-     * over thousands of compositions into a δ of its own.
+     * Masses that floating-point rounding made negative set to 0 (which only adds mass); the rounding itself is charged
+     * by the caller.
      */
     private static PrivacyLossDistribution clean(double interval, long offset, double[] p, double infinity) {
         for (int i = 0; i < p.length; i++) {

@@ -58,6 +58,7 @@ class PldAccountantTest {
         assertTrue(rows.size() >= 100, "fixture rows: " + rows.size());
         double worst = 0;
         double below = 0;
+        int belowCount = 0;
         java.util.Map<PrivacyEvent, PrivacyLossDistribution[]> built = new java.util.HashMap<>(); // both δ of an event share its PLD
         for (Row row : rows) {
             PrivacyLossDistribution[] pair = built.computeIfAbsent(row.event(), PLD::pld);
@@ -68,10 +69,13 @@ class PldAccountantTest {
             if (row.epsilon() <= 100) {
                 worst = Math.max(worst, rel);
             }
-            below = Math.max(below, (row.epsilon() - ours) / row.epsilon());
+            if (row.epsilon() <= 100) {
+                below = Math.max(below, (row.epsilon() - ours) / row.epsilon());
+                belowCount += ours < row.epsilon() * (1 - 1e-6) ? 1 : 0;
+            }
         }
-        System.out.printf("PLD vs dp_accounting over %d rows: largest relative difference %.3g where epsilon <= 100; largest "
-                + "relative amount below it %.3g (all rows)%n", rows.size(), worst, below);
+        System.out.printf("PLD vs dp_accounting over %d rows: largest relative difference %.3g where epsilon <= 100; there, "
+                + "%d rows more than 1e-6 below it, the largest relative amount below %.3g%n", rows.size(), worst, belowCount, below);
     }
 
     /** The headline MNIST run: PLD about 2.38 where RDP gives 2.597. */
@@ -83,13 +87,31 @@ class PldAccountantTest {
         assertTrue(pld < RdpAccountant.standard().epsilon(e, 1e-5) - 0.2);
     }
 
-    /** δ(ε) of the Gaussian mechanism with μ = 1/σ, exactly: Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) (Balle &amp; Wang, Theorem 8). */
-    private static double analyticGaussianDelta(double mu, double eps) {
-        return phi(-eps / mu + mu / 2) - Math.exp(eps) * phi(-eps / mu - mu / 2);
+    /**
+     * δ(ε) of the Gaussian mechanism with μ = 1/σ, exactly: Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) (Balle &amp; Wang,
+     * Theorem 8), written as Q(z₁) − φ(z₁)·R(z₂) with z₁,₂ = ε/μ ∓ μ/2, Q the normal upper tail and R = Q/φ the Mills
+     * ratio (e^ε φ(z₂) = φ(z₁)), so that it stays finite at ε in the thousands: R by its continued fraction beyond 30.
+     */
+    static double analyticGaussianDelta(double mu, double eps) {
+        double z1 = eps / mu - mu / 2;
+        double z2 = eps / mu + mu / 2;
+        double density = Math.exp(-z1 * z1 / 2) / Math.sqrt(2 * Math.PI);
+        return upperTail(z1) - density * millsRatio(z2);
     }
 
-    private static double phi(double z) {
-        return 0.5 * Erf.erfc(-z / Math.sqrt(2));
+    private static double upperTail(double z) {
+        return 0.5 * Erf.erfc(z / Math.sqrt(2));
+    }
+
+    private static double millsRatio(double z) {
+        if (z < 30) {
+            return upperTail(z) / (Math.exp(-z * z / 2) / Math.sqrt(2 * Math.PI));
+        }
+        double f = z; // R(z) = 1/(z + 1/(z + 2/(z + 3/(z + …))))
+        for (int k = 200; k >= 1; k--) {
+            f = z + k / f;
+        }
+        return 1 / f;
     }
 
     static double analyticGaussianEpsilon(double mu, double delta) {
@@ -109,22 +131,315 @@ class PldAccountantTest {
         return hi;
     }
 
-    /** q = 1: never below the exact analytic Gaussian, and within 10⁻³ relative of it (σ/√T is the same mechanism). */
+    /**
+     * q = 1 (T Poisson-sampled Gaussians that sample everyone, as {@code account dpsgd --sampling-rate 1} builds them):
+     * never below the exact analytic Gaussian with μ = √T/σ, and within 10⁻³ relative above it, for σ ∈ {0.5, 1, 4},
+     * T ∈ {1, 100, 10⁴}, δ ∈ {10⁻⁵, 10⁻⁶, 10⁻⁹, 10⁻¹⁰}. Before the FFT fix, σ = 0.5, T = 100, δ = 10⁻⁶ gave 294.171255
+     * against the exact 294.171786.
+     */
     @Test
-    void neverBelowTheAnalyticGaussian() {
-        for (double sigma : new double[]{0.5, 1, 2, 5}) {
-            for (long steps : new long[]{1, 10, 100}) {
-                for (double delta : new double[]{1e-5, 1e-6}) {
+    void fullBatchEventsAreNeverBelowTheAnalyticGaussian() {
+        for (double sigma : new double[]{0.5, 1, 4}) {
+            for (long steps : new long[]{1, 100, 10_000}) {
+                PrivacyEvent event = NoiseCalibration.dpSgd(1, sigma, steps);
+                PrivacyLossDistribution[] pair = PLD.pld(event);
+                for (double delta : new double[]{1e-5, 1e-6, 1e-9, 1e-10}) {
                     double exact = analyticGaussianEpsilon(Math.sqrt(steps) / sigma, delta);
-                    // the PLD of one Gaussian, built by connect-the-dots (no shortcut through the closed form)
-                    PrivacyLossDistribution[] pair = PLD.pld(new GaussianEvent(sigma / Math.sqrt(steps)));
-                    double ours = Math.max(pair[0].epsilon(delta), pair[1].epsilon(delta));
+                    double ours = Math.max(pair[0].epsilon(delta), pair[1].epsilon(delta)) * (1 + PldAccountant.ROUNDING_MARGIN);
                     String what = "sigma " + sigma + ", T " + steps + ", delta " + delta + ": ours " + ours + ", exact " + exact;
-                    assertTrue(ours >= exact * (1 - 1e-7) && ours * (1 + PldAccountant.ROUNDING_MARGIN) >= exact, what);
-                    assertTrue(ours <= exact * (1 + 1e-3) + 1e-4, what);
+                    assertTrue(ours >= exact, what);
+                    assertTrue(ours <= exact * (1 + 1e-3), what);
                 }
             }
         }
+    }
+
+    /**
+     * The same q = 1 events through the FFT path (the one-step PLD, self-composed by {@link PrivacyLossDistribution#selfCompose}),
+     * which the accountant no longer takes for them: never below exact, within 10⁻³. These are the issue's
+     * reproductions that Commons Math's FFT took below the exact value (σ = 4, T = 10⁴: 430.340 against 430.420).
+     */
+    @Test
+    void selfCompositionByFftIsNeverBelowTheAnalyticGaussian() {
+        double[][] cases = {{0.5, 100, 1e-6}, {4, 10_000, 1e-6}, {4, 100, 1e-10}, {1, 1000, 1e-9}};
+        for (double[] c : cases) {
+            long steps = (long) c[1];
+            double ours = 0;
+            for (PrivacyLossDistribution direction : PLD.pld(new GaussianEvent(c[0]))) {
+                ours = Math.max(ours, direction.selfCompose(steps).epsilon(c[2])); // coarsens the grid where it must
+            }
+            ours *= 1 + PldAccountant.ROUNDING_MARGIN;
+            double exact = analyticGaussianEpsilon(Math.sqrt(steps) / c[0], c[2]);
+            String what = "sigma " + c[0] + ", T " + steps + ", delta " + c[2] + ": ours " + ours + ", exact " + exact;
+            assertTrue(ours >= exact && ours <= exact * (1 + 1e-3), what);
+        }
+    }
+
+    /**
+     * The issue's small-q reproductions against lower bounds on the true ε: the reviewer's, which hold in exact
+     * arithmetic (losses rounded down on a grid of 2·10⁻⁶, the remaining FFT error subtracted: 2.96787 at δ = 10⁻⁹,
+     * 2.52601 at 10⁻⁸; Commons Math's FFT gave 2.96065 and 2.52569), and our own made the same way on a grid of
+     * 10⁻⁵ ({@link #lowerBoundEpsilon}); and at most T·Δ above ours (rounding up and down differ by at most Δ a step).
+     */
+    @Test
+    void smallSamplingRatesAreNeverBelowALowerBound() {
+        PrivacyEvent event = NoiseCalibration.dpSgd(0.004, 0.8, 1000);
+        double at9 = PLD.epsilon(event, 1e-9);
+        double at8 = PLD.epsilon(event, 1e-8);
+        assertTrue(at9 >= 2.96787, "delta 1e-9: " + at9);
+        assertTrue(at8 >= 2.52601, "delta 1e-8: " + at8);
+        double lower = lowerBoundEpsilon(0.004, 0.8, 1000, 1e-9, 1e-5);
+        System.out.printf("q 0.004, sigma 0.8, T 1000, delta 1e-9: ours %.6f, lower bound (grid 1e-5) %.6f%n", at9, lower);
+        assertTrue(at9 >= lower && at9 <= lower + 1000 * 1e-5, at9 + " vs lower bound " + lower);
+    }
+
+    /**
+     * A lower bound on the ε of T-fold Poisson-sampled Gaussians (remove direction): every loss rounded down to the grid
+     * kΔ (which only lowers δ(ε) = E_P[(1 − e^{ε−L})₊], and stays a lower bound under composition, since the sum of
+     * rounded losses is below the true sum), the upper tail beyond a normal quantile dropped, the T-fold law by
+     * {@link PrivacyLossDistribution#selfCompose}, whose charged p∞ (tails, wrap-around and the FFT's error bound) is
+     * subtracted instead of added.
+     */
+    static double lowerBoundEpsilon(double q, double sigma, long steps, double delta, double interval) {
+        double s2 = sigma * sigma;
+        double low = Math.log1p(-q);
+        double high = Math.log1p(q * Math.expm1((2 * (1 + 9 * sigma) - 1) / (2 * s2)));
+        long first = (long) Math.floor(low / interval);
+        long last = (long) Math.floor(high / interval);
+        double[] pmf = new double[(int) (last - first + 1)];
+        // P(L ≥ l) = P(X ≥ x(l)) for the mixture X ~ (1 − q)N(0, σ²) + qN(1, σ²), x(l) = σ² log((e^l − 1 + q)/q) + 1/2
+        java.util.function.DoubleUnaryOperator survival = l -> {
+            if (l <= low) {
+                return 1;
+            }
+            double x = s2 * Math.log1p(Math.expm1(l) / q) + 0.5;
+            return (1 - q) * upperTail(x / sigma) + q * upperTail((x - 1) / sigma);
+        };
+        double above = survival.applyAsDouble((first + 1) * interval);
+        pmf[0] = 1 - above;
+        for (int i = 1; i < pmf.length; i++) {
+            double next = survival.applyAsDouble((first + i + 1) * interval);
+            pmf[i] = Math.max(0, above - next); // the mass of [lᵢ, lᵢ₊₁) sits at lᵢ
+            above = next;
+        }
+        PrivacyLossDistribution composed = new PrivacyLossDistribution(interval, first, pmf, 0).selfCompose(steps);
+        double charged = composed.infinityMass;
+        double lo = 0;
+        double hi = 64;
+        for (int i = 0; i < 60; i++) {
+            double mid = (lo + hi) / 2;
+            if (composed.hockeyStick(mid) - 2 * charged > delta) {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        return lo;
+    }
+
+    /**
+     * The FFT path against composition without FFT: the T-fold law of a small discretised PLD by repeated direct
+     * convolution (sums of non-negative products, relative error below 10⁻¹²), and δ(ε) from it, against
+     * {@link PrivacyLossDistribution#selfCompose}: never below, and above by no more than the tails and the charged bound.
+     */
+    @Test
+    void selfCompositionByFftMatchesDirectConvolution() {
+        PldAccountant coarse = new PldAccountant(0.01);
+        PrivacyLossDistribution base = coarse.pld(new PoissonSampledEvent(new GaussianEvent(1), 0.2))[0];
+        int steps = 24;
+        double[] direct = {1};
+        for (int t = 0; t < steps; t++) {
+            double[] next = new double[direct.length + base.pmf.length - 1];
+            for (int i = 0; i < direct.length; i++) {
+                for (int j = 0; j < base.pmf.length; j++) {
+                    next[i + j] += direct[i] * base.pmf[j];
+                }
+            }
+            direct = next;
+        }
+        PrivacyLossDistribution exact = new PrivacyLossDistribution(base.interval, steps * base.offset, direct,
+                1 - Math.pow(1 - base.infinityMass, steps));
+        PrivacyLossDistribution viaFft = base.selfCompose(steps);
+        double charged = viaFft.infinityMass - exact.infinityMass;
+        assertTrue(charged > 0 && charged < 1e-12, "charged " + charged);
+        for (double eps : new double[]{0, 0.5, 1, 2, 4, 8}) {
+            double d = exact.hockeyStick(eps);
+            double f = viaFft.hockeyStick(eps);
+            assertTrue(f >= d * (1 - 1e-12) && f <= d + 2 * charged + 1e-15, "eps " + eps + ": FFT " + f + ", direct " + d);
+        }
+    }
+
+    /**
+     * The composed masses sum to (Σ one-step masses)^T within the charged bound and the cut tails (Commons Math's FFT
+     * gave 1.0002139 for q = 0.004, σ = 0.5, T = 10⁴, where 1 was due), and the charged amount is far below any δ in
+     * use. Sums in double words.
+     */
+    @Test
+    void composedMassesSumAsTheyShouldWithinTheChargedBound() {
+        long steps = 10_000;
+        for (PrivacyLossDistribution one : PLD.pld(new PoissonSampledEvent(new GaussianEvent(0.5), 0.004))) {
+            PrivacyLossDistribution composed = one.selfCompose(steps);
+            double[] base = sum(one.pmf);
+            double expected = Math.exp(steps * Math.log1p((base[0] - 1) + base[1]));
+            double[] total = sum(composed.pmf);
+            double charged = composed.infinityMass - (1 - Math.pow(1 - one.infinityMass, steps));
+            assertTrue(charged < 1e-11, "charged " + charged);
+            double gap = Math.abs((total[0] - expected) + total[1]);
+            assertTrue(gap <= charged + 3 * PrivacyLossDistribution.TAIL_MASS, "sum " + total[0] + ", expected " + expected
+                    + ", charged " + charged);
+        }
+    }
+
+    private static double[] sum(double[] x) {
+        double[] s = {0, 0};
+        for (double v : x) {
+            DoubleWord.add(s[0], s[1], v, 0, s);
+        }
+        return s;
+    }
+
+    /**
+     * The issue's {@code train --dry-run --delta 1e-9 --batch-size 240 --epochs 4 --target-epsilon 3} calibration: the
+     * true ε of σ = 0.79669 is at least 3.0067, so a correct calibration must choose more noise.
+     */
+    @Test
+    void calibrationAtSmallDeltaMeetsItsTarget() {
+        double q = 240.0 / 60000;
+        long steps = 4 * 250;
+        double sigma = NoiseCalibration.noiseMultiplier(q, steps, 3, 1e-9, PLD, 1e-4);
+        assertTrue(sigma > 0.79669, "sigma " + sigma);
+        assertTrue(PLD.epsilon(NoiseCalibration.dpSgd(q, sigma, steps), 1e-9) <= 3);
+        assertTrue(lowerBoundEpsilon(q, 0.79669, steps, 1e-9, 1e-5) > 3 - steps * 1e-5, "the lower bound at the old sigma");
+    }
+
+    /**
+     * The one-step δ(ε) of Poisson-sampled Gaussians at grid points, as the accountant reports it, against 50-digit
+     * values computed here in BigDecimal: never below (before the fix, cancellation between the terms made the raw
+     * formula 1.5·10⁻⁷ relative below the exact value at q = 0.004, σ = 0.8, ε = 2.5), and close above.
+     */
+    @Test
+    void oneStepDeltaAtGridPointsIsNeverBelowFiftyDigitValues() {
+        java.math.MathContext mc = new java.math.MathContext(90);
+        double worst = 0;
+        for (double[] qs : new double[][]{{0.004, 0.8}, {0.01, 1.1}, {0.2, 0.7}, {1, 2}}) {
+            double q = qs[0];
+            double sigma = qs[1];
+            PrivacyEvent event = q < 1 ? new PoissonSampledEvent(new GaussianEvent(sigma), q) : new GaussianEvent(sigma);
+            for (int k : new int[]{1, 100, 2500, 10_000, 25_000, 40_000}) {
+                double eps = k * PldAccountant.DEFAULT_INTERVAL;
+                double exact = exactRemoveDelta(q, sigma, eps, mc).doubleValue();
+                if (!(exact > 1e-300)) {
+                    continue;
+                }
+                double ours = PLD.delta(event, eps);
+                assertTrue(ours >= exact && ours <= exact * (1 + 1e-4) + 2 * PrivacyLossDistribution.TAIL_MASS,
+                        "q " + q + ", sigma " + sigma + ", eps " + eps + ": ours " + ours + ", exact " + exact);
+                if (exact > 1e-12) {
+                    worst = Math.max(worst, (ours - exact) / exact);
+                }
+            }
+        }
+        System.out.printf("one-step delta at grid points vs 50-digit values (delta > 1e-12): at most %.3g relative above%n", worst);
+    }
+
+    /**
+     * The accuracy that {@link PldAccountant#TAIL_ACCURACY} assumes of Commons Math's erfc, measured against erfc in
+     * BigDecimal (Taylor series below 3, continued fraction above, 60 digits) from −6 to 21.3, where the accountant uses it
+     * (z = t√2 &lt; 30): at least ten times better.
+     */
+    @Test
+    void erfcIsAsAccurateAsTheAccountantAssumes() {
+        java.math.MathContext mc = new java.math.MathContext(60);
+        double worst = 0;
+        for (double t = -6; t <= 21.3; t += 0.0731) { // z = t√2 < 30: beyond, the asymptotic series is used
+            double ours = Erf.erfc(t);
+            double exact = bigErfc(new java.math.BigDecimal(t), mc).doubleValue();
+            worst = Math.max(worst, Math.abs(ours - exact) / exact);
+        }
+        System.out.printf("Commons Math erfc on [-6, 21.3] against 60 digits: largest relative error %.3g%n", worst);
+        assertTrue(worst < PldAccountant.TAIL_ACCURACY / 10, "erfc relative error " + worst);
+    }
+
+    private static java.math.BigDecimal bigErfc(java.math.BigDecimal t, java.math.MathContext mc) {
+        java.math.BigDecimal sqrtPi = new java.math.BigDecimal("3.14159265358979323846264338327950288419716939937510582097494459").sqrt(mc);
+        if (t.doubleValue() < 3) {
+            java.math.MathContext wide = new java.math.MathContext(mc.getPrecision() + 20);
+            java.math.BigDecimal t2 = t.multiply(t, wide);
+            java.math.BigDecimal term = t; // (−1)^n t^{2n+1}/n!
+            java.math.BigDecimal sum = java.math.BigDecimal.ZERO;
+            for (int n = 0; n < 400; n++) {
+                sum = sum.add(term.divide(java.math.BigDecimal.valueOf(2L * n + 1), wide), wide);
+                term = term.multiply(t2, wide).divide(java.math.BigDecimal.valueOf(n + 1), wide).negate();
+            }
+            return java.math.BigDecimal.ONE.subtract(sum.multiply(java.math.BigDecimal.valueOf(2), wide).divide(sqrtPi, wide), mc);
+        }
+        // erfc(t) = e^{−t²}/√π · 1/(t + (1/2)/(t + 1/(t + (3/2)/(t + …)))), evaluated from the bottom
+        java.math.BigDecimal f = t;
+        for (int k = 600; k >= 1; k--) {
+            f = t.add(java.math.BigDecimal.valueOf(k).divide(java.math.BigDecimal.valueOf(2), mc).divide(f, mc), mc);
+        }
+        java.math.BigDecimal square = t.multiply(t, mc);
+        java.math.BigDecimal expNeg = java.math.BigDecimal.ONE.divide(bigExp(square, mc), mc);
+        return expNeg.divide(sqrtPi, mc).divide(f, mc);
+    }
+
+    /** δ(ε) of the remove direction, P = (1 − q)N(0, σ²) + qN(1, σ²) against N(0, σ²), in BigDecimal. */
+    private static java.math.BigDecimal exactRemoveDelta(double q, double sigma, double eps, java.math.MathContext mc) {
+        java.math.BigDecimal bq = new java.math.BigDecimal(q);
+        java.math.BigDecimal s = new java.math.BigDecimal(sigma);
+        java.math.BigDecimal e = new java.math.BigDecimal(eps);
+        java.math.BigDecimal expEps = bigExp(e, mc);
+        // x = σ² log((e^ε − 1 + q)/q) + 1/2
+        java.math.BigDecimal ratio = expEps.subtract(java.math.BigDecimal.ONE).add(bq).divide(bq, mc);
+        java.math.BigDecimal x = s.multiply(s, mc).multiply(bigLog(ratio, mc), mc).add(new java.math.BigDecimal("0.5"));
+        java.math.BigDecimal qx = bigUpperTail(x.divide(s, mc), mc);
+        java.math.BigDecimal qx1 = bigUpperTail(x.subtract(java.math.BigDecimal.ONE).divide(s, mc), mc);
+        return java.math.BigDecimal.ONE.subtract(bq).multiply(qx, mc).add(bq.multiply(qx1, mc)).subtract(expEps.multiply(qx, mc), mc);
+    }
+
+    /** P(N(0, 1) &gt; z) = erfc(z/√2)/2, erf by its Taylor series (|z| ≤ 12 here; 90 digits absorb the cancellation). */
+    private static java.math.BigDecimal bigUpperTail(java.math.BigDecimal z, java.math.MathContext mc) {
+        java.math.BigDecimal t = z.divide(java.math.BigDecimal.valueOf(2).sqrt(mc), mc);
+        java.math.BigDecimal t2 = t.multiply(t, mc);
+        java.math.BigDecimal term = t; // (−1)^n t^{2n+1}/n!
+        java.math.BigDecimal sum = java.math.BigDecimal.ZERO;
+        for (int n = 0; n < 2000; n++) {
+            java.math.BigDecimal add = term.divide(java.math.BigDecimal.valueOf(2L * n + 1), mc);
+            sum = sum.add(add, mc);
+            if (add.abs().compareTo(new java.math.BigDecimal("1e-85")) < 0 && n > 10) {
+                break;
+            }
+            term = term.multiply(t2, mc).divide(java.math.BigDecimal.valueOf(n + 1), mc).negate();
+        }
+        java.math.BigDecimal sqrtPi = new java.math.BigDecimal("3.14159265358979323846264338327950288419716939937510582097494459").sqrt(mc);
+        java.math.BigDecimal erf = sum.multiply(java.math.BigDecimal.valueOf(2), mc).divide(sqrtPi, mc);
+        return java.math.BigDecimal.ONE.subtract(erf).divide(java.math.BigDecimal.valueOf(2), mc);
+    }
+
+    /** e^x: Taylor series of e^{x/2¹⁰}, squared ten times. */
+    private static java.math.BigDecimal bigExp(java.math.BigDecimal x, java.math.MathContext mc) {
+        java.math.MathContext wide = new java.math.MathContext(mc.getPrecision() + 10);
+        java.math.BigDecimal y = x.divide(java.math.BigDecimal.valueOf(1024), wide);
+        java.math.BigDecimal sum = java.math.BigDecimal.ZERO;
+        java.math.BigDecimal term = java.math.BigDecimal.ONE;
+        for (int k = 0; k < 120; k++) {
+            sum = sum.add(term, wide);
+            term = term.multiply(y, wide).divide(java.math.BigDecimal.valueOf(k + 1), wide);
+        }
+        for (int i = 0; i < 10; i++) {
+            sum = sum.multiply(sum, wide);
+        }
+        return sum.round(mc);
+    }
+
+    /** log y by Newton's method on e^x = y from the double logarithm. */
+    private static java.math.BigDecimal bigLog(java.math.BigDecimal y, java.math.MathContext mc) {
+        java.math.BigDecimal x = new java.math.BigDecimal(Math.log(y.doubleValue()));
+        for (int i = 0; i < 8; i++) {
+            java.math.BigDecimal ex = bigExp(x, mc);
+            x = x.add(y.subtract(ex, mc).divide(ex, mc), mc);
+        }
+        return x;
     }
 
     /** Self-composition by FFT agrees with composing the same PLD pairwise, and with the exact law for Gaussians. */
