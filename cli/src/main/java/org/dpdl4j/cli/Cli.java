@@ -46,6 +46,31 @@ final class Cli {
      * exhausted privacy budget 3, a failed DP-HYPE session 4, an unusable ledger (corrupt, locked, not a ledger) 5,
      * anything unexpected 1 (with the stack trace when the environment sets DPDL4J_VERBOSE=1).
      */
+    /** Output directories this command created, outermost first: removed again if they are still empty when it fails. */
+    private static final java.util.List<Path> CREATED = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+    /** {@link Files#createDirectories}, remembering which directories it made (see {@link #removeEmptyCreated}). */
+    static void createOutputDirectories(Path dir) throws IOException {
+        java.util.List<Path> missing = new java.util.ArrayList<>();
+        for (Path p = dir.toAbsolutePath().normalize(); p != null && !Files.exists(p); p = p.getParent()) {
+            missing.add(0, p);
+        }
+        Files.createDirectories(dir);
+        CREATED.addAll(missing);
+    }
+
+    /** After a command: if it failed, the output directories it created and left empty are removed, innermost first. */
+    static void removeEmptyCreated(boolean failed) {
+        for (int i = CREATED.size() - 1; failed && i >= 0; i--) {
+            try {
+                Files.deleteIfExists(CREATED.get(i)); // refuses (and so keeps) a directory that is not empty
+            } catch (IOException e) {
+                // not empty, or not ours to remove: kept
+            }
+        }
+        CREATED.clear();
+    }
+
     static CommandLine.IExecutionExceptionHandler errorHandler() {
         return (ex, cmd, parseResult) -> {
             if (ex instanceof IllegalArgumentException || ex instanceof IOException || ex instanceof java.io.UncheckedIOException) {

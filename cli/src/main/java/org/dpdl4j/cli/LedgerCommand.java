@@ -1,6 +1,5 @@
 package org.dpdl4j.cli;
 
-import org.dpdl4j.benchmarks.Reporting;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -15,8 +14,8 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 /** {@code dpdl4j ledger}: what a privacy ledger holds. */
-@Command(name = "ledger", mixinStandardHelpOptions = true, description = "Inspect a privacy ledger.",
-        subcommands = {LedgerCommand.Show.class})
+@Command(name = "ledger", mixinStandardHelpOptions = true, description = "Inspect, verify or upgrade a privacy ledger.",
+        subcommands = {LedgerCommand.Show.class, LedgerCommand.Verify.class, LedgerCommand.Upgrade.class})
 final class LedgerCommand {
     private LedgerCommand() {
     }
@@ -34,11 +33,8 @@ final class LedgerCommand {
 
         @Override
         public Integer call() throws Exception {
-            if (!Files.exists(file)) {
-                throw new IllegalArgumentException("ledger " + file + " does not exist");
-            }
-            String dataset = datasetOf(file);
-            try (PrivacyLedger ledger = PrivacyLedger.open(file, dataset)) {
+            try (PrivacyLedger ledger = openExisting(file)) {
+                String dataset = ledger.dataset();
                 for (String repair : ledger.repairs()) {
                     System.out.println("repaired: " + repair);
                 }
@@ -63,6 +59,7 @@ final class LedgerCommand {
                 System.out.printf("spent epsilon %.4f at delta %s (composition of the %d charges, by %s); remaining %.4f%n", spent,
                         ledger.delta(), ledger.entries().stream().filter(PrivacyLedger.Entry::charged).count(),
                         spentGuarantee.accountant().toUpperCase(java.util.Locale.ROOT), ledger.remaining());
+                System.out.println("hash chain verified; head " + ledger.headHash());
                 if (json) {
                     Map<String, Object> j = new LinkedHashMap<>();
                     j.put("file", file.toString());
@@ -73,22 +70,86 @@ final class LedgerCommand {
                     j.put("epsilon_remaining", ledger.remaining());
                     j.put("entries", rows);
                     j.put("repairs", ledger.repairs());
+                    j.put("head", ledger.headHash());
                     Cli.printJsonLine(System.out, j);
                 }
             }
             return 0;
         }
+    }
 
-        private static String datasetOf(Path file) throws java.io.IOException {
-            try (var lines = Files.lines(file)) {
-                Object d = Reporting.JSON.readValue(lines.findFirst().orElse("{}"), Map.class).get("dataset");
-                if (d instanceof String s) {
-                    return s;
-                }
-            } catch (com.fasterxml.jackson.core.JsonProcessingException | java.io.UncheckedIOException e) {
-                // reported below
+    /** Opens FILE as an existing ledger, or says clearly why not (missing, a directory). */
+    private static PrivacyLedger openExisting(Path file) throws java.io.IOException {
+        if (Files.isDirectory(file)) {
+            throw new IllegalArgumentException("ledger " + file + " is a directory; give the ledger file");
+        }
+        if (!Files.exists(file)) {
+            throw new IllegalArgumentException("ledger " + file + " does not exist");
+        }
+        return PrivacyLedger.openExisting(file);
+    }
+
+    /** {@code ledger verify FILE [--head HASH]}: the hash chain, and optionally that an anchored head is still in it. */
+    @Command(name = "verify", mixinStandardHelpOptions = true, description = {"Check a ledger's hash chain from its header to its",
+            "last entry (exit 5 naming the first line that was edited, removed, inserted, duplicated or reordered) and print",
+            "its head hash; keep that hash where the operator cannot change it, and give it later as --head to check that",
+            "the ledger was not rewritten or cut short since."})
+    static final class Verify implements Callable<Integer> {
+        @Parameters(paramLabel = "FILE", description = "The ledger (JSON lines).")
+        Path file;
+
+        @Option(names = "--head", paramLabel = "HASH", description = "A head hash printed earlier: it must still be in the chain.")
+        String head;
+
+        @Option(names = "--json", description = "Print one JSON object as the last line of stdout.")
+        boolean json;
+
+        @Override
+        public Integer call() throws Exception {
+            if (head != null && !head.matches("[0-9a-f]{64}")) {
+                throw new IllegalArgumentException("--head must be a SHA-256 hash in hex (64 characters 0-9a-f), got '" + head + "'");
             }
-            throw new PrivacyLedger.LedgerException(file + " is not a dpdl4j privacy ledger (its first line is not a ledger header)");
+            try (PrivacyLedger ledger = openExisting(file)) {
+                for (String repair : ledger.repairs()) {
+                    System.out.println("repaired: " + repair);
+                }
+                if (head != null && !ledger.containsHash(head)) {
+                    throw new PrivacyLedger.LedgerException("privacy ledger " + file + " does not contain the head " + head
+                            + ": it was rewritten or lines were removed from its end since that head was taken");
+                }
+                System.out.printf("ledger %s: %d entries, hash chain verified%s; head %s%n", file, ledger.entries().size(),
+                        head != null ? ", contains the given head" : "", ledger.headHash());
+                if (json) {
+                    Map<String, Object> j = new LinkedHashMap<>();
+                    j.put("file", file.toString());
+                    j.put("entries", ledger.entries().size());
+                    j.put("verified", true);
+                    j.put("head", ledger.headHash());
+                    Cli.printJsonLine(System.out, j);
+                }
+            }
+            return 0;
+        }
+    }
+
+    /** {@code ledger upgrade FILE}: a version-1 ledger rewritten with the hash chain. */
+    @Command(name = "upgrade", mixinStandardHelpOptions = true, description = {"Rewrite a ledger written by an earlier dpdl4j",
+            "(format version 1, without a hash chain) in version 2, keeping every entry as it is and the original beside it",
+            "(FILE.v1-TIME). The chain vouches for the lines from then on, not for edits made before."})
+    static final class Upgrade implements Callable<Integer> {
+        @Parameters(paramLabel = "FILE", description = "The ledger (JSON lines).")
+        Path file;
+
+        @Override
+        public Integer call() throws Exception {
+            if (Files.isDirectory(file) || !Files.exists(file)) {
+                throw new IllegalArgumentException("ledger " + file + (Files.isDirectory(file) ? " is a directory" : " does not exist"));
+            }
+            try (PrivacyLedger ledger = PrivacyLedger.upgrade(file)) {
+                ledger.repairs().forEach(System.out::println);
+                System.out.println("head " + ledger.headHash());
+            }
+            return 0;
         }
     }
 }

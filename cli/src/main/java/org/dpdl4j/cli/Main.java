@@ -30,7 +30,9 @@ public final class Main {
                 return 2;
             }
         }
-        return cl.execute(args);
+        int status = cl.execute(args);
+        Cli.removeEmptyCreated(status != 0); // a refused or failed run leaves no empty --output behind
+        return status;
     }
 
     /** Version from the build. */

@@ -32,8 +32,9 @@ import picocli.CommandLine.Option;
 /** {@code dpdl4j train}: one DP-SGD run, its test accuracy and its (ε, δ). */
 @Command(name = "train", mixinStandardHelpOptions = true, sortOptions = false,
         description = {"Train a differentially private model with DP-SGD and report its test accuracy and (epsilon, delta).",
-                "Saves the model (DL4J ModelSerializer) and privacy.json in --output; with --checkpoint-every, a checkpoint in",
-                "--output/checkpoint/ that --resume continues after a crash."})
+                "Saves the model (DL4J ModelSerializer) and privacy.json in --output; with --checkpoint-every (or a --ledger), a",
+                "checkpoint in --output/operator/checkpoint/ (operator-only, never to be published) that --resume continues after",
+                "a crash."})
 final class TrainCommand implements Callable<Integer> {
     @Mixin
     TrainingOptions t;
@@ -49,13 +50,14 @@ final class TrainCommand implements Callable<Integer> {
     Integer workers;
 
     @Option(names = "--checkpoint-every", paramLabel = "N", description = {"Save a checkpoint (model, updater state, steps done, event",
-            "so far) into --output/checkpoint/ every N steps, atomically; removed when the run finishes."})
+            "so far) into --output/operator/checkpoint/ every N steps, atomically; removed when the run finishes. A run",
+            "charged to a --ledger also saves one at step 0, right after the charge."})
     Long checkpointEvery;
 
     @Mixin
     AccountCommand.AccountantOption accountantOption;
 
-    @Option(names = "--resume", paramLabel = "DIR", description = {"Continue the run whose checkpoint is in DIR/checkpoint/ to its planned",
+    @Option(names = "--resume", paramLabel = "DIR", description = {"Continue the run whose checkpoint is in DIR/operator/checkpoint/ to its planned",
             "steps, with fresh randomness; its settings come from the checkpoint (give --seed again for a reproducible",
             "continuation). The result is written into DIR."})
     Path resume;
@@ -137,6 +139,7 @@ final class TrainCommand implements Callable<Integer> {
         }
         Long charge = charge(planned);
         Map<String, Object> state = checkpointState(n, q, sigma, steps, charge);
+        state.put("plan_sha256", CheckpointState.planHash(state));
         return finish(out, data, net, config, state, 0, null);
     }
 
@@ -186,10 +189,15 @@ final class TrainCommand implements Callable<Integer> {
         return s;
     }
 
-    /** train --resume DIR: the settings from the checkpoint, the network from its model file, T from the plan. */
+    /**
+     * train --resume DIR: the settings from the checkpoint, the network from its model file, T from the plan. The
+     * checkpoint is verified first ({@link CheckpointState#verify}): its hashes, its plan against itself and against the
+     * ledger's charge, its files inside the checkpoint folder.
+     */
     private Integer resumeRun() throws IOException {
         Path dir = resume;
-        Path stateFile = dir.resolve(CHECKPOINT).resolve("state.json");
+        Path checkpointDir = dir.resolve(CHECKPOINT);
+        Path stateFile = checkpointDir.resolve("state.json");
         for (String done : new String[]{"model.zip", "privacy.json"}) {
             if (Files.exists(dir.resolve(done))) { // a second continuation would be a second, differently noised release
                 throw new IllegalArgumentException("--resume " + dir + ": the run there has finished (" + done + " exists); it is "
@@ -197,11 +205,13 @@ final class TrainCommand implements Callable<Integer> {
             }
         }
         if (!Files.exists(stateFile)) {
-            throw new IllegalArgumentException("--resume " + dir + ": no checkpoint (" + stateFile + " does not exist)"
-                    + (Files.exists(dir.resolve("model.zip")) ? "; the run there has finished" : ""));
+            if (Files.exists(dir.resolve("checkpoint").resolve("state.json"))) {
+                throw new IllegalArgumentException("--resume " + dir + ": the checkpoint in " + dir.resolve("checkpoint") + " was "
+                        + "written by an earlier dpdl4j, without the hashes that bind it to its plan; it is not resumed");
+            }
+            throw new IllegalArgumentException("--resume " + dir + ": no checkpoint (" + stateFile + " does not exist)");
         }
-        @SuppressWarnings("unchecked")
-        Map<String, Object> state = Reporting.JSON.readValue(stateFile.toFile(), Map.class);
+        Map<String, Object> state = CheckpointState.verify(checkpointDir, PrivacyLedger::openExisting);
         t.dataset = (String) state.get("dataset");
         t.imageSize = (String) state.get("image_size");
         t.model = (String) state.get("model");
@@ -211,11 +221,11 @@ final class TrainCommand implements Callable<Integer> {
         t.epochs = ((Number) state.get("epochs")).doubleValue();
         t.clip = ((Number) state.get("clip_norm")).doubleValue();
         t.physicalBatchSize = ((Number) state.get("physical_batch_size")).intValue();
-        t.ema = state.get("ema_decay") instanceof Number e ? e.doubleValue() : 0; // checkpoints from before --ema
+        t.ema = ((Number) state.get("ema_decay")).doubleValue();
         t.delta = ((Number) state.get("delta")).doubleValue();
         t.secureNoise = Boolean.TRUE.equals(state.get("secure_noise"));
         t.nonPrivate = Boolean.TRUE.equals(state.get("non_private"));
-        accountantOption.name = state.get("accountant") instanceof String a ? a : "rdp"; // checkpoints from before --accountant
+        accountantOption.name = (String) state.get("accountant");
         long stepsDone = ((Number) state.get("steps_done")).longValue();
         TrainTest data = t.load();
         if (data.train().size() != ((Number) state.get("n")).intValue()) {
@@ -224,16 +234,17 @@ final class TrainCommand implements Callable<Integer> {
         }
         DpSgdConfig config = config(((Number) state.get("sampling_rate")).doubleValue(),
                 ((Number) state.get("noise_multiplier")).doubleValue(), ((Number) state.get("steps")).longValue());
-        MultiLayerNetwork net = ModelSerializer.restoreMultiLayerNetwork(dir.resolve(CHECKPOINT).resolve((String) state.get("model_file"))
-                .toFile(), true);
-        INDArray ema = state.get("ema_file") instanceof String f ? Nd4j.readBinary(dir.resolve(CHECKPOINT).resolve(f).toFile()) : null;
+        MultiLayerNetwork net = ModelSerializer.restoreMultiLayerNetwork(checkpointDir.resolve((String) state.get("model_file")).toFile(),
+                true);
+        INDArray ema = state.get("ema_file") instanceof String f ? Nd4j.readBinary(checkpointDir.resolve(f).toFile()) : null;
         System.out.printf("dpdl4j %s | resuming %s on %s from step %d of %d (fresh randomness; the ledger is not charged again)%n",
                 Cli.version(), t.modelName(), t.dataset, stepsDone, config.steps());
         t.output = dir;
         return finish(dir, data, net, config, state, stepsDone, ema);
     }
 
-    static final String CHECKPOINT = "checkpoint";
+    /** Where a run's checkpoint lives under --output: operator-only (iterates under a noise stream that may be discarded). */
+    static final String CHECKPOINT = "operator/checkpoint";
 
     /** Trains (from step {@code from}), checkpointing if asked, then writes the model and privacy.json and prints the report. */
     private Integer finish(Path out, TrainTest data, MultiLayerNetwork net, DpSgdConfig config, Map<String, Object> state, long from,
@@ -242,8 +253,9 @@ final class TrainCommand implements Callable<Integer> {
         long every = checkpointEvery != null ? checkpointEvery : state.get("checkpoint_every") instanceof Number e ? e.longValue() : 0;
         state.put("checkpoint_every", every);
         Checkpoint.Sink sink = every > 0 ? c -> saveCheckpoint(out.resolve(CHECKPOINT), c, state) : null;
+        boolean charged = state.get("ledger_charge") != null;
         java.nio.channels.FileChannel lockChannel = null;
-        if (every > 0 || from > 0) { // one process continues a run at a time
+        if (every > 0 || from > 0 || charged) { // one process continues a run at a time
             Files.createDirectories(out.resolve(CHECKPOINT));
             lockChannel = java.nio.channels.FileChannel.open(out.resolve(CHECKPOINT).resolve(".lock"),
                     java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.WRITE);
@@ -251,6 +263,10 @@ final class TrainCommand implements Callable<Integer> {
                 lockChannel.close();
                 throw new IllegalArgumentException("the run in " + out + " is being trained or resumed by another process");
             }
+        }
+        if (from == 0 && charged && !Files.exists(out.resolve(CHECKPOINT).resolve("state.json"))) {
+            // the budget is spent: a crash before the first checkpoint must still be resumable under this charge
+            saveCheckpoint(out.resolve(CHECKPOINT), new Checkpoint(net, config, 0), state);
         }
         Cli.InterruptNotice notice = Cli.InterruptNotice.install("train interrupted" + (every > 0
                 ? ": continue with ./dpdl4j train --resume " + out : "") + (state.get("ledger_charge") != null
@@ -310,6 +326,11 @@ final class TrainCommand implements Callable<Integer> {
         privacy.put("library_version", Cli.version());
         Reporting.writeJsonAtomically(out.resolve("privacy.json"), privacy);
         deleteCheckpoint(out.resolve(CHECKPOINT)); // the final model supersedes it
+        try {
+            Files.deleteIfExists(out.resolve(CHECKPOINT).getParent()); // operator/, if nothing else is in it
+        } catch (java.nio.file.DirectoryNotEmptyException e) {
+            // other operator files stay
+        }
         if (lockChannel != null) {
             lockChannel.close(); // held until the release is written and the checkpoint gone
         }
@@ -376,8 +397,17 @@ final class TrainCommand implements Callable<Integer> {
             }
             Object previous = state.get("model_file");
             state.put("model_file", modelFile);
+            state.put("model_sha256", CheckpointState.sha256(dir.resolve(modelFile)));
+            if (c.ema() != null) {
+                state.put("ema_sha256", CheckpointState.sha256(dir.resolve((String) state.get("ema_file"))));
+            } else {
+                state.remove("ema_file");
+                state.remove("ema_sha256");
+            }
             state.put("steps_done", c.stepsDone());
             state.put("event_so_far", c.eventSoFar().toMap());
+            state.remove(CheckpointState.STATE_HASH);
+            state.put(CheckpointState.STATE_HASH, CheckpointState.stateHash(state));
             Reporting.writeJsonAtomically(dir.resolve("state.json"), state);
             if (previous instanceof String p && !p.equals(modelFile)) {
                 Files.deleteIfExists(dir.resolve(p));

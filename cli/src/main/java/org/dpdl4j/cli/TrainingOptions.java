@@ -75,6 +75,10 @@ final class TrainingOptions {
 
     private Path resolvedOutput;
 
+    @Option(names = "--allow-large-delta", description = {"Accept a --delta at or above 1/n, where (epsilon, delta)-DP allows",
+            "publishing one training example outright (refused otherwise)."})
+    boolean allowLargeDelta;
+
     @Option(names = "--json", description = "Print one JSON object with the results as the last line of stdout.")
     boolean json;
 
@@ -155,7 +159,7 @@ final class TrainingOptions {
             }
         }
         try {
-            Files.createDirectories(dir);
+            Cli.createOutputDirectories(dir);
             Files.delete(Files.createTempFile(dir, ".dpdl4j-probe", ".tmp"));
         } catch (IOException | RuntimeException e) {
             throw new IllegalArgumentException("--output " + dir + " is not a writable directory (" + e.getClass().getSimpleName()
@@ -189,11 +193,19 @@ final class TrainingOptions {
         }
     }
 
-    /** Warns when δ ≥ 1/n, where (ε, δ)-DP allows releasing one example outright. */
+    /**
+     * Refuses δ ≥ 1/n, where (ε, δ)-DP allows releasing one example outright, unless --allow-large-delta (then warns).
+     *
+     * @throws IllegalArgumentException naming --delta, its value, 1/n and the option that accepts it
+     */
     void checkDelta(int n) {
         if (delta >= 1.0 / n) {
-            System.err.printf("warning: --delta %s is not below 1/n = %.3g: a mechanism that publishes one example in %d is "
-                    + "(0, delta)-DP; choose delta well below 1/n%n", delta, 1.0 / n, Math.round(1 / delta));
+            String why = String.format("--delta %s is not below 1/n = %.3g: a mechanism that publishes one example in %d is "
+                    + "(0, delta)-DP", delta, 1.0 / n, Math.round(1 / delta));
+            if (!allowLargeDelta) {
+                throw new IllegalArgumentException(why + "; choose delta well below 1/n, or give --allow-large-delta to accept that risk");
+            }
+            System.err.println("warning: " + why + " (accepted with --allow-large-delta)");
         }
     }
 

@@ -579,18 +579,20 @@ class CliTest {
         Process p = startCli(log, "train", "--model", "mlp", "--epochs", "0.6", "--noise-multiplier", "1.1",
                 "--checkpoint-every", "20", "--seed", "7", "--ledger", ledger.toString(), "--output", out.toString(), "--no-progress",
                 "--ema", "0.9");
-        awaitFile(out.resolve("checkpoint").resolve("state.json"), p, log);
+        Path checkpoint = out.resolve("operator").resolve("checkpoint");
+        awaitCheckpoint(checkpoint.resolve("state.json"), 20, p, log); // a step-0 checkpoint comes first (the run is charged)
         assertTrue(p.isAlive(), "killed mid-run");
         p.destroyForcibly(); // SIGKILL
         assertTrue(p.waitFor(60, java.util.concurrent.TimeUnit.SECONDS));
         assertTrue(!Files.exists(out.resolve("model.zip")), "the killed run finished nothing");
-        JsonNode state = Reporting.JSON.readTree(out.resolve("checkpoint").resolve("state.json").toFile());
+        JsonNode state = Reporting.JSON.readTree(checkpoint.resolve("state.json").toFile());
         long done = state.get("steps_done").asLong();
         assertTrue(done >= 20 && done % 20 == 0, "checkpoint at " + done);
         assertEquals("ema-step-" + done + ".bin", state.get("ema_file").asText());
-        assertEquals(org.nd4j.linalg.factory.Nd4j.readBinary(out.resolve("checkpoint").resolve(state.get("ema_file").asText()).toFile())
-                .length(), org.deeplearning4j.util.ModelSerializer.restoreMultiLayerNetwork(out.resolve("checkpoint")
+        assertEquals(org.nd4j.linalg.factory.Nd4j.readBinary(checkpoint.resolve(state.get("ema_file").asText()).toFile())
+                .length(), org.deeplearning4j.util.ModelSerializer.restoreMultiLayerNetwork(checkpoint
                 .resolve(state.get("model_file").asText()).toFile()).numParams(), "one average per parameter");
+        checkpointEditsAreRefused(out);
 
         Run r = run("train", "--resume", out.toString(), "--no-progress", "--json");
         assertEquals(0, r.status(), r.err() + r.out());
@@ -606,7 +608,7 @@ class CliTest {
         assertEquals(0.9, privacy.get("ema_decay").asDouble(), 0.0);
         assertEquals(0.9, j.get("ema_decay").asDouble(), 0.0);
         assertEquals(event, PrivacyEvents.fromMap(Reporting.JSON.convertValue(privacy.get("event"), java.util.Map.class)));
-        assertTrue(!Files.exists(out.resolve("checkpoint")), "the final model supersedes the checkpoint");
+        assertTrue(!Files.exists(checkpoint) && !Files.exists(out.resolve("operator")), "the final model supersedes the checkpoint");
         java.util.List<String> charges = Files.readAllLines(ledger).stream().filter(l -> l.contains("\"charged\":true")).toList();
         assertEquals(1, charges.size(), "train --ledger charges the whole run once, before it starts, not again on resume");
         assertEquals(event, PrivacyEvents.fromMap(Reporting.JSON.convertValue(Reporting.JSON.readTree(charges.get(0)).get("event"),
@@ -615,6 +617,108 @@ class CliTest {
         Run again = run("train", "--resume", out.toString(), "--no-progress");
         assertEquals(2, again.status());
         assertTrue(again.err().contains("finished"), again.err());
+    }
+
+    /** Waits until a checkpoint's state.json records at least {@code steps} steps done. */
+    private static void awaitCheckpoint(Path state, long steps, Process p, Path log) throws Exception {
+        long end = System.nanoTime() + 240_000_000_000L;
+        while (true) {
+            if (Files.exists(state)) {
+                try {
+                    if (Reporting.JSON.readTree(state.toFile()).get("steps_done").asLong() >= steps) {
+                        return;
+                    }
+                } catch (java.io.IOException e) {
+                    // being replaced: read again
+                }
+            }
+            if (!p.isAlive() || System.nanoTime() > end) {
+                p.destroyForcibly();
+                throw new AssertionError(state + " never reached step " + steps + "; child log:\n" + Files.readString(log));
+            }
+            Thread.sleep(50);
+        }
+    }
+
+    /**
+     * The issue's edits of a checkpoint, each on a copy of the run folder, each refused before anything trains: steps
+     * raised (the state's hash), σ raised with every hash recomputed (the ledger's charge), a model file outside the
+     * folder, a missing field, a truncated state.json.
+     */
+    private void checkpointEditsAreRefused(Path out) throws Exception {
+        java.util.Map<String, java.util.function.Consumer<java.util.Map<String, Object>>> edits = new java.util.LinkedHashMap<>();
+        edits.put("state_sha256", m -> m.put("steps", 150));
+        edits.put("ledger", m -> {
+            m.put("noise_multiplier", 5.0);
+            m.put("event_so_far", org.dpdl4j.dpsgd.DpSgdTrainer.event((Double) m.get("sampling_rate"), 5.0,
+                    ((Number) m.get("steps_done")).longValue()).toMap());
+            m.put("plan_sha256", CheckpointState.planHash(m));
+            m.put(CheckpointState.STATE_HASH, CheckpointState.stateHash(m));
+        });
+        edits.put("model_file", m -> {
+            m.put("model_file", "../../x.zip");
+            m.put(CheckpointState.STATE_HASH, CheckpointState.stateHash(m));
+        });
+        edits.put("'sampling_rate' is missing", m -> m.remove("sampling_rate"));
+        int i = 0;
+        for (var edit : edits.entrySet()) {
+            Path copy = tmp.resolve("edited-" + i++);
+            copyTree(out, copy);
+            Path stateFile = copy.resolve("operator").resolve("checkpoint").resolve("state.json");
+            @SuppressWarnings("unchecked")
+            java.util.Map<String, Object> m = Reporting.JSON.readValue(stateFile.toFile(), java.util.LinkedHashMap.class);
+            edit.getValue().accept(m);
+            Reporting.JSON.writeValue(stateFile.toFile(), m);
+            Run r = run("train", "--resume", copy.toString(), "--no-progress");
+            assertEquals(2, r.status(), edit.getKey() + ": " + r.err() + r.out());
+            assertTrue(r.err().contains("refused") && r.err().contains(edit.getKey()), edit.getKey() + ": " + r.err());
+            assertTrue(!Files.exists(copy.resolve("model.zip")) && !Files.exists(copy.resolve("privacy.json")));
+        }
+        Path copy = tmp.resolve("edited-truncated");
+        copyTree(out, copy);
+        Path stateFile = copy.resolve("operator").resolve("checkpoint").resolve("state.json");
+        String text = Files.readString(stateFile);
+        Files.writeString(stateFile, text.substring(0, text.length() / 2));
+        Run r = run("train", "--resume", copy.toString(), "--no-progress");
+        assertEquals(2, r.status(), r.err());
+        assertTrue(r.err().contains("state.json") && r.err().contains("not a complete JSON object"), r.err());
+    }
+
+    private static void copyTree(Path from, Path to) throws java.io.IOException {
+        try (var files = Files.walk(from)) {
+            for (Path f : files.toList()) {
+                Path target = to.resolve(from.relativize(f).toString());
+                if (Files.isDirectory(f)) {
+                    Files.createDirectories(target);
+                } else if (!f.getFileName().toString().equals(".lock")) {
+                    Files.copy(f, target);
+                }
+            }
+        }
+    }
+
+    /**
+     * Killed after the ledger's charge but before any --checkpoint-every checkpoint: the step-0 checkpoint written right
+     * after the charge lets --resume train the whole run under that one charge.
+     */
+    @Test
+    void aChargedRunKilledBeforeItsFirstCheckpointResumesFromStepZero() throws Exception {
+        Path out = tmp.resolve("step0");
+        Path log = tmp.resolve("step0.log");
+        Path ledger = tmp.resolve("step0-ledger.jsonl");
+        Process p = startCli(log, "train", "--model", "mlp", "--epochs", "0.3", "--noise-multiplier", "1.1", "--seed", "5",
+                "--ledger", ledger.toString(), "--output", out.toString(), "--no-progress");
+        awaitFile(out.resolve("operator").resolve("checkpoint").resolve("state.json"), p, log);
+        p.destroyForcibly();
+        assertTrue(p.waitFor(60, java.util.concurrent.TimeUnit.SECONDS));
+        if (Files.exists(out.resolve("model.zip"))) {
+            return; // it finished before the kill landed: nothing to resume (rare on a fast machine)
+        }
+        Run r = run("train", "--resume", out.toString(), "--no-progress", "--json");
+        assertEquals(0, r.status(), r.err() + r.out());
+        long planned = (long) Math.ceil(0.3 * 60000 / 256.0);
+        assertEquals(planned, r.lastJson().get("steps").asLong());
+        assertEquals(1, Files.readAllLines(ledger).stream().filter(l -> l.contains("\"charged\":true")).count(), "charged once");
     }
 
     /**

@@ -38,7 +38,8 @@ import org.dpdl4j.models.Models;
  * <p>The split is made record by record ({@link LabeledData#splitByRecord}): adding or removing one
  * example changes only the part it falls in, so a run is charged its DP-SGD event composed with the
  * score's release, whichever part the example is in (joint quasi-convexity covers the mixture).
- * The score is (correct + N(0, s²))/n_val with s = {@code scoreNoise}·f·n (f the validation
+ * The score is (correct + N(0, s²))/(f·n), divided by the expected validation size and not by the realised one (whose
+ * dependence on the data would scale the noise differently on neighbouring datasets), with s = {@code scoreNoise}·f·n (f the validation
  * fraction, n the private data's size): changing one example changes the count of correct
  * predictions by at most 1, so the release is a {@link GaussianEvent} with noise multiplier s. Every
  * quantity the event depends on (q = B/((1 − f)n), T, σ, s) is computed from n, which is treated as
@@ -171,6 +172,11 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
     /** The scoring mode. */
     public Scoring scoring() {
         return b.scoring;
+    }
+
+    /** f·n, the validation split's expected size from public quantities: the divisor of the released score. */
+    public double publicValidationSize() {
+        return b.validationFraction * b.data.size();
     }
 
     /** The standard deviation s of the released correct-count (0 for a public holdout). */
@@ -323,7 +329,9 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
         if (b.scoring == Scoring.PRIVATE_VALIDATION) {
             Random noise = b.secureRandom ? new SecureRandom() : new Random(seed ^ 0x5DEECE66DL);
             double count = Math.round(accuracy * validation.size());
-            score = (count + noise.nextGaussian() * scoreNoiseCount()) / validation.size();
+            // divided by the public expected size f·n, not the realised one: a data-dependent divisor would scale the
+            // noise differently on neighbouring datasets, and the charged GaussianEvent assumes one fixed scale
+            score = (count + noise.nextGaussian() * scoreNoiseCount()) / publicValidationSize();
         } else {
             score = accuracy;
         }

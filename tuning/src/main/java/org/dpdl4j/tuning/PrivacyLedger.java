@@ -45,7 +45,18 @@ import org.dpdl4j.accounting.Accountants;
  * infinite ε (the budget is then exhausted: remove that line by hand only if you know what it was).
  * {@link #repairs()} says what was done.
  *
- * <p>One process at a time: the file is locked while open. Thread-safe within the process.
+ * <p>Tamper evidence (format version 2): every line ends with {@code "hash"}, the SHA-256 of the line's bytes
+ * without that field, and every line after the header carries {@code "prev"}, the hash of the line before it, so the
+ * lines form a hash chain from the header (which holds the budget) to the last entry, the head. Opening checks the
+ * whole chain and the consecutive sequence numbers and refuses a ledger where any line was edited, removed, inserted,
+ * duplicated or reordered ({@link LedgerException}, naming the line). What it cannot catch: someone who rewrites the
+ * whole file with a new chain, or removes lines from the end; against both, keep the head hash ({@link #headHash},
+ * printed by {@code ledger show} and {@code ledger verify}) somewhere the operator does not control, and check it later
+ * with {@code ledger verify --head}. Ledgers written before the chain (version 1) are refused until {@link #upgrade}d.
+ *
+ * <p>One process at a time: the file is locked while open (an fcntl lock on Linux, which closing any other descriptor
+ * of the file in the same process would release: the file is only ever read and written through the locked channel).
+ * Thread-safe within the process.
  */
 public final class PrivacyLedger implements AutoCloseable {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -71,13 +82,22 @@ public final class PrivacyLedger implements AutoCloseable {
     }
 
     private final Path file;
-    private final String dataset;
-    private final double epsilonBudget;
-    private final double delta;
+    private String dataset;        // null until read from the header when opened without one
+    private double epsilonBudget;  // NaN until read from the header when opened without one
+    private double delta;
     private final FileChannel channel;
     private final FileLock lock;
     private final List<Entry> entries = new ArrayList<>();
     private final List<String> repairs = new ArrayList<>();
+    /** The hash of the last line written or read: the next line's "prev". */
+    private String head = "";
+    /** How long {@link #open} waits for another process that holds the ledger. */
+    static final long LOCK_WAIT_SECONDS = 60;
+    /** The format version this file is written in. */
+    static final int VERSION = 2;
+    private static final String HASH_FIELD = ",\"hash\":\"";
+    /** What a line's hash field adds after the body's closing brace is removed: ,"hash":"&lt;64 hex&gt;"} */
+    private static final int HASH_SUFFIX = HASH_FIELD.length() + 64 + 2;
 
     private PrivacyLedger(Path file, String dataset, double epsilonBudget, double delta, FileChannel channel, FileLock lock) {
         this.file = file;
@@ -100,10 +120,16 @@ public final class PrivacyLedger implements AutoCloseable {
      * @throws IOException              if it cannot be read or written
      */
     public static PrivacyLedger open(Path file, String dataset, double epsilonBudget, double delta) throws IOException {
-        if (!(epsilonBudget > 0)) {
+        return open(file, dataset, epsilonBudget, delta, false);
+    }
+
+    private static PrivacyLedger open(Path file, String dataset, double epsilonBudget, double delta, boolean upgrade)
+            throws IOException {
+        boolean fromHeader = Double.isNaN(epsilonBudget);
+        if (!fromHeader && !(epsilonBudget > 0)) {
             throw new IllegalArgumentException("ledger epsilon budget must be > 0 (or infinite), got " + epsilonBudget);
         }
-        if (!(delta > 0 && delta < 1)) {
+        if (!fromHeader && !(delta > 0 && delta < 1)) {
             throw new IllegalArgumentException("ledger delta must be in (0, 1), got " + delta);
         }
         if (Files.isDirectory(file)) {
@@ -114,20 +140,27 @@ public final class PrivacyLedger implements AutoCloseable {
             Files.createDirectories(dir);
         }
         FileChannel ch = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE);
-        FileLock lock;
+        FileLock lock = null;
+        long deadline = System.nanoTime() + LOCK_WAIT_SECONDS * 1_000_000_000L;
         try {
-            lock = ch.tryLock();
+            // another process's lock is waited for (a concurrent run then sees its charge); this process's is an error
+            while ((lock = ch.tryLock()) == null && System.nanoTime() < deadline) {
+                Thread.sleep(50);
+            }
         } catch (OverlappingFileLockException e) {
+            lock = null;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
             lock = null;
         }
         if (lock == null) {
             ch.close();
-            throw new LedgerException("privacy ledger " + file + " is in use by another dpdl4j process (or thread); wait for it "
-                    + "to finish: one writer at a time");
+            throw new LedgerException("privacy ledger " + file + " is in use by another dpdl4j process (or thread; waited up to "
+                    + LOCK_WAIT_SECONDS + " s for it); one writer at a time: try again when it has finished");
         }
         try {
             PrivacyLedger ledger = new PrivacyLedger(file, dataset, epsilonBudget, delta, ch, lock);
-            ledger.load();
+            ledger.load(upgrade);
             return ledger;
         } catch (IOException | RuntimeException e) {
             lock.release();
@@ -144,37 +177,42 @@ public final class PrivacyLedger implements AutoCloseable {
      * @throws IOException              if it cannot be read
      */
     public static PrivacyLedger open(Path file, String dataset) throws IOException {
+        return openExisting(file, dataset, false);
+    }
+
+    private static PrivacyLedger openExisting(Path file, String dataset, boolean upgrade) throws IOException {
         if (Files.isDirectory(file)) {
             throw new IllegalArgumentException("privacy ledger " + file + " is a directory; give a file");
         }
         if (!Files.exists(file) || Files.size(file) == 0) {
             throw new IllegalArgumentException("privacy ledger " + file + " does not exist; give a budget to create it");
         }
-        Map<?, ?> h = header(file);
-        Object b = h.get("epsilon_budget");
-        if (!(h.get("delta") instanceof Number d) || !("inf".equals(b) || b instanceof Number)) {
-            throw new LedgerException(file + " is not a dpdl4j privacy ledger (its first line has no budget and delta)");
-        }
-        return open(file, dataset, "inf".equals(b) ? Double.POSITIVE_INFINITY : ((Number) b).doubleValue(), d.doubleValue());
+        // the budget and δ come from the header, read under the lock through the locked channel
+        return open(file, dataset, Double.NaN, Double.NaN, upgrade);
     }
 
-    /** The first line of a ledger file, parsed. */
-    private static Map<?, ?> header(Path file) throws IOException {
-        String first;
-        try (var lines = Files.lines(file, StandardCharsets.UTF_8)) {
-            first = lines.findFirst().orElse("");
-        } catch (java.io.UncheckedIOException e) {
-            throw new LedgerException(file + " is not a dpdl4j privacy ledger (not UTF-8 text)");
-        }
-        try {
-            Map<?, ?> h = JSON.readValue(first, Map.class);
-            if (h == null || !"dpdl4j-privacy-ledger".equals(h.get("ledger"))) {
-                throw new LedgerException(file + " is not a dpdl4j privacy ledger (its first line is not a ledger header)");
-            }
-            return h;
-        } catch (JsonProcessingException e) {
-            throw new LedgerException(file + " is not a dpdl4j privacy ledger (its first line is not JSON)");
-        }
+    /**
+     * Opens an existing ledger whatever its dataset, with the budget and δ it was created with (for inspection).
+     *
+     * @throws IllegalArgumentException if the file does not exist or is a directory
+     * @throws LedgerException         if it is corrupt, tampered with, not a ledger, or locked
+     * @throws IOException              if it cannot be read
+     */
+    public static PrivacyLedger openExisting(Path file) throws IOException {
+        return openExisting(file, null, false);
+    }
+
+    /**
+     * Rewrites a version-1 ledger (written before the hash chain) in version 2, in place and under its lock, after saving
+     * the original beside it as {@code FILE.v1-TIME}; the entries are kept as they are. The chain then vouches for the
+     * lines from now on only: what was edited before the upgrade cannot be told.
+     *
+     * @return the ledger, open, with its new head hash
+     * @throws LedgerException if the file is not a version-1 ledger or is corrupt
+     * @throws IOException     if it cannot be read or written
+     */
+    public static PrivacyLedger upgrade(Path file) throws IOException {
+        return openExisting(file, null, true);
     }
 
     /** What opening the ledger repaired (a torn last line), one sentence each; empty when nothing was. */
@@ -182,8 +220,26 @@ public final class PrivacyLedger implements AutoCloseable {
         return List.copyOf(repairs);
     }
 
-    private void load() throws IOException {
-        byte[] raw = Files.readAllBytes(file);
+    /** The whole file, read through the locked channel (never through another descriptor: see the class comment). */
+    private byte[] readAll() throws IOException {
+        long size = channel.size();
+        if (size > Integer.MAX_VALUE - 16) {
+            throw new LedgerException("privacy ledger " + file + " is larger than 2 GiB");
+        }
+        ByteBuffer buf = ByteBuffer.allocate((int) size);
+        long position = 0;
+        while (buf.hasRemaining()) {
+            int read = channel.read(buf, position);
+            if (read < 0) {
+                break;
+            }
+            position += read;
+        }
+        return java.util.Arrays.copyOf(buf.array(), (int) position);
+    }
+
+    private void load(boolean upgrade) throws IOException {
+        byte[] raw = readAll();
         int lastNewline = raw.length - 1;
         while (lastNewline >= 0 && raw[lastNewline] != '\n') {
             lastNewline--;
@@ -192,9 +248,12 @@ public final class PrivacyLedger implements AutoCloseable {
         String text = new String(raw, 0, lastNewline + 1, StandardCharsets.UTF_8);
         String tornTail = new String(raw, lastNewline + 1, raw.length - lastNewline - 1, StandardCharsets.UTF_8);
         if (raw.length == 0) {
+            if (upgrade || Double.isNaN(epsilonBudget)) {
+                throw new IllegalArgumentException("privacy ledger " + file + " is empty; give a budget to create it");
+            }
             Map<String, Object> header = new LinkedHashMap<>();
             header.put("ledger", "dpdl4j-privacy-ledger");
-            header.put("version", 1);
+            header.put("version", VERSION);
             header.put("dataset", dataset);
             header.put("epsilon_budget", Double.isInfinite(epsilonBudget) ? "inf" : epsilonBudget);
             header.put("delta", delta);
@@ -207,28 +266,124 @@ public final class PrivacyLedger implements AutoCloseable {
         if (!torn.isEmpty() && lines.length == 1) {
             throw new LedgerException(file + " is not a dpdl4j privacy ledger (no complete header line)");
         }
+        int version = 0;
         for (int i = 0; i < lines.length - 1; i++) {
             Map<?, ?> m;
             try {
                 m = JSON.readValue(lines[i], Map.class);
             } catch (JsonProcessingException e) {
+                if (i == 0) {
+                    throw new LedgerException(file + " is not a dpdl4j privacy ledger (its first line is not JSON)");
+                }
                 throw corrupt(i + 1, lines[i], "not JSON: " + e.getOriginalMessage());
             }
             if (i == 0) {
+                if (m == null) {
+                    throw new LedgerException(file + " is not a dpdl4j privacy ledger (its first line is not a ledger header)");
+                }
                 checkHeader(m);
+                version = m.get("version") instanceof Number v ? v.intValue() : 1;
+                if (version == 1 && !upgrade) {
+                    throw new LedgerException("privacy ledger " + file + " was written by an earlier dpdl4j (format version 1, "
+                            + "without a hash chain); run 'dpdl4j ledger upgrade " + file + "' to add the chain (it then vouches for "
+                            + "the lines as they are now, not for edits made before)");
+                }
+                if (version == 2 && upgrade) {
+                    throw new LedgerException("privacy ledger " + file + " is already in format version 2");
+                }
+                if (version != 1 && version != 2) {
+                    throw new LedgerException("privacy ledger " + file + " has format version " + m.get("version")
+                            + ", which this dpdl4j does not know (it reads 1 and 2): use a newer dpdl4j");
+                }
+            }
+            if (version == 2) {
+                checkChain(i + 1, lines[i], m);
+            }
+            if (i == 0) {
                 continue;
             }
+            Entry entry;
             try {
-                entries.add(new Entry(((Number) m.get("seq")).longValue(), (String) m.get("time"),
+                entry = new Entry(((Number) m.get("seq")).longValue(), (String) m.get("time"),
                         Boolean.TRUE.equals(m.get("charged")), (String) m.get("label"),
                         PrivacyEvents.fromMap((Map<?, ?>) m.get("event")),
-                        m.get("covered_by") == null ? null : ((Number) m.get("covered_by")).longValue()));
+                        m.get("covered_by") == null ? null : ((Number) m.get("covered_by")).longValue());
             } catch (RuntimeException e) {
                 throw corrupt(i + 1, lines[i], "not a ledger entry: " + e.getMessage());
             }
+            long due = entries.isEmpty() ? 1 : entries.get(entries.size() - 1).sequence() + 1;
+            if (entry.sequence() != due) {
+                throw new LedgerException("privacy ledger " + file + " line " + (i + 1) + " is entry " + entry.sequence()
+                        + " where entry " + due + " was due: a line was removed, duplicated or reordered; dpdl4j will not use it");
+            }
+            if (entry.coveredBy() != null && entries.stream().noneMatch(e -> e.charged() && e.sequence() == entry.coveredBy())) {
+                throw new LedgerException("privacy ledger " + file + " line " + (i + 1) + " is a record under charge "
+                        + entry.coveredBy() + ", which is not a charge before it");
+            }
+            entries.add(entry);
+        }
+        if (upgrade) {
+            rewriteChained(raw, lines);
+            return;
         }
         if (!torn.isEmpty()) {
-            repairTornLine(lastNewline + 1, torn, lines.length);
+            repairTornLine(lastNewline + 1, torn, lines.length, raw);
+        }
+    }
+
+    /**
+     * Checks a version-2 line: it ends with its own hash, the hash matches the bytes before it, and (after the header)
+     * its "prev" is the hash of the line before.
+     */
+    private void checkChain(int lineNumber, String line, Map<?, ?> m) {
+        int at = line.length() - HASH_SUFFIX;
+        if (at < 1 || !line.startsWith(HASH_FIELD, at) || !line.endsWith("\"}")) {
+            throw new LedgerException("privacy ledger " + file + " line " + lineNumber + " has no hash at its end: it was "
+                    + "edited after it was written (or not written by dpdl4j); dpdl4j will not use this ledger");
+        }
+        String body = line.substring(0, at) + "}";
+        String hash = line.substring(at + HASH_FIELD.length(), line.length() - 2);
+        if (!hash.equals(sha256(body))) {
+            throw new LedgerException("privacy ledger " + file + " line " + lineNumber + " does not match its hash: it was "
+                    + "edited after it was written; dpdl4j will not use this ledger");
+        }
+        Object prev = m.get("prev");
+        if (!head.equals(prev == null ? "" : prev)) {
+            throw new LedgerException("privacy ledger " + file + " line " + lineNumber + " does not follow line "
+                    + (lineNumber - 1) + " (the hash chain is broken: a line was removed, inserted, duplicated or reordered); "
+                    + "dpdl4j will not use this ledger");
+        }
+        head = hash;
+    }
+
+    /** Rewrites the loaded version-1 lines as version 2 (see {@link #upgrade}), after saving the original. */
+    private void rewriteChained(byte[] raw, String[] lines) throws IOException {
+        Path backup = file.resolveSibling(file.getFileName() + ".v1-" + Instant.now().toString().replace(':', '-'));
+        Files.write(backup, raw, StandardOpenOption.CREATE_NEW);
+        channel.truncate(0);
+        head = "";
+        for (int i = 0; i < lines.length - 1; i++) {
+            @SuppressWarnings("unchecked")
+            Map<String, Object> m = JSON.readValue(lines[i], LinkedHashMap.class);
+            m.remove("prev");
+            m.remove("hash");
+            if (i == 0) {
+                m.put("version", VERSION);
+                m.put("upgraded", Instant.now().toString());
+            }
+            append(m);
+        }
+        repairs.add("privacy ledger " + file + " was upgraded to format version 2 (hash chain) with its " + entries.size()
+                + " entries as they were; the original is saved as " + backup);
+    }
+
+    /** The SHA-256 of a line's UTF-8 bytes, in hex. */
+    private static String sha256(String text) {
+        try {
+            return java.util.HexFormat.of().formatHex(java.security.MessageDigest.getInstance("SHA-256")
+                    .digest(text.getBytes(StandardCharsets.UTF_8)));
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
         }
     }
 
@@ -237,9 +392,9 @@ public final class PrivacyLedger implements AutoCloseable {
      *
      * @param start the torn line's offset in bytes (just after the last newline)
      */
-    private void repairTornLine(long start, String torn, int lineNumber) throws IOException {
+    private void repairTornLine(long start, String torn, int lineNumber, byte[] raw) throws IOException {
         Path backup = file.resolveSibling(file.getFileName() + ".torn-" + Instant.now().toString().replace(':', '-'));
-        Files.copy(file, backup);
+        Files.write(backup, raw, StandardOpenOption.CREATE_NEW); // from the bytes read: another descriptor would drop the lock
         long sequence = entries.isEmpty() ? 1 : entries.get(entries.size() - 1).sequence() + 1;
         PrivacyEvent event = null;
         String label = null;
@@ -277,6 +432,17 @@ public final class PrivacyLedger implements AutoCloseable {
         if (!"dpdl4j-privacy-ledger".equals(h.get("ledger"))) {
             throw new LedgerException(file + " is not a dpdl4j privacy ledger (its first line is not a ledger header)");
         }
+        Object hb = h.get("epsilon_budget");
+        if (!(h.get("delta") instanceof Number hd) || !(h.get("dataset") instanceof String hs) || !("inf".equals(hb) || hb instanceof Number)) {
+            throw new LedgerException(file + " is not a dpdl4j privacy ledger (its first line has no dataset, budget and delta)");
+        }
+        if (dataset == null) {
+            dataset = hs;
+        }
+        if (Double.isNaN(epsilonBudget)) {
+            epsilonBudget = "inf".equals(hb) ? Double.POSITIVE_INFINITY : ((Number) hb).doubleValue();
+            delta = hd.doubleValue();
+        }
         if (!dataset.equals(h.get("dataset"))) {
             throw new IllegalArgumentException("ledger " + file + " is for dataset '" + h.get("dataset") + "', not '" + dataset + "'");
         }
@@ -298,6 +464,11 @@ public final class PrivacyLedger implements AutoCloseable {
     /** The file. */
     public Path file() {
         return file;
+    }
+
+    /** The dataset this ledger is for. */
+    public String dataset() {
+        return dataset;
     }
 
     /** The ε budget. */
@@ -394,14 +565,40 @@ public final class PrivacyLedger implements AutoCloseable {
         return e;
     }
 
-    private void append(Map<String, Object> line) throws IOException {
-        byte[] bytes = (JSON.writeValueAsString(line) + "\n").getBytes(StandardCharsets.UTF_8);
+    /** Appends one line: its content, "prev" (the head so far, after the header), then its own hash; the hash becomes the head. */
+    private void append(Map<String, Object> content) throws IOException {
+        Map<String, Object> line = new LinkedHashMap<>(content);
+        if (!head.isEmpty()) {
+            line.put("prev", head);
+        }
+        String body = JSON.writeValueAsString(line);
+        String hash = sha256(body);
+        byte[] bytes = (body.substring(0, body.length() - 1) + HASH_FIELD + hash + "\"}\n").getBytes(StandardCharsets.UTF_8);
         ByteBuffer buf = ByteBuffer.wrap(bytes);
         long position = channel.size();
         while (buf.hasRemaining()) {
             position += channel.write(buf, position);
         }
         channel.force(true);
+        head = hash;
+    }
+
+    /**
+     * The hash of the last line, the head of the chain: keep it where the operator cannot change it, and check later
+     * that the ledger still contains it ({@link #containsHash}), to detect a rewritten or truncated ledger.
+     */
+    public synchronized String headHash() {
+        return head;
+    }
+
+    /** Whether some line of this ledger has this hash (an anchored head is still in the chain). */
+    public synchronized boolean containsHash(String hash) throws IOException {
+        for (String line : new String(readAll(), StandardCharsets.UTF_8).split("\n")) {
+            if (line.endsWith(hash + "\"}") && line.length() >= HASH_SUFFIX) {
+                return true;
+            }
+        }
+        return false;
     }
 
     @Override

@@ -60,9 +60,13 @@ class DpSgdMechanismTest {
         TrialResult b = q.run(c, 11, TuningListener.NONE, 0);
         double accuracy = DpSgdTrainer.accuracy(a.model(), q.validation());
         assertTrue(accuracy > 0.9, "the task is easy: " + accuracy);
-        // score = (correct + N(0, 0.5^2)) / 100: within 5 standard deviations of the accuracy
-        assertEquals(accuracy, a.score(), 5 * 0.005);
+        // score = (correct + N(0, 0.5^2)) / 100 (f·n, public): within 5 standard deviations of correct/100
+        assertEquals(Math.round(accuracy * q.validation().size()) / 100.0, a.score(), 5 * 0.005);
         assertEquals(a.score(), b.score(), 0, "same seed, same run");
+        // exactly (correct + s·Z)/(f·n): the public divisor 0.2·500, never the realised validation size
+        assertTrue(q.validation().size() != 100, "the realised size differs from f·n here: " + q.validation().size());
+        double z = new java.util.Random(11 ^ 0x5DEECE66DL).nextGaussian();
+        assertEquals((Math.round(accuracy * q.validation().size()) + z * q.scoreNoiseCount()) / 100.0, a.score(), 1e-12);
         TuningResult r = new RandomSearchTuner(RepetitionDistribution.pointMass(2), 5, 2, false)
                 .tune(HyperparameterSpace.of(HyperparameterSpace.parseAxis("lr=cat:0.001,0.5")), q, null, TuningListener.NONE);
         assertEquals(2, r.trials().size());

@@ -158,14 +158,13 @@ class PrivacyLedgerTest {
 
     /**
      * A child JVM charges entries and prints each sequence number after charge() returns; we kill it
-     * with SIGKILL mid-stream. Every entry it reported must be in the reopened ledger.
+     * with SIGKILL mid-stream. Every entry it reported must be in the reopened ledger. Only the child's stdout is read
+     * (a JVM banner such as "Picked up JAVA_TOOL_OPTIONS" goes to stderr), and the child is killed whatever happens.
      */
     @Test
     void killAndReopenKeepsEveryAcknowledgedEntry(@TempDir Path dir) throws Exception {
         Path file = dir.resolve("l.jsonl");
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        Process p = new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"), LedgerWriter.class.getName(),
-                file.toString()).redirectErrorStream(true).start();
+        Process p = child(dir, LedgerWriter.class, file.toString());
         List<Long> acknowledged = new ArrayList<>();
         try (BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
             String line;
@@ -177,9 +176,11 @@ class PrivacyLedgerTest {
                         break;
                     }
                 } else {
-                    throw new AssertionError("child said: " + line);
+                    throw new AssertionError("child said: " + line + "; its stderr: " + Files.readString(dir.resolve("child.err")));
                 }
             }
+        } finally {
+            p.destroyForcibly();
         }
         assertTrue(p.waitFor(60, TimeUnit.SECONDS));
         assertEquals(25, acknowledged.size());
@@ -194,15 +195,156 @@ class PrivacyLedgerTest {
         }
     }
 
-    /** The child process of {@link #killAndReopenKeepsEveryAcknowledgedEntry}. */
+    /** A child JVM running {@code main} of the given class, stderr to dir/child.err, with a banner-proof environment. */
+    private static Process child(Path dir, Class<?> main, String... args) throws Exception {
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        List<String> command = new ArrayList<>(List.of(java, "-cp", System.getProperty("java.class.path"), main.getName()));
+        command.addAll(List.of(args));
+        return new ProcessBuilder(command).redirectError(dir.resolve("child.err").toFile()).start();
+    }
+
+    /** The child process of {@link #killAndReopenKeepsEveryAcknowledgedEntry}: stops by itself after 120 s. */
     public static final class LedgerWriter {
         public static void main(String[] args) throws Exception {
+            long end = System.nanoTime() + 120_000_000_000L;
             try (PrivacyLedger l = PrivacyLedger.open(Path.of(args[0]), "mnist", Double.POSITIVE_INFINITY, 1e-5)) {
-                for (int i = 0; i < 1_000_000; i++) {
+                for (int i = 0; i < 1_000_000 && System.nanoTime() < end; i++) {
                     System.out.println("charged " + l.charge("run " + i, new GaussianEvent(50)).sequence());
                     System.out.flush();
                 }
             }
         }
+    }
+
+    /**
+     * Three processes charge one ledger at once, against a budget that fits one charge, three times over: exactly one
+     * charge lands each time and the others are refused by the budget. (Before the fix, reading the file through a
+     * second descriptor released the first process's lock, and two or three charges landed.)
+     */
+    @Test
+    void concurrentProcessesCannotOverspendTheBudget(@TempDir Path dir) throws Exception {
+        double one = org.dpdl4j.accounting.Accountants.tightest(new GaussianEvent(2), 1e-5).epsilon();
+        for (int round = 0; round < 3; round++) {
+            Path file = dir.resolve("l" + round + ".jsonl");
+            String start = Long.toString(System.currentTimeMillis() + 1500);
+            List<Process> children = new ArrayList<>();
+            try {
+                for (int c = 0; c < 3; c++) {
+                    Path childDir = Files.createDirectories(dir.resolve("child-" + round + "-" + c));
+                    // two charges cost about 1.4 times one (Gaussians compose sublinearly): 1.2 fits one
+                    children.add(child(childDir, LedgerCharger.class, file.toString(), Double.toString(1.2 * one), start));
+                }
+                int charged = 0;
+                int refused = 0;
+                for (Process p : children) {
+                    assertTrue(p.waitFor(120, TimeUnit.SECONDS), "a child did not finish");
+                    String said = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
+                    charged += said.equals("charged") ? 1 : 0;
+                    refused += said.equals("refused") ? 1 : 0;
+                }
+                assertEquals(1, charged, "round " + round);
+                assertEquals(2, refused, "round " + round);
+            } finally {
+                children.forEach(Process::destroyForcibly);
+            }
+            try (PrivacyLedger l = PrivacyLedger.open(file, "mnist")) {
+                assertEquals(1, l.entries().size());
+                assertTrue(l.spent().epsilon() <= l.epsilonBudget());
+            }
+        }
+    }
+
+    /** The child of {@link #concurrentProcessesCannotOverspendTheBudget}: waits for a common start, charges, says how it went. */
+    public static final class LedgerCharger {
+        public static void main(String[] args) throws Exception {
+            Thread.sleep(Math.max(0, Long.parseLong(args[2]) - System.currentTimeMillis()));
+            try (PrivacyLedger l = PrivacyLedger.open(Path.of(args[0]), "mnist", Double.parseDouble(args[1]), 1e-5)) {
+                Thread.sleep(300); // hold the ledger while the others try
+                l.charge("train", new GaussianEvent(2));
+                System.out.println("charged");
+            } catch (PrivacyLedger.BudgetExceededException e) {
+                System.out.println("refused");
+            }
+        }
+    }
+
+    /**
+     * Every edit the issue's operator tried is refused with the line named: a σ raised tenfold, a count changed, a charge
+     * flipped to a record, a charge deleted, the header's budget raised, a line duplicated, two lines swapped.
+     */
+    @Test
+    void editedLedgersAreRefusedNamingTheLine(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("l.jsonl");
+        String head;
+        try (PrivacyLedger l = PrivacyLedger.open(file, "mnist", 10, 1e-5)) {
+            l.charge("one", new GaussianEvent(3));
+            l.charge("two", new org.dpdl4j.accounting.SelfComposedEvent(new GaussianEvent(4), 5));
+            l.record("trial", new GaussianEvent(4), 2);
+            head = l.headHash();
+            assertTrue(l.containsHash(head) && head.length() == 64);
+        }
+        List<String> original = Files.readAllLines(file);
+        java.util.Map<String, List<String>> edits = new java.util.LinkedHashMap<>();
+        edits.put("sigma raised", with(original, 1, original.get(1).replace("3.0", "30.0")));
+        edits.put("count changed", with(original, 2, original.get(2).replace("\"count\":5", "\"count\":1")));
+        edits.put("charge flipped", with(original, 1, original.get(1).replace("\"charged\":true", "\"charged\":false")));
+        List<String> deleted = new ArrayList<>(original);
+        deleted.remove(2);
+        edits.put("charge deleted", deleted);
+        edits.put("budget raised", with(original, 0, original.get(0).replace("\"epsilon_budget\":10.0", "\"epsilon_budget\":100.0")));
+        List<String> duplicated = new ArrayList<>(original);
+        duplicated.add(2, original.get(2));
+        edits.put("line duplicated", duplicated);
+        List<String> swapped = new ArrayList<>(original);
+        swapped.set(1, original.get(2));
+        swapped.set(2, original.get(1));
+        edits.put("lines swapped", swapped);
+        for (var edit : edits.entrySet()) {
+            assertTrue(!edit.getValue().equals(original), edit.getKey() + ": the edit changed nothing");
+            Files.write(file, edit.getValue());
+            var e = assertThrows(PrivacyLedger.LedgerException.class, () -> PrivacyLedger.open(file, "mnist"), edit.getKey());
+            assertTrue(e.getMessage().matches(".*line [0-9]+.*") && !e.getMessage().contains("\n"), edit.getKey() + ": " + e.getMessage());
+        }
+        Files.write(file, original);
+        try (PrivacyLedger l = PrivacyLedger.open(file, "mnist")) {
+            assertEquals(head, l.headHash());
+        }
+        // a ledger rewritten whole (a new chain) no longer contains the anchored head
+        Files.delete(file);
+        try (PrivacyLedger l = PrivacyLedger.open(file, "mnist", 10, 1e-5)) {
+            l.charge("one", new GaussianEvent(30));
+            assertTrue(!l.containsHash(head));
+        }
+    }
+
+    private static List<String> with(List<String> lines, int index, String line) {
+        List<String> copy = new ArrayList<>(lines);
+        copy.set(index, line);
+        return copy;
+    }
+
+    /** A version-1 ledger (before the hash chain) is refused until upgraded; the upgrade keeps every entry and the original. */
+    @Test
+    void versionOneLedgersAreUpgradedNotSilentlyTrusted(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("old.jsonl");
+        Files.writeString(file, "{\"ledger\":\"dpdl4j-privacy-ledger\",\"version\":1,\"dataset\":\"mnist\",\"epsilon_budget\":8.0,"
+                + "\"delta\":1.0E-5,\"created\":\"2026-11-01T00:00:00Z\"}\n"
+                + "{\"seq\":1,\"time\":\"2026-11-01T00:00:01Z\",\"charged\":true,\"label\":\"train\",\"event\":"
+                + json(new GaussianEvent(3)) + ",\"covered_by\":null}\n");
+        var e = assertThrows(PrivacyLedger.LedgerException.class, () -> PrivacyLedger.open(file, "mnist"));
+        assertTrue(e.getMessage().contains("ledger upgrade"), e.getMessage());
+        try (PrivacyLedger l = PrivacyLedger.upgrade(file)) {
+            assertEquals(1, l.entries().size());
+            assertEquals(8.0, l.epsilonBudget());
+            assertTrue(l.repairs().get(0).contains("upgraded"), l.repairs().toString());
+        }
+        try (PrivacyLedger l = PrivacyLedger.open(file, "mnist")) {
+            assertEquals(new GaussianEvent(3), l.entries().get(0).event());
+            l.charge("more", new GaussianEvent(5));
+        }
+        try (var files = Files.list(dir)) {
+            assertTrue(files.anyMatch(f -> f.getFileName().toString().startsWith("old.jsonl.v1-")), "the original is kept");
+        }
+        assertThrows(PrivacyLedger.LedgerException.class, () -> PrivacyLedger.upgrade(file));
     }
 }
