@@ -54,8 +54,7 @@ public final class CheckpointedMechanism implements TrainingMechanism {
             if (Files.exists(json)) {
                 Map<?, ?> m = JSON.readValue(json.toFile(), Map.class);
                 boolean same = run.equals(m.get("run")) && new Candidate(castValues(m.get("candidate"))).equals(candidate)
-                        && Long.toString(mix(seed)).equals(m.get("seed_check"))
-                        && JSON.writeValueAsString(delegate.event(candidate).toMap()).equals(m.get("event"));
+                        && Long.toString(mix(seed)).equals(m.get("seed_check")) && sameEvent(m.get("event"), delegate.event(candidate));
                 if (same) {
                     MultiLayerNetwork net = Files.exists(model) ? ModelSerializer.restoreMultiLayerNetwork(model.toFile(), true) : null;
                     double score = m.get("score") instanceof Number s ? s.doubleValue() : Double.NEGATIVE_INFINITY;
@@ -92,6 +91,19 @@ public final class CheckpointedMechanism implements TrainingMechanism {
             return r;
         } catch (IOException e) {
             throw new UncheckedIOException("could not keep trial " + trial + " in " + directory, e);
+        }
+    }
+
+    /**
+     * Whether a saved event (JSON text) is this event: compared as events, not as text, since an event's map may list
+     * its keys in another order in another JVM (immutable maps randomise their iteration order per JVM), which had made
+     * every resumed tuning re-run its finished trials.
+     */
+    private static boolean sameEvent(Object saved, PrivacyEvent event) {
+        try {
+            return saved instanceof String text && org.dpdl4j.accounting.PrivacyEvents.fromMap(JSON.readValue(text, Map.class)).equals(event);
+        } catch (IOException | RuntimeException e) {
+            return false;
         }
     }
 

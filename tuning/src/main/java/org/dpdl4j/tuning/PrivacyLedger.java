@@ -540,9 +540,18 @@ public final class PrivacyLedger implements AutoCloseable {
 
     /**
      * For tuners: {@link #charge} when {@code coveredBy} is null, else {@link #record} under it; the
-     * entry's sequence number. A failed write is an {@link java.io.UncheckedIOException} (and nothing runs).
+     * entry's sequence number. A record equal to one already on file (same label, event and charge: a resumed tuning
+     * reaching a trial it had recorded before the crash) is not written again. A failed write is an
+     * {@link java.io.UncheckedIOException} (and nothing runs).
      */
-    long chargeOrRecord(String label, PrivacyEvent event, Long coveredBy) {
+    synchronized long chargeOrRecord(String label, PrivacyEvent event, Long coveredBy) {
+        if (coveredBy != null) {
+            for (Entry e : entries) {
+                if (!e.charged() && coveredBy.equals(e.coveredBy()) && label.equals(e.label()) && event.equals(e.event())) {
+                    return e.sequence();
+                }
+            }
+        }
         try {
             return coveredBy == null ? charge(label, event).sequence() : record(label, event, coveredBy).sequence();
         } catch (IOException e) {

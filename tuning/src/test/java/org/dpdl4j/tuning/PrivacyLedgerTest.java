@@ -347,4 +347,17 @@ class PrivacyLedgerTest {
         }
         assertThrows(PrivacyLedger.LedgerException.class, () -> PrivacyLedger.upgrade(file));
     }
+
+    /** A resumed tuning recording a trial it had recorded before the crash writes no second record; charges always write. */
+    @Test
+    void aRecordIsWrittenOnceACharge(@TempDir Path dir) throws Exception {
+        try (PrivacyLedger l = PrivacyLedger.open(dir.resolve("l.jsonl"), "mnist", 100, 1e-5)) {
+            long charge = l.chargeOrRecord("tuning", new GaussianEvent(3), null);
+            long first = l.chargeOrRecord("trial 1: lr=0.1", new GaussianEvent(5), charge);
+            assertEquals(first, l.chargeOrRecord("trial 1: lr=0.1", new GaussianEvent(5), charge));
+            assertEquals(2, l.entries().size());
+            l.chargeOrRecord("tuning", new GaussianEvent(3), null);
+            assertEquals(3, l.entries().size(), "a second charge is a second spend");
+        }
+    }
 }
