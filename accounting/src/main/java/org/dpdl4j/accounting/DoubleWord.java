@@ -68,8 +68,11 @@ final class DoubleWord {
         out[1] = q2 - (s - q1);
     }
 
-    /** e^x − 1 in double words: Taylor series below 1/16, doubling formula e^{2y} − 1 = (e^y − 1)(e^y + 1) above. */
+    /** e^x − 1 in double words: Taylor series below 1/16, doubling formula e^{2y} − 1 = (e^y − 1)(e^y + 1) up to 64, double precision beyond. */
     static double[] expm1(double x) {
+        if (!(Math.abs(x) <= 64)) { // e^x − 1 is then −1 or beyond double words' use here (and NaN stays NaN)
+            return new double[]{Math.expm1(x), 0};
+        }
         if (Math.abs(x) > 0.0625) {
             double[] h = expm1(x / 2);
             double[] t = new double[2];

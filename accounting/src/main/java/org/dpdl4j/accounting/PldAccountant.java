@@ -34,6 +34,8 @@ public final class PldAccountant implements PrivacyAccountant {
     public static final double DEFAULT_INTERVAL = 1e-4;
 
     private static final PldAccountant STANDARD = new PldAccountant(DEFAULT_INTERVAL);
+    /** The coarsest loss step a self-composition may be computed on before the accountant refuses the event. */
+    static final double MAX_INTERVAL = 1.0;
     /** z with P(N(0, 1) &gt; z) = {@link PrivacyLossDistribution#TAIL_MASS}. */
     private static final double TAIL_Z = Math.sqrt(2) * Erf.erfcInv(2 * PrivacyLossDistribution.TAIL_MASS);
 
@@ -97,7 +99,8 @@ public final class PldAccountant implements PrivacyAccountant {
     }
 
     /**
-     * @throws IllegalArgumentException if δ ∉ (0, 1) or the event is not supported
+     * @throws IllegalArgumentException if δ ∉ (0, 1), the event is not supported, or a self-composition has too many steps
+     *                                  to fit a grid with a loss step up to {@value #MAX_INTERVAL} (use RDP there)
      */
     @Override
     public PrivacyGuarantee guarantee(PrivacyEvent event, double delta) {
@@ -108,7 +111,7 @@ public final class PldAccountant implements PrivacyAccountant {
     }
 
     /**
-     * @throws IllegalArgumentException if ε is negative or not finite, or the event is not supported
+     * @throws IllegalArgumentException if ε is negative or not finite, the event is not supported, or has too many steps
      */
     @Override
     public double delta(PrivacyEvent event, double epsilon) {
@@ -162,6 +165,11 @@ public final class PldAccountant implements PrivacyAccountant {
             PrivacyLossDistribution[] one = pld(s.event(), d);
             while (!(one[0].selfComposesOnItsGrid(s.count()) && one[1].selfComposesOnItsGrid(s.count()))) {
                 d *= 2;
+                if (d > MAX_INTERVAL) { // the window's Chernoff bound no longer narrows: refuse rather than search forever
+                    throw new IllegalArgumentException("the PLD accountant cannot compose " + s.count() + " steps of " + s.event()
+                            + " on a grid of at most 2^22 points with a loss step up to " + MAX_INTERVAL
+                            + " (too many steps for this event); use the rdp accountant");
+                }
                 one = pld(s.event(), d);
             }
             return new PrivacyLossDistribution[]{one[0].selfCompose(s.count()), one[1].selfCompose(s.count())};

@@ -442,6 +442,17 @@ class PldAccountantTest {
         return x;
     }
 
+    /**
+     * A self-composition too long for any grid up to a loss step of 1 (q = 0.5, σ = 1, T = 10⁹: {@code account calibrate}
+     * searched for over a minute) is refused at once with a message that names the rdp accountant.
+     */
+    @Test
+    void tooManyStepsAreRefusedNotSearchedForever() {
+        var e = assertThrows(IllegalArgumentException.class, () -> org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(
+                java.time.Duration.ofSeconds(120), () -> PLD.epsilon(NoiseCalibration.dpSgd(0.5, 1, 1_000_000_000L), 1e-5)));
+        assertTrue(e.getMessage().contains("rdp") && e.getMessage().contains("1000000000"), e.getMessage());
+    }
+
     /** Self-composition by FFT agrees with composing the same PLD pairwise, and with the exact law for Gaussians. */
     @Test
     void selfCompositionByFftAgreesWithTheGaussianLaw() {

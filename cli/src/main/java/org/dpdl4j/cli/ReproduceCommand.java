@@ -219,6 +219,10 @@ final class ReproduceCommand implements Callable<Integer> {
 
     private Path landscapeFile() {
         if (landscape != null) {
+            if (!Files.isRegularFile(landscape)) {
+                throw new IllegalArgumentException("--landscape " + landscape + (Files.isDirectory(landscape) ? " is a directory"
+                        : " does not exist") + ": give the JSON file of the paper's Figure 7 landscape");
+            }
             return landscape;
         }
         String data = System.getenv("DPDL4J_DATA");

@@ -63,6 +63,10 @@ final class TuneCommand implements Callable<Integer> {
                     + tuner + "'");
         }
         boolean named = !rest.isEmpty() && (TUNERS.contains(rest.get(0)) || rest.get(0).equals("help"));
+        if (!rest.isEmpty() && !named && !rest.get(0).startsWith("-")) { // tune foo: a tuner that does not exist
+            throw new IllegalArgumentException("tune: no tuner '" + rest.get(0) + "'; the tuners are " + String.join(", ", TUNERS)
+                    + " (tune --help)");
+        }
         boolean helpOnly = tuner == null && rest.size() == 1 && List.of("-h", "--help", "-V", "--version").contains(rest.get(0));
         if (!named && !helpOnly) {
             rest.add(0, tuner != null ? tuner : "random-search");

@@ -341,7 +341,7 @@ abstract class TuningCommand implements Callable<Integer> {
             long seq = charge;
             PrivacyEvent expected = event.get();
             if (ledger.entries().stream().noneMatch(e -> e.charged() && e.sequence() == seq && e.event().equals(expected))) {
-                throw new IllegalArgumentException("--resume " + resume + ": the ledger " + ledgerOptions.file + " has no charge " + seq
+                throw new IllegalArgumentException("--resume " + out + ": the ledger " + ledgerOptions.file + " has no charge " + seq
                         + " of this tuning's cost; it was not made for this tuning");
             }
             return charge;
@@ -389,8 +389,30 @@ abstract class TuningCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--resume " + resume + ": no tuning to resume (" + stateFile + " does not exist; "
                     + "the tuning ended or never started)");
         }
-        @SuppressWarnings("unchecked")
-        Map<String, Object> state = Reporting.JSON.readValue(stateFile.toFile(), Map.class);
+        Map<String, Object> state;
+        try {
+            @SuppressWarnings("unchecked")
+            Map<String, Object> read = Reporting.JSON.readValue(stateFile.toFile(), Map.class);
+            state = read;
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            throw new IllegalArgumentException("--resume " + resume + ": " + stateFile + " is not a complete JSON object (damaged "
+                    + "or cut short): " + e.getOriginalMessage());
+        }
+        if (state == null || !(state.get("args") instanceof List<?> saved) || !saved.stream().allMatch(a -> a instanceof String)) {
+            throw new IllegalArgumentException("--resume " + resume + ": " + stateFile + ": field 'args' is missing or not a list of "
+                    + "strings (the saved command line)");
+        }
+        if (!(state.get("tuner_seed") instanceof String seed) || !seed.matches("-?[0-9]+")) {
+            throw new IllegalArgumentException("--resume " + resume + ": " + stateFile + ": field 'tuner_seed' is missing or not "
+                    + "an integer in a string");
+        }
+        if (state.get("ledger_charge") != null && !(state.get("ledger_charge") instanceof Number)) {
+            throw new IllegalArgumentException("--resume " + resume + ": " + stateFile + ": field 'ledger_charge' is not an entry "
+                    + "number (or null)");
+        }
+        if (!(state.get("run") instanceof String)) {
+            throw new IllegalArgumentException("--resume " + resume + ": " + stateFile + ": field 'run' is missing or not a string");
+        }
         @SuppressWarnings("unchecked")
         List<String> args = (List<String>) state.get("args");
         picocli.CommandLine cl = new picocli.CommandLine(new TuneCommand());

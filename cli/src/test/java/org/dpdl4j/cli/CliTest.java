@@ -619,6 +619,40 @@ class CliTest {
         assertTrue(again.err().contains("finished"), again.err());
     }
 
+    /**
+     * The issue's rough edges: each refused with the option or file named, exit 2, and no empty --output left behind.
+     */
+    @Test
+    void badInputsAreRefusedByNameAndLeaveNoEmptyOutput() throws Exception {
+        Run tuner = run("tune", "foo");
+        assertEquals(2, tuner.status(), tuner.err());
+        assertTrue(tuner.err().contains("no tuner 'foo'") && tuner.err().contains("random-search"), tuner.err());
+        Run ledgerDir = run("ledger", "show", tmp.toString());
+        assertEquals(2, ledgerDir.status(), ledgerDir.err());
+        assertTrue(ledgerDir.err().contains("is a directory"), ledgerDir.err());
+        Run landscape = run("reproduce", "ps-figure7", "--landscape", tmp.resolve("missing.json").toString(), "--output",
+                tmp.resolve("fig7").toString());
+        assertEquals(2, landscape.status(), landscape.err());
+        assertTrue(landscape.err().contains("--landscape"), landscape.err());
+        Path out = tmp.resolve("not-made").resolve("run");
+        Run delta = run("train", "--delta", "0.001", "--epochs", "0.01", "--output", out.toString(), "--no-progress");
+        assertEquals(2, delta.status(), delta.err());
+        assertTrue(delta.err().contains("--delta") && delta.err().contains("--allow-large-delta"), delta.err());
+        Run epochs = run("train", "--epochs", "-1", "--output", out.toString(), "--no-progress");
+        assertEquals(2, epochs.status(), epochs.err());
+        assertTrue(!Files.exists(out) && !Files.exists(out.getParent()), "a refused run leaves no empty --output folder");
+        // a damaged tuning state names its file and field
+        Path tuning = tmp.resolve("damaged-tuning");
+        Path state = Files.createDirectories(TuningOutput.operatorDirectory(tuning)).resolve("state.json");
+        Files.writeString(state, "{\"args\":[\"--model\",\"mlp\"],\"tuner_seed\":\"12\",\"ledger_charge\":\"x\",\"run\":\"r\"}");
+        Run badCharge = run("tune", "--resume", tuning.toString());
+        assertEquals(2, badCharge.status(), badCharge.err());
+        assertTrue(badCharge.err().contains("state.json") && badCharge.err().contains("'ledger_charge'"), badCharge.err());
+        Files.writeString(state, "{\"args\":[\"--mo");
+        Run truncated = run("tune", "--resume", tuning.toString());
+        assertTrue(truncated.status() == 2 && truncated.err().contains("not a complete JSON object"), truncated.err());
+    }
+
     /** Waits until a checkpoint's state.json records at least {@code steps} steps done. */
     private static void awaitCheckpoint(Path state, long steps, Process p, Path log) throws Exception {
         long end = System.nanoTime() + 240_000_000_000L;

@@ -22,6 +22,10 @@ final class FileVerification {
      * @throws InvalidDatasetException if the file is missing, not valid gzip, or has another digest
      */
     static byte[] readVerified(Path file, String expectedSha256) throws IOException {
+        if (Files.isDirectory(file)) {
+            throw new InvalidDatasetException("dataset file " + file + " is a directory, not a file: remove it and run "
+                    + "scripts/fetch-data.sh");
+        }
         if (!Files.isRegularFile(file)) {
             throw new InvalidDatasetException("dataset file " + file + " does not exist: run scripts/fetch-data.sh (the launcher "
                     + "./dpdl4j runs it for mnist and fashion-mnist)");
