@@ -83,18 +83,7 @@ final class CheckpointState {
      */
     static Map<String, Object> verify(Path dir, LedgerOpener ledgers) throws IOException {
         Path file = dir.resolve("state.json");
-        Map<String, Object> state;
-        try {
-            @SuppressWarnings("unchecked")
-            Map<String, Object> read = Reporting.JSON.readValue(file.toFile(), LinkedHashMap.class);
-            state = read;
-        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
-            throw new IllegalArgumentException("--resume: " + file + " is not a complete JSON object (damaged or cut short): "
-                    + e.getOriginalMessage());
-        }
-        if (state == null) {
-            throw new IllegalArgumentException("--resume: " + file + " is empty");
-        }
+        Map<String, Object> state = readObject(file, "--resume");
         for (String key : List.of("dataset", "image_size", "model", "optimizer", "activation", "accountant", "model_file",
                 "plan_sha256", STATE_HASH, "model_sha256")) {
             text(file, state, key);
@@ -193,6 +182,25 @@ final class CheckpointState {
             throw refused(file, "field '" + key + "' is " + (state.containsKey(key) ? "not a number" : "missing"));
         }
         return v;
+    }
+
+    /**
+     * A JSON object from a resume state file, in file order.
+     *
+     * @throws IllegalArgumentException starting with {@code what}, naming the file, if it is not a complete JSON object
+     */
+    static Map<String, Object> readObject(Path file, String what) throws IOException {
+        try {
+            @SuppressWarnings("unchecked")
+            Map<String, Object> read = Reporting.JSON.readValue(file.toFile(), LinkedHashMap.class);
+            if (read == null) {
+                throw new IllegalArgumentException(what + ": " + file + " is empty");
+            }
+            return read;
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            throw new IllegalArgumentException(what + ": " + file + " is not a complete JSON object (damaged or cut short): "
+                    + e.getOriginalMessage());
+        }
     }
 
     private static IllegalArgumentException refused(Path file, String why) {

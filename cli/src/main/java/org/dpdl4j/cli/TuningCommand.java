@@ -389,16 +389,8 @@ abstract class TuningCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--resume " + resume + ": no tuning to resume (" + stateFile + " does not exist; "
                     + "the tuning ended or never started)");
         }
-        Map<String, Object> state;
-        try {
-            @SuppressWarnings("unchecked")
-            Map<String, Object> read = Reporting.JSON.readValue(stateFile.toFile(), Map.class);
-            state = read;
-        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
-            throw new IllegalArgumentException("--resume " + resume + ": " + stateFile + " is not a complete JSON object (damaged "
-                    + "or cut short): " + e.getOriginalMessage());
-        }
-        if (state == null || !(state.get("args") instanceof List<?> saved) || !saved.stream().allMatch(a -> a instanceof String)) {
+        Map<String, Object> state = CheckpointState.readObject(stateFile, "--resume " + resume);
+        if (!(state.get("args") instanceof List<?> saved) || !saved.stream().allMatch(a -> a instanceof String)) {
             throw new IllegalArgumentException("--resume " + resume + ": " + stateFile + ": field 'args' is missing or not a list of "
                     + "strings (the saved command line)");
         }

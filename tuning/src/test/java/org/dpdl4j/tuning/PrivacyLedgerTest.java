@@ -195,12 +195,18 @@ class PrivacyLedgerTest {
         }
     }
 
-    /** A child JVM running {@code main} of the given class, stderr to dir/child.err, with a banner-proof environment. */
+    /**
+     * A child JVM running {@code main} of the given class, stderr to dir/child.err. JAVA_TOOL_OPTIONS is set, as CI
+     * images often set it: the banner it prints must not be taken for the child's answer (it was, and the orphaned
+     * child then kept running).
+     */
     private static Process child(Path dir, Class<?> main, String... args) throws Exception {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         List<String> command = new ArrayList<>(List.of(java, "-cp", System.getProperty("java.class.path"), main.getName()));
         command.addAll(List.of(args));
-        return new ProcessBuilder(command).redirectError(dir.resolve("child.err").toFile()).start();
+        ProcessBuilder pb = new ProcessBuilder(command).redirectError(dir.resolve("child.err").toFile());
+        pb.environment().put("JAVA_TOOL_OPTIONS", "-Xss2m"); // the JVM then says "Picked up JAVA_TOOL_OPTIONS" on stderr
+        return pb.start();
     }
 
     /** The child process of {@link #killAndReopenKeepsEveryAcknowledgedEntry}: stops by itself after 120 s. */
