@@ -453,6 +453,20 @@ class PldAccountantTest {
         assertTrue(e.getMessage().contains("rdp") && e.getMessage().contains("1000000000"), e.getMessage());
     }
 
+    /**
+     * Pairwise composition by FFT, as the ledger books two runs ({@link ComposedEvent}): two full-batch DP-SGD runs of
+     * T₁ and T₂ steps are one Gaussian with μ = √(T₁ + T₂)/σ; never below the exact ε, within 10⁻³ of it.
+     */
+    @Test
+    void composedRunsAreNeverBelowTheAnalyticGaussian() {
+        for (double[] c : new double[][]{{2, 30, 70, 1e-6}, {1, 10, 40, 1e-9}, {5, 500, 1500, 1e-5}}) {
+            PrivacyEvent both = ComposedEvent.of(NoiseCalibration.dpSgd(1, c[0], (long) c[1]), NoiseCalibration.dpSgd(1, c[0], (long) c[2]));
+            double ours = PLD.epsilon(both, c[3]);
+            double exact = analyticGaussianEpsilon(Math.sqrt(c[1] + c[2]) / c[0], c[3]);
+            assertTrue(ours >= exact && ours <= exact * (1 + 1e-3), "sigma " + c[0] + ": ours " + ours + ", exact " + exact);
+        }
+    }
+
     /** Self-composition by FFT agrees with composing the same PLD pairwise, and with the exact law for Gaussians. */
     @Test
     void selfCompositionByFftAgreesWithTheGaussianLaw() {

@@ -102,7 +102,21 @@ final class Cli {
         return "1".equals(System.getenv("DPDL4J_VERBOSE"));
     }
 
-    private static String oneLine(String message) {
+    /** What went wrong with a file, in words (no exception class names): "no such file or directory: /x" and the like. */
+    static String why(Exception e) {
+        if (e instanceof java.nio.file.NoSuchFileException n) {
+            return "no such file or directory: " + n.getFile();
+        }
+        if (e instanceof java.nio.file.AccessDeniedException a) {
+            return "permission denied: " + a.getFile();
+        }
+        if (e instanceof java.nio.file.FileSystemException f) {
+            return (f.getReason() != null ? f.getReason().toLowerCase(java.util.Locale.ROOT) : "cannot be used") + ": " + f.getFile();
+        }
+        return String.valueOf(e.getMessage());
+    }
+
+    static String oneLine(String message) {
         return message == null ? "" : message.replaceAll("\\s*\\R\\s*", " ");
     }
 

@@ -26,6 +26,9 @@ final class LedgerOptions {
             }
             return null;
         }
+        if (budget != null && !(budget > 0)) {
+            throw new IllegalArgumentException("--ledger-budget must be > 0 (an epsilon budget; leave it out for no limit), got " + budget);
+        }
         return Cli.openLedger(file, budget, dataset, delta);
     }
 }

@@ -20,7 +20,13 @@ public final class Main {
 
     /** Runs the command line and returns its exit status (0 success, 2 bad input). */
     public static int run(String... args) {
-        CommandLine cl = new CommandLine(new Main()).setExecutionExceptionHandler(Cli.errorHandler());
+        CommandLine cl = new CommandLine(new Main()).setExecutionExceptionHandler(Cli.errorHandler())
+                .setParameterExceptionHandler((ex, arguments) -> {
+                    // one line, like every other error: what is wrong and where the usage is (not the whole usage)
+                    ex.getCommandLine().getErr().println("error: " + Cli.oneLine(ex.getMessage()) + " (see "
+                            + ex.getCommandLine().getCommandSpec().qualifiedName() + " --help)");
+                    return 2;
+                });
         if (args.length > 0 && args[0].equals("tune")) { // tune --tuner X ... (the old form) is tune X ...
             try {
                 List<String> rest = TuneCommand.withTunerSubcommand(Arrays.asList(args).subList(1, args.length));

@@ -21,6 +21,11 @@ final class RepetitionOptions {
      */
     RepetitionDistribution distribution(boolean adaptive) {
         String spec = repetitions != null ? repetitions : adaptive ? "geometric:mean=10" : "poisson:10";
-        return RepetitionSpec.parse(spec, maxRepetitions);
+        try {
+            return RepetitionSpec.parse(spec, maxRepetitions);
+        } catch (IllegalArgumentException e) {
+            String m = String.valueOf(e.getMessage());
+            throw m.startsWith("--") ? e : new IllegalArgumentException("--repetitions " + spec + ": " + m, e);
+        }
     }
 }

@@ -81,6 +81,7 @@ final class TrainCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--non-private trains with sigma = 0: --target-epsilon and a non-zero "
                     + "--noise-multiplier do not apply");
         }
+        TrainingOptions.checkNoiseMultiplier(noiseMultiplier);
         if (!t.nonPrivate && noiseMultiplier != null && noiseMultiplier == 0) {
             throw new IllegalArgumentException("--noise-multiplier 0 trains without privacy: add --non-private to do that on purpose");
         }
@@ -234,9 +235,16 @@ final class TrainCommand implements Callable<Integer> {
         }
         DpSgdConfig config = config(((Number) state.get("sampling_rate")).doubleValue(),
                 ((Number) state.get("noise_multiplier")).doubleValue(), ((Number) state.get("steps")).longValue());
-        MultiLayerNetwork net = ModelSerializer.restoreMultiLayerNetwork(checkpointDir.resolve((String) state.get("model_file")).toFile(),
-                true);
-        INDArray ema = state.get("ema_file") instanceof String f ? Nd4j.readBinary(checkpointDir.resolve(f).toFile()) : null;
+        Path modelFile = checkpointDir.resolve((String) state.get("model_file"));
+        MultiLayerNetwork net;
+        INDArray ema;
+        try {
+            net = ModelSerializer.restoreMultiLayerNetwork(modelFile.toFile(), true);
+            ema = state.get("ema_file") instanceof String f ? Nd4j.readBinary(checkpointDir.resolve(f).toFile()) : null;
+        } catch (IOException | RuntimeException e) {
+            throw new IllegalArgumentException("--resume " + dir + ": the checkpoint's model " + modelFile + " (or its moving "
+                    + "average) cannot be read as a DL4J network (" + e.getMessage() + ")");
+        }
         System.out.printf("dpdl4j %s | resuming %s on %s from step %d of %d (fresh randomness; the ledger is not charged again)%n",
                 Cli.version(), t.modelName(), t.dataset, stepsDone, config.steps());
         t.output = dir;

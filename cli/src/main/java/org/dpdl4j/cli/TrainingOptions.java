@@ -162,8 +162,7 @@ final class TrainingOptions {
             Cli.createOutputDirectories(dir);
             Files.delete(Files.createTempFile(dir, ".dpdl4j-probe", ".tmp"));
         } catch (IOException | RuntimeException e) {
-            throw new IllegalArgumentException("--output " + dir + " is not a writable directory (" + e.getClass().getSimpleName()
-                    + ": " + e.getMessage() + ")");
+            throw new IllegalArgumentException("--output " + dir + " is not a writable directory (" + Cli.why(e) + ")");
         }
         return dir;
     }
@@ -173,6 +172,12 @@ final class TrainingOptions {
      * &gt; 0, δ in (0, 1), physical batch &gt;= 1, and not both --seed and --secure-noise.
      */
     void checkRunSettings() {
+        if (!java.util.Arrays.asList(org.dpdl4j.models.Models.NAMES.split(", ")).contains(modelName())) {
+            throw new IllegalArgumentException("--model must be one of " + org.dpdl4j.models.Models.NAMES + ", got '" + modelName() + "'");
+        }
+        if (!dataset.startsWith("folder:") && !java.util.List.of("mnist", "fashion-mnist", "cifar10").contains(dataset)) {
+            throw new IllegalArgumentException("--dataset must be one of " + org.dpdl4j.datasets.Datasets.KNOWN + ", got '" + dataset + "'");
+        }
         if (!(epochs > 0 && epochs <= 10_000)) {
             throw new IllegalArgumentException("--epochs must be in (0, 10000], got " + epochs);
         }
@@ -190,6 +195,17 @@ final class TrainingOptions {
         }
         if (seed != null && secureNoise) {
             throw new IllegalArgumentException("--seed fixes the noise and --secure-noise draws it from SecureRandom: give one of them");
+        }
+    }
+
+    /**
+     * Checks a --noise-multiplier value, if given: finite and ≥ 0.
+     *
+     * @throws IllegalArgumentException naming --noise-multiplier and its value
+     */
+    static void checkNoiseMultiplier(Double sigma) {
+        if (sigma != null && !(sigma >= 0 && Double.isFinite(sigma))) {
+            throw new IllegalArgumentException("--noise-multiplier must be finite and >= 0, got " + sigma);
         }
     }
 

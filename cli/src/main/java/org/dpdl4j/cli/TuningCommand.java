@@ -116,6 +116,7 @@ abstract class TuningCommand implements Callable<Integer> {
             t.outputDirectory("tune"); // checked before anything is charged or trained
         }
         t.checkRunSettings();
+        TrainingOptions.checkNoiseMultiplier(noiseMultiplier);
         if (t.nonPrivate) {
             if (targetEpsilon != null || candidateEpsilon != null || noiseMultiplier != null && noiseMultiplier != 0) {
                 throw new IllegalArgumentException("--non-private trains with sigma = 0: --target-epsilon, --candidate-epsilon and a "
@@ -146,9 +147,18 @@ abstract class TuningCommand implements Callable<Integer> {
         }
         List<HyperparameterSpace.Axis> axes = new ArrayList<>();
         for (String s : spaceAxes.isEmpty() ? List.of("lr=log:0.025:1:20") : spaceAxes) {
-            axes.add(HyperparameterSpace.parseAxis(s));
+            try {
+                axes.add(HyperparameterSpace.parseAxis(s));
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("--space " + s + ": " + e.getMessage(), e);
+            }
         }
-        HyperparameterSpace hs = HyperparameterSpace.of(axes).withRangePoints(rangePoints);
+        HyperparameterSpace hs;
+        try {
+            hs = HyperparameterSpace.of(axes).withRangePoints(rangePoints);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("--space: " + e.getMessage(), e);
+        }
         DpSgdMechanism.Scoring scoring = switch (score) {
             case "private-validation" -> DpSgdMechanism.Scoring.PRIVATE_VALIDATION;
             case "public-holdout" -> DpSgdMechanism.Scoring.PUBLIC_HOLDOUT;

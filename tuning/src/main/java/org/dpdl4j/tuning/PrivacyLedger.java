@@ -600,7 +600,11 @@ public final class PrivacyLedger implements AutoCloseable {
         return head;
     }
 
-    /** Whether some line of this ledger has this hash (an anchored head is still in the chain). */
+    /**
+     * Whether some line of this ledger has this hash (an anchored head is still in the chain).
+     *
+     * @throws IOException if the file cannot be read
+     */
     public synchronized boolean containsHash(String hash) throws IOException {
         for (String line : new String(readAll(), StandardCharsets.UTF_8).split("\n")) {
             if (line.endsWith(hash + "\"}") && line.length() >= HASH_SUFFIX) {
