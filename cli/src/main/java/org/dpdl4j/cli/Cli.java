@@ -131,9 +131,14 @@ final class Cli {
         if (Files.isDirectory(file)) {
             throw new IllegalArgumentException("--ledger " + file + " is a directory; give a file");
         }
-        org.dpdl4j.tuning.PrivacyLedger l = budget == null && Files.exists(file) && Files.size(file) > 0
-                ? org.dpdl4j.tuning.PrivacyLedger.open(file, dataset)
-                : org.dpdl4j.tuning.PrivacyLedger.open(file, dataset, budget != null ? budget : Double.POSITIVE_INFINITY, delta);
+        org.dpdl4j.tuning.PrivacyLedger l;
+        try {
+            l = budget == null && Files.exists(file) && Files.size(file) > 0
+                    ? org.dpdl4j.tuning.PrivacyLedger.open(file, dataset)
+                    : org.dpdl4j.tuning.PrivacyLedger.open(file, dataset, budget != null ? budget : Double.POSITIVE_INFINITY, delta);
+        } catch (IOException e) {
+            throw new IllegalArgumentException("--ledger " + file + " cannot be opened (" + why(e) + ")");
+        }
         for (String repair : l.repairs()) {
             System.out.println("repaired: " + repair);
         }

@@ -213,37 +213,46 @@ final class TrainCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--resume " + dir + ": no checkpoint (" + stateFile + " does not exist)");
         }
         Map<String, Object> state = CheckpointState.verify(checkpointDir, PrivacyLedger::openExisting);
-        t.dataset = (String) state.get("dataset");
-        t.imageSize = (String) state.get("image_size");
-        t.model = (String) state.get("model");
-        t.optimizer = (String) state.get("optimizer");
-        t.activation = (String) state.get("activation");
-        t.batchSize = ((Number) state.get("batch_size")).intValue();
-        t.epochs = ((Number) state.get("epochs")).doubleValue();
-        t.clip = ((Number) state.get("clip_norm")).doubleValue();
-        t.physicalBatchSize = ((Number) state.get("physical_batch_size")).intValue();
-        t.ema = ((Number) state.get("ema_decay")).doubleValue();
-        t.delta = ((Number) state.get("delta")).doubleValue();
-        t.secureNoise = Boolean.TRUE.equals(state.get("secure_noise"));
-        t.nonPrivate = Boolean.TRUE.equals(state.get("non_private"));
-        accountantOption.name = (String) state.get("accountant");
-        long stepsDone = ((Number) state.get("steps_done")).longValue();
-        TrainTest data = t.load();
-        if (data.train().size() != ((Number) state.get("n")).intValue()) {
-            throw new IllegalArgumentException("--resume " + dir + ": the checkpoint was made on " + state.get("n") + " training "
-                    + "examples of " + t.dataset + ", the data now has " + data.train().size());
-        }
-        DpSgdConfig config = config(((Number) state.get("sampling_rate")).doubleValue(),
-                ((Number) state.get("noise_multiplier")).doubleValue(), ((Number) state.get("steps")).longValue());
-        Path modelFile = checkpointDir.resolve((String) state.get("model_file"));
+        TrainTest data;
+        DpSgdConfig config;
         MultiLayerNetwork net;
         INDArray ema;
-        try {
-            net = ModelSerializer.restoreMultiLayerNetwork(modelFile.toFile(), true);
-            ema = state.get("ema_file") instanceof String f ? Nd4j.readBinary(checkpointDir.resolve(f).toFile()) : null;
-        } catch (IOException | RuntimeException e) {
-            throw new IllegalArgumentException("--resume " + dir + ": the checkpoint's model " + modelFile + " (or its moving "
-                    + "average) cannot be read as a DL4J network (" + e.getMessage() + ")");
+        long stepsDone;
+        try { // the settings passed the hashes; a value no option accepts is still named as the checkpoint's
+            t.dataset = (String) state.get("dataset");
+            t.imageSize = (String) state.get("image_size");
+            t.model = (String) state.get("model");
+            t.optimizer = (String) state.get("optimizer");
+            t.activation = (String) state.get("activation");
+            t.batchSize = ((Number) state.get("batch_size")).intValue();
+            t.epochs = ((Number) state.get("epochs")).doubleValue();
+            t.clip = ((Number) state.get("clip_norm")).doubleValue();
+            t.physicalBatchSize = ((Number) state.get("physical_batch_size")).intValue();
+            t.ema = ((Number) state.get("ema_decay")).doubleValue();
+            t.delta = ((Number) state.get("delta")).doubleValue();
+            t.secureNoise = Boolean.TRUE.equals(state.get("secure_noise"));
+            t.nonPrivate = Boolean.TRUE.equals(state.get("non_private"));
+            accountantOption.name = (String) state.get("accountant");
+            stepsDone = ((Number) state.get("steps_done")).longValue();
+            data = t.load();
+            if (data.train().size() != ((Number) state.get("n")).intValue()) {
+                throw new IllegalArgumentException("--resume " + dir + ": the checkpoint was made on " + state.get("n") + " training "
+                        + "examples of " + t.dataset + ", the data now has " + data.train().size());
+            }
+            config = config(((Number) state.get("sampling_rate")).doubleValue(),
+                    ((Number) state.get("noise_multiplier")).doubleValue(), ((Number) state.get("steps")).longValue());
+            Path modelFile = checkpointDir.resolve((String) state.get("model_file"));
+            try {
+                net = ModelSerializer.restoreMultiLayerNetwork(modelFile.toFile(), true);
+                ema = state.get("ema_file") instanceof String f ? Nd4j.readBinary(checkpointDir.resolve(f).toFile()) : null;
+            } catch (IOException | RuntimeException e) {
+                throw new IllegalArgumentException("--resume " + dir + ": the checkpoint's model " + modelFile + " (or its moving "
+                        + "average) cannot be read as a DL4J network (" + e.getMessage() + ")");
+            }
+        } catch (IllegalArgumentException e) {
+            throw e.getMessage() != null && e.getMessage().startsWith("--resume") ? e
+                    : new IllegalArgumentException("--resume " + dir + ": the checkpoint's settings (" + stateFile + ") are refused: "
+                    + e.getMessage(), e);
         }
         System.out.printf("dpdl4j %s | resuming %s on %s from step %d of %d (fresh randomness; the ledger is not charged again)%n",
                 Cli.version(), t.modelName(), t.dataset, stepsDone, config.steps());

@@ -120,6 +120,9 @@ public final class PrivacyLedger implements AutoCloseable {
      * @throws IOException              if it cannot be read or written
      */
     public static PrivacyLedger open(Path file, String dataset, double epsilonBudget, double delta) throws IOException {
+        if (Double.isNaN(epsilonBudget)) { // NaN means "from the header" inside this class only
+            throw new IllegalArgumentException("ledger epsilon budget must be > 0 (or infinite), got NaN");
+        }
         return open(file, dataset, epsilonBudget, delta, false);
     }
 
