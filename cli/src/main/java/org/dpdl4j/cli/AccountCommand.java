@@ -32,6 +32,13 @@ final class AccountCommand {
         @Option(names = "--json", description = "Print one JSON object as the last line.")
         boolean json;
 
+        /** @throws IllegalArgumentException naming --delta when it is outside (0, 1) */
+        void check() {
+            if (!(delta > 0 && delta < 1)) {
+                throw new IllegalArgumentException("--delta must be in (0, 1), got " + delta);
+            }
+        }
+
         /** The DP-SGD schedule every accounting command reports: q, σ and T. */
         static Map<String, Object> schedule(double samplingRate, double sigma, long steps) {
             Map<String, Object> m = new LinkedHashMap<>();
@@ -126,6 +133,8 @@ final class AccountCommand {
 
         @Override
         public Integer call() {
+            report.check();
+            TrainingOptions.checkNoiseMultiplier(sigma);
             double[] qt = schedule.resolve();
             long steps = (long) qt[1];
             PrivacyGuarantee g = accountant.accountant().guarantee(NoiseCalibration.dpSgd(qt[0], sigma, steps), report.delta);
@@ -275,6 +284,13 @@ final class AccountCommand {
 
         @Override
         public Integer call() {
+            report.check();
+            if (!(targetEpsilon > 0) || Double.isInfinite(targetEpsilon)) {
+                throw new IllegalArgumentException("--target-epsilon must be finite and > 0, got " + targetEpsilon);
+            }
+            if (!(tolerance > 0) || Double.isInfinite(tolerance)) {
+                throw new IllegalArgumentException("--tolerance must be finite and > 0, got " + tolerance);
+            }
             double[] qt = schedule.resolve();
             long steps = (long) qt[1];
             PrivacyAccountant acc = accountant.accountant();

@@ -39,6 +39,21 @@ import picocli.CommandLine.Option;
         "train once, and measure a lower bound on epsilon; exit status 4 if it exceeds the claimed epsilon."},
         subcommands = {AuditCommand.Train.class, AuditCommand.Tune.class})
 final class AuditCommand {
+    /**
+     * Refuses the train options an audit does not use, rather than ignoring them: it writes no files (--output) and
+     * audits a noise-free run only as --noise-multiplier 0 with --allow-non-private and a claim (--non-private).
+     */
+    static void refuseUnused(TrainingOptions t) {
+        if (t.output != null) {
+            throw new IllegalArgumentException("--output does not apply: an audit writes no files (its result is printed, "
+                    + "and with --json as a JSON line)");
+        }
+        if (t.nonPrivate) {
+            throw new IllegalArgumentException("--non-private does not apply to an audit: audit a noise-free run with "
+                    + "--noise-multiplier 0 --allow-non-private --claimed-epsilon E");
+        }
+    }
+
     private AuditCommand() {
     }
 
@@ -166,8 +181,11 @@ final class AuditCommand {
         public Integer call() throws Exception {
             a.check();
             t.checkRunSettings();
+            refuseUnused(t);
+            TrainingOptions.checkNoiseMultiplier(noiseMultiplier);
             boolean zero = a.noiseFree(noiseMultiplier);
             TrainTest data = t.load();
+            t.checkDelta(data.train().size());
             long seed = t.weightSeed();
             LabeledData train = a.train(data, seed);
             double q = t.samplingRate(train.size());
@@ -238,6 +256,8 @@ final class AuditCommand {
         public Integer call() throws Exception {
             a.check();
             t.checkRunSettings();
+            refuseUnused(t);
+            TrainingOptions.checkNoiseMultiplier(noiseMultiplier);
             if (a.kind() != CanaryAudit.Kind.GRADIENT) {
                 throw new IllegalArgumentException("audit tune takes --canary-type gradient (input canaries: audit train)");
             }
@@ -252,6 +272,7 @@ final class AuditCommand {
             }
             HyperparameterSpace hs = HyperparameterSpace.of(axes);
             TrainTest data = t.load();
+            t.checkDelta(data.train().size());
             long seed = t.weightSeed();
             LabeledData train = a.train(data, seed);
             RandomGenerator inclusion = a.inclusion(t.seed);

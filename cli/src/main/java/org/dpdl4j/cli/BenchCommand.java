@@ -47,6 +47,9 @@ final class BenchCommand {
         @Option(names = "--batch-size", defaultValue = "256", description = "(Expected) batch size (default ${DEFAULT-VALUE}).")
         int batchSize;
 
+        /** The largest --batch-size measured (a batch is pushed through the network at once in mode fit). */
+        static final int MAX_BATCH = 65_536;
+
         @Option(names = "--steps", defaultValue = "60", description = "Measured steps per phase (default ${DEFAULT-VALUE}).")
         int steps;
 
@@ -153,6 +156,9 @@ final class BenchCommand {
             if (batchSize < 1 || steps < 1 || warmup < 0 || physicalBatchSize < 1) {
                 throw new IllegalArgumentException("--batch-size, --steps and --physical-batch-size must be >= 1 and --warmup >= 0, got "
                         + batchSize + ", " + steps + ", " + physicalBatchSize + ", " + warmup);
+            }
+            if (batchSize > MAX_BATCH) { // a batch of 10^8 images crashed the JVM in native code (mode fit)
+                throw new IllegalArgumentException("--batch-size must be at most " + MAX_BATCH + ", got " + batchSize);
             }
             ModelOptions options = model.equals("cifar-cnn") ? ModelOptions.cifar10() : ModelOptions.mnist();
             LabeledData train = data(options);

@@ -65,6 +65,11 @@ final class ProposeTestCommand extends TuningCommand {
             throw new IllegalArgumentException("--partitions/--granularity/--eps0/--u0/--max-iterations: " + e.getMessage());
         }
         TrainTest data = loadData();
+        t.checkDelta(data.train().size());
+        if (partitions > data.train().size()) { // each part must hold examples (and k arrays of that size would not fit)
+            throw new IllegalArgumentException("--partitions must be at most the " + data.train().size() + " training examples, got "
+                    + partitions);
+        }
         DpSgdMechanism template = mechanism(data, scoring).build();
         PrivacyAccountant acc = Accountants.standard();
         if (noiseMultiplier == null && candidateEpsilon == null && space.axes().stream().noneMatch(a -> a.name().equals("sigma"))) {

@@ -53,6 +53,10 @@ final class ScheduleOptions {
         if (!(epochs > 0) || epochs.isInfinite()) {
             throw new IllegalArgumentException("--epochs must be finite and > 0, got " + epochs);
         }
-        return new double[]{(double) batchSize / datasetSize, Math.ceil(epochs * datasetSize / batchSize - 1e-9)};
+        double steps = Math.ceil(epochs * datasetSize / batchSize - 1e-9);
+        if (!(steps <= 1e15)) { // a long would saturate and the event would not be the schedule's
+            throw new IllegalArgumentException("--epochs " + epochs + " is " + steps + " steps at this batch size; at most 10^15 are accounted");
+        }
+        return new double[]{(double) batchSize / datasetSize, steps};
     }
 }

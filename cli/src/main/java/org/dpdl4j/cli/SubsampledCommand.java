@@ -113,6 +113,7 @@ final class SubsampledCommand extends TuningCommand {
                     + "cannot be drawn again); start it anew");
         }
         TrainTest data = loadData();
+        t.checkDelta(data.train().size());
         int n = data.train().size();
         double expectedTuneTrain = tuneFraction * n * (1 - validationFraction);
         double q = t.batchSize / expectedTuneTrain;

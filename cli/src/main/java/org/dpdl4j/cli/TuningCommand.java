@@ -343,6 +343,10 @@ abstract class TuningCommand implements Callable<Integer> {
             Long charge = resumeState.get("ledger_charge") instanceof Number n ? n.longValue() : null;
             runId = (String) resumeState.get("run");
             if (ledger == null) {
+                if (charge != null) {
+                    throw new IllegalArgumentException("--resume " + out + ": the tuning was charged to a ledger (entry " + charge
+                            + ") but its saved command line has no --ledger; it is not resumed without its charge");
+                }
                 return null;
             }
             if (charge == null) {
@@ -384,6 +388,7 @@ abstract class TuningCommand implements Callable<Integer> {
         state.put("args", original.subList(original.indexOf("tune") + 1, original.size()));
         state.put("tuner_seed", Long.toString(chosenTunerSeed));
         state.put("ledger_charge", charge);
+        state.put("ledger", ledgerOptions.file == null ? null : ledgerOptions.file.toAbsolutePath().toString());
         state.put("run", run);
         Files.createDirectories(TuningOutput.operatorDirectory(out));
         Reporting.writeJsonAtomically(TuningOutput.operatorDirectory(out).resolve(STATE), state);
@@ -417,11 +422,20 @@ abstract class TuningCommand implements Callable<Integer> {
         }
         @SuppressWarnings("unchecked")
         List<String> args = (List<String>) state.get("args");
+        for (String a : args) {
+            if (List.of("--resume", "-h", "--help", "-V", "--version").contains(a) || a.startsWith("--resume=")) {
+                throw new IllegalArgumentException("--resume " + resume + ": " + stateFile + ": the saved command line holds '" + a
+                        + "', which no tuning was started with; the state was edited");
+            }
+        }
         picocli.CommandLine cl = new picocli.CommandLine(new TuneCommand());
         picocli.CommandLine.ParseResult parsed = cl.parseArgs(TuneCommand.withTunerSubcommand(args).toArray(String[]::new));
         TuningCommand again = (TuningCommand) parsed.subcommand().commandSpec().userObject();
         again.resumeState = state;
         again.t.output = resume;
+        if (state.get("ledger") instanceof String ledgerPath) { // as charged, whatever the directory resume runs in
+            again.ledgerOptions.file = java.nio.file.Path.of(ledgerPath);
+        }
         again.t.overwrite = true;
         again.t.noProgress |= t.noProgress;
         again.t.json |= t.json;

@@ -89,7 +89,12 @@ public record DpSgdConfig(double samplingRate, double noiseMultiplier, double cl
         if (!(epochs > 0) || Double.isInfinite(epochs)) {
             throw new IllegalArgumentException("epochs must be finite and > 0, got " + epochs);
         }
-        return (long) Math.ceil(epochs / samplingRate - 1e-9);
+        double steps = Math.ceil(epochs / samplingRate - 1e-9);
+        if (!(steps <= 1e15)) { // beyond, the cast would saturate and the event would not be the run's
+            throw new IllegalArgumentException("epochs " + epochs + " at sampling rate " + samplingRate + " is " + steps
+                    + " steps, more than 10^15");
+        }
+        return (long) steps;
     }
 
     /** Mutable builder for {@link DpSgdConfig}. */

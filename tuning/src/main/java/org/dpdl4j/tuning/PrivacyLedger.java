@@ -187,8 +187,11 @@ public final class PrivacyLedger implements AutoCloseable {
         if (Files.isDirectory(file)) {
             throw new IllegalArgumentException("privacy ledger " + file + " is a directory; give a file");
         }
-        if (!Files.exists(file) || Files.size(file) == 0) {
+        if (!Files.exists(file)) {
             throw new IllegalArgumentException("privacy ledger " + file + " does not exist; give a budget to create it");
+        }
+        if (Files.size(file) == 0) {
+            throw new IllegalArgumentException("privacy ledger " + file + " is empty (not a ledger); give a budget to create one");
         }
         // the budget and δ come from the header, read under the lock through the locked channel
         return open(file, dataset, Double.NaN, Double.NaN, upgrade);
@@ -306,6 +309,12 @@ public final class PrivacyLedger implements AutoCloseable {
                 continue;
             }
             Entry entry;
+            if (!(m.get("seq") instanceof Number seq) || seq.doubleValue() != seq.longValue()) {
+                throw corrupt(i + 1, lines[i], "its sequence number is missing or not a whole number");
+            }
+            if (!(m.get("event") instanceof Map<?, ?>)) {
+                throw corrupt(i + 1, lines[i], "it has no event");
+            }
             try {
                 entry = new Entry(((Number) m.get("seq")).longValue(), (String) m.get("time"),
                         Boolean.TRUE.equals(m.get("charged")), (String) m.get("label"),
@@ -442,8 +451,13 @@ public final class PrivacyLedger implements AutoCloseable {
         if (dataset == null) {
             dataset = hs;
         }
+        double headerBudget = "inf".equals(hb) ? Double.POSITIVE_INFINITY : ((Number) hb).doubleValue();
+        if (!(headerBudget > 0) || !(hd.doubleValue() > 0 && hd.doubleValue() < 1)) {
+            throw new LedgerException(file + " is not a usable dpdl4j privacy ledger: its header has budget " + hb + " and delta "
+                    + hd + " (a budget > 0 and a delta in (0, 1) are allowed)");
+        }
         if (Double.isNaN(epsilonBudget)) {
-            epsilonBudget = "inf".equals(hb) ? Double.POSITIVE_INFINITY : ((Number) hb).doubleValue();
+            epsilonBudget = headerBudget;
             delta = hd.doubleValue();
         }
         if (!dataset.equals(h.get("dataset"))) {
