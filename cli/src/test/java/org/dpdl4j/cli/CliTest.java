@@ -651,6 +651,24 @@ class CliTest {
         Files.writeString(state, "{\"args\":[\"--mo");
         Run truncated = run("tune", "--resume", tuning.toString());
         assertTrue(truncated.status() == 2 && truncated.err().contains("not a complete JSON object"), truncated.err());
+        // an edited saved command line: --resume inside it (recursed before), a charge without its --ledger
+        Files.writeString(state, "{\"args\":[\"--resume\",\"x\"],\"tuner_seed\":\"12\",\"ledger_charge\":null,\"run\":\"r\"}");
+        Run recursive = run("tune", "--resume", tuning.toString());
+        assertTrue(recursive.status() == 2 && recursive.err().contains("'--resume'"), recursive.err());
+        Files.writeString(state, "{\"args\":[\"--model\",\"mlp\",\"--epochs\",\"0.01\",\"--space\",\"lr=cat:0.1\","
+                + "\"--repetitions\",\"fixed:1\",\"--noise-multiplier\",\"1\",\"--no-progress\"],\"tuner_seed\":\"12\","
+                + "\"ledger_charge\":3,\"run\":\"r\"}");
+        Run uncharged = run("tune", "--resume", tuning.toString());
+        assertTrue(uncharged.status() == 2 && uncharged.err().contains("without its charge"), uncharged.err());
+        assertTrue(!Files.exists(tuning.resolve("tuning.json")), "nothing was released");
+        // options an audit does not use are refused, and T beyond what a long holds is refused
+        Run audit = run("audit", "train", "--output", tmp.resolve("x").toString(), "--canaries", "10", "--canary-type", "gradient");
+        assertTrue(audit.status() == 2 && audit.err().contains("--output"), audit.err());
+        Run huge = run("account", "dpsgd", "--dataset-size", "60000", "--batch-size", "1", "--epochs", "1e15", "--noise-multiplier", "1");
+        assertTrue(huge.status() == 2 && huge.err().contains("--epochs"), huge.err());
+        Run parse = run("train", "--epochs", "abc");
+        assertTrue(parse.status() == 2 && parse.err().strip().lines().count() == 1 && parse.err().startsWith("error:")
+                && parse.err().contains("--epochs"), parse.err());
     }
 
     /** Waits until a checkpoint's state.json records at least {@code steps} steps done. */

@@ -366,4 +366,45 @@ class PrivacyLedgerTest {
             assertEquals(3, l.entries().size(), "a second charge is a second spend");
         }
     }
+
+    /**
+     * A forger who rebuilds the hash chain still cannot slip in an impossible ledger: a budget ≤ 0, a δ outside (0, 1), a
+     * fractional sequence number or an entry without an event are refused with the file named; an empty file is said
+     * to be empty.
+     */
+    @Test
+    void impossibleValuesAreRefusedEvenWithAValidChain(@TempDir Path dir) throws Exception {
+        String event = json(new GaussianEvent(3));
+        String header = "{\"ledger\":\"dpdl4j-privacy-ledger\",\"version\":2,\"dataset\":\"mnist\",\"epsilon_budget\":%s,"
+                + "\"delta\":%s,\"created\":\"t\"}";
+        String entry = "{\"seq\":%s,\"time\":\"t\",\"charged\":true,\"label\":\"x\",\"event\":%s,\"covered_by\":null}";
+        java.util.Map<String, List<String>> forged = new java.util.LinkedHashMap<>();
+        forged.put("budget", List.of(String.format(header, "-5.0", "1.0E-5"), String.format(entry, "1", event)));
+        forged.put("delta", List.of(String.format(header, "8.0", "2.0"), String.format(entry, "1", event)));
+        forged.put("sequence", List.of(String.format(header, "8.0", "1.0E-5"), String.format(entry, "1.5", event)));
+        forged.put("no event", List.of(String.format(header, "8.0", "1.0E-5"), String.format(entry, "1", "null")));
+        for (var f : forged.entrySet()) {
+            Path file = dir.resolve(f.getKey().replace(' ', '-') + ".jsonl");
+            Files.writeString(file, chained(f.getValue()));
+            var e = assertThrows(PrivacyLedger.LedgerException.class, () -> PrivacyLedger.open(file, "mnist"), f.getKey());
+            assertTrue(e.getMessage().contains(file.toString()) && !e.getMessage().contains("Exception"), f.getKey() + ": " + e.getMessage());
+        }
+        Path empty = Files.createFile(dir.resolve("empty.jsonl"));
+        var e = assertThrows(IllegalArgumentException.class, () -> PrivacyLedger.open(empty, "mnist"));
+        assertTrue(e.getMessage().contains("is empty"), e.getMessage());
+    }
+
+    /** Lines chained as PrivacyLedger writes them: "prev" after the first, then the line's own SHA-256 as "hash". */
+    private static String chained(List<String> bodies) throws Exception {
+        StringBuilder out = new StringBuilder();
+        String prev = "";
+        for (String body : bodies) {
+            String withPrev = prev.isEmpty() ? body : body.substring(0, body.length() - 1) + ",\"prev\":\"" + prev + "\"}";
+            String hash = java.util.HexFormat.of().formatHex(java.security.MessageDigest.getInstance("SHA-256")
+                    .digest(withPrev.getBytes(StandardCharsets.UTF_8)));
+            out.append(withPrev, 0, withPrev.length() - 1).append(",\"hash\":\"").append(hash).append("\"}\n");
+            prev = hash;
+        }
+        return out.toString();
+    }
 }
