@@ -94,6 +94,13 @@ final class DoubleWord {
         return new double[]{sh, sl};
     }
 
+    /** e^x in double words: 1 + (e^x − 1), added as double words. */
+    static double[] exp(double x) {
+        double[] e = expm1(x);
+        add(1, 0, e[0], e[1], e);
+        return e;
+    }
+
     /** a − b for doubles a, b as an exact double word. */
     static double[] difference(double a, double b) {
         double s = a - b;

@@ -87,14 +87,13 @@ final class PrivacyLossDistribution {
         }
         // masses in double words: differences of doubles are exact, so each mass is rounded once, at the end
         double[] t = new double[2];
-        double[] em1 = DoubleWord.expm1(d);                       // e^Δ − 1
-        double[] ed = {1 + em1[0], 0};                 // e^Δ
-        ed[1] = em1[0] - (ed[0] - 1) + em1[1];
+        double[] em1 = DoubleWord.expm1(d); // e^Δ − 1
+        double[] ed = DoubleWord.exp(d);
         double[] inv = new double[2];
-        DoubleWord.divide(1, 0, em1[0], em1[1], inv);             // 1/(e^Δ − 1)
-        double[] prev = DoubleWord.difference(delta[1], delta[0]); // δ₁ − δ₀
+        DoubleWord.divide(1, 0, em1[0], em1[1], inv); // 1/(e^Δ − 1)
+        double[] prev = DoubleWord.difference(delta[1], delta[0]);
         double[] low = new double[2];
-        DoubleWord.add(1, 0, -delta[0], 0, low);              // 1 − δ₀, exactly
+        DoubleWord.add(1, 0, -delta[0], 0, low); // 1 − δ₀, exactly
         DoubleWord.mul(prev[0], prev[1], inv[0], inv[1], t);
         DoubleWord.add(low[0], low[1], t[0], t[1], t);
         p[0] = t[0] + t[1];
@@ -126,9 +125,9 @@ final class PrivacyLossDistribution {
      */
     private static double shortfall(double[] p, double infinity, double[] delta, double d) {
         double[] t = new double[2];
-        double[] em = DoubleWord.expm1(-d);
-        double rh = 1 + em[0];                         // e^{−Δ}
-        double rl = em[0] - (rh - 1) + em[1];
+        double[] r = DoubleWord.exp(-d);
+        double rh = r[0];
+        double rl = r[1];
         double ah = 0, al = 0, sh = 0, sl = 0;
         double worst = 0;
         for (int j = p.length - 1; j >= 0; j--) {
@@ -341,9 +340,9 @@ final class PrivacyLossDistribution {
             return Double.POSITIVE_INFINITY;
         }
         double[] t = new double[2];
-        double[] em = DoubleWord.expm1(-interval);
-        double rh = 1 + em[0];                         // e^{−Δ}
-        double rl = em[0] - (rh - 1) + em[1];
+        double[] r = DoubleWord.exp(-interval);
+        double rh = r[0];
+        double rl = r[1];
         double ah = 0, al = 0;                         // a
         double sh = 0, sl = 0;                         // Σ pⱼ e^{lᵢ − lⱼ} over j ≥ i
         for (int i = pmf.length - 1; i >= 0; i--) {
