@@ -177,14 +177,30 @@ final class AuditCommand {
         @Option(names = "--target-epsilon", paramLabel = "ε", description = "Calibrate sigma to this epsilon (default 3 when --noise-multiplier is not given).")
         Double targetEpsilon;
 
+        @Mixin
+        ExecutorOptions executorOptions;
+
         @Override
         public Integer call() throws Exception {
             a.check();
             t.checkRunSettings();
             refuseUnused(t);
             TrainingOptions.checkNoiseMultiplier(noiseMultiplier);
+            org.dpdl4j.spark.SparkCluster.Settings spark = executorOptions.settings(executorOptions.spark(), "--executor spark");
+            if (spark == null) {
+                return audit(null);
+            }
+            try (org.dpdl4j.spark.SparkCluster cluster = org.dpdl4j.spark.SparkCluster.start(spark)) {
+                return audit(cluster); // the audited run's clipped sums on the cluster, as train --executor spark
+            }
+        }
+
+        private Integer audit(org.dpdl4j.spark.SparkCluster cluster) throws Exception {
             boolean zero = a.noiseFree(noiseMultiplier);
             TrainTest data = t.load();
+            if (cluster != null) {
+                ExecutorOptions.trainingSplitOn(cluster, t, data);
+            }
             t.checkDelta(data.train().size());
             long seed = t.weightSeed();
             LabeledData train = a.train(data, seed);
@@ -204,7 +220,9 @@ final class AuditCommand {
             System.out.printf("dpdl4j %s | audit train: %s on %d examples of %s, q = %.5g, T = %d, C = %s, sigma = %.4f; %d %s canaries%n",
                     Cli.version(), t.modelName(), train.size(), t.dataset, q, steps, t.clip, sigma, a.canaries, a.canaryType);
             CanaryAudit.Outcome o = CanaryAudit.run(net, train, data.test(), cfg.build(), a.kind(), a.canaries,
-                    a.canaryNorm != null ? a.canaryNorm : t.clip, a.confidence, a.inclusion(t.seed));
+                    a.canaryNorm != null ? a.canaryNorm : t.clip, a.confidence, a.inclusion(t.seed),
+                    cluster != null ? cluster.clippedSums(executorOptions.partitions != null ? executorOptions.partitions
+                            : cluster.parallelism()) : org.dpdl4j.dpsgd.ClippedSums.local());
             Map<String, Object> extra = new LinkedHashMap<>();
             extra.put("noise_multiplier", sigma);
             extra.put("sampling_rate", q);

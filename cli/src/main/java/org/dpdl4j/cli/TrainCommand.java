@@ -68,11 +68,33 @@ final class TrainCommand implements Callable<Integer> {
     @Option(names = "--dry-run", description = "Print sigma, epsilon, the steps and an estimate of the time, and stop: nothing is trained or charged.")
     boolean dryRun;
 
+    @Mixin
+    ExecutorOptions executorOptions;
+
+    /** The cluster that computes the clipped sums (--executor spark), or null for this JVM. */
+    private org.dpdl4j.spark.SparkCluster cluster;
+
     @Override
     public Integer call() throws IOException {
-        if (resume != null) {
-            return resumeRun();
+        org.dpdl4j.spark.SparkCluster.Settings spark = executorOptions.settings(executorOptions.spark(), "--executor spark");
+        if (spark != null && workers != null) {
+            throw new IllegalArgumentException("--workers sets this JVM's threads; with --executor spark each part of a step is a "
+                    + "Spark task with --spark-task-cpus cores: drop --workers");
         }
+        if (spark == null || dryRun) {
+            return resume != null ? resumeRun() : plan();
+        }
+        // the cluster is up, and has executors, before anything is loaded or charged
+        try (org.dpdl4j.spark.SparkCluster c = org.dpdl4j.spark.SparkCluster.start(spark)) {
+            cluster = c;
+            return resume != null ? resumeRun() : plan();
+        } finally {
+            cluster = null;
+        }
+    }
+
+    /** A new run: checks, σ, the charge, then {@link #finish}. */
+    private Integer plan() throws IOException {
         if (accountantOption.name == null) {
             accountantOption.name = "pld"; // one run: the tighter accountant
         }
@@ -92,7 +114,7 @@ final class TrainCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--checkpoint-every must be >= 1 step, got " + checkpointEvery);
         }
         t.checkRunSettings();
-        TrainTest data = t.load();
+        TrainTest data = load();
         int n = data.train().size();
         double q = t.samplingRate(n);
         long steps = DpSgdConfig.stepsForEpochs(t.epochs, q);
@@ -234,7 +256,7 @@ final class TrainCommand implements Callable<Integer> {
             t.nonPrivate = Boolean.TRUE.equals(state.get("non_private"));
             accountantOption.name = (String) state.get("accountant");
             stepsDone = ((Number) state.get("steps_done")).longValue();
-            data = t.load();
+            data = load();
             if (data.train().size() != ((Number) state.get("n")).intValue()) {
                 throw new IllegalArgumentException("--resume " + dir + ": the checkpoint was made on " + state.get("n") + " training "
                         + "examples of " + t.dataset + ", the data now has " + data.train().size());
@@ -258,6 +280,15 @@ final class TrainCommand implements Callable<Integer> {
                 Cli.version(), t.modelName(), t.dataset, stepsDone, config.steps());
         t.output = dir;
         return finish(dir, data, net, config, state, stepsDone, ema);
+    }
+
+    /** The data; with --executor spark and --spark-data cache, executors load the training split from their own cache. */
+    private TrainTest load() throws IOException {
+        TrainTest data = t.load();
+        if (cluster != null) {
+            ExecutorOptions.trainingSplitOn(cluster, t, data);
+        }
+        return data;
     }
 
     /** Where a run's checkpoint lives under --output: operator-only (iterates under a noise stream that may be discarded). */
@@ -289,6 +320,7 @@ final class TrainCommand implements Callable<Integer> {
                 ? ": continue with ./dpdl4j train --resume " + out : "") + (state.get("ledger_charge") != null
                 ? "; the whole run was charged to " + state.get("ledger") + " (entry " + state.get("ledger_charge") + ")" : ""));
         TrainingResult result;
+        org.dpdl4j.spark.SparkClippedSums sums = null;
         try (ProgressBar bar = Reporting.progressBar("DP-SGD", config.steps(), t.noProgress)) {
             if (bar != null) {
                 bar.stepTo(from);
@@ -301,6 +333,14 @@ final class TrainCommand implements Callable<Integer> {
                 }
             };
             DpSgdTrainer trainer = new DpSgdTrainer(accountant);
+            if (cluster != null) {
+                int parts = executorOptions.partitions != null ? executorOptions.partitions : cluster.parallelism();
+                sums = cluster.clippedSums(parts);
+                trainer = trainer.withClippedSums(sums);
+                System.out.printf("clipped sums on Spark (%s): %d part(s), %d core(s) per task, data by %s; noise drawn here%n",
+                        cluster.operatorSummary().get("master"), Math.min(parts, (data.train().size() + 1023) / 1024),
+                        cluster.settings().taskCpus(), executorOptions.data);
+            }
             result = from > 0 ? trainer.resume(new Checkpoint(net, config, from, ema), data.train(), every, sink, listener)
                     : every > 0 ? trainer.train(net, data.train(), config, every, sink, listener)
                     : trainer.train(net, data.train(), config, listener);
@@ -347,6 +387,13 @@ final class TrainCommand implements Callable<Integer> {
             Files.deleteIfExists(out.resolve(CHECKPOINT).getParent()); // operator/, if nothing else is in it
         } catch (java.nio.file.DirectoryNotEmptyException e) {
             // other operator files stay
+        }
+        if (sums != null) { // what the cluster did: operator-only, never released
+            Map<String, Object> record = new LinkedHashMap<>();
+            record.put("executor", cluster.operatorSummary());
+            record.put("clipped_sums", sums.operatorSummary());
+            Files.createDirectories(out.resolve("operator"));
+            Reporting.writeJsonAtomically(out.resolve("operator").resolve("record.json"), record);
         }
         if (lockChannel != null) {
             lockChannel.close(); // held until the release is written and the checkpoint gone

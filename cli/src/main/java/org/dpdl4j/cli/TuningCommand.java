@@ -77,8 +77,21 @@ abstract class TuningCommand implements Callable<Integer> {
     @Mixin
     ExecutorOptions executorOptions;
 
+    @Option(names = "--train-executor", defaultValue = "local", paramLabel = "local|spark", description = {"Where each trial's",
+            "DP-SGD steps compute their clipped sums: local (the trial's own threads) or spark (one Spark job per step over",
+            "--spark-partitions parts of the data on --spark-master; the noise stays on the driver). With spark the trials run",
+            "one at a time, each using the whole cluster; it needs --executor local (a trial that is itself a Spark task",
+            "cannot start Spark jobs) and is refused by dp-hype (default ${DEFAULT-VALUE})."})
+    String trainExecutor;
+
     /** The cluster the trials run on (--executor spark), or null for this JVM. */
-    org.dpdl4j.spark.SparkTrials cluster;
+    org.dpdl4j.spark.SparkCluster cluster;
+
+    /** The cluster every trial's steps compute their clipped sums on (--train-executor spark), or null. */
+    private org.dpdl4j.spark.SparkCluster trainCluster;
+
+    /** The clipped sums handed to mechanisms (--train-executor spark), for the operator record. */
+    private final List<org.dpdl4j.spark.SparkClippedSums> sums = new java.util.ArrayList<>();
 
     @Mixin
     LedgerOptions ledgerOptions;
@@ -178,8 +191,32 @@ abstract class TuningCommand implements Callable<Integer> {
         if (trialWorkers != null && (trialWorkers < 1 || trialWorkers > 256)) {
             throw new IllegalArgumentException("--trial-workers must be in [1, 256], got " + trialWorkers);
         }
-        org.dpdl4j.spark.SparkTrials.Settings sparkSettings = executorOptions.settings();
-        if (sparkSettings != null) {
+        boolean trainOnSpark = switch (trainExecutor) {
+            case "local" -> false;
+            case "spark" -> true;
+            default -> throw new IllegalArgumentException("--train-executor must be local or spark, got '" + trainExecutor + "'");
+        };
+        org.dpdl4j.spark.SparkCluster.Settings sparkSettings = executorOptions.settings(executorOptions.spark() || trainOnSpark,
+                "--executor spark or --train-executor spark");
+        if (trainOnSpark) {
+            if (executorOptions.spark()) {
+                throw new IllegalArgumentException("--executor spark with --train-executor spark: a trial that runs as a Spark task "
+                        + "cannot start Spark jobs of its own. Choose one: --executor spark runs many trials at once, one task each; "
+                        + "--train-executor spark runs one trial at a time with each step spread over the cluster");
+            }
+            String why = sparkUnavailable();
+            if (why != null) {
+                throw new IllegalArgumentException("--train-executor spark: " + why);
+            }
+            if (threads != 1 || trialWorkers != null) {
+                throw new IllegalArgumentException("--train-executor spark runs one trial at a time, its steps on the cluster: drop "
+                        + (threads != 1 ? "--threads " + threads : "--trial-workers " + trialWorkers));
+            }
+        } else if (executorOptions.partitions != null) {
+            throw new IllegalArgumentException("--spark-partitions splits each training's steps over the cluster: it needs "
+                    + "--train-executor spark");
+        }
+        if (executorOptions.spark()) {
             String why = sparkUnavailable();
             if (why != null) {
                 throw new IllegalArgumentException("--executor spark: " + why);
@@ -196,7 +233,13 @@ abstract class TuningCommand implements Callable<Integer> {
             return run(hs, scoring, sigmaAxis);
         }
         // the cluster is up, and has executors, before anything is loaded or charged
-        try (org.dpdl4j.spark.SparkTrials c = org.dpdl4j.spark.SparkTrials.start(sparkSettings)) {
+        try (org.dpdl4j.spark.SparkCluster c = org.dpdl4j.spark.SparkCluster.start(sparkSettings)) {
+            if (trainOnSpark) {
+                trainCluster = c;
+                System.out.printf("each trial's steps on Spark (%s): trials one at a time, data by %s%n",
+                        c.operatorSummary().get("master"), executorOptions.data);
+                return run(hs, scoring, sigmaAxis);
+            }
             cluster = c;
             if (!spec.commandLine().getParseResult().hasMatchedOption("--threads")) {
                 threads = c.parallelism();
@@ -206,6 +249,7 @@ abstract class TuningCommand implements Callable<Integer> {
             return run(hs, scoring, sigmaAxis);
         } finally {
             cluster = null;
+            trainCluster = null;
         }
     }
 
@@ -219,9 +263,8 @@ abstract class TuningCommand implements Callable<Integer> {
      */
     TrainTest loadData() throws IOException {
         TrainTest data = t.load();
-        if (cluster != null) {
-            int[] hwc = TrainingOptions.parseImageSize(t.imageSize);
-            cluster.trainingSplitOf(data.train(), t.dataset, hwc[0], hwc[1], hwc[2], t.weightSeed());
+        if (cluster != null || trainCluster != null) {
+            ExecutorOptions.trainingSplitOn(cluster != null ? cluster : trainCluster, t, data);
         }
         return data;
     }
@@ -237,7 +280,13 @@ abstract class TuningCommand implements Callable<Integer> {
     /** Adds what the executor did to the operator record (Spark's tasks and lost executors; never released). */
     Map<String, Object> withExecutorRecord(Map<String, Object> operator) {
         Map<String, Object> m = new LinkedHashMap<>(operator);
-        m.put("executor", cluster == null ? Map.of("name", "local", "threads", threads) : cluster.operatorSummary());
+        if (trainCluster != null) {
+            Map<String, Object> e = new LinkedHashMap<>(trainCluster.operatorSummary());
+            e.put("clipped_sums", sums.stream().map(org.dpdl4j.spark.SparkClippedSums::operatorSummary).toList());
+            m.put("executor", e);
+        } else {
+            m.put("executor", cluster == null ? Map.of("name", "local", "threads", threads) : cluster.operatorSummary());
+        }
         return m;
     }
 
@@ -460,6 +509,12 @@ abstract class TuningCommand implements Callable<Integer> {
                 .clipNorm(t.clip).batchSize(t.batchSize).epochs(t.epochs).physicalBatchSize(t.physicalBatchSize).delta(t.delta)
                 .emaDecay(t.ema).workers(workers).secureRandom(t.secureNoise).validation(validationFraction, t.weightSeed())
                 .scoring(scoring, scoreNoise).nonPrivate(t.nonPrivate);
+        if (trainCluster != null) {
+            org.dpdl4j.spark.SparkClippedSums s = trainCluster.clippedSums(executorOptions.partitions != null
+                    ? executorOptions.partitions : trainCluster.parallelism());
+            sums.add(s);
+            b.clippedSums(s);
+        }
         return candidateEpsilon != null ? b.perCandidateEpsilon(candidateEpsilon) : b;
     }
 

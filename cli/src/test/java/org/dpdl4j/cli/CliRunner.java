@@ -3,6 +3,8 @@ package org.dpdl4j.cli;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.nio.charset.StandardCharsets;
 import org.dpdl4j.benchmarks.Reporting;
 
@@ -32,6 +34,50 @@ final class CliRunner {
         } finally {
             System.setOut(oldOut);
             System.setErr(oldErr);
+        }
+    }
+
+    /** Starts the command line in a child JVM (one ND4J thread), its output in {@code log}. */
+    static Process startCli(Path log, String... args) throws Exception {
+        String javaBinary = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        java.util.List<String> cmd = new java.util.ArrayList<>(java.util.List.of(javaBinary, "-Xmx2g", "-cp",
+                System.getProperty("java.class.path"), Main.class.getName()));
+        cmd.addAll(java.util.List.of(args));
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile());
+        pb.environment().put("OMP_NUM_THREADS", "1");
+        return pb.start();
+    }
+
+    /** Waits for a file to appear while the process lives; fails with the process's log otherwise. */
+    static void awaitFile(Path file, Process p, Path log) throws Exception {
+        long end = System.nanoTime() + 240_000_000_000L;
+        while (!Files.exists(file)) {
+            if (!p.isAlive() || System.nanoTime() > end) {
+                p.destroyForcibly();
+                throw new AssertionError(file + " never appeared; child log:\n" + Files.readString(log));
+            }
+            Thread.sleep(50);
+        }
+    }
+
+    /** Waits until a checkpoint's state.json records at least {@code steps} steps done. */
+    static void awaitCheckpoint(Path state, long steps, Process p, Path log) throws Exception {
+        long end = System.nanoTime() + 240_000_000_000L;
+        while (true) {
+            if (Files.exists(state)) {
+                try {
+                    if (Reporting.JSON.readTree(state.toFile()).get("steps_done").asLong() >= steps) {
+                        return;
+                    }
+                } catch (java.io.IOException e) {
+                    // being replaced: read again
+                }
+            }
+            if (!p.isAlive() || System.nanoTime() > end) {
+                p.destroyForcibly();
+                throw new AssertionError(state + " never reached step " + steps + "; child log:\n" + Files.readString(log));
+            }
+            Thread.sleep(50);
         }
     }
 }

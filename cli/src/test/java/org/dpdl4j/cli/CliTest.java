@@ -543,28 +543,6 @@ class CliTest {
         assertEquals(2, run("ledger", "show", tmp.resolve("missing.jsonl").toString()).status());
     }
 
-    /** Starts the command line in a child JVM (one ND4J thread), its output in {@code log}. */
-    private static Process startCli(Path log, String... args) throws Exception {
-        String javaBinary = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        java.util.List<String> cmd = new java.util.ArrayList<>(java.util.List.of(javaBinary, "-Xmx2g", "-cp",
-                System.getProperty("java.class.path"), Main.class.getName()));
-        cmd.addAll(java.util.List.of(args));
-        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile());
-        pb.environment().put("OMP_NUM_THREADS", "1");
-        return pb.start();
-    }
-
-    /** Waits for a file to appear while the process lives; fails with the process's log otherwise. */
-    private static void awaitFile(Path file, Process p, Path log) throws Exception {
-        long end = System.nanoTime() + 240_000_000_000L;
-        while (!Files.exists(file)) {
-            if (!p.isAlive() || System.nanoTime() > end) {
-                p.destroyForcibly();
-                throw new AssertionError(file + " never appeared; child log:\n" + Files.readString(log));
-            }
-            Thread.sleep(50);
-        }
-    }
 
     /**
      * SIGKILL after a checkpoint, then train --resume: the run ends at its planned T, its epsilon and privacy.json
@@ -576,11 +554,11 @@ class CliTest {
         Path out = tmp.resolve("ckpt");
         Path log = tmp.resolve("ckpt.log");
         Path ledger = tmp.resolve("train-ledger.jsonl");
-        Process p = startCli(log, "train", "--model", "mlp", "--epochs", "0.6", "--noise-multiplier", "1.1",
+        Process p = CliRunner.startCli(log, "train", "--model", "mlp", "--epochs", "0.6", "--noise-multiplier", "1.1",
                 "--checkpoint-every", "20", "--seed", "7", "--ledger", ledger.toString(), "--output", out.toString(), "--no-progress",
                 "--ema", "0.9");
         Path checkpoint = out.resolve("operator").resolve("checkpoint");
-        awaitCheckpoint(checkpoint.resolve("state.json"), 20, p, log); // a step-0 checkpoint comes first (the run is charged)
+        CliRunner.awaitCheckpoint(checkpoint.resolve("state.json"), 20, p, log); // a step-0 checkpoint comes first (the run is charged)
         assertTrue(p.isAlive(), "killed mid-run");
         p.destroyForcibly(); // SIGKILL
         assertTrue(p.waitFor(60, java.util.concurrent.TimeUnit.SECONDS));
@@ -671,26 +649,6 @@ class CliTest {
                 && parse.err().contains("--epochs"), parse.err());
     }
 
-    /** Waits until a checkpoint's state.json records at least {@code steps} steps done. */
-    private static void awaitCheckpoint(Path state, long steps, Process p, Path log) throws Exception {
-        long end = System.nanoTime() + 240_000_000_000L;
-        while (true) {
-            if (Files.exists(state)) {
-                try {
-                    if (Reporting.JSON.readTree(state.toFile()).get("steps_done").asLong() >= steps) {
-                        return;
-                    }
-                } catch (java.io.IOException e) {
-                    // being replaced: read again
-                }
-            }
-            if (!p.isAlive() || System.nanoTime() > end) {
-                p.destroyForcibly();
-                throw new AssertionError(state + " never reached step " + steps + "; child log:\n" + Files.readString(log));
-            }
-            Thread.sleep(50);
-        }
-    }
 
     /**
      * The issue's edits of a checkpoint, each on a copy of the run folder, each refused before anything trains: steps
@@ -758,9 +716,9 @@ class CliTest {
         Path out = tmp.resolve("step0");
         Path log = tmp.resolve("step0.log");
         Path ledger = tmp.resolve("step0-ledger.jsonl");
-        Process p = startCli(log, "train", "--model", "mlp", "--epochs", "0.3", "--noise-multiplier", "1.1", "--seed", "5",
+        Process p = CliRunner.startCli(log, "train", "--model", "mlp", "--epochs", "0.3", "--noise-multiplier", "1.1", "--seed", "5",
                 "--ledger", ledger.toString(), "--output", out.toString(), "--no-progress");
-        awaitFile(out.resolve("operator").resolve("checkpoint").resolve("state.json"), p, log);
+        CliRunner.awaitFile(out.resolve("operator").resolve("checkpoint").resolve("state.json"), p, log);
         p.destroyForcibly();
         assertTrue(p.waitFor(60, java.util.concurrent.TimeUnit.SECONDS));
         if (Files.exists(out.resolve("model.zip"))) {
@@ -784,8 +742,8 @@ class CliTest {
         Path ledger = tmp.resolve("resume-ledger.jsonl");
         Path out = tmp.resolve("resumed");
         Path log = tmp.resolve("tune.log");
-        Process p = startCli(log, concat(args, "--ledger", ledger.toString(), "--output", out.toString()));
-        awaitFile(out.resolve("operator").resolve("trials").resolve("trial-0.json"), p, log);
+        Process p = CliRunner.startCli(log, concat(args, "--ledger", ledger.toString(), "--output", out.toString()));
+        CliRunner.awaitFile(out.resolve("operator").resolve("trials").resolve("trial-0.json"), p, log);
         assertTrue(p.isAlive(), "killed mid-tuning");
         p.destroyForcibly();
         assertTrue(p.waitFor(60, java.util.concurrent.TimeUnit.SECONDS));
@@ -900,8 +858,8 @@ class CliTest {
             Path ledger = tmp.resolve("l" + k + ".jsonl");
             Path out = tmp.resolve("r" + k);
             Path log = tmp.resolve("r" + k + ".log");
-            Process p = startCli(log, concat(tuners[k], "--ledger", ledger.toString(), "--output", out.toString()));
-            awaitFile(out.resolve("operator").resolve(awaited[k]), p, log);
+            Process p = CliRunner.startCli(log, concat(tuners[k], "--ledger", ledger.toString(), "--output", out.toString()));
+            CliRunner.awaitFile(out.resolve("operator").resolve(awaited[k]), p, log);
             assertTrue(p.isAlive(), tuners[k][2] + " killed mid-tuning");
             p.destroyForcibly();
             assertTrue(p.waitFor(60, java.util.concurrent.TimeUnit.SECONDS));

@@ -5,10 +5,6 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 import java.util.SplittableRandom;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import org.deeplearning4j.nn.api.Layer;
 import org.deeplearning4j.nn.conf.MultiLayerConfiguration;
 import org.deeplearning4j.nn.conf.layers.BaseLayer;
@@ -35,16 +31,16 @@ import org.nd4j.linalg.factory.Nd4j;
  * ({@link PerExampleGradients}, exact), adds one draw of N(0, σ²C² I) to the clipped sum, divides
  * by the <em>expected</em> batch size q·n (never the realised one, which is private), and applies the
  * network's own DL4J updater (SGD, momentum, Adam, with its learning rate and regularisation)
- * exactly as {@code fit()} would. An empty batch still adds noise and still counts. With
+ * exactly as {@code fit()} would. The clipped sums are computed by this JVM's workers or, with
+ * {@link #withClippedSums}, elsewhere (a Spark cluster); the noise is always drawn here. An empty batch still adds noise and still counts. With
  * {@link DpSgdConfig#emaDecay()} &gt; 0 the network ends with the moving average of its iterates instead of the
  * last one (post-processing: DP-SGD's event covers every iterate).
  *
  * <p>The run's privacy event is T self-composed Poisson-sampled Gaussians (q, σ); the accountant
  * converts it. With an ε budget the trainer stops <em>before</em> the first step whose cumulative ε
  * would exceed it. The trainer holds no global state; it starts threads only when asked for
- * {@link DpSgdConfig#workers()} &gt; 1, and stops them before returning. With W workers on the CPU each
- * worker's OpenMP teams get min(ND4J's op threads, cores/W) threads (the calling thread's setting is restored
- * at the end), and OpenBLAS's process-wide thread count is set to that and left there.
+ * {@link DpSgdConfig#workers()} &gt; 1, and stops them before returning (see {@link ClippedSums#local()} for
+ * their native threads).
  *
  * <p>A run can hand {@link Checkpoint}s to a sink every N steps and be resumed from one
  * ({@link #resume}). A resumed run draws <em>fresh</em> sampling and noise randomness: replaying the
@@ -55,6 +51,7 @@ import org.nd4j.linalg.factory.Nd4j;
 public final class DpSgdTrainer {
     private final PrivacyAccountant accountant;
     private final GradientCanaries canaries;
+    private final ClippedSums sums;
 
     /** A trainer whose budget and progress ε use the standard RDP accountant. */
     public DpSgdTrainer() {
@@ -63,12 +60,13 @@ public final class DpSgdTrainer {
 
     /** @param accountant used for the ε budget and the ε reported to listeners */
     public DpSgdTrainer(PrivacyAccountant accountant) {
-        this(accountant, null);
+        this(accountant, null, ClippedSums.local());
     }
 
-    private DpSgdTrainer(PrivacyAccountant accountant, GradientCanaries canaries) {
+    private DpSgdTrainer(PrivacyAccountant accountant, GradientCanaries canaries, ClippedSums sums) {
         this.accountant = java.util.Objects.requireNonNull(accountant, "accountant");
         this.canaries = canaries;
+        this.sums = java.util.Objects.requireNonNull(sums, "sums");
     }
 
     /**
@@ -76,7 +74,16 @@ public final class DpSgdTrainer {
      * canaries' coordinates must lie within the network's parameters.
      */
     public DpSgdTrainer withGradientCanaries(GradientCanaries c) {
-        return new DpSgdTrainer(accountant, java.util.Objects.requireNonNull(c, "canaries"));
+        return new DpSgdTrainer(accountant, java.util.Objects.requireNonNull(c, "canaries"), sums);
+    }
+
+    /**
+     * The same trainer with each step's clipped sum computed by {@code where} (for example on a Spark cluster) instead
+     * of this JVM's workers. The batches, the noise (drawn here), the update and the event are those of a local run with
+     * the same seed; only the summation order of the clipped gradients may differ.
+     */
+    public DpSgdTrainer withClippedSums(ClippedSums where) {
+        return new DpSgdTrainer(accountant, canaries, java.util.Objects.requireNonNull(where, "where"));
     }
 
     /** The privacy event of a DP-SGD run with the given settings and step count. */
@@ -133,14 +140,6 @@ public final class DpSgdTrainer {
     private TrainingResult run(MultiLayerNetwork network, LabeledData train, DpSgdConfig config, long firstStep, INDArray emaSoFar,
                                long checkpointEvery, Checkpoint.Sink sink, TrainingListener... listeners) {
         requirePositiveLearningRate(network);
-        int workers = config.workers();
-        PerExampleGradients[] gradients = new PerExampleGradients[workers];
-        for (int w = 0; w < workers; w++) {
-            gradients[w] = new PerExampleGradients(network);
-        }
-        DataType type = network.params().dataType();
-        INDArray features = train.features().dataType() == type ? train.features() : train.features().castTo(type);
-        INDArray labels = train.labels().dataType() == type ? train.labels() : train.labels().castTo(type);
         int n = train.size();
         if (n == 0) {
             throw new IllegalArgumentException("the training set is empty");
@@ -161,7 +160,7 @@ public final class DpSgdTrainer {
             samplerSeed = secure.nextLong();
             noiseSeed = secure.nextLong();
         }
-        PoissonBatchSampler sampler = new PoissonBatchSampler(n, q, new SplittableRandom(samplerSeed));
+        PoissonBatchSampler sampler = new PoissonBatchSampler(n, q, samplerSeed);
         int[] canaryCoordinates = canaries == null ? new int[0] : canaries.coordinates();
         for (int j : canaryCoordinates) {
             if (j >= network.numParams()) {
@@ -186,28 +185,11 @@ public final class DpSgdTrainer {
         INDArray ema = config.emaDecay() == 0 ? null
                 : (emaSoFar != null ? emaSoFar : params).reshape(params.shape()).castTo(params.dataType()).dup();
 
-        INDArray[] partial = new INDArray[workers]; // worker 0 writes into flat itself
-        partial[0] = flat;
-        for (int w = 1; w < workers; w++) {
-            partial[w] = Nd4j.zeros(flat.dataType(), flat.shape());
-        }
-        // each worker's native thread teams get its share of the cores (NativeThreads)
-        int nativeThreads = NativeThreads.perWorker(workers);
-        ExecutorService pool = workers > 1 ? Executors.newFixedThreadPool(workers - 1, r -> {
-            Thread th = new Thread(() -> {
-                NativeThreads.setForCallingThread(nativeThreads);
-                r.run();
-            }, "dpdl4j-dpsgd-worker");
-            th.setDaemon(true);
-            return th;
-        }) : null;
-        NativeThreads.setBlasThreads(nativeThreads);
-        int callerNativeThreads = NativeThreads.setForCallingThread(nativeThreads);
         long start = System.nanoTime();
-        try (GaussianNoise noise = new GaussianNoise(noiseSeed)) {
+        try (ClippedSums.Session session = sums.open(network, train, config, sampler);
+             GaussianNoise noise = new GaussianNoise(noiseSeed)) {
             for (long t = firstStep + 1; t <= steps; t++) {
-                int[] batch = sampler.next();
-                double lossSum = clippedSum(batch, features, labels, c, config.physicalBatchSize(), gradients, partial, pool);
+                ClippedSums.Sum sum = session.step(t, flat); // throws before anything of step t is applied
                 for (int j : canaryCoordinates) { // each canary is sampled like an example, independently with rate q
                     if (canarySampler.nextDouble() < q) {
                         flat.putScalar(j, flat.getDouble(j) + canaryContribution);
@@ -224,9 +206,10 @@ public final class DpSgdTrainer {
                 }
                 if (!ls.isEmpty()) {
                     double secs = (System.nanoTime() - start) / 1e9;
-                    StepInfo info = new StepInfo(t, config.steps(), t * q, batch.length,
-                            batch.length == 0 ? Double.NaN : lossSum / batch.length,
-                            progressEpsilon.at(t), q * n * (t - firstStep) / secs);
+                    long step = t;
+                    StepInfo info = new StepInfo(t, config.steps(), t * q, sum.batchSize(),
+                            sum.batchSize() == 0 ? Double.NaN : sum.lossSum() / sum.batchSize(),
+                            () -> progressEpsilon.at(step), q * n * (t - firstStep) / secs);
                     for (TrainingListener l : ls) {
                         l.onStep(info);
                     }
@@ -235,11 +218,6 @@ public final class DpSgdTrainer {
                     sink.save(new Checkpoint(network, config, t, ema));
                 }
             }
-        } finally {
-            if (pool != null) {
-                pool.shutdownNow();
-            }
-            NativeThreads.setForCallingThread(callerNativeThreads);
         }
         double seconds = (System.nanoTime() - start) / 1e9;
         if (ema != null) { // the release is the average (post-processing of the iterates)
@@ -247,49 +225,6 @@ public final class DpSgdTrainer {
         }
         return new TrainingResult(network, event(q, sigma, steps), steps, steps < config.steps(), q * n * (steps - firstStep),
                 seconds);
-    }
-
-    /**
-     * Σ_i min(1, C/‖g_i‖)·g_i over the batch into {@code partial[0]}: the batch is split into one
-     * contiguous part per worker, each processed in physical chunks into its own buffer, and the
-     * buffers are added. Returns the batch's summed loss.
-     */
-    private static double clippedSum(int[] batch, INDArray features, INDArray labels, double c, int physical,
-                                     PerExampleGradients[] gradients, INDArray[] partial, ExecutorService pool) {
-        int workers = gradients.length;
-        int per = (batch.length + workers - 1) / workers;
-        List<Future<Double>> futures = new java.util.ArrayList<>();
-        for (int w = 1; w < workers; w++) {
-            int from = Math.min(batch.length, w * per);
-            int to = Math.min(batch.length, from + per);
-            int worker = w;
-            futures.add(pool.submit(() -> part(batch, from, to, features, labels, c, physical, gradients[worker], partial[worker])));
-        }
-        double loss = part(batch, 0, Math.min(batch.length, per), features, labels, c, physical, gradients[0], partial[0]);
-        try {
-            for (int w = 1; w < workers; w++) {
-                loss += futures.get(w - 1).get();
-                partial[0].addi(partial[w]);
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted while computing a DP-SGD step", e);
-        } catch (ExecutionException e) {
-            throw new IllegalStateException("a DP-SGD worker failed", e.getCause());
-        }
-        return loss;
-    }
-
-    private static double part(int[] batch, int from, int to, INDArray features, INDArray labels, double c, int physical,
-                               PerExampleGradients gradients, INDArray target) {
-        target.assign(0);
-        double loss = 0;
-        for (int at = from; at < to; at += physical) {
-            int[] chunk = Arrays.copyOfRange(batch, at, Math.min(to, at + physical));
-            loss += Double.isInfinite(c) ? gradients.addBatchGradient(features, labels, chunk, target)
-                    : gradients.addClippedSum(features, labels, chunk, c, target);
-        }
-        return loss;
     }
 
     /**
@@ -303,7 +238,7 @@ public final class DpSgdTrainer {
         private final PrivacyEvent perStep;
         private final long steps;
         private final double delta;
-        private final java.util.Map<Long, Double> cache = new java.util.HashMap<>();
+        private final java.util.Map<Long, Double> cache = new java.util.concurrent.ConcurrentHashMap<>(); // read when a listener asks
 
         ProgressEpsilon(PrivacyAccountant accountant, PrivacyEvent perStep, long steps, double delta) {
             this.accountant = accountant;

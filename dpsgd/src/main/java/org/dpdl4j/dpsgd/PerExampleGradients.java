@@ -131,6 +131,30 @@ public final class PerExampleGradients {
     }
 
     /**
+     * A step's whole clipped sum: {@code target} is set to Σ_i min(1, C/‖g_i‖)·g_i over the rows (with C = ∞, the
+     * non-private mode: Σ_i g_i), computed in physical chunks of at most {@code physicalBatchSize} rows. The one
+     * place where every executor of the engine (local workers, Spark tasks) forms its part of a step's sum.
+     *
+     * @param features          all features [n, c·h·w]
+     * @param labels            all one-hot labels [n, classes]
+     * @param rows              the rows (may be empty: the sum is then 0)
+     * @param clipNorm          C &gt; 0, or +∞ for the non-private mode
+     * @param physicalBatchSize rows pushed through the network at once, ≥ 1
+     * @param target            flattened gradient [1, numParams] (outside any workspace), overwritten
+     * @return the sum of the rows' per-example losses
+     */
+    public double clippedSum(INDArray features, INDArray labels, int[] rows, double clipNorm, int physicalBatchSize, INDArray target) {
+        target.assign(0);
+        double loss = 0;
+        for (int at = 0; at < rows.length; at += physicalBatchSize) {
+            int[] chunk = java.util.Arrays.copyOfRange(rows, at, Math.min(rows.length, at + physicalBatchSize));
+            loss += Double.isInfinite(clipNorm) ? addBatchGradient(features, labels, chunk, target)
+                    : addClippedSum(features, labels, chunk, clipNorm, target);
+        }
+        return loss;
+    }
+
+    /**
      * The non-private mode of the engine (no clipping, no per-example state): adds the gradient of
      * the summed loss over the given rows, Σ_i g_i, into {@code target}, with the same forward
      * kernels as {@link #addClippedSum} and each layer's batch backward pass (libnd4j's conv2d_bp for

@@ -1,27 +1,36 @@
 package org.dpdl4j.dpsgd;
 
 import java.util.Arrays;
-import java.util.random.RandomGenerator;
+import java.util.SplittableRandom;
 
 /**
- * Poisson sampling of batch indices: each of n examples is included independently with
- * probability q, so the batch size is Binomial(n, q) (it can be 0). Implemented by drawing the
- * gaps between included indices from the geometric distribution, which is the same distribution
- * as n independent Bernoulli(q) draws at O(qn) cost per batch.
+ * Poisson sampling of batch indices: at every step each of n examples is included independently with probability q,
+ * so the batch size is Binomial(n, q) (it can be 0).
+ *
+ * <p>The indices are cut into blocks of {@value #BLOCK}; step t's choices in block b come from their own
+ * {@link SplittableRandom} stream, seeded from (seed, t, b), which draws the gaps between included indices from the
+ * geometric distribution (the same distribution as {@value #BLOCK} independent Bernoulli(q) draws, at O(q·{@value #BLOCK})
+ * cost). So any block-aligned range of a step's batch can be drawn on its own, in any order and again: a Spark executor
+ * that holds examples [from, to) draws exactly the part of the batch that a local run draws there, and a retried task
+ * draws it again identically.
  */
-public final class PoissonBatchSampler {
+public final class PoissonBatchSampler implements java.io.Serializable {
+    private static final long serialVersionUID = 1L;
+    /** Examples per independently seeded block; partitions of the data must start at multiples of it. */
+    public static final int BLOCK = 1024;
+
     private final int n;
     private final double q;
     private final double log1mQ;
-    private final RandomGenerator rng;
+    private final long seed;
 
     /**
-     * @param n   dataset size ≥ 1
-     * @param q   sampling rate in (0, 1]
-     * @param rng the source of randomness (not shared with other users while sampling)
+     * @param n    dataset size ≥ 1
+     * @param q    sampling rate in (0, 1]
+     * @param seed the run's sampling seed (the streams of every step and block derive from it)
      * @throws IllegalArgumentException if n &lt; 1 or q ∉ (0, 1]
      */
-    public PoissonBatchSampler(int n, double q, RandomGenerator rng) {
+    public PoissonBatchSampler(int n, double q, long seed) {
         if (n < 1) {
             throw new IllegalArgumentException("dataset size n must be >= 1, got " + n);
         }
@@ -31,32 +40,82 @@ public final class PoissonBatchSampler {
         this.n = n;
         this.q = q;
         this.log1mQ = Math.log1p(-q);
-        this.rng = rng;
+        this.seed = seed;
     }
 
-    /** The next batch: sorted distinct indices in [0, n). */
-    public int[] next() {
+    /** Step t's batch: sorted distinct indices in [0, n). */
+    public int[] batch(long step) {
+        return batch(step, 0, n);
+    }
+
+    /**
+     * The part of step t's batch in [from, to): sorted distinct indices.
+     *
+     * @param from a multiple of {@value #BLOCK} in [0, n]
+     * @param to   a multiple of {@value #BLOCK}, or n, in [from, n]
+     * @throws IllegalArgumentException if the range is not block-aligned or not within [0, n]
+     */
+    public int[] batch(long step, int from, int to) {
+        if (from < 0 || to > n || from > to || from % BLOCK != 0 || to % BLOCK != 0 && to != n) {
+            throw new IllegalArgumentException("the range [" + from + ", " + to + ") must lie in [0, " + n + "] with both ends "
+                    + "multiples of " + BLOCK + " (or the end n)");
+        }
         if (q == 1) {
-            int[] all = new int[n];
-            Arrays.setAll(all, i -> i);
+            int[] all = new int[to - from];
+            Arrays.setAll(all, i -> from + i);
             return all;
         }
-        int[] buf = new int[Math.max(16, (int) (q * n * 1.5) + 16)];
+        int[] buf = new int[Math.max(16, (int) (q * (to - from) * 1.5) + 16)];
         int count = 0;
-        long i = -1;
-        while (true) {
-            // gap ~ Geometric(q) on {1, 2, ...}: P(gap = k) = (1-q)^(k-1) q
-            double u = 1.0 - rng.nextDouble(); // in (0, 1]
-            double gap = 1 + Math.floor(Math.log(u) / log1mQ);
-            if (gap >= n - i) { // compared in double: huge gaps (tiny q) cannot overflow
-                break;
+        for (int start = from; start < to; start += BLOCK) {
+            int end = Math.min(to, start + BLOCK);
+            SplittableRandom rng = new SplittableRandom(streamSeed(step, start / BLOCK));
+            long i = start - 1L;
+            while (true) {
+                // gap ~ Geometric(q) on {1, 2, ...}: P(gap = k) = (1-q)^(k-1) q
+                double u = 1.0 - rng.nextDouble(); // in (0, 1]
+                double gap = 1 + Math.floor(Math.log(u) / log1mQ);
+                if (gap >= end - i) { // compared in double: huge gaps (tiny q) cannot overflow
+                    break;
+                }
+                i += (long) gap;
+                if (count == buf.length) {
+                    buf = Arrays.copyOf(buf, buf.length * 2);
+                }
+                buf[count++] = (int) i;
             }
-            i += (long) gap;
-            if (count == buf.length) {
-                buf = Arrays.copyOf(buf, buf.length * 2);
-            }
-            buf[count++] = (int) i;
         }
         return Arrays.copyOf(buf, count);
+    }
+
+    /**
+     * P block-aligned parts of [0, n) of nearly equal size: bounds[p] to bounds[p + 1] for p in [0, P); fewer parts when n
+     * has fewer blocks than P.
+     *
+     * @throws IllegalArgumentException if parts &lt; 1
+     */
+    public static int[] partitionBounds(int n, int parts) {
+        if (parts < 1) {
+            throw new IllegalArgumentException("the number of partitions must be >= 1, got " + parts);
+        }
+        int blocks = (n + BLOCK - 1) / BLOCK;
+        int p = Math.max(1, Math.min(parts, blocks));
+        int[] bounds = new int[p + 1];
+        for (int k = 1; k <= p; k++) {
+            bounds[k] = (int) Math.min(n, (long) blocks * k / p * BLOCK);
+        }
+        bounds[p] = n;
+        return bounds;
+    }
+
+    /** The seed of step t's stream in block b: two rounds of SplitMix64's finaliser over (seed, t, b). */
+    private long streamSeed(long step, long block) {
+        return mix64(mix64(seed + step * 0x9E3779B97F4A7C15L) ^ (block + 1) * 0xC2B2AE3D27D4EB4FL);
+    }
+
+    private static long mix64(long z) {
+        z = (z ^ (z >>> 30)) * 0xBF58476D1CE4E5B9L;
+        z = (z ^ (z >>> 27)) * 0x94D049BB133111EBL;
+        return z ^ (z >>> 31);
     }
 }

@@ -97,6 +97,24 @@ final class DataShipping {
         }
     }
 
+    /** True if executors load this data from their own cache ({@link #fromCache}). */
+    synchronized boolean fromCache(LabeledData data) {
+        return cached.containsKey(data);
+    }
+
+    /** The handle executors resolve this data by: its recipe if it comes from their cache, else a broadcast (made once). */
+    Handle ship(LabeledData data) {
+        return handle(data);
+    }
+
+    /** Drops this data's handle and destroys its broadcast, if it has one (the run that shipped it has ended). */
+    synchronized void forget(LabeledData data) {
+        Handle h = handles.remove(data);
+        if (h != null && h.broadcast() != null) {
+            h.broadcast().destroy();
+        }
+    }
+
     private synchronized Handle handle(LabeledData data) {
         return handles.computeIfAbsent(data, d -> {
             Payload p = Payload.of(d);

@@ -18,20 +18,20 @@ import org.dpdl4j.tuning.TuningListener;
  * the driver by Q itself. The task's listener sees no steps (progress is per trial).
  */
 class SparkMechanism implements TrainingMechanism {
-    final SparkTrials cluster;
+    final SparkCluster cluster;
     final TrainingMechanism q;
     /** Q serialised once (its data replaced by handles), for every task. */
-    final SparkTrials.Shipped shipped;
+    final SparkCluster.Shipped shipped;
 
     /** @throws IllegalArgumentException if Q cannot be serialised */
-    SparkMechanism(SparkTrials cluster, TrainingMechanism q) {
+    SparkMechanism(SparkCluster cluster, TrainingMechanism q) {
         this.cluster = Objects.requireNonNull(cluster, "cluster");
         this.q = Objects.requireNonNull(q, "q");
         this.shipped = cluster.ship(q);
     }
 
     /** Q on the cluster, retrainable if Q is. */
-    static SparkMechanism of(SparkTrials cluster, TrainingMechanism q) {
+    static SparkMechanism of(SparkCluster cluster, TrainingMechanism q) {
         return q instanceof RetrainableMechanism r ? new Retrainable(cluster, r) : new SparkMechanism(cluster, q);
     }
 
@@ -55,7 +55,7 @@ class SparkMechanism implements TrainingMechanism {
     static final class Retrainable extends SparkMechanism implements RetrainableMechanism {
         private final RetrainableMechanism r;
 
-        Retrainable(SparkTrials cluster, RetrainableMechanism r) {
+        Retrainable(SparkCluster cluster, RetrainableMechanism r) {
             super(cluster, r);
             this.r = r;
         }

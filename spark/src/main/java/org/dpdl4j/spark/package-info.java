@@ -1,6 +1,7 @@
 /**
- * Optional: the trials of a tuning as Apache Spark tasks ({@link org.dpdl4j.spark.SparkTrials}). The driver keeps
- * everything that touches privacy (K, candidates, seeds, the ledger, the selection, the release); executors train
- * and return models and scores, and write nothing.
+ * Optional: Apache Spark for the work one machine is too small for ({@link org.dpdl4j.spark.SparkCluster}): the trials of
+ * a tuning as Spark tasks, and one DP-SGD run data-parallel over the cluster ({@link org.dpdl4j.spark.SparkClippedSums}).
+ * The driver keeps everything that touches privacy (K, candidates, seeds, the noise, the ledger, the selection, the
+ * release); executors compute models, scores or clipped sums, and write nothing.
  */
 package org.dpdl4j.spark;

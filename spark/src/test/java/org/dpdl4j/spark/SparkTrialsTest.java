@@ -71,17 +71,17 @@ class SparkTrialsTest {
     }
 
     /** One core per trial, with this JVM's OpenMP threads (the local tunings' bits depend on them). */
-    private static SparkTrials.Settings settings(String master, SparkTrials.DataSource data) {
+    private static SparkCluster.Settings settings(String master, SparkCluster.DataSource data) {
         String omp = System.getenv().getOrDefault("OMP_NUM_THREADS", "1");
-        return new SparkTrials.Settings(master, data, 1, 120, Map.of("spark.executorEnv.OMP_NUM_THREADS", omp));
+        return new SparkCluster.Settings(master, data, 1, 120, Map.of("spark.executorEnv.OMP_NUM_THREADS", omp));
     }
 
     @Test
     void aClusterTuningEqualsTheLocalOneBitForBitWithDataFromTheBroadcastOrTheCache() {
         DpSgdMechanism q = mechanism("mlp", 0.05);
         TuningResult local = tune(q, null);
-        for (SparkTrials.DataSource data : SparkTrials.DataSource.values()) {
-            try (SparkTrials cluster = SparkTrials.start(settings("local-cluster[2,1,1536]", data))) {
+        for (SparkCluster.DataSource data : SparkCluster.DataSource.values()) {
+            try (SparkCluster cluster = SparkCluster.start(settings("local-cluster[2,1,1536]", data))) {
                 assertEquals(2, cluster.parallelism());
                 cluster.trainingSplitOf(mnist, "mnist", 28, 28, 1, 42);
                 TuningResult spark = tune(cluster.place(q), null);
@@ -97,7 +97,7 @@ class SparkTrialsTest {
     void anExecutorKilledMidTrialLeavesOneChargeAndTheSameResult(@TempDir Path dir) throws Exception {
         DpSgdMechanism q = mechanism("standard-cnn", 0.25);
         TuningResult local = tune(q, null);
-        try (SparkTrials cluster = SparkTrials.start(settings("local-cluster[2,1,1536]", SparkTrials.DataSource.BROADCAST));
+        try (SparkCluster cluster = SparkCluster.start(settings("local-cluster[2,1,1536]", SparkCluster.DataSource.BROADCAST));
              PrivacyLedger ledger = PrivacyLedger.open(dir.resolve("ledger.jsonl"), "mnist", 1000, 1e-5)) {
             AtomicBoolean killed = new AtomicBoolean();
             cluster.context().sc().addSparkListener(new SparkListener() {
@@ -106,8 +106,8 @@ class SparkTrialsTest {
                     String executor = e.taskInfo().executorId();
                     if (killed.compareAndSet(false, true)) {
                         Thread killer = new Thread(() -> {
-                            sleep(4000); // well inside the trial (a standard-CNN run of about 14 s with one worker)
-                            executorProcess(executor).ifPresent(ProcessHandle::destroyForcibly);
+                            TestClusters.sleep(4000); // well inside the trial (a standard-CNN run of about 14 s with one worker)
+                            TestClusters.executorProcess(executor).ifPresent(ProcessHandle::destroyForcibly);
                         });
                         killer.setDaemon(true);
                         killer.start();
@@ -129,7 +129,7 @@ class SparkTrialsTest {
     @Test
     void badOrUnreachableMastersAreRefusedBeforeAnythingRuns() throws Exception {
         for (String bad : List.of("spark:/host:7077", "local[0]", "mesos://host:5050", "local-cluster[2,1]", "")) {
-            var e = assertThrows(IllegalArgumentException.class, () -> SparkTrials.checkMaster(bad));
+            var e = assertThrows(IllegalArgumentException.class, () -> SparkCluster.checkMaster(bad));
             assertTrue(e.getMessage().contains("'" + bad + "'") && e.getMessage().contains("spark://HOST:PORT"), e.getMessage());
         }
         int port;
@@ -137,16 +137,16 @@ class SparkTrialsTest {
             port = s.getLocalPort(); // closed again: nothing listens there
         }
         String master = "spark://127.0.0.1:" + port;
-        var e = assertThrows(IllegalStateException.class, () -> SparkTrials.start(settings(master, SparkTrials.DataSource.BROADCAST)));
+        var e = assertThrows(IllegalStateException.class, () -> SparkCluster.start(settings(master, SparkCluster.DataSource.BROADCAST)));
         assertTrue(e.getMessage().contains("cannot reach the Spark master " + master), e.getMessage());
-        var t = assertThrows(IllegalArgumentException.class, () -> new SparkTrials.Settings("local[2]", SparkTrials.DataSource.CACHE, 0, 60,
+        var t = assertThrows(IllegalArgumentException.class, () -> new SparkCluster.Settings("local[2]", SparkCluster.DataSource.CACHE, 0, 60,
                 Map.of()));
         assertTrue(t.getMessage().contains("spark.task.cpus"), t.getMessage());
     }
 
     @Test
     void aMechanismThatCannotTravelIsRefusedWhenPlaced() {
-        try (SparkTrials cluster = SparkTrials.start(settings("local[1]", SparkTrials.DataSource.BROADCAST))) {
+        try (SparkCluster cluster = SparkCluster.start(settings("local[1]", SparkCluster.DataSource.BROADCAST))) {
             org.dpdl4j.tuning.TrainingMechanism notSerializable = new org.dpdl4j.tuning.TrainingMechanism() {
                 @Override
                 public org.dpdl4j.accounting.PrivacyEvent event(org.dpdl4j.tuning.Candidate c) {
@@ -161,33 +161,6 @@ class SparkTrialsTest {
             var e = assertThrows(IllegalArgumentException.class, () -> cluster.place(notSerializable));
             assertTrue(e.getMessage().contains("not serializable"), e.getMessage());
             assertNotNull(cluster.place(mechanism("mlp", 0.01)));
-        }
-    }
-
-    /** The executor's JVM among this JVM's descendants (the workers run in this JVM and start executors as children). */
-    private static Optional<ProcessHandle> executorProcess(String executorId) {
-        return ProcessHandle.current().descendants().filter(p -> {
-            List<String> args = commandLine(p);
-            int at = args.indexOf("--executor-id");
-            return args.contains("org.apache.spark.executor.CoarseGrainedExecutorBackend") && at >= 0 && at + 1 < args.size()
-                    && args.get(at + 1).equals(executorId);
-        }).findFirst();
-    }
-
-    private static List<String> commandLine(ProcessHandle p) {
-        try { // /proc (Linux): ProcessHandle.Info may leave out a long command line
-            byte[] raw = java.nio.file.Files.readAllBytes(Path.of("/proc", Long.toString(p.pid()), "cmdline"));
-            return List.of(new String(raw, java.nio.charset.StandardCharsets.UTF_8).split("\0"));
-        } catch (java.io.IOException e) {
-            return List.of(p.info().arguments().orElse(new String[0]));
-        }
-    }
-
-    private static void sleep(long ms) {
-        try {
-            Thread.sleep(ms);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
         }
     }
 }

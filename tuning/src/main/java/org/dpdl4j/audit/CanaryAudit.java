@@ -65,6 +65,18 @@ public final class CanaryAudit {
      */
     public static Outcome run(MultiLayerNetwork network, LabeledData train, LabeledData canarySource, DpSgdConfig config, Kind kind,
                               int m, double canaryNorm, double confidence, RandomGenerator inclusion) {
+        return run(network, train, canarySource, config, kind, m, canaryNorm, confidence, inclusion,
+                org.dpdl4j.dpsgd.ClippedSums.local());
+    }
+
+    /**
+     * {@link #run} with the run's clipped sums computed {@code where} (for example on a Spark cluster); the canaries,
+     * the noise and the update stay on this JVM, so the audited mechanism is the same.
+     */
+    public static Outcome run(MultiLayerNetwork network, LabeledData train, LabeledData canarySource, DpSgdConfig config, Kind kind,
+                              int m, double canaryNorm, double confidence, RandomGenerator inclusion,
+                              org.dpdl4j.dpsgd.ClippedSums where) {
+        DpSgdTrainer trainer = new DpSgdTrainer().withClippedSums(where);
         if (m < 2) {
             throw new IllegalArgumentException("canaries m must be >= 2, got " + m);
         }
@@ -72,7 +84,7 @@ public final class CanaryAudit {
         if (kind == Kind.GRADIENT) {
             GradientDesign d = gradientDesign(network, train, included, inclusion.nextLong());
             INDArray before = network.params().dup();
-            new DpSgdTrainer().withGradientCanaries(d.canaries(canaryNorm)).train(network, train, config);
+            trainer.withGradientCanaries(d.canaries(canaryNorm)).train(network, train, config);
             double[] scores = d.scores(before, network.params());
             return new Outcome(OneRunAudit.audit(scores, included, config.delta(), confidence), network, included, scores, d.description());
         }
@@ -93,7 +105,7 @@ public final class CanaryAudit {
         LabeledData mislabelled = new LabeledData(canaries.features(), wrong, canaries.channels(), canaries.height(), canaries.width());
         int[] in = java.util.stream.IntStream.range(0, m).filter(i -> included[i]).toArray();
         LabeledData withCanaries = in.length == 0 ? train : concat(train, mislabelled.rows(in));
-        new DpSgdTrainer().train(network, withCanaries, config);
+        trainer.train(network, withCanaries, config);
         INDArray probabilities = network.output(mislabelled.features().castTo(network.params().dataType()));
         double[] scores = new double[m];
         for (int i = 0; i < m; i++) {

@@ -83,7 +83,11 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
     }
 
     /** Serialised as its settings and data only; the splits are made again on reading. */
-    private Object writeReplace() {
+    private Object writeReplace() throws java.io.NotSerializableException {
+        if (b.clippedSums != null) { // its runs already use a cluster: an executor cannot start jobs of its own
+            throw new java.io.NotSerializableException("a DpSgdMechanism whose runs compute their clipped sums elsewhere "
+                    + "(clippedSums) cannot itself be sent to an executor");
+        }
         return new SerializedForm(b);
     }
 
@@ -313,9 +317,10 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
         return Models.byName(modelName, options);
     }
 
-    /** The trainer every run uses: with the audit's gradient canaries, if any. */
+    /** The trainer every run uses: with the audit's gradient canaries, if any, and its sums where the builder says. */
     private DpSgdTrainer trainer() {
-        return b.canaries != null ? new DpSgdTrainer().withGradientCanaries(b.canaries) : new DpSgdTrainer();
+        DpSgdTrainer t = b.canaries != null ? new DpSgdTrainer().withGradientCanaries(b.canaries) : new DpSgdTrainer();
+        return b.clippedSums != null ? t.withClippedSums(b.clippedSums) : t;
     }
 
     @Override
@@ -414,6 +419,7 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
         private Double perCandidateEpsilon;
         private boolean nonPrivate;
         private org.dpdl4j.dpsgd.GradientCanaries canaries;
+        private transient org.dpdl4j.dpsgd.ClippedSums clippedSums;
 
         private Builder(LabeledData data) {
             this.data = Objects.requireNonNull(data, "data");
@@ -444,6 +450,7 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
             perCandidateEpsilon = other.perCandidateEpsilon;
             nonPrivate = other.nonPrivate;
             canaries = other.canaries;
+            clippedSums = other.clippedSums;
         }
 
         /**
@@ -576,6 +583,16 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
                 throw new IllegalArgumentException("delta must be in (0, 1), got " + d);
             }
             this.delta = d;
+            return this;
+        }
+
+        /**
+         * Every run computes its clipped sums there (for example a Spark cluster's, one job per step) instead of on
+         * this JVM's workers; the batches, the noise (drawn on this JVM), the update and the event stay those of a local
+         * run. A mechanism with it cannot itself be sent to an executor.
+         */
+        public Builder clippedSums(org.dpdl4j.dpsgd.ClippedSums where) {
+            this.clippedSums = Objects.requireNonNull(where, "where");
             return this;
         }
 

@@ -22,7 +22,10 @@ import org.dpdl4j.datasets.LabeledData;
 import org.dpdl4j.tuning.TrainingMechanism;
 
 /**
- * The trials of a tuning on an Apache Spark cluster. The driver (this JVM) does everything that touches privacy: the
+ * A connection to an Apache Spark cluster, for two kinds of work: the trials of a tuning ({@link #place}) and the steps
+ * of one DP-SGD run ({@link #clippedSums}, see {@link SparkClippedSums}).
+ *
+ * <p>Trials: the driver (this JVM) does everything that touches privacy: the
  * tuner draws K, the candidates and every trial's seed, charges the ledger, selects and writes the release, exactly as
  * with local trials. {@link #place} hands the tuner a Q whose runs are Spark tasks: one task per run of Q, carrying Q's
  * settings, the candidate and the seed, and returning the trained model (parameters and updater state, bit for bit)
@@ -43,7 +46,7 @@ import org.dpdl4j.tuning.TrainingMechanism;
  * Without a fixed seed the seeds are drawn from {@code SecureRandom} on the driver and travel with the tasks: the
  * cluster is then inside the trust boundary, as the driver is.
  */
-public final class SparkTrials implements AutoCloseable {
+public final class SparkCluster implements AutoCloseable {
     /** Where executors get the private data from. */
     public enum DataSource {
         /** A Spark broadcast of the driver's verified arrays (works on any cluster). */
@@ -59,7 +62,7 @@ public final class SparkTrials implements AutoCloseable {
      *                            worker processes on this machine, for tests), {@code spark://HOST:PORT}, {@code yarn}
      *                            or {@code k8s://URL}; null to take {@code spark.master} from {@code spark-submit}
      * @param data                where executors get the data
-     * @param taskCpus            cores per trial ({@code spark.task.cpus}, ≥ 1): the DP-SGD workers of a run there
+     * @param taskCpus            cores per task ({@code spark.task.cpus}, ≥ 1): a trial's DP-SGD workers, or a step part's OpenMP threads
      * @param registrationSeconds how long to wait for executors before giving up (≥ 1)
      * @param conf                further Spark settings (may be empty)
      */
@@ -95,7 +98,7 @@ public final class SparkTrials implements AutoCloseable {
     private final List<Double> setupSeconds = new ArrayList<>();
     private java.nio.file.Path scratch;
 
-    private SparkTrials(JavaSparkContext sc, Settings settings, int parallelism) {
+    private SparkCluster(JavaSparkContext sc, Settings settings, int parallelism) {
         this.sc = sc;
         this.settings = settings;
         this.parallelism = parallelism;
@@ -140,7 +143,7 @@ public final class SparkTrials implements AutoCloseable {
      * @throws IllegalStateException    if a standalone master cannot be reached, or no executor registers in time
      *                                  (the context is stopped again)
      */
-    public static SparkTrials start(Settings settings) {
+    public static SparkCluster start(Settings settings) {
         String master = settings.master();
         if (master == null) {
             master = new SparkConf().get("spark.master", null);
@@ -191,7 +194,7 @@ public final class SparkTrials implements AutoCloseable {
                     parallelism = Math.max(1, expected * Integer.parseInt(cluster.group(2)) / settings.taskCpus());
                 }
             }
-            SparkTrials trials = new SparkTrials(sc, settings, parallelism);
+            SparkCluster trials = new SparkCluster(sc, settings, parallelism);
             trials.scratch = scratch;
             return trials;
         } catch (RuntimeException e) {
@@ -263,7 +266,7 @@ public final class SparkTrials implements AutoCloseable {
         }
     }
 
-    /** Trials that run at once: the cluster's cores over {@code spark.task.cpus}. */
+    /** Tasks that run at once (trials, or parts of a step): the cluster's cores over {@code spark.task.cpus}. */
     public int parallelism() {
         return parallelism;
     }
@@ -381,7 +384,7 @@ public final class SparkTrials implements AutoCloseable {
         m.put("master", sc.master());
         m.put("data", settings.data().name().toLowerCase(java.util.Locale.ROOT));
         m.put("task_cpus", settings.taskCpus());
-        m.put("parallel_trials", parallelism);
+        m.put("parallel_tasks", parallelism);
         m.put("tasks_succeeded", tasks.get());
         m.put("task_attempts_failed", failedAttempts.get());
         m.put("executors_lost", lostExecutors.get());
@@ -392,6 +395,22 @@ public final class SparkTrials implements AutoCloseable {
             m.put("task_setup_seconds", List.copyOf(setupSeconds)); // reading each call, its data fetched and verified the first time
         }
         return m;
+    }
+
+    /**
+     * Each step's clipped sum of a DP-SGD run as one Spark job over {@code partitions} parts of the training data; give
+     * it to {@link org.dpdl4j.dpsgd.DpSgdTrainer#withClippedSums}. See {@link SparkClippedSums}.
+     *
+     * @param partitions parts of the data (≥ 1; fewer when the data has fewer sampling blocks); a task each per step
+     * @throws IllegalArgumentException if partitions &lt; 1
+     */
+    public SparkClippedSums clippedSums(int partitions) {
+        return new SparkClippedSums(this, partitions);
+    }
+
+    /** How data reaches this cluster's executors. */
+    DataShipping shipping() {
+        return shipping;
     }
 
     /** The Spark context (tests add listeners to it). */

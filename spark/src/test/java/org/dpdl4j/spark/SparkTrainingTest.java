@@ -1,0 +1,197 @@
+package org.dpdl4j.spark;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.spark.scheduler.SparkListener;
+import org.apache.spark.scheduler.SparkListenerJobStart;
+import org.apache.spark.scheduler.SparkListenerTaskStart;
+import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
+import org.dpdl4j.accounting.Accountants;
+import org.dpdl4j.accounting.PrivacyAccountant;
+import org.dpdl4j.datasets.DatasetCache;
+import org.dpdl4j.datasets.Datasets;
+import org.dpdl4j.datasets.LabeledData;
+import org.dpdl4j.dpsgd.DpSgdConfig;
+import org.dpdl4j.dpsgd.DpSgdTrainer;
+import org.dpdl4j.dpsgd.TrainingResult;
+import org.dpdl4j.models.ModelOptions;
+import org.dpdl4j.models.Models;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * One DP-SGD run across a real Spark cluster on loopback ({@code local-cluster}: two worker processes, each executor a
+ * JVM of its own) against the same run on this JVM: the same event and ε, the same batches, the same noise (drawn on
+ * the driver), and parameters equal up to the summation order of the clipped gradients.
+ */
+class SparkTrainingTest {
+    private static LabeledData mnist;
+    private static SparkCluster cluster;
+
+    /**
+     * Largest |Δθ| allowed after the runs below, relative to max |θ|. The runs differ only in the order in which float32
+     * clipped gradients are added (per part, then across parts in double, against one running float32 sum locally):
+     * each step's sum of about 256 gradients differs by a few float32 roundings of its largest terms (~1e-7 relative),
+     * and 20–40 steps of SGD carry that through without amplification. Measured: about 1e-7; a different sampling
+     * seed moves the parameters by more than 1e-2 relative (checked below, so that this tolerance can fail).
+     */
+    private static final double TOLERANCE = 1e-5;
+
+    @BeforeAll
+    static void start() throws Exception {
+        mnist = Datasets.load("mnist", DatasetCache.root(), 28, 28, 1, 42).train();
+        String omp = System.getenv().getOrDefault("OMP_NUM_THREADS", "1");
+        cluster = SparkCluster.start(new SparkCluster.Settings("local-cluster[2,1,2048]", SparkCluster.DataSource.BROADCAST, 1, 120,
+                Map.of("spark.executorEnv.OMP_NUM_THREADS", omp)));
+    }
+
+    @AfterAll
+    static void stop() {
+        if (cluster != null) {
+            cluster.close();
+        }
+    }
+
+    private static DpSgdConfig config(long steps, long seed) {
+        return DpSgdConfig.builder().samplingRate(256.0 / mnist.size()).noiseMultiplier(1.1).clipNorm(1.0).steps(steps)
+                .physicalBatchSize(128).seed(seed).workers(1).delta(1e-5).build();
+    }
+
+    private static MultiLayerNetwork cnn() {
+        return Models.standardCnn(ModelOptions.mnist().withSeed(7));
+    }
+
+    private static double relativeDifference(MultiLayerNetwork a, MultiLayerNetwork b) {
+        double scale = a.params().amaxNumber().doubleValue();
+        return a.params().sub(b.params()).amaxNumber().doubleValue() / scale;
+    }
+
+    @Test
+    void aClusterRunHasTheLocalEventAndParameters() {
+        PrivacyAccountant pld = Accountants.byName("pld");
+        DpSgdConfig config = config(20, 11);
+        MultiLayerNetwork local = cnn();
+        TrainingResult l = new DpSgdTrainer(pld).train(local, mnist, config);
+        SparkClippedSums sums = cluster.clippedSums(4);
+        MultiLayerNetwork remote = cnn();
+        TrainingResult r = new DpSgdTrainer(pld).withClippedSums(sums).train(remote, mnist, config);
+
+        assertEquals(l.event(), r.event());
+        assertEquals(l.stepsTaken(), r.stepsTaken());
+        assertEquals(pld.epsilon(l.event(), 1e-5), pld.epsilon(r.event(), 1e-5), 0, "the same epsilon, exactly");
+        double diff = relativeDifference(local, remote);
+        System.out.printf("local vs Spark (4 parts on 2 executors), standard CNN, 20 steps: max |dtheta| / max |theta| = %.3g%n", diff);
+        assertTrue(diff <= TOLERANCE, "parameters differ by " + diff + " (relative)");
+        Map<String, Object> summary = sums.operatorSummary();
+        assertEquals(4, summary.get("partitions"), summary.toString());
+        assertEquals(20, summary.get("steps"), summary.toString());
+        System.out.println("operator summary: " + summary);
+
+        MultiLayerNetwork otherSeed = cnn(); // what a different batch and noise do: the tolerance is far below it
+        new DpSgdTrainer(pld).train(otherSeed, mnist, config(20, 12));
+        assertTrue(relativeDifference(local, otherSeed) > 1000 * TOLERANCE, "another seed: " + relativeDifference(local, otherSeed));
+    }
+
+    /**
+     * An executor killed while a step's tasks run: Spark re-runs the lost tasks elsewhere, they recompute the same
+     * sums, and the run ends with its planned steps, its event and the local parameters.
+     */
+    @Test
+    void anExecutorKilledMidRunLeavesTheStepsTheEventAndTheParameters() {
+        PrivacyAccountant rdp = Accountants.standard();
+        DpSgdConfig config = config(30, 5);
+        MultiLayerNetwork local = Models.mlp(ModelOptions.mnist().withSeed(7));
+        TrainingResult l = new DpSgdTrainer(rdp).train(local, mnist, config);
+
+        AtomicInteger jobs = new AtomicInteger();
+        AtomicBoolean killed = new AtomicBoolean();
+        SparkListener killer = new SparkListener() {
+            @Override
+            public void onJobStart(SparkListenerJobStart e) {
+                jobs.incrementAndGet();
+            }
+
+            @Override
+            public void onTaskStart(SparkListenerTaskStart e) {
+                if (jobs.get() >= 10 && killed.compareAndSet(false, true)) { // a task of step 10 or so, as it starts
+                    TestClusters.executorProcess(e.taskInfo().executorId()).ifPresent(ProcessHandle::destroyForcibly);
+                }
+            }
+        };
+        cluster.context().sc().addSparkListener(killer);
+        long failedBefore = (Long) cluster.operatorSummary().get("task_attempts_failed");
+        int lostBefore = (Integer) cluster.operatorSummary().get("executors_lost");
+        try {
+            MultiLayerNetwork remote = Models.mlp(ModelOptions.mnist().withSeed(7));
+            TrainingResult r = new DpSgdTrainer(rdp).withClippedSums(cluster.clippedSums(4)).train(remote, mnist, config);
+            Map<String, Object> summary = cluster.operatorSummary();
+            assertTrue(killed.get());
+            assertTrue((Integer) summary.get("executors_lost") > lostBefore, summary.toString());
+            assertTrue((Long) summary.get("task_attempts_failed") > failedBefore, "the kill hit a running task: " + summary);
+            assertEquals(30, r.stepsTaken());
+            assertEquals(l.event(), r.event());
+            double diff = relativeDifference(local, remote);
+            System.out.printf("after a killed executor, 30 steps (MLP): max |dtheta| / max |theta| = %.3g; %s%n", diff, summary);
+            assertTrue(diff <= TOLERANCE, "parameters differ by " + diff + " (relative)");
+        } finally {
+            cluster.context().sc().removeSparkListener(killer);
+        }
+    }
+
+    /**
+     * A white-box audit's canaries (added on the driver, sampled there like examples) compose with sums on the cluster:
+     * the canaries' coordinates end where a local audited run puts them.
+     */
+    @Test
+    void anAuditedRunOnTheClusterMovesItsCanariesAsALocalOneDoes() {
+        LabeledData small = mnist.randomSubset(3000, 3); // q = 0.2: each canary is sampled about 4 times in 20 steps
+        DpSgdConfig config = DpSgdConfig.builder().samplingRate(0.2).noiseMultiplier(1.1).clipNorm(1.0).steps(20)
+                .physicalBatchSize(256).seed(21).workers(1).delta(1e-5).build();
+        org.dpdl4j.dpsgd.GradientCanaries canaries = new org.dpdl4j.dpsgd.GradientCanaries(new int[]{3, 500, 9000}, 50.0);
+        MultiLayerNetwork local = Models.mlp(ModelOptions.mnist().withSeed(7));
+        new DpSgdTrainer().withGradientCanaries(canaries).train(local, small, config);
+        MultiLayerNetwork remote = Models.mlp(ModelOptions.mnist().withSeed(7));
+        new DpSgdTrainer().withGradientCanaries(canaries).withClippedSums(cluster.clippedSums(3)).train(remote, small, config);
+        assertTrue(relativeDifference(local, remote) <= TOLERANCE, "parameters differ by " + relativeDifference(local, remote));
+        MultiLayerNetwork plain = Models.mlp(ModelOptions.mnist().withSeed(7));
+        new DpSgdTrainer().withClippedSums(cluster.clippedSums(3)).train(plain, small, config);
+        double moved = 0; // the canaries' coordinates, against the same run without canaries: they were sampled and added
+        for (int j : canaries.coordinates()) {
+            moved = Math.max(moved, Math.abs(remote.params().getDouble(j) - plain.params().getDouble(j)));
+            assertEquals(local.params().getDouble(j), remote.params().getDouble(j), 1e-6, "canary coordinate " + j);
+        }
+        assertTrue(moved > 1e-3, "the canaries moved their coordinates by " + moved);
+    }
+
+    /**
+     * A tuning's base mechanism whose runs compute their sums on the cluster (tune --train-executor spark) trains the
+     * trial a local mechanism trains, and is refused as a trial to send to the cluster (no nested Spark jobs).
+     */
+    @Test
+    void aMechanismWithClusterSumsTrainsTheLocalTrialAndCannotItselfTravel() {
+        org.dpdl4j.tuning.DpSgdMechanism.Builder b = org.dpdl4j.tuning.DpSgdMechanism.builder(mnist).model("mlp", ModelOptions.mnist())
+                .noiseMultiplier(1.0).batchSize(256).epochs(0.03).workers(1).validation(0.1, 42);
+        org.dpdl4j.tuning.Candidate c = new org.dpdl4j.tuning.Candidate(Map.of("lr", 0.5));
+        var local = b.build().run(c, 99, org.dpdl4j.tuning.TuningListener.NONE, 0);
+        org.dpdl4j.tuning.DpSgdMechanism remote = b.clippedSums(cluster.clippedSums(2)).build();
+        var onCluster = remote.run(c, 99, org.dpdl4j.tuning.TuningListener.NONE, 0);
+        assertEquals(local.event(), onCluster.event());
+        assertTrue(relativeDifference(local.model(), onCluster.model()) <= TOLERANCE,
+                "parameters differ by " + relativeDifference(local.model(), onCluster.model()));
+        assertEquals(local.score(), onCluster.score(), 0.01, "the noisy score, computed on the driver from nearly equal models");
+        var e = assertThrows(IllegalArgumentException.class, () -> cluster.place(remote));
+        assertTrue(e.getMessage().contains("not serializable") && e.getMessage().contains("clippedSums"), e.getMessage());
+    }
+
+    @Test
+    void aBadPartitionCountIsRefused() {
+        var e = assertThrows(IllegalArgumentException.class, () -> cluster.clippedSums(0));
+        assertTrue(e.getMessage().contains("partitions must be >= 1, got 0"), e.getMessage());
+    }
+}
