@@ -6,7 +6,9 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import org.dpdl4j.spark.SparkCluster;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 /**
  * Where the work runs: {@code --executor local|spark} and the Spark options. For {@code tune} the work is the trials
@@ -39,6 +41,9 @@ final class ExecutorOptions {
     @Option(names = "--spark-conf", paramLabel = "KEY=VALUE", description = "A further Spark setting, repeatable (e.g. spark.executor.memory=8g).")
     List<String> conf = new ArrayList<>();
 
+    @Spec(Spec.Target.MIXEE)
+    CommandSpec mixee;
+
     @Option(names = "--spark-partitions", paramLabel = "P", description = {"train --executor spark: parts of the training data, one",
             "Spark task each per step, aligned to the sampler's blocks of 1024 examples (default: the cluster's cores /",
             "--spark-task-cpus)."})
@@ -61,8 +66,11 @@ final class ExecutorOptions {
             throw new IllegalArgumentException("--executor must be local or spark, got '" + executor + "'");
         }
         if (!wanted) {
-            if (master != null || !conf.isEmpty() || partitions != null) {
-                throw new IllegalArgumentException("--spark-master, --spark-conf and --spark-partitions need " + enabledBy);
+            for (String option : new String[]{"--spark-master", "--spark-conf", "--spark-partitions", "--spark-data", "--spark-task-cpus",
+                    "--spark-wait"}) {
+                if (mixee != null && mixee.commandLine().getParseResult().hasMatchedOption(option)) {
+                    throw new IllegalArgumentException(option + " needs " + enabledBy);
+                }
             }
             return null;
         }

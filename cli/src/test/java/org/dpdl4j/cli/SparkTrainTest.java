@@ -146,7 +146,9 @@ class SparkTrainTest {
     void nonsensicalExecutorCombinationsAreRefused() {
         Path out = tmp.resolve("never");
         String[][] cases = {
-                {"--spark-partitions", "train", "--spark-partitions", "2"},
+                {"--spark-partitions needs --executor spark", "train", "--spark-partitions", "2"},
+                {"--spark-data needs --executor spark", "train", "--spark-data", "cache"},
+                {"--spark-task-cpus needs --executor spark or --train-executor spark", "tune", "--spark-task-cpus", "2"},
                 {"--workers", "train", "--executor", "spark", "--spark-master", "local[1]", "--workers", "2"},
                 {"--spark-partitions must be >= 1, got 0", "train", "--executor", "spark", "--spark-master", "local[1]",
                         "--spark-partitions", "0"},

@@ -148,13 +148,10 @@ public final class DpSgdTrainer {
         double sigma = config.noiseMultiplier();
         double c = config.clipNorm();
 
-        long samplerSeed = config.seed();
-        long noiseSeed = config.seed() ^ 0x9E3779B97F4A7C15L;
-        if (firstStep > 0) { // a resumed run: streams that the first part never used
-            SplittableRandom derived = new SplittableRandom(config.seed() ^ (firstStep * 0xBF58476D1CE4E5B9L) ^ 0x94D049BB133111EBL);
-            samplerSeed = derived.nextLong();
-            noiseSeed = derived.nextLong();
-        }
+        // one-way derivations: the sampling seed travels to wherever the sums are computed (a Spark cluster), and must not
+        // give away the noise seed, which never leaves this JVM; a resumed run gets streams the first part never used
+        long samplerSeed = derivedSeed("sampling", config.seed(), firstStep);
+        long noiseSeed = derivedSeed("noise", config.seed(), firstStep);
         if (config.secureRandom()) {
             SecureRandom secure = new SecureRandom();
             samplerSeed = secure.nextLong();
@@ -225,6 +222,18 @@ public final class DpSgdTrainer {
         }
         return new TrainingResult(network, event(q, sigma, steps), steps, steps < config.steps(), q * n * (steps - firstStep),
                 seconds);
+    }
+
+    /** The first 8 bytes of SHA-256(purpose, seed, first step): seeds from which neither the others nor the seed follow. */
+    static long derivedSeed(String purpose, long seed, long firstStep) {
+        try {
+            java.security.MessageDigest md = java.security.MessageDigest.getInstance("SHA-256");
+            md.update(("dpdl4j " + purpose).getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            md.update(java.nio.ByteBuffer.allocate(16).putLong(seed).putLong(firstStep).array());
+            return java.nio.ByteBuffer.wrap(md.digest()).getLong();
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is missing from this JVM", e);
+        }
     }
 
     /**

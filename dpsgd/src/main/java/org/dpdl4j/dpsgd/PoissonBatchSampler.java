@@ -1,16 +1,17 @@
 package org.dpdl4j.dpsgd;
 
 import java.util.Arrays;
-import java.util.SplittableRandom;
 
 /**
  * Poisson sampling of batch indices: at every step each of n examples is included independently with probability q,
  * so the batch size is Binomial(n, q) (it can be 0).
  *
- * <p>The indices are cut into blocks of {@value #BLOCK}; step t's choices in block b come from their own
- * {@link SplittableRandom} stream, seeded from (seed, t, b), which draws the gaps between included indices from the
- * geometric distribution (the same distribution as {@value #BLOCK} independent Bernoulli(q) draws, at O(q·{@value #BLOCK})
- * cost). So any block-aligned range of a step's batch can be drawn on its own, in any order and again: a Spark executor
+ * <p>The indices are cut into blocks of {@value #BLOCK}; step t's choices in block b come from their own stream of
+ * uniforms, the i-th of which is SplitMix64's finaliser of k₀ ⊕ mix(k₁ + i·γ) with (k₀, k₁) the first 128 bits of
+ * SHA-256(seed, t, b). The stream draws the gaps between included indices from the geometric distribution (the same
+ * distribution as {@value #BLOCK} independent Bernoulli(q) draws, at O(q·{@value #BLOCK}) cost). Keying each stream
+ * with 128 bits of a hash of the whole (seed, t, b), instead of one 64-bit seed per stream, keeps two streams from
+ * being shifted copies of each other even over the 10⁹ and more (step, block) pairs of a long run on a large set. So any block-aligned range of a step's batch can be drawn on its own, in any order and again: a Spark executor
  * that holds examples [from, to) draws exactly the part of the batch that a local run draws there, and a retried task
  * draws it again identically.
  */
@@ -69,11 +70,13 @@ public final class PoissonBatchSampler implements java.io.Serializable {
         int count = 0;
         for (int start = from; start < to; start += BLOCK) {
             int end = Math.min(to, start + BLOCK);
-            SplittableRandom rng = new SplittableRandom(streamSeed(step, start / BLOCK));
+            long[] key = streamKey(step, start / BLOCK);
+            long draw = 0;
             long i = start - 1L;
             while (true) {
                 // gap ~ Geometric(q) on {1, 2, ...}: P(gap = k) = (1-q)^(k-1) q
-                double u = 1.0 - rng.nextDouble(); // in (0, 1]
+                long z = mix64(key[0] ^ mix64(key[1] + ++draw * 0x9E3779B97F4A7C15L));
+                double u = 1.0 - (z >>> 11) * 0x1.0p-53; // in (0, 1]
                 double gap = 1 + Math.floor(Math.log(u) / log1mQ);
                 if (gap >= end - i) { // compared in double: huge gaps (tiny q) cannot overflow
                     break;
@@ -108,9 +111,20 @@ public final class PoissonBatchSampler implements java.io.Serializable {
         return bounds;
     }
 
-    /** The seed of step t's stream in block b: two rounds of SplitMix64's finaliser over (seed, t, b). */
-    private long streamSeed(long step, long block) {
-        return mix64(mix64(seed + step * 0x9E3779B97F4A7C15L) ^ (block + 1) * 0xC2B2AE3D27D4EB4FL);
+    private static final ThreadLocal<java.security.MessageDigest> SHA256 = ThreadLocal.withInitial(() -> {
+        try {
+            return java.security.MessageDigest.getInstance("SHA-256");
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is missing from this JVM", e);
+        }
+    });
+
+    /** The 128-bit key of step t's stream in block b: the first 16 bytes of SHA-256(seed, t, b). */
+    private long[] streamKey(long step, long block) {
+        java.security.MessageDigest md = SHA256.get();
+        byte[] digest = md.digest(java.nio.ByteBuffer.allocate(24).putLong(seed).putLong(step).putLong(block).array());
+        java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(digest);
+        return new long[]{b.getLong(), b.getLong()};
     }
 
     private static long mix64(long z) {

@@ -50,6 +50,44 @@ class DpSgdTrainerTest {
         assertEquals(RdpAccountant.standard().epsilon(r.event(), 1e-5), steps.get(149).epsilonSoFar(), 1e-12);
     }
 
+    /**
+     * A step whose clipped sum cannot be computed (a cluster job that failed) throws before its noise or update: the
+     * network keeps the parameters of the step before, so no step is applied twice or half.
+     */
+    @Test
+    void aFailedSumAppliesNothingOfItsStep() {
+        LabeledData train = mnist.train().randomSubset(1000, 5);
+        DpSgdConfig config = DpSgdConfig.builder().samplingRate(0.1).noiseMultiplier(1.0).clipNorm(1.0).steps(6).seed(3).build();
+        ClippedSums failingAtThree = (network, data, c, sampler) -> {
+            ClippedSums.Session local = ClippedSums.local().open(network, data, c, sampler);
+            return new ClippedSums.Session() {
+                @Override
+                public ClippedSums.Sum step(long t, INDArray target) {
+                    if (t == 3) {
+                        throw new IllegalStateException("the job of step 3 failed");
+                    }
+                    return local.step(t, target);
+                }
+
+                @Override
+                public void close() {
+                    local.close();
+                }
+            };
+        };
+        MultiLayerNetwork net = Models.mlp(ModelOptions.mnist().withSeed(1));
+        List<INDArray> afterEachStep = new ArrayList<>();
+        var e = assertThrows(IllegalStateException.class, () -> new DpSgdTrainer().withClippedSums(failingAtThree)
+                .train(net, train, config, 1, ck -> afterEachStep.add(ck.network().params().dup())));
+        assertEquals("the job of step 3 failed", e.getMessage());
+        assertEquals(2, afterEachStep.size(), "checkpoints after steps 1 and 2");
+        assertEquals(afterEachStep.get(1), net.params(), "the parameters of step 2, nothing of step 3");
+        MultiLayerNetwork again = Models.mlp(ModelOptions.mnist().withSeed(1)); // the same two steps locally: same parameters
+        new DpSgdTrainer().train(again, train, DpSgdConfig.builder().samplingRate(0.1).noiseMultiplier(1.0).clipNorm(1.0).steps(2)
+                .seed(3).build());
+        assertEquals(again.params(), net.params());
+    }
+
     /** With an ε budget the run stops before the first step that would exceed it. */
     @Test
     void stopsBeforeExceedingTheBudget() {

@@ -40,7 +40,11 @@ import org.nd4j.linalg.indexing.NDArrayIndex;
  * <p>A task that Spark re-runs (a lost executor, a failed attempt) draws the same rows at the same parameters and
  * returns the same sum, and Spark counts one attempt's result per part. A step whose job cannot finish throws before the
  * trainer adds noise or updates anything, so no step is applied twice or half. Noise is never drawn on an executor; the
- * sampling seed does travel with the tasks (the cluster is inside the trust boundary, as for the trials' seeds).
+ * sampling seed travels with the tasks (the cluster sees which examples each step sampled: it is inside the trust
+ * boundary), but the noise seed cannot be computed from it (both are one-way derivations of the run's seed).
+ *
+ * <p>Spark does not pin a part to an executor: an executor fetches and verifies each part it is given once per run and
+ * keeps it, so over a long run one executor may come to hold several parts (at most the whole training set).
  */
 public final class SparkClippedSums implements ClippedSums {
     private final SparkCluster cluster;
@@ -76,7 +80,7 @@ public final class SparkClippedSums implements ClippedSums {
         }
         String conf = network.getLayerWiseConfigurations().toJson();
         Job job = new Job(UUID.randomUUID().toString(), sc.broadcast(conf), network.params().dataType().name(), sampler,
-                config.clipNorm(), config.physicalBatchSize(), Nd4j.getEnvironment().maxMasterThreads());
+                config.clipNorm(), config.physicalBatchSize(), cluster.settings().taskCpus()); // a task's ops use its cores
         JavaRDD<Part> rdd = sc.parallelize(list, list.size());
         synchronized (this) {
             parts = list.size();
@@ -123,7 +127,7 @@ public final class SparkClippedSums implements ClippedSums {
             try {
                 sc.setJobDescription("dpdl4j DP-SGD step " + t);
                 total = rdd.map(step::compute).treeReduce(Partial::plus);
-            } catch (RuntimeException e) {
+            } catch (Exception e) { // SparkException (a job Spark aborted) is a checked exception, thrown through Scala
                 throw new IllegalStateException("step " + t + "'s clipped sum could not be computed on the Spark cluster ("
                         + e.getMessage() + "); nothing of step " + t + " was applied", e);
             }
@@ -258,8 +262,9 @@ public final class SparkClippedSums implements ClippedSums {
                 d = rows(d, part.from(), part.to());
             }
             DataType type = DataType.valueOf(job.dataType());
-            if (d.features().dataType() != type) {
-                d = new LabeledData(d.features().castTo(type), d.labels().castTo(type), d.channels(), d.height(), d.width());
+            if (d.features().dataType() != type || d.labels().dataType() != type) {
+                d = new LabeledData(d.features().dataType() == type ? d.features() : d.features().castTo(type),
+                        d.labels().dataType() == type ? d.labels() : d.labels().castTo(type), d.channels(), d.height(), d.width());
             }
             synchronized (Executors.class) {
                 enter(job.run());
