@@ -35,13 +35,21 @@ class SparkTrainingTest {
     private static SparkCluster cluster;
 
     /**
-     * Largest |Δθ| allowed after the runs below, relative to max |θ|. The runs differ only in the order in which float32
-     * clipped gradients are added (per part, then across parts in double, against one running float32 sum locally):
-     * each step's sum of about 256 gradients differs by a few float32 roundings of its largest terms (~1e-7 relative),
-     * and 20–40 steps of SGD carry that through without amplification. Measured: about 1e-7; a different sampling
-     * seed moves the parameters by more than 1e-2 relative (checked below, so that this tolerance can fail).
+     * Largest |Δθ| allowed after the MLP runs below, relative to max |θ|. The runs differ only in rounding: the order in
+     * which float32 clipped gradients are added (per part, then across parts in double, against one running float32 sum
+     * locally) and the executors' thread counts. Each step's sum of about 256 gradients differs by a few float32 roundings
+     * (~1e-7 relative), and 20–40 steps of SGD through smooth layers (dense, tanh) carry that through without
+     * amplification. Measured: 6e-8 to 1e-7.
      */
     private static final double TOLERANCE = 1e-5;
+
+    /**
+     * The same for the standard CNN after 20 steps. Its max-pooling is not smooth: when two inputs of a pooling window
+     * are nearly tied, a forward pass that rounds differently can pick the other one and route part of one example's
+     * gradient elsewhere, and later steps carry that on. Measured over seeds 11–13 and two thread settings: 4.5e-8 to
+     * 4.8e-5. Each step's sum at the same parameters is compared much more tightly below.
+     */
+    private static final double CNN_TOLERANCE = 1e-3;
 
     @BeforeAll
     static void start() throws Exception {
@@ -72,6 +80,48 @@ class SparkTrainingTest {
         return a.params().sub(b.params()).amaxNumber().doubleValue() / scale;
     }
 
+    /**
+     * Every step's sum on the cluster against the local sum at the same parameters: the same realised batch size (the same
+     * examples were drawn: a different batch changes it almost surely over 20 steps), the same summed loss, and the same
+     * clipped sum to 1e-5 in L2 norm relative to the sum's.
+     */
+    @Test
+    void everyStepsSumOnTheClusterIsTheLocalSum() {
+        SparkClippedSums spark = cluster.clippedSums(4);
+        java.util.List<double[]> compared = new java.util.ArrayList<>();
+        org.dpdl4j.dpsgd.ClippedSums both = (network, data, c, sampler) -> {
+            org.dpdl4j.dpsgd.ClippedSums.Session local = org.dpdl4j.dpsgd.ClippedSums.local().open(network, data, c, sampler);
+            org.dpdl4j.dpsgd.ClippedSums.Session remote = spark.open(network, data, c, sampler);
+            return new org.dpdl4j.dpsgd.ClippedSums.Session() {
+                @Override
+                public org.dpdl4j.dpsgd.ClippedSums.Sum step(long t, org.nd4j.linalg.api.ndarray.INDArray target) {
+                    org.nd4j.linalg.api.ndarray.INDArray mine = target.dup();
+                    org.dpdl4j.dpsgd.ClippedSums.Sum l = local.step(t, mine);
+                    org.dpdl4j.dpsgd.ClippedSums.Sum r = remote.step(t, target);
+                    compared.add(new double[]{l.batchSize(), r.batchSize(), l.lossSum(), r.lossSum(),
+                            mine.sub(target).norm2Number().doubleValue() / mine.norm2Number().doubleValue()});
+                    return r;
+                }
+
+                @Override
+                public void close() {
+                    local.close();
+                    remote.close();
+                }
+            };
+        };
+        new DpSgdTrainer().withClippedSums(both).train(cnn(), mnist, config(20, 11));
+        assertEquals(20, compared.size());
+        double worst = 0;
+        for (double[] c : compared) {
+            assertEquals(c[0], c[1], 0, "the same batch size");
+            assertEquals(c[2], c[3], 1e-4 * Math.abs(c[2]), "the same summed loss");
+            worst = Math.max(worst, c[4]);
+        }
+        System.out.printf("standard CNN, 20 steps, 4 parts: largest |sum_spark - sum_local| / |sum_local| = %.3g%n", worst);
+        assertTrue(worst <= 1e-5, "a step's clipped sum differs by " + worst + " (relative L2)");
+    }
+
     @Test
     void aClusterRunHasTheLocalEventAndParameters() {
         PrivacyAccountant pld = Accountants.byName("pld");
@@ -87,7 +137,7 @@ class SparkTrainingTest {
         assertEquals(pld.epsilon(l.event(), 1e-5), pld.epsilon(r.event(), 1e-5), 0, "the same epsilon, exactly");
         double diff = relativeDifference(local, remote);
         System.out.printf("local vs Spark (4 parts on 2 executors), standard CNN, 20 steps: max |dtheta| / max |theta| = %.3g%n", diff);
-        assertTrue(diff <= TOLERANCE, "parameters differ by " + diff + " (relative)");
+        assertTrue(diff <= CNN_TOLERANCE, "parameters differ by " + diff + " (relative)");
         Map<String, Object> summary = sums.operatorSummary();
         assertEquals(4, summary.get("partitions"), summary.toString());
         assertEquals(20, summary.get("steps"), summary.toString());
@@ -95,7 +145,7 @@ class SparkTrainingTest {
 
         MultiLayerNetwork otherSeed = cnn(); // what a different batch and noise do: the tolerance is far below it
         new DpSgdTrainer(pld).train(otherSeed, mnist, config(20, 12));
-        assertTrue(relativeDifference(local, otherSeed) > 1000 * TOLERANCE, "another seed: " + relativeDifference(local, otherSeed));
+        assertTrue(relativeDifference(local, otherSeed) > 10 * CNN_TOLERANCE, "another seed: " + relativeDifference(local, otherSeed));
     }
 
     /**
