@@ -338,7 +338,7 @@ final class TrainCommand implements Callable<Integer> {
                 sums = cluster.clippedSums(parts);
                 trainer = trainer.withClippedSums(sums);
                 System.out.printf("clipped sums on Spark (%s): %d part(s), %d core(s) per task, data by %s; noise drawn here%n",
-                        cluster.operatorSummary().get("master"), Math.min(parts, (data.train().size() + 1023) / 1024),
+                        cluster.operatorSummary().get("master"), org.dpdl4j.dpsgd.PoissonBatchSampler.partitionBounds(data.train().size(), parts).length - 1,
                         cluster.settings().taskCpus(), executorOptions.data);
             }
             result = from > 0 ? trainer.resume(new Checkpoint(net, config, from, ema), data.train(), every, sink, listener)
