@@ -23,25 +23,12 @@ public final class Reporting {
 
     /** Writes a file atomically: a temporary file in the same directory, then a rename. */
     public static void writeAtomically(Path target, byte[] content) throws IOException {
-        Path dir = target.toAbsolutePath().getParent();
-        Files.createDirectories(dir);
-        Path tmp = Files.createTempFile(dir, "." + target.getFileName(), ".tmp");
-        try {
-            Files.write(tmp, content);
-            publish(tmp, target);
-        } finally {
-            Files.deleteIfExists(tmp);
-        }
+        org.dpdl4j.release.AtomicFiles.write(target, content);
     }
 
     /** Renames a finished temporary file onto its target atomically, readable like a normal file. */
     public static void publish(Path tmp, Path target) throws IOException {
-        try {
-            Files.setPosixFilePermissions(tmp, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
-        } catch (UnsupportedOperationException e) {
-            // not a POSIX file system: keep the default permissions
-        }
-        Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        org.dpdl4j.release.AtomicFiles.publish(tmp, target);
     }
 
     /** Writes {@code object} as indented JSON to {@code target} atomically. */

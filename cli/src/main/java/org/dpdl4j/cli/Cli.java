@@ -1,11 +1,9 @@
 package org.dpdl4j.cli;
 
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Properties;
 import org.dpdl4j.benchmarks.Reporting;
 import picocli.CommandLine;
 
@@ -17,15 +15,7 @@ final class Cli {
 
     /** The library version from the build. */
     static String version() {
-        try (InputStream in = Cli.class.getResourceAsStream("/dpdl4j.properties")) {
-            Properties p = new Properties();
-            if (in != null) {
-                p.load(in);
-            }
-            return p.getProperty("version", "unknown");
-        } catch (IOException e) {
-            return "unknown";
-        }
+        return org.dpdl4j.release.PrivacySidecar.currentLibraryVersion();
     }
 
     /** Prints one JSON object as the last line of stdout. */

@@ -119,7 +119,7 @@ final class ProposeTestCommand extends TuningCommand {
                 loop.epsilon(), fin.epsilon(), delta, tuner.maxIterations(), partitions, granularity, epsilon0, lowerUtility,
                 noiseMultiplier, provenance(space, data.train().size(), release.notes(), release.event()));
         OperatorRecord record = r.operatorRecord();
-        TuningOutput.write(out, release.model(), report, null, withExecutorRecord(record.toMap()));
+        TuningOutput.write(out, released(release.model(), r.event(), data), report, null, withExecutorRecord(record.toMap()));
         System.out.printf("selected %s | final model test accuracy %.4f%n", release.candidate(), testAccuracy);
         System.out.printf("epsilon at delta %s: total %.4f (%s) | RDP %.4f, advanced composition + RDP %.4f | selection loop alone "
                         + "%.4f (T_max = %d iterations) | final run alone %.4f%n", delta, best,

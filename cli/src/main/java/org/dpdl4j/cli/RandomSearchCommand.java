@@ -136,7 +136,7 @@ class RandomSearchCommand extends TuningCommand {
         operator.put("epsilon_naive_composition", naive);
         operator.put("train_split_size", mechanism.train().size());
         operator.put("validation_split_size", mechanism.validation().size());
-        TuningOutput.write(out, release.model(), report, release.trialsRevealed() ? release.trialMaps() : null, operator);
+        TuningOutput.write(out, released(release.model(), release.event(), data), report, release.trialsRevealed() ? release.trialMaps() : null, operator);
 
         System.out.printf("best: %s | validation score %s | test accuracy %s%n", release.candidate(),
                 release.score() == null ? "n/a" : String.format("%.4f", release.score()),

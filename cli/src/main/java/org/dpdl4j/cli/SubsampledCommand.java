@@ -187,7 +187,7 @@ final class SubsampledCommand extends TuningCommand {
                 provenance(space, n, release.notes(), release.event()));
         Map<String, Object> operator = withExecutorRecord(record.toMap());
         operator.put("baseline_seconds_estimated", cost.baselineGradients() * secondsPerGradient);
-        TuningOutput.write(out, release.model(), report, null, operator);
+        TuningOutput.write(out, released(release.model(), release.event(), data), report, null, operator);
 
         System.out.printf("tuned on X1: best %s; final run with %s%n", r.tuned(), r.transferred());
         System.out.printf("final model test accuracy %.4f%n", testAccuracy);

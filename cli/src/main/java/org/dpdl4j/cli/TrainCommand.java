@@ -15,6 +15,7 @@ import org.dpdl4j.accounting.NoiseCalibration;
 import org.dpdl4j.accounting.PrivacyEvent;
 import org.dpdl4j.accounting.PrivacyGuarantee;
 import org.dpdl4j.accounting.PrivacyAccountant;
+import org.dpdl4j.datasets.LabeledData;
 import org.dpdl4j.datasets.TrainTest;
 import org.dpdl4j.dpsgd.Checkpoint;
 import org.dpdl4j.dpsgd.DpSgdConfig;
@@ -22,6 +23,8 @@ import org.dpdl4j.dpsgd.DpSgdTrainer;
 import org.dpdl4j.dpsgd.TrainingListener;
 import org.dpdl4j.dpsgd.TrainingResult;
 import org.dpdl4j.models.Models;
+import org.dpdl4j.release.InputSpec;
+import org.dpdl4j.release.PrivateModel;
 import org.dpdl4j.tuning.PrivacyLedger;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
@@ -348,40 +351,25 @@ final class TrainCommand implements Callable<Integer> {
             notice.remove();
         }
         double testAccuracy = DpSgdTrainer.accuracy(net, data.test());
-        PrivacyGuarantee g = accountant.guarantee(result.event(), config.delta());
         int n = data.train().size();
         double q = config.samplingRate();
         double sigma = config.noiseMultiplier();
-
-        Path modelPath = out.resolve("model.zip");
-        Path tmp = Files.createTempFile(out, ".model", ".zip");
-        try {
-            ModelSerializer.writeModel(net, tmp.toFile(), true);
-            Reporting.publish(tmp, modelPath);
-        } finally {
-            Files.deleteIfExists(tmp);
-        }
-        Map<String, Object> privacy = new LinkedHashMap<>();
-        privacy.put("dataset", t.dataset);
-        privacy.put("n", n);
-        privacy.put("sampling_rate", q);
-        privacy.put("noise_multiplier", sigma);
-        privacy.put("clip_norm", config.clipNorm());
-        privacy.put("ema_decay", config.emaDecay());
-        privacy.put("steps", result.stepsTaken());
-        privacy.put("delta", config.delta());
-        privacy.put("epsilon", g.epsilon());
-        privacy.put("non_private", t.nonPrivate);
-        privacy.put("rdp_order", Double.isNaN(g.order()) ? null : g.order());
-        privacy.put("accountant", accountant instanceof org.dpdl4j.accounting.PldAccountant p
-                ? "pld (privacy loss distribution, pessimistic connect-the-dots, value discretization interval "
-                + p.valueDiscretizationInterval() + ", both add and remove directions)"
-                : "rdp (Mironov-Talwar-Zhang sampled Gaussian; Canonne-Kamath-Steinke conversion; 156 orders)");
-        privacy.put("resumed_from_step", from > 0 ? from : null);
-        privacy.put("ledger_charge", state.get("ledger_charge"));
-        privacy.put("event", result.event().toMap());
-        privacy.put("library_version", Cli.version());
-        Reporting.writeJsonAtomically(out.resolve("privacy.json"), privacy);
+        Map<String, Object> settings = new LinkedHashMap<>(); // data-independent, for people; the claim is the event
+        settings.put("dataset", t.dataset);
+        settings.put("n", n);
+        settings.put("sampling_rate", q);
+        settings.put("noise_multiplier", sigma);
+        settings.put("clip_norm", config.clipNorm());
+        settings.put("ema_decay", config.emaDecay());
+        settings.put("steps", result.stepsTaken());
+        settings.put("resumed_from_step", from > 0 ? from : null);
+        settings.put("ledger_charge", state.get("ledger_charge"));
+        LabeledData shape = data.train();
+        PrivateModel release = PrivateModel.of(net, "training", result.event(), accountantOption.name(), config.delta(),
+                new InputSpec(shape.channels(), shape.height(), shape.width(), 255), settings);
+        release.save(out);
+        PrivacyGuarantee g = release.guarantee();
+        Path modelPath = out.resolve(PrivateModel.MODEL_FILE);
         deleteCheckpoint(out.resolve(CHECKPOINT)); // the final model supersedes it
         try {
             Files.deleteIfExists(out.resolve(CHECKPOINT).getParent()); // operator/, if nothing else is in it

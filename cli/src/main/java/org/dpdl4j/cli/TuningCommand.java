@@ -535,18 +535,21 @@ abstract class TuningCommand implements Callable<Integer> {
         return new SecureRandom().nextLong();
     }
 
-    /** Writes the model atomically as out/model.zip (nothing when null). */
-    static void saveModel(Path out, org.deeplearning4j.nn.multilayer.MultiLayerNetwork model) throws IOException {
-        Files.createDirectories(out);
-        if (model != null) {
-            Path tmp = Files.createTempFile(out, ".model", ".zip");
-            try {
-                ModelSerializer.writeModel(model, tmp.toFile(), true);
-                Reporting.publish(tmp, out.resolve("model.zip"));
-            } finally {
-                Files.deleteIfExists(tmp);
-            }
+    /**
+     * The released model with its claim (the whole tuning's event, the default accountant, δ), or null when the tuning
+     * released no model.
+     */
+    org.dpdl4j.release.PrivateModel released(org.deeplearning4j.nn.multilayer.MultiLayerNetwork model, PrivacyEvent event,
+                                             TrainTest data) {
+        if (model == null) {
+            return null;
         }
+        Map<String, Object> settings = new java.util.LinkedHashMap<>();
+        settings.put("dataset", t.dataset);
+        settings.put("tuner", getClass().getAnnotation(picocli.CommandLine.Command.class).name());
+        var shape = data.train();
+        return org.dpdl4j.release.PrivateModel.of(model, "tuning", event, Accountants.DEFAULT, t.delta,
+                new org.dpdl4j.release.InputSpec(shape.channels(), shape.height(), shape.width(), 255), settings);
     }
 
     PrivacyLedger openLedger() throws IOException {

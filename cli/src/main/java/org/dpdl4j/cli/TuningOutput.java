@@ -9,11 +9,11 @@ import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
+import org.dpdl4j.release.PrivateModel;
 
 /**
  * Where a tuning's results go. {@code --output DIR} holds the release, exactly what the printed ε covers:
- * {@code model.zip}, {@code tuning.json} and, with {@code --reveal-trials}, {@code trials.json}.
+ * {@code model.zip} with its {@code privacy.json} sidecar, {@code tuning.json} and, with {@code --reveal-trials}, {@code trials.json}.
  * {@code DIR/operator/} holds the operator record (the realised K, every trial, sizes, timings, non-private
  * diagnostics) with a README saying it is not covered and must not be published.
  */
@@ -31,7 +31,7 @@ final class TuningOutput {
             than that epsilon allows (for example, K together with the best run is not covered by the
             random-K bounds of Papernot & Steinke 2022, arXiv:2110.03620).
 
-            The release is the parent directory's model.zip and tuning.json (and trials.json when the
+            The release is the parent directory's model.zip, privacy.json and tuning.json (and trials.json when the
             tuning was run with --reveal-trials, which charges for it), and the --json line.
             The run's duration also grows with K: do not publish it either.
             """;
@@ -43,18 +43,27 @@ final class TuningOutput {
      * Writes the operator record, then the release, each file atomically.
      *
      * @param out            the output directory (created if missing)
-     * @param model          the released model, or null
+     * @param model          the released model with its claim (written as model.zip and privacy.json), or null
      * @param release        the release report, one of {@link TuningReports}' records (written as tuning.json)
      * @param revealedTrials the revealed trials for trials.json, or null when they are not released
      * @param operator       the operator record (written as operator/record.json)
      */
-    static void write(Path out, MultiLayerNetwork model, Object release, List<Map<String, Object>> revealedTrials,
+    static void write(Path out, PrivateModel model, Object release, List<Map<String, Object>> revealedTrials,
                       Map<String, Object> operator) throws IOException {
         Path op = out.resolve(OPERATOR_DIRECTORY);
         Files.createDirectories(op);
         Reporting.writeAtomically(op.resolve("README.txt"), OPERATOR_README.getBytes(StandardCharsets.UTF_8));
         Reporting.writeJsonAtomically(op.resolve("record.json"), operator);
-        TuningCommand.saveModel(out, model);
+        if (model != null) {
+            if (revealedTrials != null) {
+                model.save(out, "tuning.json", "trials.json");
+            } else {
+                model.save(out, "tuning.json");
+            }
+        } else { // an earlier run's model and sidecar would pass for this one's
+            Files.deleteIfExists(out.resolve(PrivateModel.SIDECAR_FILE));
+            Files.deleteIfExists(out.resolve(PrivateModel.MODEL_FILE));
+        }
         Reporting.writeJsonAtomically(out.resolve("tuning.json"), release);
         if (revealedTrials != null) {
             Map<String, Object> trials = new LinkedHashMap<>();
@@ -74,7 +83,7 @@ final class TuningOutput {
     /** The console's last word on where the release and the operator record are. */
     static void printWhere(PrintStream console, Path out, boolean model, boolean trials) {
         console.println("release (covered by epsilon_total; what may be published): "
-                + (model ? out.resolve("model.zip") + ", " : "") + out.resolve("tuning.json")
+                + (model ? out.resolve("model.zip") + ", " + out.resolve("privacy.json") + ", " : "") + out.resolve("tuning.json")
                 + (trials ? ", " + out.resolve("trials.json") : "") + " and the --json line");
         console.println("operator record (NOT covered by epsilon; never publish): " + operatorDirectory(out)
                 + " (and the lines above marked [operator], the progress and the run's duration)");

@@ -1,0 +1,40 @@
+package org.dpdl4j.release;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+
+/** Files written whole or not at all: a temporary file in the same directory, renamed onto the target. */
+public final class AtomicFiles {
+    private AtomicFiles() {
+    }
+
+    /**
+     * Writes {@code content} to {@code target} atomically (readers see the old file or the new one, never a part),
+     * creating the parent directory if needed.
+     *
+     * @throws IOException if the file cannot be written (the target is then unchanged)
+     */
+    public static void write(Path target, byte[] content) throws IOException {
+        Path dir = target.toAbsolutePath().getParent();
+        Files.createDirectories(dir);
+        Path tmp = Files.createTempFile(dir, "." + target.getFileName(), ".tmp");
+        try {
+            Files.write(tmp, content);
+            publish(tmp, target);
+        } finally {
+            Files.deleteIfExists(tmp);
+        }
+    }
+
+    /** Renames a finished temporary file onto its target atomically, readable like a normal file (rw-r--r--). */
+    public static void publish(Path tmp, Path target) throws IOException {
+        try {
+            Files.setPosixFilePermissions(tmp, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
+        } catch (UnsupportedOperationException e) {
+            // not a POSIX file system: keep the default permissions
+        }
+        Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+    }
+}
