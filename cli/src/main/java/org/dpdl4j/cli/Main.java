@@ -10,7 +10,7 @@ import picocli.CommandLine.Command;
 @Command(name = "dpdl4j", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
         description = "Differentially private deep learning on the JVM: DP-SGD training, privacy accounting, benchmarks.",
         subcommands = {TrainCommand.class, TuneCommand.class, AccountCommand.class, AuditCommand.class, LedgerCommand.class, EvaluateCommand.class,
-                ReproduceCommand.class,
+                ReproduceCommand.class, ServeCommand.class,
                 BenchCommand.class, CommandLine.HelpCommand.class})
 public final class Main {
     /** Runs the command line and exits with its status. */

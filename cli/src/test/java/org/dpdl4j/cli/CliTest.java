@@ -145,7 +145,7 @@ class CliTest {
         JsonNode j = r.lastJson();
         assertEquals("pld", j.get("accountant").asText());
         JsonNode privacy = Reporting.JSON.readTree(out.resolve("privacy.json").toFile());
-        assertTrue(privacy.get("accountant").asText().startsWith("pld") && privacy.get("rdp_order").isNull(), privacy.toString());
+        assertEquals("pld", privacy.get("accountant").asText(), privacy.toString()); // the registry name, which the loader uses
         double sigma = j.get("noise_multiplier").asDouble();
         long steps = j.get("steps").asLong();
         var event = NoiseCalibration.dpSgd(256.0 / 60000, sigma, steps);
@@ -179,6 +179,10 @@ class CliTest {
         assertEquals(NoiseCalibration.dpSgd(256.0 / 60000, 1.0, steps),
                 PrivacyEvents.fromMap(Reporting.JSON.convertValue(privacy.get("event"), java.util.Map.class)));
         MultiLayerNetwork loaded = ModelSerializer.restoreMultiLayerNetwork(out.resolve("model.zip").toFile());
+        var verified = org.dpdl4j.release.PrivateModel.load(out, org.dpdl4j.release.LoadPolicy.privateOnly()); // the sidecar checks out
+        assertEquals(eps, verified.guarantee().epsilon(), 0.0);
+        assertEquals(new org.dpdl4j.release.InputSpec(1, 28, 28, 255), verified.input());
+        assertEquals(loaded.params(), ((MultiLayerNetwork) verified.network()).params());
         LabeledData test = Mnist.load(DatasetCache.root().resolve("mnist")).test();
         assertEquals(j.get("test_accuracy").asDouble(), DpSgdTrainer.accuracy(loaded, test), 1e-12);
         assertTrue(j.get("test_accuracy").asDouble() > 0.3, "a few private steps already beat chance");
@@ -582,8 +586,8 @@ class CliTest {
         // the accountant of the interrupted run (train's default, PLD) is kept by the resumed one
         assertEquals(org.dpdl4j.accounting.Accountants.byName("pld").epsilon(event, 1e-5), j.get("epsilon").asDouble(), 1e-12);
         JsonNode privacy = Reporting.JSON.readTree(out.resolve("privacy.json").toFile());
-        assertEquals(planned, privacy.get("steps").asLong());
-        assertEquals(0.9, privacy.get("ema_decay").asDouble(), 0.0);
+        assertEquals(planned, privacy.get("configuration").get("steps").asLong());
+        assertEquals(0.9, privacy.get("configuration").get("ema_decay").asDouble(), 0.0);
         assertEquals(0.9, j.get("ema_decay").asDouble(), 0.0);
         assertEquals(event, PrivacyEvents.fromMap(Reporting.JSON.convertValue(privacy.get("event"), java.util.Map.class)));
         assertTrue(!Files.exists(checkpoint) && !Files.exists(out.resolve("operator")), "the final model supersedes the checkpoint");
@@ -940,12 +944,21 @@ class CliTest {
             walk.filter(Files::isRegularFile).map(out::relativize).map(Path::toString)
                     .filter(f -> !f.startsWith("operator")).forEach(files::add);
         }
-        java.util.Set<String> allowedFiles = new java.util.HashSet<>(java.util.Set.of("model.zip", "tuning.json"));
+        java.util.Set<String> allowedFiles = new java.util.HashSet<>(java.util.Set.of("model.zip", "privacy.json", "tuning.json"));
         if (trialsRevealed) {
             allowedFiles.add("trials.json");
         }
         assertTrue(allowedFiles.containsAll(files), "files outside operator/: " + files);
         JsonNode file = Reporting.JSON.readTree(out.resolve("tuning.json").toFile());
+        assertEquals(files.contains("model.zip"), files.contains("privacy.json"), "a released model comes with its sidecar: " + files);
+        if (files.contains("model.zip")) { // the sidecar: the tuning's whole event, loadable, its epsilon no smaller than the reported one
+            var sidecar = org.dpdl4j.release.PrivateModel.load(out, org.dpdl4j.release.LoadPolicy.privateOnly()).sidecar();
+            assertEquals("tuning", sidecar.kind());
+            assertEquals(new java.util.TreeSet<>(sidecar.released()), files, "the sidecar lists the release");
+            assertEquals(PrivacyEvents.fromMap(Reporting.JSON.convertValue(file.get("event"), java.util.Map.class)),
+                    sidecar.event());
+            assertTrue(sidecar.epsilon() >= jsonLine.get("epsilon_total").asDouble() - 1e-12, sidecar.epsilon() + " vs " + jsonLine);
+        }
         for (JsonNode report : new JsonNode[]{file, jsonLine}) {
             for (String key : fieldNames(report)) {
                 assertTrue(allowed.contains(key), "release key '" + key + "' is not in the allow-list: " + report);

@@ -50,6 +50,7 @@ public final class PrivateModel {
     private final PrivacyGuarantee guarantee;
     private final InputSpec input;
     private final Map<String, Object> configuration;
+    private volatile PrivacySidecar sidecar; // the one last saved or loaded
 
     private PrivateModel(Model network, String kind, PrivacyEvent event, String accountant, PrivacyGuarantee guarantee,
                          InputSpec input, Map<String, Object> configuration) {
@@ -59,7 +60,7 @@ public final class PrivateModel {
         this.accountant = accountant;
         this.guarantee = guarantee;
         this.input = input;
-        this.configuration = configuration == null ? Map.of() : Map.copyOf(configuration);
+        this.configuration = configuration == null ? Map.of() : java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(configuration));
     }
 
     /**
@@ -119,8 +120,12 @@ public final class PrivateModel {
         return input;
     }
 
-    /** The sidecar this model is saved with ({@code model.sha256} is filled in by {@link #save}). */
-    public PrivacySidecar sidecar(String modelSha256, List<String> released) {
+    /** The sidecar this model was loaded with or last saved with; null before either. */
+    public PrivacySidecar sidecar() {
+        return sidecar;
+    }
+
+    private PrivacySidecar sidecarFor(String modelSha256, List<String> released) {
         return new PrivacySidecar(PrivacySidecar.SCHEMA_VERSION, kind, modelSha256 == null ? null : MODEL_FILE, modelSha256,
                 nonPrivate(), nonPrivate() ? null : guarantee.epsilon(), guarantee.delta(), accountant, event, released, input,
                 configuration, PrivacySidecar.currentLibraryVersion());
@@ -141,7 +146,9 @@ public final class PrivateModel {
     /** An independent copy (the network cloned; the claim shared), for one more serving thread. */
     public PrivateModel copy() {
         Model clone = network instanceof MultiLayerNetwork m ? m.clone() : ((ComputationGraph) network).clone();
-        return new PrivateModel(clone, kind, event, accountant, guarantee, input, configuration);
+        PrivateModel copy = new PrivateModel(clone, kind, event, accountant, guarantee, input, configuration);
+        copy.sidecar = sidecar;
+        return copy;
     }
 
     /**
@@ -165,12 +172,13 @@ public final class PrivateModel {
         byte[] model = bytes.toByteArray();
         List<String> released = new ArrayList<>(List.of(MODEL_FILE, SIDECAR_FILE));
         released.addAll(List.of(alsoReleased));
-        PrivacySidecar sidecar = sidecar(sha256(model), released);
-        byte[] json = sidecar.toJson();
+        PrivacySidecar written = sidecarFor(sha256(model), released);
+        byte[] json = written.toJson();
         Files.deleteIfExists(dir.resolve(SIDECAR_FILE));
         AtomicFiles.write(dir.resolve(MODEL_FILE), model);
         AtomicFiles.write(dir.resolve(SIDECAR_FILE), json);
-        return sidecar;
+        sidecar = written;
+        return written;
     }
 
     /**
@@ -192,7 +200,9 @@ public final class PrivateModel {
             throw new UnverifiedModelException(dir.resolve(v.sidecar.modelFile()) + " is not a DL4J model: " + e.getMessage(), e);
         }
         PrivacySidecar s = v.sidecar;
-        return new PrivateModel(network, s.kind(), s.event(), s.accountant(), v.guarantee, s.input(), s.configuration());
+        PrivateModel loaded = new PrivateModel(network, s.kind(), s.event(), s.accountant(), v.guarantee, s.input(), s.configuration());
+        loaded.sidecar = s;
+        return loaded;
     }
 
     /**

@@ -1,0 +1,82 @@
+package org.dpdl4j.cli;
+
+import java.net.InetSocketAddress;
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import org.dpdl4j.release.LoadPolicy;
+import org.dpdl4j.release.PrivacySidecar;
+import org.dpdl4j.serving.ModelServer;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/** {@code dpdl4j serve MODEL_DIR}: an HTTP server for a released model, loaded only through the verified sidecar. */
+@Command(name = "serve", mixinStandardHelpOptions = true, sortOptions = false,
+        description = {"Serve a released model over HTTP after checking its privacy sidecar.",
+                "MODEL_DIR holds model.zip and privacy.json as train and tune write them. The server starts only when the sidecar "
+                        + "matches the model's SHA-256, its epsilon is not below what its event costs (recomputed by the named "
+                        + "accountant) and the policy options below hold. Endpoints: POST /predict (a JSON array of features, an "
+                        + "array of such arrays, or raw 8-bit pixels as application/octet-stream), GET /privacy (the sidecar), "
+                        + "GET /health. Ctrl-C stops it gracefully."})
+final class ServeCommand implements Callable<Integer> {
+    @Parameters(paramLabel = "MODEL_DIR", description = "A directory with model.zip and privacy.json (from train or tune).")
+    Path dir;
+
+    @Option(names = "--port", paramLabel = "PORT", description = "TCP port, 0 for any free one (default ${DEFAULT-VALUE}).")
+    int port = 8080;
+
+    @Option(names = "--host", paramLabel = "HOST", description = "Address to listen on (default ${DEFAULT-VALUE}: this machine only; "
+            + "0.0.0.0 for every interface).")
+    String host = "127.0.0.1";
+
+    @Option(names = "--max-epsilon", paramLabel = "ε", description = "Refuse a model whose claimed epsilon is above this (default: any finite epsilon).")
+    Double maxEpsilon;
+
+    @Option(names = "--max-delta", paramLabel = "δ", description = "Refuse a model whose delta is above this (default: any delta < 1).")
+    Double maxDelta;
+
+    @Option(names = "--allow-non-private", description = "Also serve a model trained without privacy (non_private: true); refused otherwise.")
+    boolean allowNonPrivate;
+
+    @Option(names = "--threads", paramLabel = "N", description = "Request threads, each with its own copy of the network (default: the number of cores).")
+    Integer threads;
+
+    @Override
+    public Integer call() throws Exception {
+        if (port < 0 || port > 65535) {
+            throw new IllegalArgumentException("--port must be in [0, 65535], got " + port);
+        }
+        int n = threads != null ? threads : Runtime.getRuntime().availableProcessors();
+        if (n < 1) {
+            throw new IllegalArgumentException("--threads must be >= 1, got " + n);
+        }
+        LoadPolicy policy = allowNonPrivate ? LoadPolicy.any() : LoadPolicy.privateOnly();
+        if (maxEpsilon != null) {
+            if (!(maxEpsilon > 0)) {
+                throw new IllegalArgumentException("--max-epsilon must be > 0, got " + maxEpsilon);
+            }
+            policy = policy.withMaxEpsilon(maxEpsilon);
+        }
+        if (maxDelta != null) {
+            if (!(maxDelta > 0 && maxDelta <= 1)) {
+                throw new IllegalArgumentException("--max-delta must be in (0, 1], got " + maxDelta);
+            }
+            policy = policy.withMaxDelta(maxDelta);
+        }
+        ModelServer server = ModelServer.start(dir, policy, new InetSocketAddress(host, port), n, 10);
+        CountDownLatch stopped = new CountDownLatch(1);
+        Thread hook = new Thread(() -> {
+            server.close(); // requests in flight finish (up to 10 s)
+            stopped.countDown();
+        }, "dpdl4j-serve-shutdown");
+        Runtime.getRuntime().addShutdownHook(hook);
+        PrivacySidecar s = server.model().sidecar();
+        System.out.printf("serving %s (%s, %s) on http://%s:%d with %d thread(s): POST /predict, GET /privacy, GET /health; "
+                        + "Ctrl-C stops%n", dir.resolve(s.modelFile()), s.nonPrivate() ? "NOT private" : String.format("epsilon %.4f at delta %s",
+                        s.epsilon(), s.delta()), s.accountant(), host, server.port(), n);
+        System.out.flush();
+        stopped.await();
+        return 0;
+    }
+}
