@@ -99,7 +99,7 @@ final class TrainCommand implements Callable<Integer> {
     /** A new run: checks, σ, the charge, then {@link #finish}. */
     private Integer plan() throws IOException {
         if (accountantOption.name == null) {
-            accountantOption.name = "pld"; // one run: the tighter accountant
+            accountantOption.name = org.dpdl4j.dpsgd.PrivateTraining.DEFAULT_ACCOUNTANT; // one run: the tighter accountant
         }
         Path out = dryRun ? null : t.outputDirectory("train"); // checked before anything runs
         if (t.nonPrivate && (targetEpsilon != null || noiseMultiplier != null && noiseMultiplier != 0)) {

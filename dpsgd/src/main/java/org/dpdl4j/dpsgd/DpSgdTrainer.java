@@ -139,8 +139,32 @@ public final class DpSgdTrainer {
 
     private TrainingResult run(MultiLayerNetwork network, LabeledData train, DpSgdConfig config, long firstStep, INDArray emaSoFar,
                                long checkpointEvery, Checkpoint.Sink sink, TrainingListener... listeners) {
+        return run(network, train.size(), train, sums, config, firstStep, emaSoFar, checkpointEvery, sink, listeners);
+    }
+
+    /**
+     * Trains the network in place on examples read from an iterator instead of memory: the iterator is read once to count
+     * its n examples, then once more for every step, keeping only the rows of that step's Poisson batch (each example is
+     * included independently with probability q, as with in-memory data). Costs one pass over the data per step (T passes
+     * in all, against q·T in memory) and memory for one batch; each step runs on the calling thread (workers are not used).
+     * The iterator must give the same number of examples on every pass (a shuffling iterator is fine: the sampler is
+     * independent of the order); masks are refused.
+     *
+     * @param data features [k, …] per DataSet (flattened per example in C order, as {@code InputType.convolutionalFlat}
+     *             expects) and one-hot labels [k, classes]; must support {@code reset()}
+     * @throws IllegalArgumentException if the iterator is empty, cannot be reset, or holds masks
+     * @throws IllegalStateException    if a later pass finds a different number of examples (nothing of that step is applied)
+     */
+    public TrainingResult train(MultiLayerNetwork network, org.nd4j.linalg.dataset.api.iterator.DataSetIterator data,
+                                DpSgdConfig config, TrainingListener... listeners) {
+        StreamedClippedSums streamed = new StreamedClippedSums(data);
+        return run(network, streamed.count(), null, streamed, config, 0, null, 0, null, listeners);
+    }
+
+    private TrainingResult run(MultiLayerNetwork network, int n, LabeledData train, ClippedSums sums, DpSgdConfig config,
+                               long firstStep, INDArray emaSoFar, long checkpointEvery, Checkpoint.Sink sink,
+                               TrainingListener... listeners) {
         requirePositiveLearningRate(network);
-        int n = train.size();
         if (n == 0) {
             throw new IllegalArgumentException("the training set is empty");
         }

@@ -1,0 +1,111 @@
+package org.dpdl4j.dpsgd;
+
+import java.util.ArrayList;
+import java.util.List;
+import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
+import org.dpdl4j.datasets.LabeledData;
+import org.nd4j.linalg.api.buffer.DataType;
+import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.dataset.DataSet;
+import org.nd4j.linalg.dataset.api.iterator.DataSetIterator;
+import org.nd4j.linalg.factory.Nd4j;
+import org.nd4j.linalg.indexing.NDArrayIndex;
+
+/**
+ * Clipped sums over examples read from a {@link DataSetIterator}: for step t the iterator is read from the start and only
+ * the rows in {@code sampler.batch(t)} are kept (by their position in the pass). See
+ * {@link DpSgdTrainer#train(MultiLayerNetwork, DataSetIterator, DpSgdConfig, TrainingListener...)} for the cost.
+ */
+final class StreamedClippedSums implements ClippedSums {
+    private final DataSetIterator data;
+    private final int n;
+
+    /** Reads the iterator once to count its examples. */
+    StreamedClippedSums(DataSetIterator data) {
+        this.data = java.util.Objects.requireNonNull(data, "data");
+        if (!data.resetSupported()) {
+            throw new IllegalArgumentException("the DataSetIterator must support reset(): each step reads it from the start");
+        }
+        long count = 0;
+        data.reset();
+        while (data.hasNext()) {
+            DataSet ds = data.next();
+            checkNoMasks(ds);
+            count += ds.numExamples();
+        }
+        if (count == 0 || count > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException("the DataSetIterator must hold between 1 and " + Integer.MAX_VALUE + " examples, got " + count);
+        }
+        this.n = (int) count;
+    }
+
+    int count() {
+        return n;
+    }
+
+    private static void checkNoMasks(DataSet ds) {
+        if (ds.getFeaturesMaskArray() != null || ds.getLabelsMaskArray() != null) {
+            throw new IllegalArgumentException("DataSets with masks are not supported: a mask is not a per-example loss weight");
+        }
+    }
+
+    @Override
+    public Session open(MultiLayerNetwork network, LabeledData train, DpSgdConfig config, PoissonBatchSampler sampler) {
+        PerExampleGradients gradients = new PerExampleGradients(network);
+        DataType type = network.params().dataType();
+        double c = config.clipNorm();
+        int physical = config.physicalBatchSize();
+        return new Session() {
+            @Override
+            public Sum step(long t, INDArray target) {
+                int[] batch = sampler.batch(t); // sorted
+                List<INDArray> xs = new ArrayList<>();
+                List<INDArray> ys = new ArrayList<>();
+                long offset = 0;
+                int next = 0;
+                data.reset();
+                while (data.hasNext()) {
+                    DataSet ds = data.next();
+                    checkNoMasks(ds);
+                    int k = ds.numExamples();
+                    int from = next;
+                    while (next < batch.length && batch[next] < offset + k) {
+                        next++;
+                    }
+                    if (next > from) {
+                        long[] rows = new long[next - from];
+                        for (int i = 0; i < rows.length; i++) {
+                            rows[i] = batch[from + i] - offset;
+                        }
+                        INDArray f = ds.getFeatures();
+                        xs.add(f.reshape('c', f.size(0), f.length() / f.size(0)).get(NDArrayIndex.indices(rows), NDArrayIndex.all())
+                                .castTo(type));
+                        ys.add(ds.getLabels().get(NDArrayIndex.indices(rows), NDArrayIndex.all()).castTo(type));
+                    }
+                    offset += k;
+                }
+                if (offset != n) {
+                    throw new IllegalStateException("the DataSetIterator gave " + offset + " examples at step " + t + ", " + n
+                            + " at the start: every pass must give the same examples; nothing of step " + t + " was applied");
+                }
+                if (batch.length == 0) {
+                    target.assign(0);
+                    return new Sum(0, 0);
+                }
+                INDArray features = xs.size() == 1 ? xs.get(0) : Nd4j.vstack(xs.toArray(INDArray[]::new));
+                INDArray labels = ys.size() == 1 ? ys.get(0) : Nd4j.vstack(ys.toArray(INDArray[]::new));
+                int[] all = new int[batch.length];
+                for (int i = 0; i < all.length; i++) {
+                    all[i] = i;
+                }
+                double loss = gradients.clippedSum(features, labels, all, c, physical, target);
+                return new Sum(batch.length, loss);
+            }
+
+            @Override
+            public void close() {
+                // nothing held beyond the step
+            }
+        };
+    }
+}

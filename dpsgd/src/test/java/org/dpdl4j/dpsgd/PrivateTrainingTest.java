@@ -1,0 +1,129 @@
+package org.dpdl4j.dpsgd;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.List;
+import org.deeplearning4j.datasets.iterator.utilty.ListDataSetIterator;
+import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
+import org.dpdl4j.accounting.Accountants;
+import org.dpdl4j.accounting.NoiseCalibration;
+import org.dpdl4j.datasets.DatasetCache;
+import org.dpdl4j.datasets.LabeledData;
+import org.dpdl4j.datasets.Mnist;
+import org.dpdl4j.models.ModelOptions;
+import org.dpdl4j.models.Models;
+import org.dpdl4j.release.InputSpec;
+import org.dpdl4j.release.PrivateModel;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.nd4j.linalg.dataset.DataSet;
+import org.nd4j.linalg.dataset.api.iterator.DataSetIterator;
+import org.nd4j.linalg.learning.config.Sgd;
+
+/** The one-call private trainer: σ calibrated to the target, the claim is the run's, and streamed data trains the same. */
+class PrivateTrainingTest {
+    private static LabeledData train;
+    private static LabeledData test;
+
+    @BeforeAll
+    static void load() throws Exception {
+        var mnist = Mnist.load(DatasetCache.root().resolve("mnist"));
+        train = mnist.train().randomSubset(2000, 3);
+        test = mnist.test().randomSubset(1000, 4);
+    }
+
+    private static MultiLayerNetwork net() {
+        return Models.mlp(ModelOptions.mnist().withSeed(2).withUpdater(new Sgd(0.5)));
+    }
+
+    /** ε at most the target and within the calibration's step of it; the event is T = ⌈E/q⌉ steps at q = B/n and the recorded σ. */
+    @Test
+    void calibratesToTheTargetAndClaimsTheRunsEvent() {
+        PrivateModel m = PrivateTraining.of(net(), train).targetEpsilon(2).delta(1e-5).epochs(2).expectedBatchSize(100).seed(1).train();
+        double q = 100.0 / 2000;
+        long steps = 40;
+        double sigma = sigmaOf(m);
+        assertEquals(NoiseCalibration.dpSgd(q, sigma, steps), m.event());
+        assertEquals("pld", m.accountant());
+        double eps = m.guarantee().epsilon();
+        assertEquals(Accountants.byName("pld").epsilon(m.event(), 1e-5), eps, 0.0);
+        assertTrue(eps <= 2 && eps > 1.99, "calibrated to the target: " + eps);
+        assertTrue(Accountants.byName("pld").epsilon(NoiseCalibration.dpSgd(q, sigma - 1e-3, steps), 1e-5) > 2, "sigma is the smallest");
+        assertEquals(new InputSpec(1, 28, 28, 255), m.input());
+        assertTrue(DpSgdTrainer.accuracy((MultiLayerNetwork) m.network(), test) > 0.5, "far above chance (10 %)");
+    }
+
+    private static double sigmaOf(PrivateModel m) {
+        var e = (org.dpdl4j.accounting.SelfComposedEvent) m.event();
+        var p = (org.dpdl4j.accounting.PoissonSampledEvent) e.event();
+        return ((org.dpdl4j.accounting.GaussianEvent) p.event()).noiseMultiplier();
+    }
+
+    private static DataSetIterator iterator(LabeledData d, int batch) {
+        List<DataSet> rows = new ArrayList<>();
+        for (int i = 0; i < d.size(); i++) {
+            rows.add(new DataSet(d.features().getRow(i, true).dup(), d.labels().getRow(i, true).dup()));
+        }
+        return new ListDataSetIterator<>(rows, batch);
+    }
+
+    /** The same run from a DataSetIterator (one pass per step) and from memory: the same parameters (float32 rounding). */
+    @Test
+    void streamedDataTrainsLikeDataInMemory() {
+        LabeledData small = train.randomSubset(600, 5);
+        PrivateModel inMemory = PrivateTraining.of(net(), small).targetEpsilon(4).epochs(0.5).expectedBatchSize(60).seed(9).train();
+        PrivateModel streamed = PrivateTraining.of(net(), iterator(small, 64)).targetEpsilon(4).epochs(0.5).expectedBatchSize(60)
+                .seed(9).train();
+        assertEquals(inMemory.event(), streamed.event());
+        var a = ((MultiLayerNetwork) inMemory.network()).params();
+        var b = ((MultiLayerNetwork) streamed.network()).params();
+        double rel = a.sub(b).norm2Number().doubleValue() / a.norm2Number().doubleValue();
+        assertTrue(rel < 1e-6, "relative L2 difference " + rel);
+    }
+
+    @Test
+    void anIteratorThatChangesSizeStopsTheRun() {
+        LabeledData small = train.randomSubset(300, 6);
+        DataSetIterator shrinking = new ListDataSetIterator<>(iterator(small, 300).next().asList(), 50) {
+            private int resets;
+            private int served;
+
+            @Override
+            public void reset() {
+                super.reset();
+                resets++;
+                served = 0;
+            }
+
+            @Override
+            public boolean hasNext() { // the count passes and step 1 see 6 DataSets of 50; later passes see 5
+                return super.hasNext() && !(resets >= 4 && served >= 5);
+            }
+
+            @Override
+            public DataSet next() {
+                served++;
+                return super.next();
+            }
+        };
+        var e = assertThrows(IllegalStateException.class, () -> PrivateTraining.of(net(), shrinking).targetEpsilon(4).epochs(1)
+                .expectedBatchSize(30).seed(1).train());
+        assertTrue(e.getMessage().contains("every pass must give the same examples"), e.getMessage());
+    }
+
+    @Test
+    void missingOrBadSettingsAreNamed() {
+        var noTarget = assertThrows(IllegalArgumentException.class, () -> PrivateTraining.of(net(), train).epochs(1).expectedBatchSize(10).train());
+        assertTrue(noTarget.getMessage().contains("targetEpsilon"), noTarget.getMessage());
+        var noEpochs = assertThrows(IllegalArgumentException.class, () -> PrivateTraining.of(net(), train).targetEpsilon(1).expectedBatchSize(10).train());
+        assertTrue(noEpochs.getMessage().contains("epochs"), noEpochs.getMessage());
+        var batch = assertThrows(IllegalArgumentException.class, () -> PrivateTraining.of(net(), train).targetEpsilon(1).epochs(1)
+                .expectedBatchSize(5000).train());
+        assertTrue(batch.getMessage().contains("expectedBatchSize") && batch.getMessage().contains("2000"), batch.getMessage());
+        var acc = assertThrows(IllegalArgumentException.class, () -> PrivateTraining.of(net(), train).accountant("moments"));
+        assertTrue(acc.getMessage().contains("rdp, pld"), acc.getMessage());
+    }
+}
