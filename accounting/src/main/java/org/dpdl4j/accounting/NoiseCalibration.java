@@ -4,7 +4,8 @@ import java.util.function.DoubleFunction;
 import java.util.function.LongFunction;
 
 /**
- * Noise and step-count calibration against a target (ε, δ), using an {@link RdpAccountant}.
+ * Noise and step-count calibration against a target (ε, δ), using any {@link PrivacyAccountant} (the caller passes
+ * it: {@link RdpAccountant}, {@link PldAccountant} or one from {@link Accountants}).
  * Results are always on the safe side: the returned σ meets the target, the returned T meets it.
  */
 public final class NoiseCalibration {

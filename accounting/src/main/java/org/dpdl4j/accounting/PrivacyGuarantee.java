@@ -17,7 +17,8 @@ public record PrivacyGuarantee(double epsilon, double delta, double order, boole
     /** A human-readable warning, or the empty string when there is nothing to warn about. */
     public String warning() {
         if (Double.isInfinite(epsilon)) {
-            return "epsilon is infinite at every RDP order";
+            return accountant.startsWith("rdp") ? "epsilon is infinite at every RDP order"
+                    : "epsilon is infinite: the event has no finite (epsilon, delta) guarantee";
         }
         return orderAtGridEdge
                 ? "optimal RDP order " + order + " is at the edge of the order grid; a wider grid may give a smaller epsilon"

@@ -12,6 +12,7 @@ import org.dpdl4j.accounting.RepeatAndSelectEvent;
 import org.dpdl4j.accounting.RepetitionDistribution;
 import org.dpdl4j.accounting.SelfComposedEvent;
 import org.dpdl4j.accounting.SubsampledTuningEvent;
+import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -95,7 +96,7 @@ final class AccountCommand {
 
     /** The options of a search over DP-SGD runs: schedule, report, σ and the distribution of K. */
     static final class SearchOptions {
-        @Mixin
+        @ArgGroup(exclusive = true, multiplicity = "1")
         ScheduleOptions schedule;
 
         @Mixin
@@ -119,7 +120,7 @@ final class AccountCommand {
     @Command(name = "dpsgd", mixinStandardHelpOptions = true,
             description = "(epsilon, delta) of DP-SGD: T steps of the Poisson-subsampled Gaussian mechanism (q, sigma).")
     static final class DpSgd implements Callable<Integer> {
-        @Mixin
+        @ArgGroup(exclusive = true, multiplicity = "1")
         ScheduleOptions schedule;
 
         @Mixin
@@ -147,9 +148,10 @@ final class AccountCommand {
 
     /** {@code account tuning}: ε of Papernot–Steinke random search over whole DP-SGD runs. */
     @Command(name = "tuning", mixinStandardHelpOptions = true,
-            description = {"(epsilon, delta) of random search that runs DP-SGD K times, K random (Papernot & Steinke 2022, arXiv:2110.03620, Theorems 2 and 6),",
-                    "and releases only the best run; with --density-bounds c:C, of DP-HyPO's adaptive search (Wang et al. 2023, arXiv:2306.05734, Theorem 1).",
-                    "Also prints one run's epsilon and naive composition over E[K] runs."})
+            description = {"(epsilon, delta) of random search that runs DP-SGD K times, K random (Papernot & Steinke 2022, "
+                        + "arXiv:2110.03620, Theorems 2 and 6), and releases only the best run; with --density-bounds c:C, of "
+                        + "DP-HyPO's adaptive search (Wang et al. 2023, arXiv:2306.05734, Theorem 1).",
+                "Also prints one run's epsilon and naive composition over E[K] runs."})
     static final class Tuning implements Callable<Integer> {
         @Mixin
         SearchOptions search;
@@ -194,9 +196,10 @@ final class AccountCommand {
 
     /** {@code account subsampled-tuning}: ε of tuning on a Poisson subset plus the final run (Koskela &amp; Kulkarni 2023, arXiv:2301.11989). */
     @Command(name = "subsampled-tuning", mixinStandardHelpOptions = true,
-            description = {"(epsilon, delta) of random search (Poisson K) on a Poisson subset X1 of rate q_tune, plus the final DP-SGD run",
-                    "on X \\ X1 (variant 1, Koskela & Kulkarni 2023, arXiv:2301.11989, Theorem 6) or on X (variant 2, Theorem 4 + composition); the same search",
-                    "on all the data followed by nothing else (Papernot & Steinke 2022, arXiv:2110.03620) is the baseline."})
+            description = {"(epsilon, delta) of random search (Poisson K) on a Poisson subset X1 of rate q_tune, plus the final "
+                        + "DP-SGD run on X \\ X1 (variant 1, Koskela & Kulkarni 2023, arXiv:2301.11989, Theorem 6) or on X "
+                        + "(variant 2, Theorem 4 + composition); the same search on all the data followed by nothing else "
+                        + "(Papernot & Steinke 2022, arXiv:2110.03620) is the baseline."})
     static final class SubsampledTuning implements Callable<Integer> {
         @Mixin
         SearchOptions search;
@@ -234,8 +237,9 @@ final class AccountCommand {
 
     /** {@code account dp-hype}: σ of DP-HYPE's noisy vote for a target (ε, δ). */
     @Command(name = "dp-hype", mixinStandardHelpOptions = true,
-            description = {"Noise sigma of DP-HYPE's vote (Liebenow et al. 2025, arXiv:2510.04902): clients vote for their k best candidates and add N(0, sigma^2/n);",
-                    "the sum is (alpha, alpha k / sigma^2)-RDP (Theorem IV.1), converted by Theorem II.1."})
+            description = {"Noise sigma of DP-HYPE's vote (Liebenow et al. 2025, arXiv:2510.04902): clients vote for their k "
+                        + "best candidates and add N(0, sigma^2/n); the sum is (alpha, alpha k / sigma^2)-RDP (Theorem IV.1), "
+                        + "converted by Theorem II.1."})
     static final class DpHype implements Callable<Integer> {
         @Mixin
         Report report;
@@ -267,7 +271,7 @@ final class AccountCommand {
     @Command(name = "calibrate", mixinStandardHelpOptions = true,
             description = "Smallest noise multiplier sigma such that DP-SGD with (q, T) is (epsilon, delta)-DP.")
     static final class Calibrate implements Callable<Integer> {
-        @Mixin
+        @ArgGroup(exclusive = true, multiplicity = "1")
         ScheduleOptions schedule;
 
         @Mixin

@@ -35,8 +35,8 @@ import picocli.CommandLine.Option;
  * arXiv:2305.08846), compared with the ε claimed for the same configuration. Exit status 4 when the lower bound
  * exceeds the claim: then the implementation does not deliver what it claims.
  */
-@Command(name = "audit", mixinStandardHelpOptions = true, description = {"Audit a configuration empirically: insert canaries,",
-        "train once, and measure a lower bound on epsilon; exit status 4 if it exceeds the claimed epsilon."},
+@Command(name = "audit", mixinStandardHelpOptions = true, description = {"Audit a configuration empirically: insert canaries, train once, and measure a lower bound on "
+                        + "epsilon; exit status 4 if it exceeds the claimed epsilon."},
         subcommands = {AuditCommand.Train.class, AuditCommand.Tune.class})
 final class AuditCommand {
     /**
@@ -62,8 +62,8 @@ final class AuditCommand {
         @Option(names = "--canaries", paramLabel = "m", defaultValue = "1000", description = "Canaries m, each included with probability 1/2 (default ${DEFAULT-VALUE}).")
         int canaries;
 
-        @Option(names = "--canary-type", defaultValue = "gradient", description = {"gradient (white-box Dirac canaries in parameter space)",
-                "or input (held-out images with a wrong label, scored by the released model's loss) (default ${DEFAULT-VALUE})."})
+        @Option(names = "--canary-type", defaultValue = "gradient", description = {"gradient (white-box Dirac canaries in parameter space) or input (held-out images with a wrong label, "
+                        + "scored by the released model's loss) (default ${DEFAULT-VALUE})."})
         String canaryType;
 
         @Option(names = "--canary-norm", description = "Raw norm of a gradient canary (default: the clip norm C; larger is clipped to C).")
@@ -245,8 +245,8 @@ final class AuditCommand {
         @Mixin
         AuditOptions a;
 
-        @Option(names = "--tuner", defaultValue = "random-search", description = {"random-search, dp-hypo, subsampled (variant 1, q_tune 0.1)",
-                "or propose-test (k = 2, g = 0.2, eps0 = 0.1) (default ${DEFAULT-VALUE}); dp-hype releases no model to audit."})
+        @Option(names = "--tuner", defaultValue = "random-search", description = {"random-search, dp-hypo, subsampled (variant 1, q_tune 0.1) or propose-test (k = 2, g = 0.2, eps0 = "
+                        + "0.1) (default ${DEFAULT-VALUE}); dp-hype releases no model to audit."})
         String tuner;
 
         @Mixin

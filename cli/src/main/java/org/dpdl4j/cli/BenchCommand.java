@@ -36,10 +36,11 @@ final class BenchCommand {
 
     /** {@code bench dpsgd}: DP-SGD steps against DL4J's own non-private fit, same model and data. */
     @Command(name = "dpsgd", mixinStandardHelpOptions = true, sortOptions = false,
-            description = {"Times DL4J's non-private fit(), the engine's own non-private mode (sigma = 0, no clipping, same",
-                    "kernels) and the DP-SGD trainer (1 worker, then one worker per core) on the same model and data, in one",
-                    "JVM, after warm-up; prints examples/second, their ratios and peak memory. MNIST for the MNIST models;",
-                    "cifar-cnn runs on random CIFAR-10-shaped data (speed does not depend on the pixel values)."})
+            description = {"Times DL4J's non-private fit(), the engine's own non-private mode (sigma = 0, no clipping, same "
+                        + "kernels) and the DP-SGD trainer (1 worker, then one worker per core) on the same model and data, in "
+                        + "one JVM, after warm-up; prints examples/second, their ratios and peak memory.",
+                "MNIST for the MNIST models; cifar-cnn runs on random CIFAR-10-shaped data (speed does not depend on "
+                        + "the pixel values)."})
     static final class DpSgd implements Callable<Integer> {
         @Option(names = "--model", defaultValue = "standard-cnn", description = "Model (default ${DEFAULT-VALUE}).")
         String model;

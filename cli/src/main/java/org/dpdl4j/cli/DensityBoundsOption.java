@@ -4,9 +4,9 @@ import picocli.CommandLine.Option;
 
 /** DP-HyPO's density bounds c:C (Wang et al. 2023, arXiv:2306.05734), shared by {@code tune} and {@code account tuning}. */
 final class DensityBoundsOption {
-    @Option(names = "--density-bounds", paramLabel = "c:C", description = {"DP-HyPO: sampling densities stay within [c, C] x prior,",
-            "0 < c <= 1 <= C (tune default 0.8:1.25, whose adaptivity cost fits a total epsilon of 3; the paper's 0.75:2",
-            "alone costs about 3; account: none, i.e. random search; 1:1 is random search)."})
+    @Option(names = "--density-bounds", paramLabel = "c:C", description = {"DP-HyPO: sampling densities stay within [c, C] x prior, 0 < c <= 1 <= C (tune default 0.8:1.25, "
+                        + "whose adaptivity cost fits a total epsilon of 3; the paper's 0.75:2 alone costs about 3; account: "
+                        + "none, i.e. random search; 1:1 is random search)."})
     String densityBounds;
 
     /**

@@ -52,8 +52,9 @@ import picocli.CommandLine.Option;
  * (the paper trains these global models with FedAvg, we train them centrally).
  */
 @Command(name = "dp-hype", mixinStandardHelpOptions = true, sortOptions = false,
-        description = {"DP-HYPE (Liebenow et al. 2025): n clients each train every candidate locally and vote for their k best;",
-                "the votes are summed securely with discrete Gaussian noise and the winner is released (default epsilon 1)."})
+        description = {"DP-HYPE (Liebenow et al. 2025): n clients each train every candidate locally and vote for their k "
+                        + "best; the votes are summed securely with discrete Gaussian noise and the winner is released (default "
+                        + "epsilon 1)."})
 final class DpHypeCommand extends TuningCommand {
     @Option(names = "--clients", paramLabel = "n", defaultValue = "10", description = "dp-hype: clients n, each holding one shard (default ${DEFAULT-VALUE}).")
     int clients;
@@ -61,30 +62,30 @@ final class DpHypeCommand extends TuningCommand {
     @Option(names = "--votes", paramLabel = "k", defaultValue = "5", description = "dp-hype: votes per client k (default ${DEFAULT-VALUE}).")
     int votes;
 
-    @Option(names = "--min-clients", paramLabel = "n_min", description = {"dp-hype: a round completes with at least n_min clients;",
-            "the noise is sized for n_min, so n - n_min dropouts are tolerated (default n)."})
+    @Option(names = "--min-clients", paramLabel = "n_min", description = {"dp-hype: a round completes with at least n_min clients; the noise is sized for n_min, so n - n_min "
+                        + "dropouts are tolerated (default n)."})
     Integer minClients;
 
     @Option(names = "--partition", defaultValue = "iid", description = "dp-hype: iid shards or dirichlet:ALPHA label skew (Liebenow et al. 2025, arXiv:2510.04902, Sec. VI.D) (default ${DEFAULT-VALUE}).")
     String partition;
 
-    @Option(names = "--transport", defaultValue = "in-process", description = {"dp-hype: in-process (client threads) or grpc",
-            "(coordinator on loopback, one client process each) (default ${DEFAULT-VALUE})."})
+    @Option(names = "--transport", defaultValue = "in-process", description = {"dp-hype: in-process (client threads) or grpc (coordinator on loopback, one client process each) "
+                        + "(default ${DEFAULT-VALUE})."})
     String transport;
 
     @Option(names = "--coordinator-port", defaultValue = "0", description = "dp-hype, grpc: port of the coordinator (0: any free port).")
     int coordinatorPort;
 
-    @Option(names = "--phase-timeout", paramLabel = "SECONDS", defaultValue = "900", description = {"dp-hype: how long a protocol phase waits",
-            "for missing clients after its first message (local training happens before) (default ${DEFAULT-VALUE})."})
+    @Option(names = "--phase-timeout", paramLabel = "SECONDS", defaultValue = "900", description = {"dp-hype: how long a protocol phase waits for missing clients after its first message (local training "
+                        + "happens before) (default ${DEFAULT-VALUE})."})
     double phaseTimeout;
 
-    @Option(names = "--vote-scale", paramLabel = "s", defaultValue = "65536", description = {"dp-hype: a vote is encoded as the integer s;",
-            "discrete Gaussian noise on that grid (default ${DEFAULT-VALUE} = 2^16)."})
+    @Option(names = "--vote-scale", paramLabel = "s", defaultValue = "65536", description = {"dp-hype: a vote is encoded as the integer s; discrete Gaussian noise on that grid (default "
+                        + "${DEFAULT-VALUE} = 2^16)."})
     long voteScale;
 
-    @Option(names = "--evaluate", description = {"dp-hype: also train every candidate on all the training data, non-privately,",
-            "for OPT and RANDGUESS (a research yardstick, written to the operator record only, not covered by epsilon)."})
+    @Option(names = "--evaluate", description = {"dp-hype: also train every candidate on all the training data, non-privately, for OPT and RANDGUESS "
+                        + "(a research yardstick, written to the operator record only, not covered by epsilon)."})
     boolean evaluate;
 
     @Option(names = "--no-evaluate", hidden = true, description = "dp-hype: the default; kept for old command lines.")

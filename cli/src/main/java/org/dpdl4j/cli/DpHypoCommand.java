@@ -12,8 +12,8 @@ import picocli.CommandLine.Mixin;
  * within [c, C] x the prior, charged by Theorem 1 (the random-search bound plus the adaptivity cost).
  */
 @Command(name = "dp-hypo", mixinStandardHelpOptions = true, sortOptions = false,
-        description = {"DP-HyPO (Wang et al. 2023): random search whose sampling density adapts (GP-UCB softmax) within",
-                "--density-bounds of the prior; K ~ --repetitions (default geometric:mean=10)."})
+        description = {"DP-HyPO (Wang et al. 2023): random search whose sampling density adapts (GP-UCB softmax) within "
+                        + "--density-bounds of the prior; K ~ --repetitions (default geometric:mean=10)."})
 final class DpHypoCommand extends RandomSearchCommand {
     @Mixin
     DpHypoOptions hypo;

@@ -14,9 +14,8 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 /** {@code dpdl4j evaluate}: the test accuracy of a saved model. */
-@Command(name = "evaluate", mixinStandardHelpOptions = true, description = {"Test accuracy of a saved model (model.zip from train or",
-        "tune) on a dataset's test split. Evaluating a released model on public test data is post-processing: it costs no",
-        "privacy."})
+@Command(name = "evaluate", mixinStandardHelpOptions = true, description = {"Test accuracy of a saved model (model.zip from train or tune) on a dataset's test split.",
+                "Evaluating a released model on public test data is post-processing: it costs no privacy."})
 final class EvaluateCommand implements Callable<Integer> {
     @Parameters(paramLabel = "MODEL", description = "A model.zip written by train or tune (DL4J ModelSerializer).")
     Path model;

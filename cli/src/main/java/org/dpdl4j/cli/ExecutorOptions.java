@@ -17,17 +17,17 @@ import picocli.CommandLine.Spec;
  */
 final class ExecutorOptions {
     @Option(names = "--executor", defaultValue = "local", paramLabel = "local|spark", description = {"Where the work runs: local (this JVM) or spark (--spark-master).",
-            "tune: one Spark task per trial. train: each step's clipped sum as one Spark job over --spark-partitions parts of",
-            "the data. Either way the driver draws the seeds and the noise, charges the ledger and writes the release;",
-            "executors write nothing (default ${DEFAULT-VALUE})."})
+                "tune: one Spark task per trial. train: each step's clipped sum as one Spark job over "
+                        + "--spark-partitions parts of the data. Either way the driver draws the seeds and the noise, charges "
+                        + "the ledger and writes the release; executors write nothing (default ${DEFAULT-VALUE})."})
     String executor;
 
-    @Option(names = "--spark-master", paramLabel = "URL", description = {"local[N], local-cluster[WORKERS,CORES,MB] (worker processes on",
-            "this machine), spark://HOST:PORT, yarn or k8s://URL (default: spark-submit's --master)."})
+    @Option(names = "--spark-master", paramLabel = "URL", description = {"local[N], local-cluster[WORKERS,CORES,MB] (worker processes on this machine), spark://HOST:PORT, "
+                        + "yarn or k8s://URL (default: spark-submit's --master)."})
     String master;
 
-    @Option(names = "--spark-data", defaultValue = "broadcast", paramLabel = "broadcast|cache", description = {"How executors get the private data: broadcast (the",
-            "driver's verified arrays) or cache (each executor's $DPDL4J_DATA, checked against the driver's SHA-256) (default ${DEFAULT-VALUE})."})
+    @Option(names = "--spark-data", defaultValue = "broadcast", paramLabel = "broadcast|cache", description = {"How executors get the private data: broadcast (the driver's verified arrays) or cache (each "
+                        + "executor's $DPDL4J_DATA, checked against the driver's SHA-256) (default ${DEFAULT-VALUE})."})
     String data;
 
     @Option(names = "--spark-task-cpus", defaultValue = "1", paramLabel = "N", description = "Cores per Spark task (spark.task.cpus): per trial "
@@ -44,9 +44,8 @@ final class ExecutorOptions {
     @Spec(Spec.Target.MIXEE)
     CommandSpec mixee;
 
-    @Option(names = "--spark-partitions", paramLabel = "P", description = {"train --executor spark: parts of the training data, one",
-            "Spark task each per step, aligned to the sampler's blocks of 1024 examples (default: the cluster's cores /",
-            "--spark-task-cpus)."})
+    @Option(names = "--spark-partitions", paramLabel = "P", description = {"train --executor spark: parts of the training data, one Spark task each per step, aligned to the "
+                        + "sampler's blocks of 1024 examples (default: the cluster's cores / --spark-task-cpus)."})
     Integer partitions;
 
     /** True for --executor spark. */

@@ -21,9 +21,9 @@ final class LedgerCommand {
     }
 
     /** {@code ledger show FILE}: every entry with its own epsilon, the spent total and what remains. */
-    @Command(name = "show", mixinStandardHelpOptions = true, description = {"Print what a ledger has spent: each entry (charges",
-            "and the records they cover) with its own epsilon at the ledger's delta, the total spent and the remaining budget.",
-            "Opening repairs a torn last line (a crash during a write), counted conservatively, and says so."})
+    @Command(name = "show", mixinStandardHelpOptions = true, description = {"Print what a ledger has spent: each entry (charges and the records they cover) with its own epsilon "
+                        + "at the ledger's delta, the total spent and the remaining budget.",
+                "Opening repairs a torn last line (a crash during a write), counted conservatively, and says so."})
     static final class Show implements Callable<Integer> {
         @Parameters(paramLabel = "FILE", description = "The ledger (JSON lines).")
         Path file;
@@ -90,10 +90,10 @@ final class LedgerCommand {
     }
 
     /** {@code ledger verify FILE [--head HASH]}: the hash chain, and optionally that an anchored head is still in it. */
-    @Command(name = "verify", mixinStandardHelpOptions = true, description = {"Check a ledger's hash chain from its header to its",
-            "last entry (exit 5 naming the first line that was edited, removed, inserted, duplicated or reordered) and print",
-            "its head hash; keep that hash where the operator cannot change it, and give it later as --head to check that",
-            "the ledger was not rewritten or cut short since."})
+    @Command(name = "verify", mixinStandardHelpOptions = true, description = {"Check a ledger's hash chain from its header to its last entry (exit 5 naming the first line that was "
+                        + "edited, removed, inserted, duplicated or reordered) and print its head hash; keep that hash where "
+                        + "the operator cannot change it, and give it later as --head to check that the ledger was not "
+                        + "rewritten or cut short since."})
     static final class Verify implements Callable<Integer> {
         @Parameters(paramLabel = "FILE", description = "The ledger (JSON lines).")
         Path file;
@@ -133,9 +133,9 @@ final class LedgerCommand {
     }
 
     /** {@code ledger upgrade FILE}: a version-1 ledger rewritten with the hash chain. */
-    @Command(name = "upgrade", mixinStandardHelpOptions = true, description = {"Rewrite a ledger written by an earlier dpdl4j",
-            "(format version 1, without a hash chain) in version 2, keeping every entry as it is and the original beside it",
-            "(FILE.v1-TIME). The chain vouches for the lines from then on, not for edits made before."})
+    @Command(name = "upgrade", mixinStandardHelpOptions = true, description = {"Rewrite a ledger written by an earlier dpdl4j (format version 1, without a hash chain) in version 2, "
+                        + "keeping every entry as it is and the original beside it (FILE.v1-TIME).",
+                "The chain vouches for the lines from then on, not for edits made before."})
     static final class Upgrade implements Callable<Integer> {
         @Parameters(paramLabel = "FILE", description = "The ledger (JSON lines).")
         Path file;

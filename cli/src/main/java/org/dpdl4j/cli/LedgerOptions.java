@@ -7,8 +7,8 @@ import picocli.CommandLine.Option;
 
 /** The privacy-ledger options that {@code train} and {@code tune} share. */
 final class LedgerOptions {
-    @Option(names = "--ledger", paramLabel = "FILE", description = {"Privacy ledger (JSON lines) to charge the whole run to before it",
-            "starts (once, also across --resume); created if missing."})
+    @Option(names = "--ledger", paramLabel = "FILE", description = {"Privacy ledger (JSON lines) to charge the whole run to before it starts (once, also across "
+                        + "--resume); created if missing."})
     Path file;
 
     @Option(names = "--ledger-budget", paramLabel = "ε", description = "Budget of a new ledger, at --delta (default: unlimited, a journal).")

@@ -8,7 +8,8 @@ import picocli.CommandLine.Command;
 
 /** The {@code dpdl4j} command line. */
 @Command(name = "dpdl4j", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
-        description = "Differentially private deep learning on the JVM: DP-SGD training, privacy accounting, benchmarks.",
+        description = "Differentially private deep learning on the JVM: DP-SGD training, honestly accounted tuning, privacy "
+                + "accounting, audits, serving, benchmarks.",
         subcommands = {TrainCommand.class, TuneCommand.class, AccountCommand.class, AuditCommand.class, LedgerCommand.class, EvaluateCommand.class,
                 ReproduceCommand.class, ServeCommand.class,
                 BenchCommand.class, CommandLine.HelpCommand.class})
@@ -23,7 +24,7 @@ public final class Main {
         CommandLine cl = new CommandLine(new Main()).setExecutionExceptionHandler(Cli.errorHandler())
                 .setParameterExceptionHandler((ex, arguments) -> {
                     // one line, like every other error: what is wrong and where the usage is (not the whole usage)
-                    ex.getCommandLine().getErr().println("error: " + Cli.oneLine(ex.getMessage()) + " (see "
+                    ex.getCommandLine().getErr().println("error: " + Cli.oneLine(ex.getMessage()).replaceFirst("^Error: ", "") + " (see "
                             + ex.getCommandLine().getCommandSpec().qualifiedName() + " --help)");
                     return 2;
                 });

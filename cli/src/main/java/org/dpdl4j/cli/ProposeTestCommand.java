@@ -23,14 +23,15 @@ import picocli.CommandLine.Option;
 
 /** {@code tune propose-test}: Ding &amp; Wu's Algorithm 1 (arXiv:2211.01852) from the command line. */
 @Command(name = "propose-test", mixinStandardHelpOptions = true, sortOptions = false,
-        description = {"Propose-test tuning (Ding & Wu 2022): k-part utilities and noisy thresholds with a doubling step select",
-                "a candidate; its final model is trained on the training split. T_max iterations are charged in full."})
+        description = {"Propose-test tuning (Ding & Wu 2022): k-part utilities and noisy thresholds with a doubling step "
+                        + "select a candidate; its final model is trained on the training split.",
+                "T_max iterations are charged in full."})
 final class ProposeTestCommand extends TuningCommand {
     @Option(names = "--partitions", paramLabel = "k", defaultValue = "10", description = "propose-test: disjoint parts k (default ${DEFAULT-VALUE}).")
     int partitions;
 
-    @Option(names = "--granularity", paramLabel = "g", defaultValue = "0.1", description = {"propose-test: utility granularity g in (0, 1);",
-            "T_max = 2*ceil((1-u0)/g)+2 iterations are charged (default ${DEFAULT-VALUE}: 22 iterations)."})
+    @Option(names = "--granularity", paramLabel = "g", defaultValue = "0.1", description = {"propose-test: utility granularity g in (0, 1); T_max = 2*ceil((1-u0)/g)+2 iterations are charged "
+                        + "(default ${DEFAULT-VALUE}: 22 iterations)."})
     double granularity;
 
     @Option(names = "--eps0", paramLabel = "ε₀", defaultValue = "0.1", description = "propose-test: epsilon of one loop iteration (default ${DEFAULT-VALUE}).")

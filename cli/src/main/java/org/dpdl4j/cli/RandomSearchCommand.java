@@ -38,8 +38,8 @@ import picocli.CommandLine.Mixin;
  * Theorem 2 (truncated negative binomial K) or Theorem 6 (Poisson K).
  */
 @Command(name = "random-search", mixinStandardHelpOptions = true, sortOptions = false,
-        description = {"Random search (Papernot & Steinke 2022): K ~ --repetitions DP-SGD runs on candidates drawn uniformly",
-                "from --space; only the best run is released, and the tuning's epsilon covers it."})
+        description = {"Random search (Papernot & Steinke 2022): K ~ --repetitions DP-SGD runs on candidates drawn uniformly "
+                        + "from --space; only the best run is released, and the tuning's epsilon covers it."})
 class RandomSearchCommand extends TuningCommand {
     @Mixin
     RepetitionOptions repetitions;

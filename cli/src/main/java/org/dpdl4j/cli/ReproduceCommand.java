@@ -20,17 +20,19 @@ import picocli.CommandLine.Parameters;
 
 /** {@code dpdl4j reproduce ID}: recompute a seed paper's figure, write ID.csv and ID.png. */
 @Command(name = "reproduce", mixinStandardHelpOptions = true,
-        description = {"Reproduce a figure of a seed paper: writes <id>.csv (one row per plotted point) and <id>.png into --output,",
-                "and prints 'paper vs ours'. IDs: ps-figure2 ... ps-figure7 (Papernot & Steinke 2022, arXiv:2110.03620);",
-                "koskela-figure1 (Koskela & Kulkarni 2023, arXiv:2301.11989, analytic), koskela-figure2 (trains: learning-rate tuning on",
-                "MNIST and Fashion-MNIST; --epochs/--mu/--epsilons/--seeds set its scale, --paper-scale the paper's),",
-                "dphypo-table1 (trains a landscape cache, then replays DP-HyPO vs uniform search; --paper-grid for the paper's grid),",
-                "dingwu-figure2 (simulated iterations of the propose-test loop), dphype-noise-table (DP-HYPE's sigma for k = 5),",
-                "audit-table (claimed epsilon vs the one-run audit's lower bound, white- and black-box canaries),",
-                "dphype-figure2 (simulated votes; also writes dphype-figure2b; --repetitions-per-point, paper 5000),",
-                "honest-mnist / honest-fashion-mnist (trains: a private model whose epsilon includes its hyperparameter search,",
-                "Koskela-Kulkarni subsampled tuning, next to a single run with a recipe fixed in advance and published single runs;",
-                "--seeds repetitions (default 3), --quick for a 15-minute version, --json for the result line)."})
+        description = {"Reproduce a figure of a seed paper: writes <id>.csv (one row per plotted point) and <id>.png into "
+                        + "--output, and prints 'paper vs ours'.",
+                "IDs: ps-figure2 ... ps-figure7 (Papernot & Steinke 2022, arXiv:2110.03620); koskela-figure1 (Koskela "
+                        + "& Kulkarni 2023, arXiv:2301.11989, analytic), koskela-figure2 (trains: learning-rate tuning on MNIST "
+                        + "and Fashion-MNIST; --epochs/--mu/--epsilons/--seeds set its scale, --paper-scale the paper's), "
+                        + "dphypo-table1 (trains a landscape cache, then replays DP-HyPO vs uniform search; --paper-grid for "
+                        + "the paper's grid), dingwu-figure2 (simulated iterations of the propose-test loop), "
+                        + "dphype-noise-table (DP-HYPE's sigma for k = 5), audit-table (claimed epsilon vs the one-run audit's "
+                        + "lower bound, white- and black-box canaries), dphype-figure2 (simulated votes; also writes "
+                        + "dphype-figure2b; --repetitions-per-point, paper 5000), honest-mnist / honest-fashion-mnist (trains: "
+                        + "a private model whose epsilon includes its hyperparameter search, Koskela-Kulkarni subsampled "
+                        + "tuning, next to a single run with a recipe fixed in advance and published single runs; --seeds "
+                        + "repetitions (default 3), --quick for a 15-minute version, --json for the result line)."})
 final class ReproduceCommand implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "ID", description = "ps-figure2 ... ps-figure7, koskela-figure1, koskela-figure2, dphypo-table1, dingwu-figure2, dphype-noise-table, dphype-figure2, audit-table, honest-mnist or honest-fashion-mnist.")
     String id;

@@ -1,56 +1,63 @@
 package org.dpdl4j.cli;
 
+import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Option;
 
 /**
  * How a DP-SGD run is described to the accountant: either the sampling rate q and steps T, or the
- * dataset size n, expected batch size B and epochs E, with q = B/n and T = ceil(E·n/B).
+ * dataset size n, expected batch size B and epochs E, with q = B/n and T = ceil(E·n/B). One of the two is
+ * required, which the usage line shows as {@code (--sampling-rate=q --steps=T | --dataset-size=n --batch-size=B --epochs=E)}.
+ * Used as {@code @ArgGroup(exclusive = true, multiplicity = "1")}.
  */
 final class ScheduleOptions {
-    @Option(names = "--sampling-rate", paramLabel = "q", description = "Poisson sampling rate q in (0, 1].")
-    Double samplingRate;
+    @ArgGroup(exclusive = false, multiplicity = "1", order = 1)
+    Direct direct;
 
-    @Option(names = "--steps", paramLabel = "T", description = "Number of DP-SGD steps T >= 1.")
-    Long steps;
+    @ArgGroup(exclusive = false, multiplicity = "1", order = 2)
+    ViaEpochs viaEpochs;
 
-    @Option(names = "--dataset-size", paramLabel = "n", description = "Training set size n (with --batch-size and --epochs).")
-    Integer datasetSize;
+    /** q and T given directly. */
+    static final class Direct {
+        @Option(names = "--sampling-rate", paramLabel = "q", required = true, description = "Poisson sampling rate q in (0, 1].")
+        double samplingRate;
 
-    @Option(names = "--batch-size", paramLabel = "B", description = "Expected batch size B (q = B/n).")
-    Integer batchSize;
+        @Option(names = "--steps", paramLabel = "T", required = true, description = "Number of DP-SGD steps T >= 1.")
+        long steps;
+    }
 
-    @Option(names = "--epochs", paramLabel = "E", description = "Epochs E (T = ceil(E*n/B)).")
-    Double epochs;
+    /** q = B/n and T = ceil(E·n/B). */
+    static final class ViaEpochs {
+        @Option(names = "--dataset-size", paramLabel = "n", required = true, description = "Training set size n.")
+        int datasetSize;
+
+        @Option(names = "--batch-size", paramLabel = "B", required = true, description = "Expected batch size B (q = B/n).")
+        int batchSize;
+
+        @Option(names = "--epochs", paramLabel = "E", required = true, description = "Epochs E (T = ceil(E*n/B)).")
+        double epochs;
+    }
 
     /** (q, T) from whichever description was given. */
     double[] resolve() {
-        boolean direct = samplingRate != null || steps != null;
-        boolean viaEpochs = datasetSize != null || batchSize != null || epochs != null;
-        if (direct == viaEpochs) {
-            throw new IllegalArgumentException("give either --sampling-rate and --steps, or --dataset-size, --batch-size and --epochs");
-        }
-        if (direct) {
-            if (samplingRate == null || steps == null) {
-                throw new IllegalArgumentException("--sampling-rate and --steps must be given together");
+        if (direct != null) {
+            if (!(direct.samplingRate > 0 && direct.samplingRate <= 1)) {
+                throw new IllegalArgumentException("--sampling-rate must be in (0, 1], got " + direct.samplingRate);
             }
-            if (!(samplingRate > 0 && samplingRate <= 1)) {
-                throw new IllegalArgumentException("--sampling-rate must be in (0, 1], got " + samplingRate);
+            if (direct.steps < 1) {
+                throw new IllegalArgumentException("--steps must be >= 1, got " + direct.steps);
             }
-            if (steps < 1) {
-                throw new IllegalArgumentException("--steps must be >= 1, got " + steps);
-            }
-            return new double[]{samplingRate, steps};
+            return new double[]{direct.samplingRate, direct.steps};
         }
-        if (datasetSize == null || batchSize == null || epochs == null) {
-            throw new IllegalArgumentException("--dataset-size, --batch-size and --epochs must be given together");
-        }
+        int datasetSize = viaEpochs.datasetSize;
+        int batchSize = viaEpochs.batchSize;
+        double epochs = viaEpochs.epochs;
         if (datasetSize < 1) {
             throw new IllegalArgumentException("--dataset-size must be >= 1, got " + datasetSize);
         }
         if (batchSize < 1 || batchSize > datasetSize) {
             throw new IllegalArgumentException("--batch-size must be in [1, " + datasetSize + "], got " + batchSize);
         }
-        if (!(epochs > 0) || epochs.isInfinite()) {
+        if (!(epochs > 0) || Double.isInfinite(epochs)) {
             throw new IllegalArgumentException("--epochs must be finite and > 0, got " + epochs);
         }
         double steps = Math.ceil(epochs * datasetSize / batchSize - 1e-9);

@@ -31,8 +31,9 @@ import picocli.CommandLine.Option;
 
 /** {@code tune subsampled}: Koskela &amp; Kulkarni's procedure (arXiv:2301.11989) from the command line. */
 @Command(name = "subsampled", mixinStandardHelpOptions = true, sortOptions = false,
-        description = {"Subsampled tuning (Koskela & Kulkarni 2023): tune with --inner on a Poisson subset X1 of the training data,",
-                "then train the final model with the best candidate on X \\ X1 (variant 1) or X (variant 2)."})
+        description = {"Subsampled tuning (Koskela & Kulkarni 2023): tune with --inner on a Poisson subset X1 of the "
+                        + "training data, then train the final model with the best candidate on X \\ X1 (variant 1) or X "
+                        + "(variant 2)."})
 final class SubsampledCommand extends TuningCommand {
     @Mixin
     RepetitionOptions repetitions;
@@ -46,8 +47,8 @@ final class SubsampledCommand extends TuningCommand {
     @Option(names = "--inner", defaultValue = "random-search", description = "subsampled: the tuner run on X1, random-search or dp-hypo (default ${DEFAULT-VALUE}).")
     String inner;
 
-    @Option(names = "--extrapolation", defaultValue = "linear-lr", description = {"subsampled: linear-lr (learning rate x n/m for sgd",
-            "and momentum, kept for adam; Koskela & Kulkarni 2023, arXiv:2301.11989, Sec. 3.2) or none (default ${DEFAULT-VALUE})."})
+    @Option(names = "--extrapolation", defaultValue = "linear-lr", description = {"subsampled: linear-lr (learning rate x n/m for sgd and momentum, kept for adam; Koskela & Kulkarni "
+                        + "2023, arXiv:2301.11989, Sec. 3.2) or none (default ${DEFAULT-VALUE})."})
     String extrapolation;
 
     @Option(names = "--warm-start", description = "subsampled: start the final run from the tuned model (Koskela & Kulkarni 2023, arXiv:2301.11989, Remark 8).")

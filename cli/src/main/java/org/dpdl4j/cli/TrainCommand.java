@@ -35,9 +35,9 @@ import picocli.CommandLine.Option;
 /** {@code dpdl4j train}: one DP-SGD run, its test accuracy and its (ε, δ). */
 @Command(name = "train", mixinStandardHelpOptions = true, sortOptions = false,
         description = {"Train a differentially private model with DP-SGD and report its test accuracy and (epsilon, delta).",
-                "Saves the model (DL4J ModelSerializer) and privacy.json in --output; with --checkpoint-every (or a --ledger), a",
-                "checkpoint in --output/operator/checkpoint/ (operator-only, never to be published) that --resume continues after",
-                "a crash."})
+                "Saves the model (DL4J ModelSerializer) and privacy.json in --output; with --checkpoint-every (or a "
+                        + "--ledger), a checkpoint in --output/operator/checkpoint/ (operator-only, never to be published) that "
+                        + "--resume continues after a crash."})
 final class TrainCommand implements Callable<Integer> {
     @Mixin
     TrainingOptions t;
@@ -52,17 +52,18 @@ final class TrainCommand implements Callable<Integer> {
             + "ND4J's per-op threads are set to cores/workers.")
     Integer workers;
 
-    @Option(names = "--checkpoint-every", paramLabel = "N", description = {"Save a checkpoint (model, updater state, steps done, event",
-            "so far) into --output/operator/checkpoint/ every N steps, atomically; removed when the run finishes. A run",
-            "charged to a --ledger also saves one at step 0, right after the charge."})
+    @Option(names = "--checkpoint-every", paramLabel = "N", description = {"Save a checkpoint (model, updater state, steps done, event so far) into "
+                        + "--output/operator/checkpoint/ every N steps, atomically; removed when the run finishes.",
+                "A run charged to a --ledger also saves one at step 0, right after the charge."})
     Long checkpointEvery;
 
     @Mixin
     AccountCommand.AccountantOption accountantOption;
 
-    @Option(names = "--resume", paramLabel = "DIR", description = {"Continue the run whose checkpoint is in DIR/operator/checkpoint/ to its planned",
-            "steps, with fresh randomness; its settings come from the checkpoint (give --seed again for a reproducible",
-            "continuation). The result is written into DIR."})
+    @Option(names = "--resume", paramLabel = "DIR", description = {"Continue the run whose checkpoint is in DIR/operator/checkpoint/ to its planned steps, with fresh "
+                        + "randomness; its settings come from the checkpoint (give --seed again for a reproducible "
+                        + "continuation).",
+                "The result is written into DIR."})
     Path resume;
 
     @Mixin

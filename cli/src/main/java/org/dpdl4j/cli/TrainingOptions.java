@@ -44,14 +44,14 @@ final class TrainingOptions {
     @Option(names = "--activation", defaultValue = "tanh", description = "tanh, relu or tempered-sigmoid (s, T, o) = (2, 2, 1), which equals tanh (default ${DEFAULT-VALUE}).")
     String activation;
 
-    @Option(names = "--ema", paramLabel = "β", defaultValue = "0", description = {"Release the exponential moving average of the "
-            + "parameters with decay β in [0, 1) instead of the last iterate",
-            "(post-processing, no privacy cost; warm-up min(β, (1+t)/(10+t)); De et al. 2022 use 0.9999; default 0: off)."})
+    @Option(names = "--ema", paramLabel = "β", defaultValue = "0", description = {"Release the exponential moving average of the parameters with decay β in [0, 1) instead of the last "
+                        + "iterate (post-processing, no privacy cost; warm-up min(β, (1+t)/(10+t)); De et al. 2022 use 0.9999; "
+                        + "default 0: off)."})
     double ema;
 
-    @Option(names = "--seed", description = {"Seed of weights, sampling and noise, for reproducible runs. Anyone who knows it",
-            "can regenerate and remove the noise: keep it secret. Default: weights seed 0, sampling and noise seeded",
-            "from SecureRandom."})
+    @Option(names = "--seed", description = {"Seed of weights, sampling and noise, for reproducible runs.",
+                "Anyone who knows it can regenerate and remove the noise: keep it secret. Default: weights seed 0, "
+                        + "sampling and noise seeded from SecureRandom."})
     Long seed;
 
     @Option(names = "--secure-noise", description = "Seed sampling and noise from SecureRandom (runs are then not reproducible).")
@@ -69,14 +69,14 @@ final class TrainingOptions {
     @Option(names = "--overwrite", description = "Replace the results of an earlier run in --output (refused otherwise).")
     boolean overwrite;
 
-    @Option(names = "--non-private", description = {"Train without noise (sigma = 0): NO privacy, epsilon = infinity. Needed for",
-            "--noise-multiplier 0 or a sigma axis with 0; such runs are never charged to a ledger."})
+    @Option(names = "--non-private", description = {"Train without noise (sigma = 0): NO privacy, epsilon = infinity.",
+                "Needed for --noise-multiplier 0 or a sigma axis with 0; such runs are never charged to a ledger."})
     boolean nonPrivate;
 
     private Path resolvedOutput;
 
-    @Option(names = "--allow-large-delta", description = {"Accept a --delta at or above 1/n, where (epsilon, delta)-DP allows",
-            "publishing one training example outright (refused otherwise)."})
+    @Option(names = "--allow-large-delta", description = {"Accept a --delta at or above 1/n, where (epsilon, delta)-DP allows publishing one training example "
+                        + "outright (refused otherwise)."})
     boolean allowLargeDelta;
 
     @Option(names = "--json", description = "Print one JSON object with the results as the last line of stdout.")

@@ -12,12 +12,13 @@ import picocli.CommandLine.Command;
  * tuner as {@code tune random-search ...}.
  */
 @Command(name = "tune", mixinStandardHelpOptions = true, sortOptions = false,
-        description = {"Tune hyperparameters with DP-SGD runs as the base mechanism and report the privacy cost of the",
-                "whole search: one run's epsilon and the tuning's epsilon (the honest number).",
-                "--output holds the release, exactly what that epsilon covers: model.zip with its privacy.json and tuning.json (trials.json",
-                "with --reveal-trials). --output/operator/ holds the operator record (the realised K, every trial,",
-                "sizes, timings): not covered by epsilon, never to be published.",
-                "Name the tuner first (default random-search; 'tune --tuner X' still works); 'tune X --help' lists its options."},
+        description = {"Tune hyperparameters with DP-SGD runs as the base mechanism and report the privacy cost of the whole "
+                        + "search: one run's epsilon and the tuning's epsilon (the honest number).",
+                "--output holds the release, exactly what that epsilon covers: model.zip with its privacy.json and "
+                        + "tuning.json (trials.json with --reveal-trials). --output/operator/ holds the operator record (the "
+                        + "realised K, every trial, sizes, timings): not covered by epsilon, never to be published.",
+                "Name the tuner first (default random-search; 'tune --tuner X' still works); 'tune X --help' lists "
+                        + "its options."},
         subcommands = {RandomSearchCommand.class, DpHypoCommand.class, SubsampledCommand.class, ProposeTestCommand.class,
                 DpHypeCommand.class})
 final class TuneCommand implements Callable<Integer> {

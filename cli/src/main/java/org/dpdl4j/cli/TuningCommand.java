@@ -33,13 +33,15 @@ abstract class TuningCommand implements Callable<Integer> {
     @picocli.CommandLine.Spec
     picocli.CommandLine.Model.CommandSpec spec;
 
-    @Option(names = "--candidate-epsilon", paramLabel = "ε", description = {"Calibrate sigma per candidate so each DP-SGD run is",
-            "(epsilon, delta)-DP, for spaces over sampling_rate/epochs (Koskela & Kulkarni 2023, arXiv:2301.11989, Sec. 4.1); the tuning's total is then reported."})
+    @Option(names = "--candidate-epsilon", paramLabel = "ε", description = {"Calibrate sigma per candidate so each DP-SGD run is (epsilon, delta)-DP, for spaces over "
+                        + "sampling_rate/epochs (Koskela & Kulkarni 2023, arXiv:2301.11989, Sec. 4.1); the tuning's total is "
+                        + "then reported."})
     Double candidateEpsilon;
 
-    @Option(names = "--space", paramLabel = "AXIS", description = {"A hyperparameter axis, repeatable: NAME=log:LO:HI:N, NAME=lin:LO:HI:N,",
-            "NAME=cat:A,B, NAME=range:LO:HI, NAME=logrange:LO:HI or NAME=VALUE. Names: lr, optimizer, activation,",
-            "sigma, clip, batch_size, sampling_rate, epochs (default lr=log:0.025:1:20)."})
+    @Option(names = "--space", paramLabel = "AXIS", description = {"A hyperparameter axis, repeatable: NAME=log:LO:HI:N, NAME=lin:LO:HI:N, NAME=cat:A,B, "
+                        + "NAME=range:LO:HI, NAME=logrange:LO:HI or NAME=VALUE.",
+                "Names: lr, optimizer, activation, sigma, clip, batch_size, sampling_rate, epochs (default "
+                        + "lr=log:0.025:1:20)."})
     List<String> spaceAxes = new ArrayList<>();
 
     @Option(names = "--range-points", defaultValue = "100", description = "Points a continuous range is discretised into (default ${DEFAULT-VALUE}).")
@@ -55,9 +57,9 @@ abstract class TuningCommand implements Callable<Integer> {
             + "(default 3 when --noise-multiplier is not given; for dp-hype the vote's epsilon, default 1).")
     Double targetEpsilon;
 
-    @Option(names = "--score", defaultValue = "private-validation", description = {"private-validation: score on a split of the",
-            "training data, released with Gaussian noise whose cost is counted; public-holdout: that split is declared",
-            "public (no noise, no cost) (default ${DEFAULT-VALUE})."})
+    @Option(names = "--score", defaultValue = "private-validation", description = {"private-validation: score on a split of the training data, released with Gaussian noise whose cost "
+                        + "is counted; public-holdout: that split is declared public (no noise, no cost) (default "
+                        + "${DEFAULT-VALUE})."})
     String score;
 
     @Option(names = "--score-noise", defaultValue = "0.005", description = "Std of the noisy validation accuracy (default ${DEFAULT-VALUE}).")
@@ -70,18 +72,19 @@ abstract class TuningCommand implements Callable<Integer> {
             "the cluster's cores / --spark-task-cpus); each uses cores/threads DP-SGD workers."})
     int threads;
 
-    @Option(names = "--trial-workers", paramLabel = "N", description = {"DP-SGD worker threads per trial (default: cores / --threads; on",
-            "Spark, --spark-task-cpus). A trial's result depends on its seed and on N, so keep N to compare runs."})
+    @Option(names = "--trial-workers", paramLabel = "N", description = {"DP-SGD worker threads per trial (default: cores / --threads; on Spark, --spark-task-cpus).",
+                "A trial's result depends on its seed and on N, so keep N to compare runs."})
     Integer trialWorkers;
 
     @Mixin
     ExecutorOptions executorOptions;
 
-    @Option(names = "--train-executor", defaultValue = "local", paramLabel = "local|spark", description = {"Where each trial's",
-            "DP-SGD steps compute their clipped sums: local (the trial's own threads) or spark (one Spark job per step over",
-            "--spark-partitions parts of the data on --spark-master; the noise stays on the driver). With spark the trials run",
-            "one at a time, each using the whole cluster; it needs --executor local (a trial that is itself a Spark task",
-            "cannot start Spark jobs) and is refused by dp-hype (default ${DEFAULT-VALUE})."})
+    @Option(names = "--train-executor", defaultValue = "local", paramLabel = "local|spark", description = {"Where each trial's DP-SGD steps compute their clipped sums: local (the trial's own threads) or spark "
+                        + "(one Spark job per step over --spark-partitions parts of the data on --spark-master; the noise stays "
+                        + "on the driver).",
+                "With spark the trials run one at a time, each using the whole cluster; it needs --executor local (a "
+                        + "trial that is itself a Spark task cannot start Spark jobs) and is refused by dp-hype (default "
+                        + "${DEFAULT-VALUE})."})
     String trainExecutor;
 
     /** The cluster the trials run on (--executor spark), or null for this JVM. */
@@ -96,21 +99,20 @@ abstract class TuningCommand implements Callable<Integer> {
     @Mixin
     LedgerOptions ledgerOptions;
 
-    @Option(names = "--reveal-trials", description = {"Release K and every trial (candidate and score, in trials.json). The",
-            "random-K bounds cover only the best run with K hidden, so K is drawn first and the composition of the",
-            "K drawn runs is charged before any run (random-search and dp-hypo; needs --noise-multiplier)."})
+    @Option(names = "--reveal-trials", description = {"Release K and every trial (candidate and score, in trials.json).",
+                "The random-K bounds cover only the best run with K hidden, so K is drawn first and the composition "
+                        + "of the K drawn runs is charged before any run (random-search and dp-hypo; needs --noise-multiplier)."})
     boolean revealTrialScores;
 
     @Option(names = "--reveal-trial-scores", hidden = true, description = "The old name of --reveal-trials.")
     boolean revealTrialScoresOldName;
 
-    @Option(names = "--resume", paramLabel = "DIR", description = {"Continue the tuning whose output directory",
-            "is DIR after a crash: same K and candidates, finished trials not re-run, nothing charged twice; the other",
-            "options come from DIR/operator/state.json."})
+    @Option(names = "--resume", paramLabel = "DIR", description = {"Continue the tuning whose output directory is DIR after a crash: same K and candidates, finished "
+                        + "trials not re-run, nothing charged twice; the other options come from DIR/operator/state.json."})
     Path resume;
 
-    @Option(names = "--dry-run", description = {"Print sigma, the tuning's epsilon and an estimate of the time, and stop: nothing is",
-            "trained or charged (random-search and dp-hypo)."})
+    @Option(names = "--dry-run", description = {"Print sigma, the tuning's epsilon and an estimate of the time, and stop: nothing is trained or "
+                        + "charged (random-search and dp-hypo)."})
     boolean dryRun;
 
     /** The saved state of the tuning being resumed, or null. */

@@ -21,6 +21,10 @@ import org.nd4j.linalg.factory.Nd4j;
  * {@link ParentPathLabelGenerator}, resized to height×width with the given channel count, pixels
  * scaled to [0, 1]. If the directory has {@code train/} and {@code test/} sub-directories they are
  * used as the split; otherwise a seeded 20 % of the images are held out as the test set.
+ *
+ * <p>Needs DataVec on the classpath: {@code org.datavec:datavec-data-image} and
+ * {@code org.deeplearning4j:deeplearning4j-datavec-iterators} (version 1.0.0-M2.1) are optional dependencies of
+ * {@code dpdl4j-datasets}, left out of an application that does not read image folders (they bring OpenCV and JavaCV).
  */
 public final class ImageFolder {
     private static final String[] EXTENSIONS = NativeImageLoader.ALLOWED_FORMATS;
