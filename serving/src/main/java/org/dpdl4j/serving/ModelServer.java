@@ -54,6 +54,16 @@ public final class ModelServer implements AutoCloseable {
 
     private static final ObjectMapper JSON = new ObjectMapper();
 
+    static {
+        // jdk.httpserver writes a response's headers and body separately; without TCP_NODELAY, Nagle's algorithm and the
+        // client's delayed ACK hold each small answer ~40 ms (measured: 48 ms median at 1 client, 2.7 ms with it). The
+        // property is read once, when the JDK's server first starts, and concerns only its sockets; a value the
+        // application set itself is kept.
+        if (System.getProperty("sun.net.httpserver.nodelay") == null) {
+            System.setProperty("sun.net.httpserver.nodelay", "true");
+        }
+    }
+
     private final HttpServer server;
     private final ExecutorService executor;
     private final PrivateModel model;
