@@ -4,9 +4,6 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
-import java.util.HexFormat;
 import java.util.zip.GZIPInputStream;
 
 /** Reading a whole (optionally gzipped) file and checking its SHA-256. */
@@ -38,20 +35,11 @@ final class FileVerification {
             throw new InvalidDatasetException("dataset file " + file + " is not a complete gzip file: " + e.getMessage());
         }
         if (expectedSha256 != null) {
-            String got = sha256(bytes);
+            String got = Sha256.hex(bytes);
             if (!got.equals(expectedSha256)) {
                 throw new InvalidDatasetException("dataset file " + file + " has SHA-256 " + got + ", expected "
                         + expectedSha256 + " (corrupt or a different release): delete it and run scripts/fetch-data.sh");
             }
         }
         return bytes;
-    }
-
-    static String sha256(byte[] bytes) {
-        try {
-            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("the JDK has no SHA-256", e);
-        }
-    }
-}
+    }}

@@ -6,10 +6,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -20,6 +17,7 @@ import org.deeplearning4j.nn.graph.ComputationGraph;
 import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
 import org.deeplearning4j.util.ModelSerializer;
 import org.dpdl4j.accounting.Accountants;
+import org.dpdl4j.datasets.Sha256;
 import org.dpdl4j.accounting.PrivacyAccountant;
 import org.dpdl4j.accounting.PrivacyEvent;
 import org.dpdl4j.accounting.PrivacyGuarantee;
@@ -172,7 +170,7 @@ public final class PrivateModel {
         byte[] model = bytes.toByteArray();
         List<String> released = new ArrayList<>(List.of(MODEL_FILE, SIDECAR_FILE));
         released.addAll(List.of(alsoReleased));
-        PrivacySidecar written = sidecarFor(sha256(model), released);
+        PrivacySidecar written = sidecarFor(Sha256.hex(model), released);
         byte[] json = written.toJson();
         Files.deleteIfExists(dir.resolve(SIDECAR_FILE));
         AtomicFiles.write(dir.resolve(MODEL_FILE), model);
@@ -243,7 +241,7 @@ public final class PrivateModel {
         } catch (NoSuchFileException e) {
             throw new UnverifiedModelException(modelPath + " is missing (named by " + sidecarPath + ")");
         }
-        String sha = sha256(model);
+        String sha = Sha256.hex(model);
         if (!sha.equals(s.modelSha256())) {
             throw new UnverifiedModelException(modelPath + " has SHA-256 " + sha + " but " + sidecarPath + " covers "
                     + s.modelSha256() + ": this model is not the one the privacy claim is about");
@@ -290,13 +288,4 @@ public final class PrivateModel {
             }
         }
         return false;
-    }
-
-    static String sha256(byte[] bytes) {
-        try {
-            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("SHA-256 is missing from this JVM", e);
-        }
-    }
-}
+    }}

@@ -48,7 +48,7 @@ class PrivateModelTest {
         INDArray before = m.output(x);
         PrivacySidecar written = m.save(tmp, "tuning.json");
         assertEquals(List.of("model.zip", "privacy.json", "tuning.json"), written.released());
-        assertEquals(PrivateModel.sha256(Files.readAllBytes(tmp.resolve("model.zip"))), written.modelSha256());
+        assertEquals(org.dpdl4j.datasets.Sha256.hex(Files.readAllBytes(tmp.resolve("model.zip"))), written.modelSha256());
         PrivateModel loaded = PrivateModel.load(tmp, LoadPolicy.privateOnly());
         assertArrayEquals(before.ravel().toFloatVector(), loaded.output(x).ravel().toFloatVector(), 0f);
         assertEquals(m.guarantee().epsilon(), loaded.guarantee().epsilon(), 0.0);

@@ -87,16 +87,6 @@ final class DataShipping {
             throw new IllegalStateException("a dpdl4j class is missing on this executor (is the dpdl4j jar on its classpath?)", e);
         }
     }
-
-    /** The SHA-256 of some bytes, in hex. */
-    static String sha256(byte[] bytes) {
-        try {
-            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("SHA-256 is missing from this JVM", e);
-        }
-    }
-
     /** True if executors load this data from their own cache ({@link #fromCache}). */
     synchronized boolean fromCache(LabeledData data) {
         return cached.containsKey(data);

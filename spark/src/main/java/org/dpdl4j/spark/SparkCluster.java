@@ -293,7 +293,7 @@ public final class SparkCluster implements AutoCloseable {
     /** @throws IllegalArgumentException if Q cannot be serialised */
     Shipped ship(TrainingMechanism q) {
         byte[] bytes = shipping.serialize(q);
-        return new Shipped(bytes, DataShipping.sha256(bytes));
+        return new Shipped(bytes, org.dpdl4j.datasets.Sha256.hex(bytes));
     }
 
     /**
