@@ -43,8 +43,8 @@ final class ScheduleOptions {
             if (!(direct.samplingRate > 0 && direct.samplingRate <= 1)) {
                 throw new IllegalArgumentException("--sampling-rate must be in (0, 1], got " + direct.samplingRate);
             }
-            if (direct.steps < 1) {
-                throw new IllegalArgumentException("--steps must be >= 1, got " + direct.steps);
+            if (direct.steps < 1 || direct.steps > 1e15) { // above 2^53 the double below would round T down
+                throw new IllegalArgumentException("--steps must be in [1, 10^15], got " + direct.steps);
             }
             return new double[]{direct.samplingRate, direct.steps};
         }

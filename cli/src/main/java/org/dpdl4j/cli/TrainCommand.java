@@ -368,6 +368,9 @@ final class TrainCommand implements Callable<Integer> {
         LabeledData shape = data.train();
         PrivateModel release = PrivateModel.of(net, "training", result.event(), accountantOption.name(), config.delta(),
                 new InputSpec(shape.channels(), shape.height(), shape.width(), 255), settings);
+        for (String stale : new String[]{"tuning.json", "trials.json"}) { // an earlier tuning's, kept by --overwrite
+            Files.deleteIfExists(out.resolve(stale));
+        }
         release.save(out);
         PrivacyGuarantee g = release.guarantee();
         Path modelPath = out.resolve(PrivateModel.MODEL_FILE);

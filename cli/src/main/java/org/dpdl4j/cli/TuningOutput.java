@@ -54,15 +54,11 @@ final class TuningOutput {
         Files.createDirectories(op);
         Reporting.writeAtomically(op.resolve("README.txt"), OPERATOR_README.getBytes(StandardCharsets.UTF_8));
         Reporting.writeJsonAtomically(op.resolve("record.json"), operator);
-        if (model != null) {
-            if (revealedTrials != null) {
-                model.save(out, "tuning.json", "trials.json");
-            } else {
-                model.save(out, "tuning.json");
-            }
-        } else { // an earlier run's model and sidecar would pass for this one's
-            Files.deleteIfExists(out.resolve(PrivateModel.SIDECAR_FILE));
-            Files.deleteIfExists(out.resolve(PrivateModel.MODEL_FILE));
+        // an earlier run's sidecar goes first (it would vouch for files of this run), then the release files, and the
+        // sidecar that lists them last: a crash in between leaves no sidecar, which the loader refuses
+        Files.deleteIfExists(out.resolve(PrivateModel.SIDECAR_FILE));
+        if (model == null) {
+            Files.deleteIfExists(out.resolve(PrivateModel.MODEL_FILE)); // an earlier run's would pass for this one's
         }
         Reporting.writeJsonAtomically(out.resolve("tuning.json"), release);
         if (revealedTrials != null) {
@@ -72,6 +68,13 @@ final class TuningOutput {
             Reporting.writeJsonAtomically(out.resolve("trials.json"), trials);
         } else {
             Files.deleteIfExists(out.resolve("trials.json")); // an earlier run's would pass for this one's
+        }
+        if (model != null) {
+            if (revealedTrials != null) {
+                model.save(out, "tuning.json", "trials.json");
+            } else {
+                model.save(out, "tuning.json");
+            }
         }
     }
 

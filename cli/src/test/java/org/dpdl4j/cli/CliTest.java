@@ -116,6 +116,16 @@ class CliTest {
         r = run("account", "dpsgd", "--sampling-rate", "0.1", "--noise-multiplier", "1");
         assertEquals(2, r.status());
         assertTrue(r.err().contains("--steps"), r.err());
+        r = run("account", "dpsgd", "--noise-multiplier", "1"); // neither schedule
+        assertEquals(2, r.status());
+        assertTrue(r.err().contains("--sampling-rate") && r.err().contains("--dataset-size"), r.err());
+        r = run("account", "dpsgd", "--sampling-rate", "0.1", "--steps", "10", "--dataset-size", "100", "--batch-size", "10",
+                "--epochs", "1", "--noise-multiplier", "1"); // both
+        assertEquals(2, r.status());
+        assertTrue(r.err().contains("mutually exclusive"), r.err());
+        r = run("account", "dpsgd", "--sampling-rate", "0.1", "--steps", "10000000000000000", "--noise-multiplier", "1");
+        assertEquals(2, r.status());
+        assertTrue(r.err().contains("--steps must be in [1, 10^15]"), r.err());
         r = run("train", "--optimizer", "rmsprop", "--epochs", "0.01", "--no-progress", "--output", "unused");
         assertEquals(2, r.status());
         assertTrue(r.err().contains("--optimizer") && r.err().contains("rmsprop"), r.err());

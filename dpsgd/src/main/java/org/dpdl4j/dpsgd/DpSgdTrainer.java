@@ -157,7 +157,11 @@ public final class DpSgdTrainer {
      */
     public TrainingResult train(MultiLayerNetwork network, org.nd4j.linalg.dataset.api.iterator.DataSetIterator data,
                                 DpSgdConfig config, TrainingListener... listeners) {
-        StreamedClippedSums streamed = new StreamedClippedSums(data);
+        return train(network, new StreamedClippedSums(data), config, listeners);
+    }
+
+    /** {@link #train(MultiLayerNetwork, org.nd4j.linalg.dataset.api.iterator.DataSetIterator, DpSgdConfig, TrainingListener...)} on an iterator already counted. */
+    TrainingResult train(MultiLayerNetwork network, StreamedClippedSums streamed, DpSgdConfig config, TrainingListener... listeners) {
         return run(network, streamed.count(), null, streamed, config, 0, null, 0, null, listeners);
     }
 

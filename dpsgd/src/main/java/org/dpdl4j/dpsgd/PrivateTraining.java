@@ -43,6 +43,7 @@ public final class PrivateTraining {
     private double emaDecay;
     private int physicalBatchSize = 512;
     private TrainingListener[] listeners = new TrainingListener[0];
+    private boolean started;
 
     private PrivateTraining(MultiLayerNetwork network, LabeledData data, DataSetIterator iterator) {
         this.network = Objects.requireNonNull(network, "network");
@@ -141,11 +142,18 @@ public final class PrivateTraining {
 
     /**
      * Calibrates σ, trains the network in place, and returns it with its claim. ε of the result is at most the target.
+     * Call it once: the claim covers one run, and a network that a failed run (an exception) has begun to train carries
+     * that run's privacy cost with no claim for it, so discard it.
      *
      * @throws IllegalArgumentException if a required setting is missing or out of range (the message names it), or no
      *                                  σ ≤ 10⁶ meets the target
+     * @throws IllegalStateException    on a second call
      */
     public PrivateModel train() {
+        if (started) {
+            throw new IllegalStateException("train() was already called on this PrivateTraining: the network has been trained "
+                    + "(its claim covers that run only); start from a fresh network");
+        }
         if (!(targetEpsilon > 0) || Double.isInfinite(targetEpsilon)) {
             throw new IllegalArgumentException("targetEpsilon must be finite and > 0, got " + targetEpsilon);
         }
@@ -156,8 +164,8 @@ public final class PrivateTraining {
             throw new IllegalArgumentException("epochs must be set (> 0)");
         }
         DpSgdTrainer trainer = new DpSgdTrainer(Accountants.byName(accountant));
-        DataSetIterator streamed = iterator;
-        int n = data != null ? data.size() : new StreamedClippedSums(iterator).count();
+        StreamedClippedSums streamed = data != null ? null : new StreamedClippedSums(iterator); // counts n (one pass)
+        int n = data != null ? data.size() : streamed.count();
         if (expectedBatchSize < 1 || expectedBatchSize > n) {
             throw new IllegalArgumentException("expectedBatchSize must be in [1, n = " + n + "], got " + expectedBatchSize);
         }
@@ -170,6 +178,7 @@ public final class PrivateTraining {
             b.seed(seed);
         }
         DpSgdConfig config = b.build();
+        started = true; // from here on the network changes
         TrainingResult result = data != null ? trainer.train(network, data, config, listeners)
                 : trainer.train(network, streamed, config, listeners);
         Map<String, Object> settings = new LinkedHashMap<>();

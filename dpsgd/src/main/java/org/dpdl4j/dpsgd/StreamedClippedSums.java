@@ -9,7 +9,6 @@ import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.dataset.DataSet;
 import org.nd4j.linalg.dataset.api.iterator.DataSetIterator;
 import org.nd4j.linalg.factory.Nd4j;
-import org.nd4j.linalg.indexing.NDArrayIndex;
 
 /**
  * Clipped sums over examples read from a {@link DataSetIterator}: for step t the iterator is read from the start and only
@@ -73,14 +72,14 @@ final class StreamedClippedSums implements ClippedSums {
                         next++;
                     }
                     if (next > from) {
-                        long[] rows = new long[next - from];
+                        int[] rows = new int[next - from];
                         for (int i = 0; i < rows.length; i++) {
-                            rows[i] = batch[from + i] - offset;
+                            rows[i] = (int) (batch[from + i] - offset);
                         }
                         INDArray f = ds.getFeatures();
-                        xs.add(f.reshape('c', f.size(0), f.length() / f.size(0)).get(NDArrayIndex.indices(rows), NDArrayIndex.all())
-                                .castTo(type));
-                        ys.add(ds.getLabels().get(NDArrayIndex.indices(rows), NDArrayIndex.all()).castTo(type));
+                        INDArray flat = f.reshape('c', f.size(0), f.length() / f.size(0));
+                        xs.add(Nd4j.pullRows(flat, 1, rows).castTo(type)); // [rows, d] even for one row
+                        ys.add(Nd4j.pullRows(ds.getLabels(), 1, rows).castTo(type));
                     }
                     offset += k;
                 }

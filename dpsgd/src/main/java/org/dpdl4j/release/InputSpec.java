@@ -22,6 +22,10 @@ public record InputSpec(int channels, int height, int width, double scale) {
         if (channels < 1 || height < 1 || width < 1) {
             throw new IllegalArgumentException("input channels, height and width must be >= 1, got " + channels + "x" + height + "x" + width);
         }
+        if ((long) channels * height * width > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException("input channels*height*width must be at most " + Integer.MAX_VALUE + ", got "
+                    + channels + "x" + height + "x" + width);
+        }
         if (!(scale > 0) || Double.isInfinite(scale)) {
             throw new IllegalArgumentException("input scale must be finite and > 0, got " + scale);
         }

@@ -141,9 +141,12 @@ public final class PrivateModel {
                 : ((ComputationGraph) network).outputSingle(false, features);
     }
 
-    /** An independent copy (the network cloned; the claim shared), for one more serving thread. */
+    /** An independent copy (the network cloned; the claim shared), for one more serving thread; safe to call from several. */
     public PrivateModel copy() {
-        Model clone = network instanceof MultiLayerNetwork m ? m.clone() : ((ComputationGraph) network).clone();
+        Model clone;
+        synchronized (network) { // serving threads clone the shared network on their first request
+            clone = network instanceof MultiLayerNetwork m ? m.clone() : ((ComputationGraph) network).clone();
+        }
         PrivateModel copy = new PrivateModel(clone, kind, event, accountant, guarantee, input, configuration);
         copy.sidecar = sidecar;
         return copy;
@@ -249,7 +252,7 @@ public final class PrivateModel {
         PrivacyGuarantee g;
         try {
             g = Accountants.byName(s.accountant()).guarantee(s.event(), s.delta());
-        } catch (IllegalArgumentException e) {
+        } catch (RuntimeException e) {
             throw new UnverifiedModelException(sidecarPath + ": the claim cannot be recomputed: " + e.getMessage(), e);
         }
         if (Double.isInfinite(g.epsilon()) || Double.isNaN(g.epsilon())) {
@@ -273,7 +276,8 @@ public final class PrivateModel {
             throw new UnverifiedModelException(sidecarPath + " has delta " + s.delta() + ", above the policy's maximum "
                     + policy.maxDelta());
         }
-        PrivacyGuarantee claimed = s.nonPrivate() ? g
+        PrivacyGuarantee claimed = s.nonPrivate() // a release that says it has no guarantee is taken at its word
+                ? new PrivacyGuarantee(Double.POSITIVE_INFINITY, s.delta(), Double.NaN, false, g.accountant())
                 : new PrivacyGuarantee(s.epsilon(), s.delta(), g.order(), g.orderAtGridEdge(), g.accountant());
         return new Verified(s, model, claimed);
     }

@@ -74,14 +74,28 @@ class PrivateTrainingTest {
     @Test
     void streamedDataTrainsLikeDataInMemory() {
         LabeledData small = train.randomSubset(600, 5);
-        PrivateModel inMemory = PrivateTraining.of(net(), small).targetEpsilon(4).epochs(0.5).expectedBatchSize(60).seed(9).train();
+        PrivateModel inMemory = PrivateTraining.of(net(), small).targetEpsilon(4).epochs(0.5).expectedBatchSize(60).seed(9).accountant("rdp").train();
         PrivateModel streamed = PrivateTraining.of(net(), iterator(small, 64)).targetEpsilon(4).epochs(0.5).expectedBatchSize(60)
-                .seed(9).train();
+                .seed(9).accountant("rdp").train();
         assertEquals(inMemory.event(), streamed.event());
         var a = ((MultiLayerNetwork) inMemory.network()).params();
         var b = ((MultiLayerNetwork) streamed.network()).params();
         double rel = a.sub(b).norm2Number().doubleValue() / a.norm2Number().doubleValue();
         assertTrue(rel < 1e-6, "relative L2 difference " + rel);
+    }
+
+    /** Iterator batches of one example (single rows picked out of a DataSet) train like memory too; a second train() is refused. */
+    @Test
+    void singleExampleBatchesAndOneShot() {
+        LabeledData small = train.randomSubset(200, 7);
+        PrivateModel inMemory = PrivateTraining.of(net(), small).targetEpsilon(4).epochs(0.3).expectedBatchSize(20).seed(3).accountant("rdp").train();
+        PrivateTraining once = PrivateTraining.of(net(), iterator(small, 1)).targetEpsilon(4).epochs(0.3).expectedBatchSize(20).seed(3).accountant("rdp");
+        PrivateModel streamed = once.train();
+        var a = ((MultiLayerNetwork) inMemory.network()).params();
+        var b = ((MultiLayerNetwork) streamed.network()).params();
+        assertTrue(a.sub(b).norm2Number().doubleValue() / a.norm2Number().doubleValue() < 1e-6);
+        var again = assertThrows(IllegalStateException.class, once::train);
+        assertTrue(again.getMessage().contains("already called"), again.getMessage());
     }
 
     @Test
@@ -99,8 +113,8 @@ class PrivateTrainingTest {
             }
 
             @Override
-            public boolean hasNext() { // the count passes and step 1 see 6 DataSets of 50; later passes see 5
-                return super.hasNext() && !(resets >= 4 && served >= 5);
+            public boolean hasNext() { // the count pass and step 1 see 6 DataSets of 50; later passes see 5
+                return super.hasNext() && !(resets >= 3 && served >= 5);
             }
 
             @Override
@@ -110,7 +124,7 @@ class PrivateTrainingTest {
             }
         };
         var e = assertThrows(IllegalStateException.class, () -> PrivateTraining.of(net(), shrinking).targetEpsilon(4).epochs(1)
-                .expectedBatchSize(30).seed(1).train());
+                .expectedBatchSize(30).seed(1).accountant("rdp").train());
         assertTrue(e.getMessage().contains("every pass must give the same examples"), e.getMessage());
     }
 

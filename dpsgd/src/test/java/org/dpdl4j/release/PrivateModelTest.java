@@ -152,6 +152,17 @@ class PrivateModelTest {
         assertTrue(dressed.getMessage().contains("no finite epsilon"), dressed.getMessage());
     }
 
+    /** A private event whose sidecar says non_private is taken at its word: infinite ε, and the policy's consent needed. */
+    @Test
+    void aSidecarThatDisclaimsPrivacyLoadsAsNonPrivate() throws Exception {
+        double eps = model(DPSGD, "rdp").save(tmp).epsilon();
+        rewrite(tmp, "\"non_private\" : false", "\"non_private\" : true");
+        rewrite(tmp, "\"epsilon\" : " + eps, "\"epsilon\" : null");
+        assertThrows(UnverifiedModelException.class, () -> PrivateModel.load(tmp, LoadPolicy.privateOnly()));
+        PrivateModel m = PrivateModel.load(tmp, LoadPolicy.any().withMaxEpsilon(1));
+        assertTrue(m.nonPrivate() && Double.isInfinite(m.guarantee().epsilon()), m.guarantee().toString());
+    }
+
     @Test
     void policyCeilingsAreEnforced() throws Exception {
         double eps = model(DPSGD, "pld").save(tmp).epsilon();

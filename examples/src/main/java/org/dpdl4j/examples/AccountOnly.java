@@ -17,8 +17,8 @@ public final class AccountOnly {
         PrivacyEvent run = NoiseCalibration.dpSgd(q, 1.1, steps);
         PrivacyEvent search = new RepeatAndSelectEvent(run, 10, Double.POSITIVE_INFINITY); // K ~ Poisson(10)
         for (String accountant : Accountants.names()) {
-            System.out.printf("%s: one run epsilon %.4f%n", accountant, Accountants.byName(accountant).epsilon(run, 1e-5));
+            System.out.printf(java.util.Locale.ROOT, "%s: one run epsilon %.4f%n", accountant, Accountants.byName(accountant).epsilon(run, 1e-5));
         }
-        System.out.printf("random search, K ~ Poisson(10): epsilon %.4f%n", Accountants.standard().epsilon(search, 1e-5));
+        System.out.printf(java.util.Locale.ROOT, "random search, K ~ Poisson(10): epsilon %.4f%n", Accountants.standard().epsilon(search, 1e-5));
     }
 }

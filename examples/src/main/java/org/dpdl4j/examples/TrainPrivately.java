@@ -30,7 +30,7 @@ public final class TrainPrivately {
         model.save(out);                                                         // model.zip + privacy.json
 
         PrivateModel loaded = PrivateModel.load(out, LoadPolicy.privateOnly().withMaxEpsilon(3));
-        System.out.printf("epsilon %.4f at delta %s (%s); test accuracy %.4f; saved in %s%n", loaded.guarantee().epsilon(),
+        System.out.printf(java.util.Locale.ROOT, "epsilon %.4f at delta %s (%s); test accuracy %.4f; saved in %s%n", loaded.guarantee().epsilon(),
                 loaded.guarantee().delta(), loaded.accountant(),
                 DpSgdTrainer.accuracy((MultiLayerNetwork) loaded.network(), mnist.test()), out);
     }

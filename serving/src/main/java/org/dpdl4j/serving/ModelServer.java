@@ -110,11 +110,11 @@ public final class ModelServer implements AutoCloseable {
             return t;
         });
         ModelServer s = new ModelServer(server, executor, model, model.sidecar(), gracePeriodSeconds);
-        server.createContext("/predict", s::predict);
-        server.createContext("/privacy", e -> s.get(e, s.sidecar));
-        server.createContext("/health", e -> s.get(e, "{\"status\":\"ok\"}\n".getBytes(StandardCharsets.UTF_8)));
-        server.createContext("/", e -> s.send(e, 404, error("no such endpoint: " + e.getRequestURI().getPath()
-                + " (POST /predict, GET /privacy, GET /health)")));
+        server.createContext("/predict", e -> s.exactly("/predict", e, s::predict));
+        server.createContext("/privacy", e -> s.exactly("/privacy", e, x -> s.get(x, s.sidecar)));
+        server.createContext("/health", e -> s.exactly("/health", e,
+                x -> s.get(x, "{\"status\":\"ok\"}\n".getBytes(StandardCharsets.UTF_8))));
+        server.createContext("/", e -> s.exactly("", e, x -> { }));
         server.setExecutor(executor);
         server.start();
         return s;
@@ -139,6 +139,22 @@ public final class ModelServer implements AutoCloseable {
             executor.awaitTermination(gracePeriodSeconds + 1L, TimeUnit.SECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        }
+    }
+
+    /**
+     * Runs {@code handler} only for exactly {@code path} (the JDK matches contexts by prefix: /healthz would reach
+     * /health), a 404 otherwise; an unexpected failure is a 500 with its message, never a dropped connection.
+     */
+    private void exactly(String path, HttpExchange e, com.sun.net.httpserver.HttpHandler handler) throws IOException {
+        try {
+            if (!e.getRequestURI().getPath().equals(path)) {
+                send(e, 404, error("no such endpoint: " + e.getRequestURI().getPath() + " (POST /predict, GET /privacy, GET /health)"));
+                return;
+            }
+            handler.handle(e);
+        } catch (RuntimeException | OutOfMemoryError ex) {
+            send(e, 500, error("internal error: " + ex));
         }
     }
 
@@ -174,9 +190,10 @@ public final class ModelServer implements AutoCloseable {
                 send(e, 415, error("Content-Type must be application/json or application/octet-stream, got " + type));
                 return;
             }
+            PrivateModel mine = perThread.get(); // this thread's copy (made on its first request)
             INDArray out;
             try {
-                out = perThread.get().output(features);
+                out = mine.output(features);
             } catch (RuntimeException ex) { // DL4J's shape checks: the input does not fit the network
                 throw new BadRequest("the input does not fit the model: " + ex.getMessage());
             }

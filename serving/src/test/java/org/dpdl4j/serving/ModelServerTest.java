@@ -96,8 +96,11 @@ class ModelServerTest {
         var wrong = HTTP.send(HttpRequest.newBuilder(uri("/privacy")).POST(HttpRequest.BodyPublishers.ofString("{}")).build(),
                 HttpResponse.BodyHandlers.ofString());
         assertEquals(405, wrong.statusCode());
-        var missing = HTTP.send(HttpRequest.newBuilder(uri("/nothing")).build(), HttpResponse.BodyHandlers.ofString());
-        assertEquals(404, missing.statusCode());
+        for (String path : List.of("/nothing", "/healthz", "/predictions", "/privacy/x", "/")) { // contexts match exactly
+            var missing = HTTP.send(HttpRequest.newBuilder(uri(path)).build(), HttpResponse.BodyHandlers.ofString());
+            assertEquals(404, missing.statusCode(), path);
+            assertTrue(missing.body().contains("no such endpoint"), missing.body());
+        }
     }
 
     /** A JSON batch and the same images as raw bytes give the model's own outputs (float32, so to 1e-6). */
