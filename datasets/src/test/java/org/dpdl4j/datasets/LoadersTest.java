@@ -44,7 +44,7 @@ class LoadersTest {
         byte[] good = idx(0x00000801, new int[]{3}, new byte[]{1, 2, 3});
         Path f = tmp.resolve("labels");
         Files.write(f, good);
-        assertArrayEquals(new byte[]{1, 2, 3}, IdxReader.read(f, new int[]{3}, FileVerification.sha256(good)).data());
+        assertArrayEquals(new byte[]{1, 2, 3}, IdxReader.read(f, new int[]{3}, Sha256.hex(good)).data());
 
         var e = assertThrows(InvalidDatasetException.class, () -> IdxReader.read(f, new int[]{3}, "00".repeat(32)));
         assertTrue(e.getMessage().contains(f.toString()) && e.getMessage().contains("SHA-256"), e.getMessage());
@@ -64,7 +64,7 @@ class LoadersTest {
         }
         byte[] zipped = bos.toByteArray();
         Files.write(gz, zipped);
-        assertArrayEquals(new byte[]{1, 2, 3}, IdxReader.read(gz, new int[]{3}, FileVerification.sha256(good)).data());
+        assertArrayEquals(new byte[]{1, 2, 3}, IdxReader.read(gz, new int[]{3}, Sha256.hex(good)).data());
         Files.write(gz, Arrays.copyOf(zipped, zipped.length - 6));
         e = assertThrows(InvalidDatasetException.class, () -> IdxReader.read(gz, new int[]{3}, null));
         assertTrue(e.getMessage().contains("gzip"), e.getMessage());
