@@ -416,8 +416,7 @@ final class TrainCommand implements Callable<Integer> {
             j.put("model", t.modelName());
             j.put("dataset", t.dataset);
             j.put("resumed_from_step", from > 0 ? from : null);
-            j.put("examples_per_second", result.examplesPerSecond());
-            j.put("seconds", result.seconds());
+            // no timings: the --json line is the release, and how long the run took is the operator's (printed above)
             j.put("model_path", modelPath.toString());
             Cli.printJsonLine(System.out, j);
         }
