@@ -45,6 +45,11 @@ class RandomSearchCommand extends TuningCommand {
     RepetitionOptions repetitions;
 
     /** DP-HyPO's options, or null for random search. */
+    @Override
+    void checkOwnOptions() {
+        repetitions.distribution(hypo() != null); // a malformed --repetitions is refused before a Spark cluster is started
+    }
+
     DpHypoOptions hypo() {
         return null;
     }

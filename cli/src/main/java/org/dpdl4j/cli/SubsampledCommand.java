@@ -60,6 +60,7 @@ final class SubsampledCommand extends TuningCommand {
         if (!inner.equals("random-search") && !inner.equals("dp-hypo")) {
             throw new IllegalArgumentException("--inner must be random-search or dp-hypo, got '" + inner + "'");
         }
+        repetitions.distribution(inner.equals("dp-hypo")); // a malformed --repetitions is refused before a Spark cluster starts
     }
 
     @Override
