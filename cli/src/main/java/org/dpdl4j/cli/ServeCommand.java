@@ -64,7 +64,17 @@ final class ServeCommand implements Callable<Integer> {
             }
             policy = policy.withMaxDelta(maxDelta);
         }
-        ModelServer server = ModelServer.start(dir, policy, new InetSocketAddress(host, port), n, 10);
+        InetSocketAddress address = new InetSocketAddress(host, port);
+        if (address.isUnresolved()) {
+            throw new IllegalArgumentException("--host " + host + " is not an address of this machine (cannot be resolved)");
+        }
+        ModelServer server;
+        try {
+            server = ModelServer.start(dir, policy, address, n, 10);
+        } catch (java.net.BindException e) {
+            throw new IllegalArgumentException("--port " + port + " on --host " + host + " cannot be used: " + e.getMessage()
+                    + " (another server? --port 0 takes any free port)");
+        }
         CountDownLatch stopped = new CountDownLatch(1);
         Thread hook = new Thread(() -> {
             server.close(); // requests in flight finish (up to 10 s)

@@ -355,14 +355,9 @@ final class TrainCommand implements Callable<Integer> {
         int n = data.train().size();
         double q = config.samplingRate();
         double sigma = config.noiseMultiplier();
-        Map<String, Object> settings = new LinkedHashMap<>(); // data-independent, for people; the claim is the event
+        Map<String, Object> settings = new LinkedHashMap<>(); // for people; the claim is the event
         settings.put("dataset", t.dataset);
-        settings.put("n", n);
-        settings.put("sampling_rate", q);
-        settings.put("noise_multiplier", sigma);
-        settings.put("clip_norm", config.clipNorm());
-        settings.put("ema_decay", config.emaDecay());
-        settings.put("steps", result.stepsTaken());
+        settings.putAll(config.describe(n, result.stepsTaken()));
         settings.put("resumed_from_step", from > 0 ? from : null);
         settings.put("ledger_charge", state.get("ledger_charge"));
         LabeledData shape = data.train();

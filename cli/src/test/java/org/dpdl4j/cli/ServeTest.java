@@ -54,6 +54,15 @@ class ServeTest {
         Run badPort = run("serve", dir.toString(), "--port", "70000");
         assertEquals(2, badPort.status());
         assertTrue(badPort.err().contains("--port"), badPort.err());
+        Path ok = release("ok", 1.0);
+        try (java.net.ServerSocket taken = new java.net.ServerSocket(0, 1, java.net.InetAddress.getByName("127.0.0.1"))) {
+            Run busy = run("serve", ok.toString(), "--port", String.valueOf(taken.getLocalPort()));
+            assertEquals(2, busy.status());
+            assertTrue(busy.err().contains("--port " + taken.getLocalPort()) && busy.err().strip().lines().count() == 1, busy.err());
+        }
+        Run badHost = run("serve", ok.toString(), "--port", "0", "--host", "no-such-host.invalid");
+        assertEquals(2, badHost.status());
+        assertTrue(badHost.err().contains("--host no-such-host.invalid"), badHost.err());
     }
 
     @Test

@@ -1,7 +1,5 @@
 package org.dpdl4j.dpsgd;
 
-import java.util.LinkedHashMap;
-import java.util.Map;
 import java.util.Objects;
 import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
 import org.dpdl4j.accounting.Accountants;
@@ -181,13 +179,7 @@ public final class PrivateTraining {
         started = true; // from here on the network changes
         TrainingResult result = data != null ? trainer.train(network, data, config, listeners)
                 : trainer.train(network, streamed, config, listeners);
-        Map<String, Object> settings = new LinkedHashMap<>();
-        settings.put("n", n);
-        settings.put("sampling_rate", q);
-        settings.put("noise_multiplier", sigma);
-        settings.put("clip_norm", clipNorm);
-        settings.put("steps", result.stepsTaken());
-        settings.put("ema_decay", emaDecay);
-        return PrivateModel.of(network, "training", result.event(), accountant, delta, input, settings);
+        return PrivateModel.of(network, "training", result.event(), accountant, delta, input,
+                config.describe(n, result.stepsTaken()));
     }
 }

@@ -114,7 +114,7 @@ public final class ModelServer implements AutoCloseable {
         server.createContext("/privacy", e -> s.exactly("/privacy", e, x -> s.get(x, s.sidecar)));
         server.createContext("/health", e -> s.exactly("/health", e,
                 x -> s.get(x, "{\"status\":\"ok\"}\n".getBytes(StandardCharsets.UTF_8))));
-        server.createContext("/", e -> s.exactly("", e, x -> { }));
+        server.createContext("/", e -> s.exactly(null, e, x -> { })); // any other path: a 404
         server.setExecutor(executor);
         server.start();
         return s;
@@ -144,11 +144,11 @@ public final class ModelServer implements AutoCloseable {
 
     /**
      * Runs {@code handler} only for exactly {@code path} (the JDK matches contexts by prefix: /healthz would reach
-     * /health), a 404 otherwise; an unexpected failure is a 500 with its message, never a dropped connection.
+     * /health), a 404 otherwise (always for a null path); an unexpected failure is a 500 with its message, never a dropped connection.
      */
     private void exactly(String path, HttpExchange e, com.sun.net.httpserver.HttpHandler handler) throws IOException {
         try {
-            if (!e.getRequestURI().getPath().equals(path)) {
+            if (path == null || !e.getRequestURI().getPath().equals(path)) {
                 send(e, 404, error("no such endpoint: " + e.getRequestURI().getPath() + " (POST /predict, GET /privacy, GET /health)"));
                 return;
             }

@@ -211,8 +211,11 @@ class ModelServerTest {
         assertThrows(UnverifiedModelException.class, () -> ModelServer.start(dir, LoadPolicy.any().withMaxEpsilon(0.01), loopback, 1, 0));
         ModelServer s = ModelServer.start(dir, LoadPolicy.any(), loopback, 1, 0);
         URI health = URI.create("http://127.0.0.1:" + s.port() + "/health");
-        assertEquals(200, HTTP.send(HttpRequest.newBuilder(health).build(), HttpResponse.BodyHandlers.ofString()).statusCode());
-        s.close();
+        try {
+            assertEquals(200, HTTP.send(HttpRequest.newBuilder(health).build(), HttpResponse.BodyHandlers.ofString()).statusCode());
+        } finally {
+            s.close();
+        }
         assertThrows(ConnectException.class, () -> HttpClient.newHttpClient().send(HttpRequest.newBuilder(health).build(),
                 HttpResponse.BodyHandlers.ofString()));
     }
