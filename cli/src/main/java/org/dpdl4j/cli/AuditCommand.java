@@ -216,7 +216,7 @@ final class AuditCommand {
             if (t.seed != null) {
                 cfg.seed(t.seed);
             }
-            MultiLayerNetwork net = Models.byName(t.modelName(), t.modelOptions(data));
+            org.deeplearning4j.nn.api.Model net = Models.byName(t.modelName(), t.modelOptions(data));
             System.out.printf("dpdl4j %s | audit train: %s on %d examples of %s, q = %.5g, T = %d, C = %s, sigma = %.4f; %d %s canaries%n",
                     Cli.version(), t.modelName(), train.size(), t.dataset, q, steps, t.clip, sigma, a.canaries, a.canaryType);
             CanaryAudit.Outcome o = CanaryAudit.run(net, train, data.test(), cfg.build(), a.kind(), a.canaries,
@@ -294,7 +294,7 @@ final class AuditCommand {
             long seed = t.weightSeed();
             LabeledData train = a.train(data, seed);
             RandomGenerator inclusion = a.inclusion(t.seed);
-            MultiLayerNetwork template = Models.byName(t.modelName(), t.modelOptions(data));
+            org.deeplearning4j.nn.api.Model template = Models.byName(t.modelName(), t.modelOptions(data));
             CanaryAudit.GradientDesign design = CanaryAudit.gradientDesign(template, train,
                     CanaryAudit.inclusionBits(a.canaries, inclusion), inclusion.nextLong());
             DpSgdMechanism.Builder builder = DpSgdMechanism.builder(train).model(t.modelName(), t.modelOptions(data))

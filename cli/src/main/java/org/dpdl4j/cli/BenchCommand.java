@@ -39,8 +39,8 @@ final class BenchCommand {
             description = {"Times DL4J's non-private fit(), the engine's own non-private mode (sigma = 0, no clipping, same "
                         + "kernels) and the DP-SGD trainer (1 worker, then one worker per core) on the same model and data, in "
                         + "one JVM, after warm-up; prints examples/second, their ratios and peak memory.",
-                "MNIST for the MNIST models; cifar-cnn runs on random CIFAR-10-shaped data (speed does not depend on "
-                        + "the pixel values)."})
+                "MNIST for the MNIST models; cifar-cnn and wrn-D-K (e.g. wrn-16-4) run on random CIFAR-10-shaped data "
+                        + "(speed does not depend on the pixel values)."})
     static final class DpSgd implements Callable<Integer> {
         @Option(names = "--model", defaultValue = "standard-cnn", description = "Model (default ${DEFAULT-VALUE}).")
         String model;
@@ -87,27 +87,35 @@ final class BenchCommand {
         }
 
         private String dataName() {
-            return model.equals("cifar-cnn") ? "random CIFAR-10-shaped" : "MNIST";
+            return cifarShaped() ? "random CIFAR-10-shaped" : "MNIST";
         }
 
         /** DL4J's own fit() on fixed-size random batches, after warm-up. */
         private Phase fitPhase(LabeledData train, ModelOptions options) {
-            MultiLayerNetwork plain = Models.byName(model, options);
+            org.deeplearning4j.nn.api.Model plain = Models.byName(model, options);
             SplittableRandom rng = new SplittableRandom(1);
             List<DataSet> batches = new ArrayList<>();
             for (int i = 0; i < warmup + steps; i++) {
                 batches.add(train.rows(rng.ints(batchSize, 0, train.size()).toArray()).toDataSet());
             }
             for (int i = 0; i < warmup; i++) {
-                plain.fit(batches.get(i));
+                fit(plain, batches.get(i));
             }
             MemoryProbe memory = MemoryProbe.start();
             long t0 = System.nanoTime();
             for (int i = warmup; i < warmup + steps; i++) {
-                plain.fit(batches.get(i));
+                fit(plain, batches.get(i));
                 memory.sample();
             }
             return new Phase((double) steps * batchSize / ((System.nanoTime() - t0) / 1e9), memory);
+        }
+
+        private static void fit(org.deeplearning4j.nn.api.Model network, DataSet batch) {
+            if (network instanceof MultiLayerNetwork m) {
+                m.fit(batch);
+            } else {
+                ((org.deeplearning4j.nn.graph.ComputationGraph) network).fit(batch);
+            }
         }
 
         /**
@@ -117,7 +125,7 @@ final class BenchCommand {
         private Phase trainerPhase(LabeledData train, ModelOptions options, int workers, boolean nonPrivate) {
             MemoryProbe memory = MemoryProbe.start();
             Reporting.configureWorkers(workers);
-            MultiLayerNetwork net = Models.byName(model, options);
+            org.deeplearning4j.nn.api.Model net = Models.byName(model, options);
             double q = Math.min(1.0, (double) batchSize / train.size());
             DpSgdTrainer trainer = new DpSgdTrainer();
             DpSgdConfig.Builder config = DpSgdConfig.builder().samplingRate(q).workers(workers).physicalBatchSize(physicalBatchSize);
@@ -133,9 +141,14 @@ final class BenchCommand {
             return new Phase(r.examplesPerSecond(), memory);
         }
 
-        /** The data the model is timed on: MNIST's training set, or random CIFAR-10-shaped data for cifar-cnn. */
+        /** Whether the model is timed on CIFAR-10-shaped data (cifar-cnn and the wide ResNets). */
+        private boolean cifarShaped() {
+            return model.equals("cifar-cnn") || model.startsWith("wrn-");
+        }
+
+        /** The data the model is timed on: MNIST's training set, or random CIFAR-10-shaped data. */
         private LabeledData data(ModelOptions options) throws IOException {
-            if (!model.equals("cifar-cnn")) {
+            if (!cifarShaped()) {
                 return Mnist.load(DatasetCache.root().resolve("mnist")).train();
             }
             int n = Math.max(4 * batchSize, 10_000);
@@ -161,7 +174,7 @@ final class BenchCommand {
             if (batchSize > MAX_BATCH) { // a batch of 10^8 images crashed the JVM in native code (mode fit)
                 throw new IllegalArgumentException("--batch-size must be at most " + MAX_BATCH + ", got " + batchSize);
             }
-            ModelOptions options = model.equals("cifar-cnn") ? ModelOptions.cifar10() : ModelOptions.mnist();
+            ModelOptions options = cifarShaped() ? ModelOptions.cifar10() : ModelOptions.mnist();
             LabeledData train = data(options);
             int threads = Nd4j.getEnvironment().maxMasterThreads(); // the op threads libnd4j uses (see Reporting)
 

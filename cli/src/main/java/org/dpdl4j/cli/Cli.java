@@ -140,7 +140,7 @@ final class Cli {
      * Seconds one DP-SGD step of this configuration takes here, measured on two steps over random inputs of the
      * data's shape on a copy of the network (the private data is not touched).
      */
-    static double estimateSecondsPerStep(org.deeplearning4j.nn.multilayer.MultiLayerNetwork net, org.dpdl4j.datasets.LabeledData data,
+    static double estimateSecondsPerStep(org.deeplearning4j.nn.api.Model net, org.dpdl4j.datasets.LabeledData data,
                                          org.dpdl4j.dpsgd.DpSgdConfig config) {
         int rows = (int) Math.min(data.size(), Math.max(1, Math.round(config.samplingRate() * data.size())) * 2L);
         org.nd4j.linalg.api.ndarray.INDArray x = org.nd4j.linalg.factory.Nd4j.rand(data.features().dataType(),
@@ -152,7 +152,7 @@ final class Cli {
         org.dpdl4j.dpsgd.DpSgdConfig two = org.dpdl4j.dpsgd.DpSgdConfig.builder().samplingRate(0.5).nonPrivate(true)
                 .noiseMultiplier(Math.max(config.noiseMultiplier(), 1)).clipNorm(config.clipNorm()).steps(3)
                 .physicalBatchSize(config.physicalBatchSize()).workers(config.workers()).build();
-        org.dpdl4j.dpsgd.TrainingResult warm = new org.dpdl4j.dpsgd.DpSgdTrainer().train(net.clone(), random, two);
+        org.dpdl4j.dpsgd.TrainingResult warm = new org.dpdl4j.dpsgd.DpSgdTrainer().train(org.dpdl4j.dpsgd.Networks.copy(net), random, two);
         double perExample = warm.seconds() / Math.max(1, warm.expectedExamples());
         return perExample * config.samplingRate() * data.size();
     }

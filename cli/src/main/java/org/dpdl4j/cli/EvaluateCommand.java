@@ -34,18 +34,18 @@ final class EvaluateCommand implements Callable<Integer> {
         if (!Files.isRegularFile(model)) {
             throw new IllegalArgumentException("MODEL " + model + " is not a file");
         }
-        MultiLayerNetwork net;
+        org.deeplearning4j.nn.api.Model net;
         try {
-            net = ModelSerializer.restoreMultiLayerNetwork(model.toFile(), false);
+            net = org.dpdl4j.dpsgd.Networks.restore(model.toFile(), false);
         } catch (Exception e) {
-            throw new IllegalArgumentException("MODEL " + model + " is not a DL4J MultiLayerNetwork saved by ModelSerializer ("
+            throw new IllegalArgumentException("MODEL " + model + " is not a DL4J network saved by ModelSerializer ("
                     + e.getClass().getSimpleName() + ")");
         }
         TrainingOptions t = new TrainingOptions();
         t.dataset = dataset;
         t.imageSize = imageSize;
         TrainTest data = t.load();
-        long inputs = net.layerInputSize(0);
+        long inputs = net instanceof org.deeplearning4j.nn.multilayer.MultiLayerNetwork m ? m.layerInputSize(0) : -1;
         long features = data.test().features().size(1);
         if (inputs > 0 && inputs != features && inputs != data.test().channels()) {
             throw new IllegalArgumentException("MODEL " + model + " takes " + inputs + " inputs; --dataset " + dataset + " has "

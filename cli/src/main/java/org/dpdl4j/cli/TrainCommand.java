@@ -140,7 +140,7 @@ final class TrainCommand implements Callable<Integer> {
         }
         t.checkDelta(n);
         DpSgdConfig config = config(q, sigma, steps);
-        MultiLayerNetwork net = Models.byName(t.modelName(), t.modelOptions(data));
+        org.deeplearning4j.nn.api.Model net = Models.byName(t.modelName(), t.modelOptions(data));
         PrivacyEvent planned = DpSgdTrainer.event(q, sigma, steps);
         System.out.printf("dpdl4j %s | %s on %s: n=%d, q=%.6g (B=%d), T=%d (%.4g epochs), C=%s, sigma=%.4f, %s lr=%s, %d parameters%n",
                 Cli.version(), t.modelName(), t.dataset, n, q, t.batchSize, steps, t.epochs, t.clip, sigma, t.optimizer,
@@ -241,7 +241,7 @@ final class TrainCommand implements Callable<Integer> {
         Map<String, Object> state = CheckpointState.verify(checkpointDir, PrivacyLedger::openExisting);
         TrainTest data;
         DpSgdConfig config;
-        MultiLayerNetwork net;
+        org.deeplearning4j.nn.api.Model net;
         INDArray ema;
         long stepsDone;
         try { // the settings passed the hashes; a value no option accepts is still named as the checkpoint's
@@ -269,7 +269,7 @@ final class TrainCommand implements Callable<Integer> {
                     ((Number) state.get("noise_multiplier")).doubleValue(), ((Number) state.get("steps")).longValue());
             Path modelFile = checkpointDir.resolve((String) state.get("model_file"));
             try {
-                net = ModelSerializer.restoreMultiLayerNetwork(modelFile.toFile(), true);
+                net = org.dpdl4j.dpsgd.Networks.restore(modelFile.toFile(), true);
                 ema = state.get("ema_file") instanceof String f ? Nd4j.readBinary(checkpointDir.resolve(f).toFile()) : null;
             } catch (IOException | RuntimeException e) {
                 throw new IllegalArgumentException("--resume " + dir + ": the checkpoint's model " + modelFile + " (or its moving "
@@ -299,7 +299,7 @@ final class TrainCommand implements Callable<Integer> {
     static final String CHECKPOINT = "operator/checkpoint";
 
     /** Trains (from step {@code from}), checkpointing if asked, then writes the model and privacy.json and prints the report. */
-    private Integer finish(Path out, TrainTest data, MultiLayerNetwork net, DpSgdConfig config, Map<String, Object> state, long from,
+    private Integer finish(Path out, TrainTest data, org.deeplearning4j.nn.api.Model net, DpSgdConfig config, Map<String, Object> state, long from,
                            INDArray ema) throws IOException {
         PrivacyAccountant accountant = accountantOption.accountant();
         long every = checkpointEvery != null ? checkpointEvery : state.get("checkpoint_every") instanceof Number e ? e.longValue() : 0;
@@ -406,7 +406,7 @@ final class TrainCommand implements Callable<Integer> {
             j.put("epochs", t.epochs);
             j.put("clip_norm", config.clipNorm());
             j.put("ema_decay", config.emaDecay());
-            j.put("learning_rate", net.getLearningRate(0) != null ? net.getLearningRate(0) : null);
+            j.put("learning_rate", org.dpdl4j.dpsgd.Networks.learningRate(net));
             j.put("optimizer", t.optimizer);
             j.put("model", t.modelName());
             j.put("dataset", t.dataset);

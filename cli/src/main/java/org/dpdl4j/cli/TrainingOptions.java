@@ -20,7 +20,9 @@ final class TrainingOptions {
     @Option(names = "--dataset", defaultValue = "mnist", description = "mnist, fashion-mnist, cifar10 or folder:PATH (default ${DEFAULT-VALUE}).")
     String dataset;
 
-    @Option(names = "--model", description = "standard-cnn, all-conv, cifar-cnn or mlp (default: cifar-cnn for cifar10, else standard-cnn).")
+    @Option(names = "--model", description = "standard-cnn, all-conv, cifar-cnn, mlp, small-resnet (WRN-10-1) or wrn-D-K (a wide "
+            + "ResNet with GroupNorm, e.g. wrn-16-4; the residual networks use ReLU whatever --activation says) (default: "
+            + "cifar-cnn for cifar10, else standard-cnn).")
     String model;
 
     @Option(names = "--epochs", defaultValue = "40", description = "Epochs E; steps T = ceil(E/q) (default ${DEFAULT-VALUE}).")
@@ -172,7 +174,7 @@ final class TrainingOptions {
      * &gt; 0, δ in (0, 1), physical batch &gt;= 1, and not both --seed and --secure-noise.
      */
     void checkRunSettings() {
-        if (!java.util.Arrays.asList(org.dpdl4j.models.Models.NAMES.split(", ")).contains(modelName())) {
+        if (!org.dpdl4j.models.Models.isName(modelName())) {
             throw new IllegalArgumentException("--model must be one of " + org.dpdl4j.models.Models.NAMES + ", got '" + modelName() + "'");
         }
         if (!dataset.startsWith("folder:") && !java.util.List.of("mnist", "fashion-mnist", "cifar10").contains(dataset)) {

@@ -541,7 +541,7 @@ abstract class TuningCommand implements Callable<Integer> {
      * The released model with its claim (the whole tuning's event, the default accountant, δ), or null when the tuning
      * released no model.
      */
-    org.dpdl4j.release.PrivateModel released(org.deeplearning4j.nn.multilayer.MultiLayerNetwork model, PrivacyEvent event,
+    org.dpdl4j.release.PrivateModel released(org.deeplearning4j.nn.api.Model model, PrivacyEvent event,
                                              TrainTest data) {
         if (model == null) {
             return null;

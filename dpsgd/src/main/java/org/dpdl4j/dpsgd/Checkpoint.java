@@ -1,7 +1,7 @@
 package org.dpdl4j.dpsgd;
 
 import java.util.Objects;
-import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
+import org.deeplearning4j.nn.api.Model;
 import org.dpdl4j.accounting.PrivacyEvent;
 import org.nd4j.linalg.api.ndarray.INDArray;
 
@@ -19,7 +19,7 @@ import org.nd4j.linalg.api.ndarray.INDArray;
  *                  {@link Sink#save}); null when {@code config.emaDecay()} is 0. Resuming a run with a moving average
  *                  but without it restarts the average from the checkpoint's parameters
  */
-public record Checkpoint(MultiLayerNetwork network, DpSgdConfig config, long stepsDone, INDArray ema) {
+public record Checkpoint(Model network, DpSgdConfig config, long stepsDone, INDArray ema) {
     /** @throws IllegalArgumentException if stepsDone is outside [0, T] or ema is not one value per parameter */
     public Checkpoint {
         Objects.requireNonNull(network, "network");
@@ -34,7 +34,7 @@ public record Checkpoint(MultiLayerNetwork network, DpSgdConfig config, long ste
     }
 
     /** A checkpoint without a moving average. */
-    public Checkpoint(MultiLayerNetwork network, DpSgdConfig config, long stepsDone) {
+    public Checkpoint(Model network, DpSgdConfig config, long stepsDone) {
         this(network, config, stepsDone, null);
     }
 

@@ -1,6 +1,6 @@
 package org.dpdl4j.dpsgd;
 
-import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
+import org.deeplearning4j.nn.api.Model;
 import org.dpdl4j.datasets.LabeledData;
 import org.nd4j.linalg.api.ndarray.INDArray;
 
@@ -20,7 +20,7 @@ public interface ClippedSums {
      * @param config  the run's settings (C, the physical batch size, the workers)
      * @param sampler the run's Poisson sampler over [0, n)
      */
-    Session open(MultiLayerNetwork network, LabeledData train, DpSgdConfig config, PoissonBatchSampler sampler);
+    Session open(Model network, LabeledData train, DpSgdConfig config, PoissonBatchSampler sampler);
 
     /** One run's sums. */
     interface Session extends AutoCloseable {

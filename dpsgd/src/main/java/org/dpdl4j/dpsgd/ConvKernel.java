@@ -71,6 +71,13 @@ final class ConvKernel extends LayerKernel {
     @Override
     INDArray backward(INDArray gradOutput, boolean needInputGradient) {
         INDArray delta = derivative.backprop(kept, gradOutput);
+        if (!trainable) { // a frozen convolution with trainable layers before it: only dL/dx
+            if (!needInputGradient) {
+                return null;
+            }
+            return columnPath(input) ? columnsInputGradient(delta.reshape('c', delta.size(0), delta.size(1), delta.size(2) * delta.size(3)))
+                    : Ops.conv2dInputGradient(input, weights, bias, delta, window);
+        }
         if (!perExample && cols != null) { // non-private mode on the column path: Σ_b δ_b·cols_bᵀ, then as below
             long b = delta.size(0);
             long oc = delta.size(1);
@@ -170,6 +177,22 @@ final class ConvKernel extends LayerKernel {
             mapShape = shape;
         }
         return im2colMap;
+    }
+
+    /**
+     * Replaces the weight gradients of the last backward pass (per example [B, oC, K], or the batch sum) by
+     * {@code f} of them, f acting on [N, oC, K] stacks: the chain rule through a function of the weights (weight
+     * standardisation).
+     */
+    void mapWeightGradients(java.util.function.UnaryOperator<INDArray> f) {
+        long oc = weights.size(0);
+        long k = weights.length() / oc;
+        if (perExampleW != null) {
+            perExampleW = f.apply(perExampleW.reshape('c', perExampleW.size(0), oc, k));
+        }
+        if (sumW != null) {
+            sumW = f.apply(sumW.dup('c').reshape('c', 1, oc, k)).reshape('c', weights.shape());
+        }
     }
 
     @Override

@@ -5,13 +5,8 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 import java.util.SplittableRandom;
-import org.deeplearning4j.nn.api.Layer;
-import org.deeplearning4j.nn.conf.MultiLayerConfiguration;
-import org.deeplearning4j.nn.conf.layers.BaseLayer;
-import org.deeplearning4j.nn.gradient.DefaultGradient;
+import org.deeplearning4j.nn.api.Model;
 import org.deeplearning4j.nn.gradient.Gradient;
-import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
-import org.deeplearning4j.nn.workspace.LayerWorkspaceMgr;
 import org.dpdl4j.accounting.GaussianEvent;
 import org.dpdl4j.accounting.NoiseCalibration;
 import org.dpdl4j.accounting.PoissonSampledEvent;
@@ -94,15 +89,15 @@ public final class DpSgdTrainer {
     /**
      * Trains the network in place.
      *
-     * @param network   an initialised network passing the DP-compatibility check, whose updater has a
-     *                  finite positive learning rate
+     * @param network   an initialised {@code MultiLayerNetwork} or {@code ComputationGraph} passing the DP-compatibility
+     *                  check, whose updater has a finite positive learning rate
      * @param train     training data; its features are cast to the network's data type
      * @param config    the run's privacy settings
      * @param listeners progress listeners (may be empty)
      * @return the result with the run's privacy event
      * @throws IllegalArgumentException if the network or data are unusable (the message says why)
      */
-    public TrainingResult train(MultiLayerNetwork network, LabeledData train, DpSgdConfig config,
+    public TrainingResult train(Model network, LabeledData train, DpSgdConfig config,
                                 TrainingListener... listeners) {
         return run(network, train, config, 0, null, 0, null, listeners);
     }
@@ -113,7 +108,7 @@ public final class DpSgdTrainer {
      *
      * @throws IllegalArgumentException if checkpointEvery &lt; 1
      */
-    public TrainingResult train(MultiLayerNetwork network, LabeledData train, DpSgdConfig config, long checkpointEvery,
+    public TrainingResult train(Model network, LabeledData train, DpSgdConfig config, long checkpointEvery,
                                 Checkpoint.Sink sink, TrainingListener... listeners) {
         if (checkpointEvery < 1) {
             throw new IllegalArgumentException("checkpointEvery must be >= 1 step, got " + checkpointEvery);
@@ -137,7 +132,7 @@ public final class DpSgdTrainer {
         return run(from.network(), train, from.config(), from.stepsDone(), from.ema(), checkpointEvery, sink, listeners);
     }
 
-    private TrainingResult run(MultiLayerNetwork network, LabeledData train, DpSgdConfig config, long firstStep, INDArray emaSoFar,
+    private TrainingResult run(Model network, LabeledData train, DpSgdConfig config, long firstStep, INDArray emaSoFar,
                                long checkpointEvery, Checkpoint.Sink sink, TrainingListener... listeners) {
         return run(network, train.size(), train, sums, config, firstStep, emaSoFar, checkpointEvery, sink, listeners);
     }
@@ -155,20 +150,21 @@ public final class DpSgdTrainer {
      * @throws IllegalArgumentException if the iterator is empty, cannot be reset, or holds masks
      * @throws IllegalStateException    if a later pass finds a different number of examples (nothing of that step is applied)
      */
-    public TrainingResult train(MultiLayerNetwork network, org.nd4j.linalg.dataset.api.iterator.DataSetIterator data,
+    public TrainingResult train(Model network, org.nd4j.linalg.dataset.api.iterator.DataSetIterator data,
                                 DpSgdConfig config, TrainingListener... listeners) {
         return train(network, new StreamedClippedSums(data), config, listeners);
     }
 
-    /** {@link #train(MultiLayerNetwork, org.nd4j.linalg.dataset.api.iterator.DataSetIterator, DpSgdConfig, TrainingListener...)} on an iterator already counted. */
-    TrainingResult train(MultiLayerNetwork network, StreamedClippedSums streamed, DpSgdConfig config, TrainingListener... listeners) {
+    /** {@link #train(Model, org.nd4j.linalg.dataset.api.iterator.DataSetIterator, DpSgdConfig, TrainingListener...)} on an iterator already counted. */
+    TrainingResult train(Model network, StreamedClippedSums streamed, DpSgdConfig config, TrainingListener... listeners) {
         return run(network, streamed.count(), null, streamed, config, 0, null, 0, null, listeners);
     }
 
-    private TrainingResult run(MultiLayerNetwork network, int n, LabeledData train, ClippedSums sums, DpSgdConfig config,
+    private TrainingResult run(Model network, int n, LabeledData train, ClippedSums sums, DpSgdConfig config,
                                long firstStep, INDArray emaSoFar, long checkpointEvery, Checkpoint.Sink sink,
                                TrainingListener... listeners) {
-        requirePositiveLearningRate(network);
+        Networks.require(network);
+        Networks.requirePositiveLearningRate(network);
         if (n == 0) {
             throw new IllegalArgumentException("the training set is empty");
         }
@@ -199,12 +195,8 @@ public final class DpSgdTrainer {
         long steps = stepsWithinBudget(accountant, perStep, config);
         ProgressEpsilon progressEpsilon = new ProgressEpsilon(accountant, perStep, steps, config.delta());
 
-        if (network.getFlattenedGradients() == null) {
-            network.initGradientsView();
-        }
-        INDArray flat = network.getFlattenedGradients();
-        Gradient gradient = gradientViews(network, flat);
-        MultiLayerConfiguration conf = network.getLayerWiseConfigurations();
+        INDArray flat = Networks.flattenedGradients(network);
+        Gradient gradient = Networks.gradientViews(network, flat);
         List<TrainingListener> ls = Arrays.asList(listeners);
         INDArray params = network.params();
         INDArray ema = config.emaDecay() == 0 ? null
@@ -224,7 +216,7 @@ public final class DpSgdTrainer {
                     noise.addTo(flat, sigma * c);
                 }
                 flat.divi(q * members);
-                applyUpdate(network, conf, gradient, flat, t, q);
+                Networks.applyUpdate(network, gradient, flat, (int) Math.floor((t - 1) * q));
                 if (ema != null) { // θ̄ = β_t·θ̄ + (1 − β_t)·θ
                     double beta = config.emaDecayAt(t);
                     ema.muli(beta).addi(params.mul(1 - beta));
@@ -309,50 +301,12 @@ public final class DpSgdTrainer {
         return lo;
     }
 
-    /** What {@code fit()} does with a computed gradient: the DL4J updater in place, then params -= update. */
-    private static void applyUpdate(MultiLayerNetwork network, MultiLayerConfiguration conf, Gradient gradient,
-                                    INDArray flat, long step, double q) {
-        int iteration = conf.getIterationCount();
-        int epoch = (int) Math.floor((step - 1) * q);
-        conf.setEpochCount(epoch);
-        network.getUpdater().update(network, gradient, iteration, epoch, 1, LayerWorkspaceMgr.noWorkspaces());
-        network.params().subi(flat.reshape(network.params().shape()));
-        conf.setIterationCount(iteration + 1);
-    }
-
-    private static Gradient gradientViews(MultiLayerNetwork network, INDArray flat) {
-        Gradient g = new DefaultGradient(flat);
-        for (int i = 0; i < network.getnLayers(); i++) {
-            Layer layer = network.getLayer(i);
-            if (layer.numParams() == 0) {
-                continue;
-            }
-            var views = layer.conf().getLayer().initializer().getGradientsFromFlattened(layer.conf(), layer.getGradientsViewArray());
-            for (var e : views.entrySet()) {
-                g.setGradientFor(i + "_" + e.getKey(), e.getValue());
-            }
-        }
-        return g;
-    }
-
-    private static void requirePositiveLearningRate(MultiLayerNetwork network) {
-        for (int i = 0; i < network.getnLayers(); i++) {
-            if (network.getLayer(i).conf().getLayer() instanceof BaseLayer b && b.getIUpdater() != null
-                    && b.getIUpdater().hasLearningRate()) {
-                double lr = b.getIUpdater().getLearningRate(0, 0);
-                if (!(lr > 0) || Double.isInfinite(lr)) {
-                    throw new IllegalArgumentException("learning rate of layer " + i + " must be finite and > 0, got " + lr);
-                }
-            }
-        }
-    }
-
     /**
      * Accuracy of the network on labelled data (the fraction of examples whose most probable class
      * is the labelled one), computed with the engine's forward pass in chunks of 1,000.
      */
-    public static double accuracy(MultiLayerNetwork network, LabeledData data) {
-        PerExampleGradients forward = new PerExampleGradients(network);
+    public static double accuracy(Model network, LabeledData data) {
+        PerExampleGradients forward = PerExampleGradients.of(network);
         int n = data.size();
         long correct = 0;
         for (int from = 0; from < n; from += 1000) {

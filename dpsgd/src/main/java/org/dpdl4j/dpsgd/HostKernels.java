@@ -18,7 +18,12 @@ import org.nd4j.linalg.factory.Nd4j;
  * kernel, as the kernels are).
  */
 final class HostKernels {
-    private static final boolean CPU = Nd4j.getBackend().getClass().getSimpleName().startsWith("Cpu");
+    /**
+     * On the CPU backend, unless {@code -Ddpdl4j.javakernels=false} turns the Java kernels off (with
+     * {@code -Ddpdl4j.onednn=false}, the engine then runs the libnd4j ops alone, as it does under CUDA).
+     */
+    private static final boolean CPU = Nd4j.getBackend().getClass().getSimpleName().startsWith("Cpu")
+            && !"false".equals(System.getProperty("dpdl4j.javakernels"));
     private float[] floats;
     private double[] doubles;
     private float[] floatRow;

@@ -20,8 +20,31 @@ abstract class LayerKernel {
      */
     boolean perExample = true;
 
+    /**
+     * Whether the layer's parameters are trained (false for frozen layers: the engine then reads no per-example state of
+     * it, and a kernel may skip computing it).
+     */
+    boolean trainable = true;
+
+    /** Whether the current pass is a training pass (dropout applies) rather than inference. */
+    boolean training;
+
     /** Forward pass; when {@code keep}, caches what {@link #backward} needs. */
     abstract INDArray forward(INDArray input, boolean keep);
+
+    /** Forward pass of a vertex with several inputs (graph vertices override it; a layer reads its one input). */
+    INDArray forward(INDArray[] inputs, boolean keep) {
+        return forward(inputs[0], keep);
+    }
+
+    /**
+     * Backward pass of a vertex with several inputs: dL/d(input j) for each input, or null when
+     * {@code needInputGradient} is false.
+     */
+    INDArray[] backwardInputs(INDArray gradOutput, boolean needInputGradient) {
+        INDArray g = backward(gradOutput, needInputGradient);
+        return g == null ? null : new INDArray[]{g};
+    }
 
     /**
      * Backward pass from dL/d(output) of this layer (per example, un-averaged).

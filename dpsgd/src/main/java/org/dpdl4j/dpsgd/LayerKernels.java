@@ -7,15 +7,21 @@ import java.util.function.BiFunction;
 import org.deeplearning4j.nn.conf.CNN2DFormat;
 import org.deeplearning4j.nn.conf.ConvolutionMode;
 import org.deeplearning4j.nn.conf.InputPreProcessor;
+import org.deeplearning4j.nn.conf.layers.ActivationLayer;
 import org.deeplearning4j.nn.conf.layers.BatchNormalization;
 import org.deeplearning4j.nn.conf.layers.ConvolutionLayer;
 import org.deeplearning4j.nn.conf.layers.DenseLayer;
+import org.deeplearning4j.nn.conf.layers.DropoutLayer;
+import org.deeplearning4j.nn.conf.layers.GlobalPoolingLayer;
 import org.deeplearning4j.nn.conf.layers.Layer;
 import org.deeplearning4j.nn.conf.layers.OutputLayer;
 import org.deeplearning4j.nn.conf.layers.PoolingType;
 import org.deeplearning4j.nn.conf.layers.SubsamplingLayer;
+import org.deeplearning4j.nn.conf.layers.ZeroPaddingLayer;
 import org.deeplearning4j.nn.conf.preprocessor.CnnToFeedForwardPreProcessor;
 import org.deeplearning4j.nn.conf.preprocessor.FeedForwardToCnnPreProcessor;
+import org.dpdl4j.models.GroupNormalization;
+import org.dpdl4j.models.WeightStandardizedConvolution;
 import org.nd4j.linalg.activations.impl.ActivationSoftmax;
 import org.nd4j.linalg.lossfunctions.impl.LossMCXENT;
 import org.nd4j.linalg.lossfunctions.impl.LossNegativeLogLikelihood;
@@ -23,9 +29,10 @@ import org.nd4j.linalg.lossfunctions.impl.LossNegativeLogLikelihood;
 /**
  * The one registry of per-example-gradient kernels, keyed by DL4J layer configuration class (the exact class: a
  * subclass may change what the layer computes). For each supported class it holds the check of that layer's settings
- * and the factory of its {@link LayerKernel}; for layer types that cannot be supported it holds what to use instead;
- * and it turns the input preprocessors between layers into reshape kernels.
- * {@link DpCompatibility} and {@link PerExampleGradients} ask it, and nothing else knows the list.
+ * and the factory of its {@link LayerKernel}; for layer types that cannot be supported at all it holds what to use
+ * instead; a layer type in neither list runs on the exact {@link FallbackKernel}. It also turns the input
+ * preprocessors between layers into reshape kernels. {@link DpCompatibility} and {@link NetworkPlan} ask it, and
+ * nothing else knows the list.
  *
  * <p>Adding a layer type: one {@link LayerKernel} subclass and one {@link #register} line below.
  */
@@ -46,13 +53,13 @@ final class LayerKernels {
     private static final Map<Class<? extends Layer>, String> INSTEAD = new LinkedHashMap<>();
 
     static {
-        register(ConvolutionLayer.class, (c, where) -> {
-            if (c.getCnn2dDataFormat() != CNN2DFormat.NCHW) {
-                throw new IllegalArgumentException(where + ": data format " + c.getCnn2dDataFormat() + " is not supported; use NCHW");
-            }
-            requireExplicitPadding(where, c.getConvolutionMode());
-        }, (c, layer) -> new ConvKernel(layer.getParam("W"), c.hasBias() ? layer.getParam("b") : null, c.getActivationFn(),
-                window(c.getKernelSize(), c.getStride(), c.getPadding(), c.getDilation())));
+        register(ConvolutionLayer.class, LayerKernels::checkConvolution, (c, layer) -> new ConvKernel(layer.getParam("W"),
+                c.hasBias() ? layer.getParam("b") : null, c.getActivationFn(), convolutionWindow(c)));
+        register(WeightStandardizedConvolution.class, LayerKernels::checkConvolution, (c, layer) -> new WsConvKernel(
+                layer.getParam("W"), c.hasBias() ? layer.getParam("b") : null, c.getActivationFn(), convolutionWindow(c), c.getEps()));
+        register(GroupNormalization.class, (g, where) -> {
+        }, (g, layer) -> new GroupNormKernel(layer.getParam("gamma"), layer.getParam("beta"), g.getGroups(), g.getEps(),
+                g.getActivationFn()));
         register(SubsamplingLayer.class, (s, where) -> {
             if (s.getPoolingType() != PoolingType.MAX && s.getPoolingType() != PoolingType.AVG) {
                 throw new IllegalArgumentException(where + ": pooling type " + s.getPoolingType() + " is not supported; use MAX or AVG");
@@ -82,9 +89,30 @@ final class LayerKernels {
         }, (o, layer) -> new SoftmaxCrossEntropyKernel(new DenseKernel(layer.getParam("W"),
                 o.hasBias() ? layer.getParam("b") : null, o.getActivationFn())));
 
+        register(GlobalPoolingLayer.class, (g, where) -> {
+            if (g.getPoolingType() != PoolingType.AVG && g.getPoolingType() != PoolingType.MAX && g.getPoolingType() != PoolingType.SUM) {
+                throw new IllegalArgumentException(where + ": global pooling type " + g.getPoolingType()
+                        + " is not supported; use AVG, MAX or SUM");
+            }
+            int[] dims = g.getPoolingDimensions();
+            if (dims != null && !java.util.Arrays.equals(dims, new int[]{2, 3}) || !g.isCollapseDimensions()) {
+                throw new IllegalArgumentException(where + ": global pooling must pool NCHW activations over dimensions {2, 3} "
+                        + "and collapse them (the defaults)");
+            }
+        }, (g, layer) -> new GlobalPoolingKernel(GlobalPoolingKernel.Kind.valueOf(g.getPoolingType().name())));
+        register(ActivationLayer.class, (a, where) -> {
+        }, (a, layer) -> new ActivationKernel(a.getActivationFn()));
+        register(DropoutLayer.class, (d, where) -> {
+        }, (d, layer) -> new ActivationKernel(new org.nd4j.linalg.activations.impl.ActivationIdentity())); // its dropout runs before it
+        register(ZeroPaddingLayer.class, (z, where) -> {
+            if (z.getDataFormat() != CNN2DFormat.NCHW) {
+                throw new IllegalArgumentException(where + ": data format " + z.getDataFormat() + " is not supported; use NCHW");
+            }
+        }, (z, layer) -> new ZeroPaddingKernel(z.getPadding()));
+
         insteadOf(BatchNormalization.class, "batch normalisation mixes the examples of a batch, so per-example gradients (and "
                 + "DP-SGD's guarantee) are not defined; remove it (tempered-sigmoid activations are the usual replacement in DP "
-                + "training)");
+                + "training; DpCompatibility.fix replaces it by GroupNormalization)");
     }
 
     private LayerKernels() {
@@ -100,22 +128,22 @@ final class LayerKernels {
     }
 
     /**
-     * The registration of this layer configuration's exact class.
+     * The registration of this layer configuration's exact class, or null when it has none and may use the exact
+     * fallback ({@link FallbackKernel}).
      *
-     * @param where the layer's position and name, for the message
-     * @throws IllegalArgumentException saying what to use instead when the class is not supported
+     * @throws IllegalArgumentException saying what to use instead for a class (or a subclass of one) that can be run
+     *                                  neither way
      */
-    static Registration<?> of(Layer conf, String where) {
+    static Registration<?> find(Layer conf, String where) {
         Registration<?> r = KERNELS.get(conf.getClass());
-        if (r != null) {
-            return r;
+        if (r == null) {
+            for (Map.Entry<Class<? extends Layer>, String> e : INSTEAD.entrySet()) {
+                if (e.getKey().isInstance(conf)) { // subclasses too: they may mix examples just the same
+                    throw new IllegalArgumentException(where + ": " + e.getValue());
+                }
+            }
         }
-        String advice = INSTEAD.get(conf.getClass());
-        if (advice != null) {
-            throw new IllegalArgumentException(where + ": " + advice);
-        }
-        throw new IllegalArgumentException(where + ": this layer type is not supported by the DP-SGD engine; supported are "
-                + supportedNames());
+        return r;
     }
 
     /**
@@ -147,6 +175,17 @@ final class LayerKernels {
     /** The supported layer configuration classes, by simple name, in registration order. */
     static String supportedNames() {
         return String.join(", ", KERNELS.keySet().stream().map(Class::getSimpleName).toList());
+    }
+
+    private static void checkConvolution(ConvolutionLayer c, String where) {
+        if (c.getCnn2dDataFormat() != CNN2DFormat.NCHW) {
+            throw new IllegalArgumentException(where + ": data format " + c.getCnn2dDataFormat() + " is not supported; use NCHW");
+        }
+        requireExplicitPadding(where, c.getConvolutionMode());
+    }
+
+    private static Ops.Window convolutionWindow(ConvolutionLayer c) {
+        return window(c.getKernelSize(), c.getStride(), c.getPadding(), c.getDilation());
     }
 
     private static void requireExplicitPadding(String where, ConvolutionMode mode) {

@@ -7,7 +7,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
+import org.deeplearning4j.nn.api.Model;
 import org.dpdl4j.datasets.LabeledData;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
@@ -26,7 +26,7 @@ final class LocalClippedSums implements ClippedSums {
     }
 
     @Override
-    public Session open(MultiLayerNetwork network, LabeledData train, DpSgdConfig config, PoissonBatchSampler sampler) {
+    public Session open(Model network, LabeledData train, DpSgdConfig config, PoissonBatchSampler sampler) {
         return new LocalSession(network, train, config, sampler);
     }
 
@@ -41,11 +41,11 @@ final class LocalClippedSums implements ClippedSums {
         private final ExecutorService pool;
         private final int callerNativeThreads;
 
-        LocalSession(MultiLayerNetwork network, LabeledData train, DpSgdConfig config, PoissonBatchSampler sampler) {
+        LocalSession(Model network, LabeledData train, DpSgdConfig config, PoissonBatchSampler sampler) {
             int workers = config.workers();
             this.gradients = new PerExampleGradients[workers];
             for (int w = 0; w < workers; w++) {
-                gradients[w] = new PerExampleGradients(network);
+                gradients[w] = PerExampleGradients.of(network);
             }
             DataType type = network.params().dataType();
             this.features = train.features().dataType() == type ? train.features() : train.features().castTo(type);
@@ -54,10 +54,7 @@ final class LocalClippedSums implements ClippedSums {
             this.physical = config.physicalBatchSize();
             this.sampler = sampler;
             this.partial = new INDArray[workers]; // worker 0 writes into the target itself
-            if (network.getFlattenedGradients() == null) {
-                network.initGradientsView();
-            }
-            INDArray flat = network.getFlattenedGradients();
+            INDArray flat = Networks.flattenedGradients(network);
             for (int w = 1; w < workers; w++) {
                 partial[w] = Nd4j.zeros(flat.dataType(), flat.shape());
             }

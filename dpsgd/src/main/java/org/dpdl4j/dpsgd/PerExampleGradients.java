@@ -4,8 +4,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.deeplearning4j.nn.api.Layer;
-import org.deeplearning4j.nn.conf.InputPreProcessor;
-import org.deeplearning4j.nn.conf.MultiLayerConfiguration;
+import org.deeplearning4j.nn.api.Model;
+import org.deeplearning4j.nn.graph.ComputationGraph;
 import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.memory.MemoryWorkspace;
@@ -19,17 +19,20 @@ import org.nd4j.linalg.factory.Nd4j;
 import org.nd4j.linalg.indexing.NDArrayIndex;
 
 /**
- * Exact per-example gradients of a DL4J {@link MultiLayerNetwork}, computed on ND4J's declarable
- * ops (conv2d, conv2d_bp, im2col, maxpool2d, batched matmul) rather than DL4J's layer objects.
+ * Exact per-example gradients of a DL4J {@link MultiLayerNetwork} or {@link ComputationGraph}, computed on ND4J's
+ * declarable ops (conv2d, conv2d_bp, im2col, maxpool2d, batched matmul) rather than DL4J's layer objects, one kernel
+ * per vertex in topological order ({@link NetworkPlan}); a layer without a kernel runs through DL4J's own backprop one
+ * example at a time (exact, slower). Frozen layers ({@code FrozenLayer}, {@code FrozenLayerWithBackprop},
+ * {@code TransferLearning.setFeatureExtractor}) keep no per-example state, and the frozen prefix runs forward only.
  * The network stays the model's description: its configuration says what to run, its parameter
  * views are read in place, and gradients are written into flattened arrays with the network's own
  * parameter layout — so a privately trained model is served like any other DL4J model.
  *
- * <p>One {@link #compute} = one forward pass keeping each layer's input, one backward pass keeping
- * each parameterised layer's per-example output delta; then {@link #squaredNorms()} gives
+ * <p>One {@link #compute} = one forward pass keeping each vertex's input, one backward pass keeping
+ * each trainable layer's per-example output delta; then {@link #squaredNorms()} gives
  * ‖g_i‖² over <em>all</em> trainable parameters of example i, and {@link #addWeightedSum} adds
  * Σ_i w_i g_i into a gradient array. With w_i = min(1, C/‖g_i‖) that is DP-SGD's clipped sum.
- * No batch-of-1 loops and no approximations.
+ * No approximations, and no batch-of-1 loops outside the fallback.
  *
  * <p>The loss is the per-example (un-averaged) softmax cross-entropy, so g_i is the gradient of
  * example i's loss, as in DL4J where a batch gradient is the sum over the batch.
@@ -42,56 +45,71 @@ public final class PerExampleGradients {
             .policyAllocation(AllocationPolicy.OVERALLOCATE).policyLearning(LearningPolicy.FIRST_LOOP)
             .policyReset(ResetPolicy.BLOCK_LEFT).policySpill(SpillPolicy.REALLOCATE).build();
     private final String workspaceId = "dpdl4j-pex-" + System.identityHashCode(this);
-    private final MultiLayerNetwork network;
-    private final List<LayerKernel> kernels = new ArrayList<>();
-    private final List<Integer> layerOfKernel = new ArrayList<>();
+    private final Model network;
+    private final List<NetworkPlan.Step> steps;
     private final SoftmaxCrossEntropyKernel output;
     private final DataType dataType;
-    private final int firstParameterised;
+    /** Whether a step's backward pass is needed: it trains parameters, or one of its inputs' steps needs its gradient. */
+    private final boolean[] backward;
+    /** Whether a step must return the gradient with respect to its inputs (some step upstream of it trains). */
+    private final boolean[] inputGradient;
     private INDArray squaredNorms;
     private INDArray losses;
 
     /**
-     * @param network an initialised network that passes {@link DpCompatibility#check}
+     * @param network an initialised network that passes {@link DpCompatibility#check(org.deeplearning4j.nn.conf.MultiLayerConfiguration)}
      * @throws IllegalArgumentException if the network has a layer the engine cannot run exactly
      */
     public PerExampleGradients(MultiLayerNetwork network) {
-        MultiLayerConfiguration conf = network.getLayerWiseConfigurations();
-        DpCompatibility.check(conf);
-        if (network.params() == null) {
-            throw new IllegalArgumentException("the network must be initialised (call init())");
-        }
-        this.network = network;
+        this(NetworkPlan.of(network));
+    }
+
+    /**
+     * @param network an initialised graph with one input and one output that passes
+     *                {@link DpCompatibility#check(org.deeplearning4j.nn.conf.ComputationGraphConfiguration)}
+     * @throws IllegalArgumentException if the graph has a vertex the engine cannot run exactly
+     */
+    public PerExampleGradients(ComputationGraph network) {
+        this(NetworkPlan.of(network));
+    }
+
+    /**
+     * @param network a {@link MultiLayerNetwork} or a {@link ComputationGraph}
+     * @throws IllegalArgumentException if it is neither, or has a layer the engine cannot run exactly
+     */
+    public static PerExampleGradients of(Model network) {
+        return new PerExampleGradients(NetworkPlan.of(network));
+    }
+
+    private PerExampleGradients(NetworkPlan plan) {
+        this.network = plan.network;
+        this.steps = plan.steps;
         this.dataType = network.params().dataType();
-        SoftmaxCrossEntropyKernel out = null;
-        for (int i = 0; i < network.getnLayers(); i++) {
-            InputPreProcessor pre = conf.getInputPreProcess(i);
-            if (pre != null) {
-                add(LayerKernels.preprocessor(pre, "layer " + i), i);
+        int n = steps.size();
+        this.output = (SoftmaxCrossEntropyKernel) steps.get(n - 1).kernel();
+        // a step needs its input gradient when some step it reads trains or needs its own input gradient
+        boolean[] upstream = new boolean[n]; // the step or a step before it on some path trains
+        this.inputGradient = new boolean[n];
+        for (int s = 0; s < n; s++) {
+            NetworkPlan.Step step = steps.get(s);
+            for (int in : step.inputs()) {
+                inputGradient[s] |= in != NetworkPlan.NETWORK_INPUT && upstream[in] && !plan.stopsGradient.contains(s);
             }
-            Layer layer = network.getLayer(i);
-            LayerKernel k = LayerKernels.of(layer.conf().getLayer(), "layer " + i).kernel(layer);
-            if (k instanceof SoftmaxCrossEntropyKernel o) {
-                out = o;
-            }
-            add(k, i);
+            upstream[s] = step.trainable() || inputGradient[s];
         }
-        this.output = out;
-        int first = 0;
-        while (network.getLayer(layerOfKernel.get(first)).numParams() == 0
-                || kernels.get(first) instanceof ReshapeKernel) {
-            first++;
+        this.backward = upstream;
+        for (int s = 0; s < n; s++) {
+            steps.get(s).kernel().trainable = steps.get(s).trainable();
         }
-        this.firstParameterised = first;
     }
 
-    private void add(LayerKernel k, int layer) {
-        kernels.add(k);
-        layerOfKernel.add(layer);
+    /** The kernels of this class, in topological order (tests reach into them, e.g. to fix a dropout mask). */
+    <K extends LayerKernel> List<K> kernels(Class<K> type) {
+        return steps.stream().map(NetworkPlan.Step::kernel).filter(type::isInstance).map(type::cast).toList();
     }
 
-    /** The network these gradients belong to. */
-    public MultiLayerNetwork network() {
+    /** The network these gradients belong to: a {@link MultiLayerNetwork} or a {@link ComputationGraph}. */
+    public Model network() {
         return network;
     }
 
@@ -100,15 +118,28 @@ public final class PerExampleGradients {
      * {@code network.output(features)}.
      */
     public INDArray output(INDArray features) {
+        for (NetworkPlan.Step step : steps) {
+            step.kernel().training = false;
+        }
         try (MemoryWorkspace ws = Nd4j.getWorkspaceManager().getAndActivateWorkspace(WORKSPACE, workspaceId)) {
-            INDArray a = features.castTo(dataType);
-            for (LayerKernel k : kernels) {
-                a = k.forward(a, false);
-            }
-            return a.detach();
+            return forward(features.castTo(dataType), false).detach();
         }
     }
 
+    /** The forward pass; keeps what the backward pass needs in the steps that have one when {@code keep}. */
+    private INDArray forward(INDArray features, boolean keep) {
+        INDArray[] outputs = new INDArray[steps.size()];
+        for (int s = 0; s < steps.size(); s++) {
+            NetworkPlan.Step step = steps.get(s);
+            int[] in = step.inputs();
+            INDArray[] x = new INDArray[in.length];
+            for (int j = 0; j < in.length; j++) {
+                x[j] = in[j] == NetworkPlan.NETWORK_INPUT ? features : outputs[in[j]];
+            }
+            outputs[s] = step.kernel().forward(x, keep && backward[s]);
+        }
+        return outputs[steps.size() - 1];
+    }
     /**
      * DP-SGD's clipped sum for one physical batch, in scratch memory: adds
      * Σ_i min(1, C/‖g_i‖)·g_i over the given rows into {@code target}.
@@ -189,8 +220,10 @@ public final class PerExampleGradients {
     public void compute(INDArray features, INDArray labels) {
         passes(features, labels, true);
         squaredNorms = Nd4j.zeros(DataType.DOUBLE, features.size(0)); // accumulated in float64
-        for (LayerKernel k : kernels) {
-            k.addSquaredNorms(squaredNorms);
+        for (NetworkPlan.Step step : steps) {
+            if (step.trainable()) {
+                step.kernel().addSquaredNorms(squaredNorms);
+            }
         }
     }
 
@@ -200,16 +233,33 @@ public final class PerExampleGradients {
                     + features.size(0) + " and " + labels.size(0));
         }
         INDArray y = labels.castTo(dataType);
-        INDArray a = features.castTo(dataType);
-        for (LayerKernel k : kernels) {
-            k.perExample = perExample;
-            a = k.forward(a, true);
+        for (NetworkPlan.Step step : steps) {
+            step.kernel().perExample = perExample;
+            step.kernel().training = true;
         }
+        forward(features.castTo(dataType), true);
         losses = output.loss(y);
-        // gradients with respect to a kernel's input are needed only above the first parameterised layer
-        INDArray grad = output.backwardFromLabels(y, kernels.size() - 1 > firstParameterised);
-        for (int i = kernels.size() - 2; i >= firstParameterised; i--) {
-            grad = kernels.get(i).backward(grad, i > firstParameterised);
+        int last = steps.size() - 1;
+        INDArray[] grads = new INDArray[steps.size()]; // dL/d(output of step s), summed over the steps that read it
+        propagate(steps.get(last), new INDArray[]{output.backwardFromLabels(y, inputGradient[last])}, grads);
+        for (int s = last - 1; s >= 0; s--) {
+            if (backward[s] && grads[s] != null) {
+                propagate(steps.get(s), steps.get(s).kernel().backwardInputs(grads[s], inputGradient[s]), grads);
+                grads[s] = null;
+            }
+        }
+    }
+
+    /** Adds a step's input gradients to the gradients of the steps it reads. */
+    private static void propagate(NetworkPlan.Step step, INDArray[] inputGrads, INDArray[] grads) {
+        if (inputGrads == null) {
+            return;
+        }
+        for (int j = 0; j < step.inputs().length; j++) {
+            int in = step.inputs()[j];
+            if (in != NetworkPlan.NETWORK_INPUT && inputGrads[j] != null) {
+                grads[in] = grads[in] == null ? inputGrads[j] : grads[in].add(inputGrads[j]);
+            }
         }
     }
 
@@ -250,8 +300,8 @@ public final class PerExampleGradients {
             }
         }
         if (nonFinite) {
-            for (LayerKernel k : kernels) {
-                k.zeroNonFinite();
+            for (NetworkPlan.Step step : steps) {
+                step.kernel().zeroNonFinite();
             }
         }
         return Nd4j.createFromArray(factors);
@@ -270,38 +320,30 @@ public final class PerExampleGradients {
         forEachKernelWithViews(target, (kernel, views) -> kernel.addWeightedSum(w, views));
     }
 
-    /** Calls {@code action} with each parameterised kernel and its layer's gradient views into {@code target}. */
+    /** Calls {@code action} with each trainable kernel and its layer's gradient views into {@code target}. */
     private void forEachKernelWithViews(INDArray target, java.util.function.BiConsumer<LayerKernel, Map<String, INDArray>> action) {
         if (target.length() != network.numParams()) {
             throw new IllegalArgumentException("target has " + target.length() + " elements, the network has "
                     + network.numParams() + " parameters");
         }
-        long offset = 0;
-        int previousLayer = -1;
-        Map<String, INDArray> views = null;
-        for (int i = 0; i < network.getnLayers(); i++) {
-            Layer layer = network.getLayer(i);
-            long n = layer.numParams();
-            INDArray slice = n == 0 ? null
-                    : target.reshape(1, target.length()).get(NDArrayIndex.point(0), NDArrayIndex.interval(offset, offset + n))
-                    .reshape(1, n);
-            for (int k = 0; k < kernels.size(); k++) {
-                if (layerOfKernel.get(k) == i && n > 0) {
-                    if (previousLayer != i) {
-                        views = layer.conf().getLayer().initializer().getGradientsFromFlattened(layer.conf(), slice);
-                        previousLayer = i;
-                    }
-                    action.accept(kernels.get(k), views);
-                }
+        INDArray row = target.reshape(1, target.length());
+        long base = network.params().offset();
+        for (NetworkPlan.Step step : steps) {
+            if (!step.trainable()) {
+                continue;
             }
-            offset += n;
+            Layer layer = step.layer();
+            long n = layer.numParams();
+            long offset = layer.params().offset() - base; // the layer's parameters are a view of the network's
+            INDArray slice = row.get(NDArrayIndex.point(0), NDArrayIndex.interval(offset, offset + n)).reshape(1, n);
+            action.accept(step.kernel(), layer.conf().getLayer().initializer().getGradientsFromFlattened(layer.conf(), slice));
         }
     }
 
     /** Drops the cached activations of the last batch. */
     public void clear() {
-        for (LayerKernel k : kernels) {
-            k.clear();
+        for (NetworkPlan.Step step : steps) {
+            step.kernel().clear();
         }
         squaredNorms = null;
         losses = null;

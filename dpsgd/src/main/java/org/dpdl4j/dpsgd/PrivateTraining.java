@@ -1,7 +1,7 @@
 package org.dpdl4j.dpsgd;
 
 import java.util.Objects;
-import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
+import org.deeplearning4j.nn.api.Model;
 import org.dpdl4j.accounting.Accountants;
 import org.dpdl4j.accounting.NoiseCalibration;
 import org.dpdl4j.datasets.LabeledData;
@@ -26,7 +26,7 @@ public final class PrivateTraining {
     /** The accountant that calibrates σ and states ε: PLD, the tighter one for a single DP-SGD run. */
     public static final String DEFAULT_ACCOUNTANT = "pld";
 
-    private final MultiLayerNetwork network;
+    private final Model network;
     private final LabeledData data;
     private final DataSetIterator iterator;
     private double targetEpsilon = Double.NaN;
@@ -43,14 +43,14 @@ public final class PrivateTraining {
     private TrainingListener[] listeners = new TrainingListener[0];
     private boolean started;
 
-    private PrivateTraining(MultiLayerNetwork network, LabeledData data, DataSetIterator iterator) {
+    private PrivateTraining(Model network, LabeledData data, DataSetIterator iterator) {
         this.network = Objects.requireNonNull(network, "network");
         this.data = data;
         this.iterator = iterator;
     }
 
     /** Training on data held in memory (features [n, c·h·w]); the input shape c×h×w is recorded, with pixel scale 255. */
-    public static PrivateTraining of(MultiLayerNetwork network, LabeledData data) {
+    public static PrivateTraining of(Model network, LabeledData data) {
         PrivateTraining p = new PrivateTraining(network, Objects.requireNonNull(data, "data"), null);
         p.input = new InputSpec(data.channels(), data.height(), data.width(), 255);
         return p;
@@ -58,10 +58,10 @@ public final class PrivateTraining {
 
     /**
      * Training on examples streamed from an iterator, without loading them into memory: one pass over the iterator per
-     * step (see {@link DpSgdTrainer#train(MultiLayerNetwork, DataSetIterator, DpSgdConfig, TrainingListener...)}).
+     * step (see {@link DpSgdTrainer#train(Model, DataSetIterator, DpSgdConfig, TrainingListener...)}).
      * The input shape is not known: set it with {@link #input(InputSpec)} for a server to accept raw pixels.
      */
-    public static PrivateTraining of(MultiLayerNetwork network, DataSetIterator data) {
+    public static PrivateTraining of(Model network, DataSetIterator data) {
         return new PrivateTraining(network, null, Objects.requireNonNull(data, "data"));
     }
 

@@ -2,7 +2,7 @@ package org.dpdl4j.dpsgd;
 
 import java.util.ArrayList;
 import java.util.List;
-import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
+import org.deeplearning4j.nn.api.Model;
 import org.dpdl4j.datasets.LabeledData;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
@@ -13,7 +13,7 @@ import org.nd4j.linalg.factory.Nd4j;
 /**
  * Clipped sums over examples read from a {@link DataSetIterator}: for step t the iterator is read from the start and only
  * the rows in {@code sampler.batch(t)} are kept (by their position in the pass). See
- * {@link DpSgdTrainer#train(MultiLayerNetwork, DataSetIterator, DpSgdConfig, TrainingListener...)} for the cost.
+ * {@link DpSgdTrainer#train(Model, DataSetIterator, DpSgdConfig, TrainingListener...)} for the cost.
  */
 final class StreamedClippedSums implements ClippedSums {
     private final DataSetIterator data;
@@ -49,8 +49,8 @@ final class StreamedClippedSums implements ClippedSums {
     }
 
     @Override
-    public Session open(MultiLayerNetwork network, LabeledData train, DpSgdConfig config, PoissonBatchSampler sampler) {
-        PerExampleGradients gradients = new PerExampleGradients(network);
+    public Session open(Model network, LabeledData train, DpSgdConfig config, PoissonBatchSampler sampler) {
+        PerExampleGradients gradients = PerExampleGradients.of(network);
         DataType type = network.params().dataType();
         double c = config.clipNorm();
         int physical = config.physicalBatchSize();

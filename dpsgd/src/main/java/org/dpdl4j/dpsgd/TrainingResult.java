@@ -1,6 +1,6 @@
 package org.dpdl4j.dpsgd;
 
-import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
+import org.deeplearning4j.nn.api.Model;
 import org.dpdl4j.accounting.PrivacyEvent;
 
 /**
@@ -15,7 +15,7 @@ import org.dpdl4j.accounting.PrivacyEvent;
  *                         depends on the private sampling and is not reported)
  * @param seconds          wall-clock training time
  */
-public record TrainingResult(MultiLayerNetwork network, PrivacyEvent event, long stepsTaken, boolean stoppedAtBudget,
+public record TrainingResult(Model network, PrivacyEvent event, long stepsTaken, boolean stoppedAtBudget,
                              double expectedExamples, double seconds) {
 
     /** Training throughput in (expected) examples per second. */

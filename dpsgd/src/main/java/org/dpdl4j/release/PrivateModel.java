@@ -194,9 +194,7 @@ public final class PrivateModel {
         Verified v = verify(dir, policy);
         Model network;
         try {
-            network = isGraph(v.model)
-                    ? ModelSerializer.restoreComputationGraph(new ByteArrayInputStream(v.model), false)
-                    : ModelSerializer.restoreMultiLayerNetwork(new ByteArrayInputStream(v.model), false);
+            network = org.dpdl4j.dpsgd.Networks.restore(v.model, false);
         } catch (IOException | RuntimeException e) {
             throw new UnverifiedModelException(dir.resolve(v.sidecar.modelFile()) + " is not a DL4J model: " + e.getMessage(), e);
         }
@@ -281,15 +279,4 @@ public final class PrivateModel {
                 : new PrivacyGuarantee(s.epsilon(), s.delta(), g.order(), g.orderAtGridEdge(), g.accountant());
         return new Verified(s, model, claimed);
     }
-
-    /** A ComputationGraph's saved configuration has vertices; a MultiLayerNetwork's has none. */
-    private static boolean isGraph(byte[] zip) throws IOException {
-        try (ZipInputStream in = new ZipInputStream(new ByteArrayInputStream(zip))) {
-            for (ZipEntry e; (e = in.getNextEntry()) != null; ) {
-                if (e.getName().equals("configuration.json")) {
-                    return new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8).contains("\"vertices\"");
-                }
-            }
-        }
-        return false;
-    }}
+}

@@ -237,7 +237,7 @@ class DpSgdTrainerTest {
         MultiLayerNetwork first = Models.mlp(o);
         new DpSgdTrainer().train(first, train, withEma, 10, c -> {
             if (c.stepsDone() == 10) {
-                at10.add(new Checkpoint(c.network().clone(), c.config(), 10, c.ema().dup()));
+                at10.add(new Checkpoint(((MultiLayerNetwork) c.network()).clone(), c.config(), 10, c.ema().dup()));
             }
         });
         INDArray emaAt10 = iterates.get(0).dup();

@@ -1,13 +1,19 @@
 package org.dpdl4j.models;
 
+import org.deeplearning4j.nn.api.Model;
+import org.deeplearning4j.nn.conf.ComputationGraphConfiguration;
 import org.deeplearning4j.nn.conf.ConvolutionMode;
 import org.deeplearning4j.nn.conf.MultiLayerConfiguration;
 import org.deeplearning4j.nn.conf.NeuralNetConfiguration;
+import org.deeplearning4j.nn.conf.graph.ElementWiseVertex;
 import org.deeplearning4j.nn.conf.inputs.InputType;
 import org.deeplearning4j.nn.conf.layers.ConvolutionLayer;
 import org.deeplearning4j.nn.conf.layers.DenseLayer;
+import org.deeplearning4j.nn.conf.layers.GlobalPoolingLayer;
 import org.deeplearning4j.nn.conf.layers.OutputLayer;
+import org.deeplearning4j.nn.conf.layers.PoolingType;
 import org.deeplearning4j.nn.conf.layers.SubsamplingLayer;
+import org.deeplearning4j.nn.graph.ComputationGraph;
 import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
 import org.deeplearning4j.nn.weights.WeightInit;
 import org.nd4j.linalg.activations.Activation;
@@ -15,30 +21,114 @@ import org.nd4j.linalg.lossfunctions.LossFunctions;
 
 /**
  * The networks the seed papers train, as ordinary DL4J {@link MultiLayerNetwork}s (initialised,
- * Xavier weights, zero biases). All use explicit padding with {@link ConvolutionMode#Truncate},
+ * Xavier weights, zero biases), and wide residual networks with group normalisation as {@link ComputationGraph}s. All use explicit padding with {@link ConvolutionMode#Truncate},
  * NCHW inputs flattened as in {@code InputType.convolutionalFlat}, and a softmax output with
  * cross-entropy loss; every one passes the DP-SGD engine's {@code DpCompatibility.check} (tested in module dpsgd).
  */
 public final class Models {
     /** Names accepted by {@link #byName}. */
-    public static final String NAMES = "standard-cnn, all-conv, cifar-cnn, mlp";
+    public static final String NAMES = "standard-cnn, all-conv, cifar-cnn, mlp, small-resnet, wrn-D-K (e.g. wrn-16-4)";
 
     private Models() {
     }
+
+    /** Whether {@link #byName} knows the name (for wrn-D-K: whether D and K are valid). */
+    public static boolean isName(String name) {
+        java.util.regex.Matcher wrn = WRN.matcher(name);
+        if (wrn.matches()) {
+            int d = Integer.parseInt(wrn.group(1));
+            return d >= 10 && (d - 4) % 6 == 0 && Integer.parseInt(wrn.group(2)) >= 1;
+        }
+        return java.util.List.of("standard-cnn", "all-conv", "cifar-cnn", "mlp", "small-resnet").contains(name);
+    }
+
+    private static final java.util.regex.Pattern WRN = java.util.regex.Pattern.compile("wrn-(\\d{1,3})-(\\d{1,2})");
 
     /**
      * Builds a model by its CLI name.
      *
      * @throws IllegalArgumentException for an unknown name
      */
-    public static MultiLayerNetwork byName(String name, ModelOptions o) {
+    public static Model byName(String name, ModelOptions o) {
+        java.util.regex.Matcher wrn = WRN.matcher(name);
+        if (wrn.matches()) {
+            return wideResNet(Integer.parseInt(wrn.group(1)), Integer.parseInt(wrn.group(2)), o);
+        }
         return switch (name) {
             case "standard-cnn" -> standardCnn(o);
             case "all-conv" -> allConvNet(o);
             case "cifar-cnn" -> cifarCnn(o);
             case "mlp" -> mlp(o);
+            case "small-resnet" -> wideResNet(10, 1, o);
             default -> throw new IllegalArgumentException("model must be one of " + NAMES + ", got '" + name + "'");
         };
+    }
+
+    /**
+     * The wide residual network WRN-D-K (S. Zagoruyko, N. Komodakis, "Wide Residual Networks", BMVC 2016,
+     * arXiv:1605.07146) with group normalisation in place of batch normalisation, as De et al. train it with DP-SGD
+     * ("Unlocking High-Accuracy Differentially Private Image Classification through Scale", arXiv:2204.13650, Sec. 3):
+     * a 3×3 convolution to 16 channels, then three groups of N = (D − 4)/6 pre-activation blocks with 16K, 32K and 64K
+     * channels (the first block of the 2nd and 3rd groups with stride 2), then GroupNorm-ReLU, global average pooling
+     * and a softmax layer. A block is GroupNorm(16)-ReLU, 3×3 convolution, GroupNorm(16)-ReLU, 3×3 convolution, added to
+     * the block's input (or to a 1×1 projection of the first normalised activation when the width or stride changes).
+     * Convolutions have no bias; every GroupNorm has γ and β. WRN-16-4 on 32×32×3 with 10 classes has 2,748,890
+     * parameters. A {@link ComputationGraph} with one input ("input", flattened NCHW as
+     * {@code InputType.convolutionalFlat}) and one output ("output").
+     *
+     * @param depth D ≥ 10 with D − 4 divisible by 6
+     * @param width K ≥ 1
+     * @throws IllegalArgumentException for another D or K
+     */
+    public static ComputationGraph wideResNet(int depth, int width, ModelOptions o) {
+        if (depth < 10 || (depth - 4) % 6 != 0 || width < 1) {
+            throw new IllegalArgumentException("wrn-D-K needs D >= 10 with D - 4 divisible by 6 (10, 16, 22, 28, ...) and K >= 1, "
+                    + "got D = " + depth + ", K = " + width);
+        }
+        int blocks = (depth - 4) / 6;
+        var g = base(o).weightInit(WeightInit.RELU).graphBuilder().addInputs("input")
+                .setInputTypes(InputType.convolutionalFlat(o.height(), o.width(), o.channels()));
+        g.addLayer("conv0", convolution(3, 1, 16), "input");
+        String x = "conv0";
+        int in = 16;
+        for (int group = 0; group < 3; group++) {
+            int out = 16 * width << group;
+            for (int b = 0; b < blocks; b++) {
+                x = preActivationBlock(g, "g" + (group + 1) + "b" + (b + 1), x, in, out, b == 0 && group > 0 ? 2 : 1);
+                in = out;
+            }
+        }
+        g.addLayer("norm", groupNorm(), x)
+                .addLayer("pool", new GlobalPoolingLayer.Builder(PoolingType.AVG).build(), "norm")
+                .addLayer("output", output(o), "pool")
+                .setOutputs("output");
+        ComputationGraph net = new ComputationGraph(g.build());
+        net.init();
+        return net;
+    }
+
+    private static String preActivationBlock(ComputationGraphConfiguration.GraphBuilder g, String name, String x, int in,
+                                             int out, int stride) {
+        g.addLayer(name + "_n1", groupNorm(), x)
+                .addLayer(name + "_c1", convolution(3, stride, out), name + "_n1")
+                .addLayer(name + "_n2", groupNorm(), name + "_c1")
+                .addLayer(name + "_c2", convolution(3, 1, out), name + "_n2");
+        String shortcut = x;
+        if (in != out || stride != 1) {
+            g.addLayer(name + "_sc", convolution(1, stride, out), name + "_n1");
+            shortcut = name + "_sc";
+        }
+        g.addVertex(name, new ElementWiseVertex(ElementWiseVertex.Op.Add), name + "_c2", shortcut);
+        return name;
+    }
+
+    private static ConvolutionLayer convolution(int k, int stride, int out) {
+        return new ConvolutionLayer.Builder(k, k).stride(stride, stride).padding(k / 2, k / 2).nOut(out).hasBias(false)
+                .activation(Activation.IDENTITY).build();
+    }
+
+    private static GroupNormalization groupNorm() {
+        return new GroupNormalization.Builder().groups(16).activation(Activation.RELU).build();
     }
 
     /**

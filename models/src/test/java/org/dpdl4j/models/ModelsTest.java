@@ -27,7 +27,7 @@ class ModelsTest {
     @Test
     void everyModelMapsItsInputToClassProbabilities() {
         for (String name : new String[]{"standard-cnn", "all-conv", "mlp"}) {
-            MultiLayerNetwork net = Models.byName(name, ModelOptions.mnist());
+            MultiLayerNetwork net = (MultiLayerNetwork) Models.byName(name, ModelOptions.mnist());
             INDArray p = net.output(Nd4j.rand(DataType.FLOAT, 3, 784));
             assertArrayEquals(new long[]{3, 10}, p.shape(), name);
             assertEquals(3.0, p.sumNumber().doubleValue(), 1e-4, name + ": rows are distributions");
@@ -37,6 +37,26 @@ class ModelsTest {
         assertEquals(320 + 9_248 + 18_496 + 36_928 + 36_928 + 31_370, Models.allConvNet(ModelOptions.mnist()).numParams());
         var e = assertThrows(IllegalArgumentException.class, () -> Models.byName("resnet", ModelOptions.mnist()));
         assertTrue(e.getMessage().contains("resnet") && e.getMessage().contains("standard-cnn"));
+        var d = assertThrows(IllegalArgumentException.class, () -> Models.byName("wrn-15-4", ModelOptions.mnist()));
+        assertTrue(d.getMessage().contains("D = 15"), d.getMessage());
+    }
+
+    /** The count worked out by hand in the Javadoc's terms (and PyTorch's WRN-16-4 with GroupNorm of the benchmark). */
+    @Test
+    void wideResNet16x4HasTheExpectedParameterCountAndShape() {
+        org.deeplearning4j.nn.graph.ComputationGraph wrn = (org.deeplearning4j.nn.graph.ComputationGraph)
+                Models.byName("wrn-16-4", ModelOptions.cifar10());
+        long conv0 = 3 * 16 * 9;
+        long g1 = (2 * 16 + 16 * 64 * 9 + 2 * 64 + 64 * 64 * 9 + 16 * 64) + (2 * 64 + 64 * 64 * 9 + 2 * 64 + 64 * 64 * 9);
+        long g2 = (2 * 64 + 64 * 128 * 9 + 2 * 128 + 128 * 128 * 9 + 64 * 128) + (2 * 128 + 2 * 128 * 128 * 9 + 2 * 128);
+        long g3 = (2 * 128 + 128 * 256 * 9 + 2 * 256 + 256 * 256 * 9 + 128 * 256) + (2 * 256 + 2 * 256 * 256 * 9 + 2 * 256);
+        assertEquals(conv0 + g1 + g2 + g3 + 2 * 256 + 256 * 10 + 10, wrn.numParams());
+        assertEquals(2_748_890, wrn.numParams());
+        org.deeplearning4j.nn.graph.ComputationGraph small = (org.deeplearning4j.nn.graph.ComputationGraph)
+                Models.byName("small-resnet", ModelOptions.mnist());
+        INDArray p = small.outputSingle(Nd4j.rand(DataType.FLOAT, 2, 784));
+        assertArrayEquals(new long[]{2, 10}, p.shape());
+        assertEquals(2.0, p.sumNumber().doubleValue(), 1e-4);
     }
 
     /** φ(x) = s·σ(Tx) − o; (2, 2, 1) is tanh; the derivative matches a central finite difference. */

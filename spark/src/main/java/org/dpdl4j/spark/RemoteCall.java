@@ -5,7 +5,8 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.Serializable;
 import java.io.UncheckedIOException;
-import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
+import org.deeplearning4j.nn.api.Model;
+import org.dpdl4j.dpsgd.Networks;
 import org.deeplearning4j.util.ModelSerializer;
 import org.dpdl4j.datasets.LabeledData;
 import org.dpdl4j.dpsgd.TrainingResult;
@@ -69,7 +70,7 @@ sealed interface RemoteCall extends Serializable {
     record Outcome(byte[] model, double score, java.util.Map<String, Object> event, long stepsTaken, boolean stoppedAtBudget, double expectedExamples,
                    double seconds, String failure, String executor, double setupSeconds) implements Serializable {
 
-        static Outcome of(MultiLayerNetwork net, double score, java.util.Map<String, Object> event, long steps, boolean stopped, double examples,
+        static Outcome of(Model net, double score, java.util.Map<String, Object> event, long steps, boolean stopped, double examples,
                           double seconds) {
             return new Outcome(bytes(net), score, event, steps, stopped, examples, seconds, null, null, 0);
         }
@@ -88,19 +89,19 @@ sealed interface RemoteCall extends Serializable {
             return new Outcome(model, score, event, stepsTaken, stoppedAtBudget, expectedExamples, seconds, failure, executorId, setup);
         }
 
-        MultiLayerNetwork network() {
+        Model network() {
             return model == null ? null : network(model);
         }
 
-        static MultiLayerNetwork network(byte[] bytes) {
+        static Model network(byte[] bytes) {
             try {
-                return ModelSerializer.restoreMultiLayerNetwork(new ByteArrayInputStream(bytes), true);
+                return Networks.restore(bytes, true);
             } catch (IOException e) {
                 throw new UncheckedIOException("cannot read a model returned by a Spark task", e);
             }
         }
 
-        static byte[] bytes(MultiLayerNetwork net) {
+        static byte[] bytes(Model net) {
             if (net == null) {
                 return null;
             }

@@ -11,8 +11,8 @@ import java.util.UUID;
 import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.broadcast.Broadcast;
-import org.deeplearning4j.nn.conf.MultiLayerConfiguration;
-import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
+import org.deeplearning4j.nn.api.Model;
+import org.dpdl4j.dpsgd.Networks;
 import org.dpdl4j.datasets.LabeledData;
 import org.dpdl4j.dpsgd.ClippedSums;
 import org.dpdl4j.dpsgd.DpSgdConfig;
@@ -64,7 +64,7 @@ public final class SparkClippedSums implements ClippedSums {
     }
 
     @Override
-    public Session open(MultiLayerNetwork network, LabeledData train, DpSgdConfig config, PoissonBatchSampler sampler) {
+    public Session open(Model network, LabeledData train, DpSgdConfig config, PoissonBatchSampler sampler) {
         long start = System.nanoTime();
         JavaSparkContext sc = cluster.context();
         DataShipping shipping = cluster.shipping();
@@ -78,7 +78,7 @@ public final class SparkClippedSums implements ClippedSums {
             shipped.add(data);
             list.add(new Part(p, bounds[p], bounds[p + 1], shipping.ship(data), whole));
         }
-        String conf = network.getLayerWiseConfigurations().toJson();
+        String conf = Networks.configurationJson(network);
         Job job = new Job(UUID.randomUUID().toString(), sc.broadcast(conf), network.params().dataType().name(), sampler,
                 config.clipNorm(), config.physicalBatchSize(), cluster.settings().taskCpus()); // a task's ops use its cores
         JavaRDD<Part> rdd = sc.parallelize(list, list.size());
@@ -97,13 +97,13 @@ public final class SparkClippedSums implements ClippedSums {
 
     private final class SparkSession implements Session {
         private final JavaSparkContext sc;
-        private final MultiLayerNetwork network;
+        private final Model network;
         private final JavaRDD<Part> rdd;
         private final Job job;
         private final List<LabeledData> shipped;
         private long lastEnd;
 
-        SparkSession(JavaSparkContext sc, MultiLayerNetwork network, JavaRDD<Part> rdd, Job job, List<LabeledData> shipped) {
+        SparkSession(JavaSparkContext sc, Model network, JavaRDD<Part> rdd, Job job, List<LabeledData> shipped) {
             this.sc = sc;
             this.network = network;
             this.rdd = rdd;
@@ -231,7 +231,7 @@ public final class SparkClippedSums implements ClippedSums {
 
     /** What an executor JVM keeps for the run it is working on: its parts' data and idle engines (dropped for a new run). */
     static final class Executors {
-        record Engine(MultiLayerNetwork network, PerExampleGradients gradients, INDArray buffer) {
+        record Engine(Model network, PerExampleGradients gradients, INDArray buffer) {
         }
 
         private static String run;
@@ -281,9 +281,13 @@ public final class SparkClippedSums implements ClippedSums {
                     return idle;
                 }
             }
-            MultiLayerNetwork net = new MultiLayerNetwork(MultiLayerConfiguration.fromJson(job.conf().value()));
-            net.init();
-            PerExampleGradients g = new PerExampleGradients(net);
+            Model net;
+            try {
+                net = Networks.fromConfigurationJson(job.conf().value());
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException("cannot read the network configuration of a Spark job", e);
+            }
+            PerExampleGradients g = PerExampleGradients.of(net);
             return new Engine(net, g, Nd4j.zeros(net.params().dataType(), 1, net.numParams()));
         }
 

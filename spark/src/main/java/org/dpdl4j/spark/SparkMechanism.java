@@ -1,7 +1,7 @@
 package org.dpdl4j.spark;
 
 import java.util.Objects;
-import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
+import org.deeplearning4j.nn.api.Model;
 import org.dpdl4j.accounting.PrivacyEvent;
 import org.dpdl4j.accounting.PrivacyEvents;
 import org.dpdl4j.datasets.LabeledData;
@@ -121,7 +121,7 @@ class SparkMechanism implements TrainingMechanism {
         }
 
         @Override
-        public TrainingResult train(Candidate c, LabeledData data, long seed, MultiLayerNetwork init, TrainingListener listener) {
+        public TrainingResult train(Candidate c, LabeledData data, long seed, Model init, TrainingListener listener) {
             return result(cluster.call(shipped, new RemoteCall.Train(c, data, seed, RemoteCall.Outcome.bytes(init)),
                     "training on " + data.size() + " examples: " + c));
         }

@@ -75,7 +75,7 @@ class SparkTrainingTest {
         return Models.standardCnn(ModelOptions.mnist().withSeed(7));
     }
 
-    private static double relativeDifference(MultiLayerNetwork a, MultiLayerNetwork b) {
+    private static double relativeDifference(org.deeplearning4j.nn.api.Model a, org.deeplearning4j.nn.api.Model b) {
         double scale = a.params().amaxNumber().doubleValue();
         return a.params().sub(b.params()).amaxNumber().doubleValue() / scale;
     }

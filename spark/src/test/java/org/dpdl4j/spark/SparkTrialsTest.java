@@ -62,9 +62,10 @@ class SparkTrialsTest {
             assertEquals(a.candidate(), b.candidate());
             assertEquals(a.score(), b.score(), 0, "trial " + i + "'s noisy score (" + b.failure() + ")");
             assertArrayEquals(a.model().params().data().asFloat(), b.model().params().data().asFloat(), "trial " + i + "'s parameters");
-            assertArrayEquals(a.model().getUpdater().getStateViewArray() == null ? new float[0]
-                    : a.model().getUpdater().getStateViewArray().data().asFloat(), b.model().getUpdater().getStateViewArray() == null
-                    ? new float[0] : b.model().getUpdater().getStateViewArray().data().asFloat(), "trial " + i + "'s updater state");
+            var ua = ((org.deeplearning4j.nn.multilayer.MultiLayerNetwork) a.model()).getUpdater().getStateViewArray();
+            var ub = ((org.deeplearning4j.nn.multilayer.MultiLayerNetwork) b.model()).getUpdater().getStateViewArray();
+            assertArrayEquals(ua == null ? new float[0] : ua.data().asFloat(), ub == null ? new float[0] : ub.data().asFloat(),
+                    "trial " + i + "'s updater state");
         }
         assertEquals(local.best().index(), spark.best().index());
         assertEquals(local.candidate(), spark.candidate());

@@ -6,7 +6,9 @@ import java.util.Objects;
 import java.util.SplittableRandom;
 import java.util.random.RandomGenerator;
 import org.deeplearning4j.nn.conf.layers.DenseLayer;
-import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
+import org.deeplearning4j.nn.api.Model;
+import org.dpdl4j.dpsgd.Networks;
+import org.dpdl4j.dpsgd.PerExampleGradients;
 import org.dpdl4j.datasets.LabeledData;
 import org.dpdl4j.dpsgd.DpSgdConfig;
 import org.dpdl4j.dpsgd.DpSgdTrainer;
@@ -48,7 +50,7 @@ public final class CanaryAudit {
      * @param scores   each canary's score
      * @param design   how the canaries were placed (for the report)
      */
-    public record Outcome(OneRunAudit.Result audit, MultiLayerNetwork network, boolean[] included, double[] scores, String design) {
+    public record Outcome(OneRunAudit.Result audit, Model network, boolean[] included, double[] scores, String design) {
     }
 
     private CanaryAudit() {
@@ -63,7 +65,7 @@ public final class CanaryAudit {
      *                     earnest, a seeded generator in tests)
      * @throws IllegalArgumentException if m &lt; 2, there is no room for m canaries, or a setting is out of range
      */
-    public static Outcome run(MultiLayerNetwork network, LabeledData train, LabeledData canarySource, DpSgdConfig config, Kind kind,
+    public static Outcome run(Model network, LabeledData train, LabeledData canarySource, DpSgdConfig config, Kind kind,
                               int m, double canaryNorm, double confidence, RandomGenerator inclusion) {
         return run(network, train, canarySource, config, kind, m, canaryNorm, confidence, inclusion,
                 org.dpdl4j.dpsgd.ClippedSums.local());
@@ -73,7 +75,7 @@ public final class CanaryAudit {
      * {@link #run} with the run's clipped sums computed {@code where} (for example on a Spark cluster); the canaries,
      * the noise and the update stay on this JVM, so the audited mechanism is the same.
      */
-    public static Outcome run(MultiLayerNetwork network, LabeledData train, LabeledData canarySource, DpSgdConfig config, Kind kind,
+    public static Outcome run(Model network, LabeledData train, LabeledData canarySource, DpSgdConfig config, Kind kind,
                               int m, double canaryNorm, double confidence, RandomGenerator inclusion,
                               org.dpdl4j.dpsgd.ClippedSums where) {
         DpSgdTrainer trainer = new DpSgdTrainer().withClippedSums(where);
@@ -106,7 +108,7 @@ public final class CanaryAudit {
         int[] in = java.util.stream.IntStream.range(0, m).filter(i -> included[i]).toArray();
         LabeledData withCanaries = in.length == 0 ? train : concat(train, mislabelled.rows(in));
         trainer.train(network, withCanaries, config);
-        INDArray probabilities = network.output(mislabelled.features().castTo(network.params().dataType()));
+        INDArray probabilities = PerExampleGradients.of(network).output(mislabelled.features());
         double[] scores = new double[m];
         for (int i = 0; i < m; i++) {
             scores[i] = Math.log(Math.max(probabilities.getDouble(i, wrongLabel[i]), 1e-300));
@@ -155,12 +157,13 @@ public final class CanaryAudit {
      *
      * @throws IllegalArgumentException if there are fewer parameters than canaries
      */
-    public static GradientDesign gradientDesign(MultiLayerNetwork net, LabeledData train, boolean[] included, long seed) {
+    public static GradientDesign gradientDesign(Model net, LabeledData train, boolean[] included, long seed) {
         int m = included.length;
         SplittableRandom random = new SplittableRandom(seed);
         List<Integer> quiet = new ArrayList<>();
-        if (net.getLayerWiseConfigurations().getConf(0).getLayer() instanceof DenseLayer) {
-            INDArray w = net.getLayer(0).getParam("W"); // [nIn, nOut], a view into the flattened parameters
+        org.deeplearning4j.nn.api.Layer first = Networks.layers(net)[0];
+        if (first.conf().getLayer() instanceof DenseLayer) {
+            INDArray w = first.getParam("W"); // [nIn, nOut], a view into the flattened parameters
             long base = w.offset() - net.params().offset();
             INDArray maxAbs = Transforms.abs(train.features(), true).max(0);
             for (int i = 0; i < w.size(0); i++) {

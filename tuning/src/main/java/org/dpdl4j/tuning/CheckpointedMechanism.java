@@ -10,7 +10,8 @@ import java.nio.file.StandardCopyOption;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
-import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
+import org.deeplearning4j.nn.api.Model;
+import org.dpdl4j.dpsgd.Networks;
 import org.deeplearning4j.util.ModelSerializer;
 import org.dpdl4j.accounting.PrivacyEvent;
 
@@ -56,7 +57,7 @@ public final class CheckpointedMechanism implements TrainingMechanism {
                 boolean same = run.equals(m.get("run")) && new Candidate(castValues(m.get("candidate"))).equals(candidate)
                         && Long.toString(mix(seed)).equals(m.get("seed_check")) && sameEvent(m.get("event"), delegate.event(candidate));
                 if (same) {
-                    MultiLayerNetwork net = Files.exists(model) ? ModelSerializer.restoreMultiLayerNetwork(model.toFile(), true) : null;
+                    Model net = Files.exists(model) ? Networks.restore(model.toFile(), true) : null;
                     double score = m.get("score") instanceof Number s ? s.doubleValue() : Double.NEGATIVE_INFINITY;
                     return new TrialResult(trial, candidate, net, score, delegate.event(candidate),
                             ((Number) m.get("seconds")).doubleValue(), null);

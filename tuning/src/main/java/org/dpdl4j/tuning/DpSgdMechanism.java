@@ -5,7 +5,8 @@ import java.util.Objects;
 import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
+import org.deeplearning4j.nn.api.Model;
+import org.dpdl4j.dpsgd.Networks;
 import org.dpdl4j.accounting.ComposedEvent;
 import org.dpdl4j.accounting.GaussianEvent;
 import org.dpdl4j.accounting.NoiseCalibration;
@@ -282,12 +283,12 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
      *                 null for a fresh one
      * @param listener progress of the run
      */
-    public TrainingResult train(Candidate c, LabeledData data, long seed, MultiLayerNetwork init, TrainingListener listener) {
+    public TrainingResult train(Candidate c, LabeledData data, long seed, Model init, TrainingListener listener) {
         DpSgdConfig cfg = config(c, seed, data.size());
-        MultiLayerNetwork net;
+        Model net;
         if (init != null) {
-            net = init.clone();
-            net.setLearningRate(learningRate(c));
+            net = Networks.copy(init);
+            Networks.setLearningRate(net, learningRate(c));
         } else {
             net = network(c, seed);
         }
@@ -309,7 +310,7 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
      * A fresh network for this candidate: weights from the run's seed, or, when the mechanism is audited with
      * gradient canaries, from the model options' fixed seed, so that the auditor knows θ₀ whichever trial is released.
      */
-    public MultiLayerNetwork network(Candidate c, long seed) {
+    public Model network(Candidate c, long seed) {
         ModelOptions options = modelOptions
                 .withUpdater(ModelOptions.updaterNamed(optimizer(c), c.has("lr") ? c.number("lr") : b.lr))
                 .withActivation(ModelOptions.activationNamed(c.text("activation", b.activation)))
@@ -327,7 +328,7 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
     public TrialResult run(Candidate c, long seed, TuningListener listener, int trial) {
         long start = System.nanoTime();
         DpSgdConfig cfg = config(c, seed);
-        MultiLayerNetwork net = network(c, seed);
+        Model net = network(c, seed);
         trainer().train(net, train, cfg, info -> listener.onTrialStep(trial, info));
         double accuracy = DpSgdTrainer.accuracy(net, validation);
         double score;

@@ -261,7 +261,7 @@ public final class ProposeTestTuner implements Tuner<ProposeTestTuner.Result> {
      * @param notes         data-independent statements for the release
      * @param operatorNotes statements that depend on the data: operator-only
      */
-    public record Result(Candidate candidate, org.deeplearning4j.nn.multilayer.MultiLayerNetwork model, Selection selection,
+    public record Result(Candidate candidate, org.deeplearning4j.nn.api.Model model, Selection selection,
                          PrivacyEvent event, PrivacyEvent finalRun, PrivacyEvent trainedEvent, int[] partSizes, double seconds,
                          List<String> notes, List<String> operatorNotes) implements TuningOutcome {
         /** Copies the notes. */

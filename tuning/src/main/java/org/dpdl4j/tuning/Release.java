@@ -3,7 +3,7 @@ package org.dpdl4j.tuning;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
+import org.deeplearning4j.nn.api.Model;
 import org.dpdl4j.accounting.PrivacyEvent;
 
 /**
@@ -28,7 +28,7 @@ import org.dpdl4j.accounting.PrivacyEvent;
  * @param facts       further covered outputs of the procedure (for example the transferred candidate)
  * @param notes       data-independent statements (which theorem charged the event, and why)
  */
-public record Release(Candidate candidate, Double score, MultiLayerNetwork model, PrivacyEvent event, Long repetitions,
+public record Release(Candidate candidate, Double score, Model model, PrivacyEvent event, Long repetitions,
                       List<TrialResult> trials, Map<String, Object> facts, List<String> notes) {
     /** Copies the collections. */
     public Release {

@@ -1,6 +1,6 @@
 package org.dpdl4j.tuning;
 
-import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
+import org.deeplearning4j.nn.api.Model;
 import org.dpdl4j.accounting.PrivacyEvent;
 import org.dpdl4j.datasets.LabeledData;
 import org.dpdl4j.dpsgd.TrainingListener;
@@ -66,7 +66,7 @@ public interface RetrainableMechanism extends TrainingMechanism {
      * @param init a network to start from (warm start), or null for fresh weights
      * @return the trained network, with the event it actually cost
      */
-    TrainingResult train(Candidate c, LabeledData data, long seed, MultiLayerNetwork init, TrainingListener listener);
+    TrainingResult train(Candidate c, LabeledData data, long seed, Model init, TrainingListener listener);
 
     /** {@link #train} on the training split, from fresh weights. */
     TrainingResult trainOnTrainingSplit(Candidate c, long seed, TrainingListener listener);

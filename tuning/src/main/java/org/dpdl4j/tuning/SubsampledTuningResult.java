@@ -3,7 +3,7 @@ package org.dpdl4j.tuning;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
+import org.deeplearning4j.nn.api.Model;
 import org.dpdl4j.accounting.PrivacyEvent;
 import org.dpdl4j.accounting.SubsampledTuningEvent;
 
@@ -29,7 +29,7 @@ import org.dpdl4j.accounting.SubsampledTuningEvent;
  * @param operatorNotes statements that depend on the data (sizes): operator-only
  */
 public record SubsampledTuningResult(TuningResult tuning, Candidate tuned, Candidate transferred, String extrapolation,
-                                     MultiLayerNetwork model, SubsampledTuningEvent.Variant variant, double tuneFraction,
+                                     Model model, SubsampledTuningEvent.Variant variant, double tuneFraction,
                                      int tuneSetSize, int tuneTrainSize, int finalSetSize, PrivacyEvent event,
                                      PrivacyEvent baselineEvent, Compute compute, List<String> notes, List<String> operatorNotes)
         implements TuningOutcome {

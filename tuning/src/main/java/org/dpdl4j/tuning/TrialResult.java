@@ -2,7 +2,7 @@ package org.dpdl4j.tuning;
 
 import java.util.LinkedHashMap;
 import java.util.Map;
-import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
+import org.deeplearning4j.nn.api.Model;
 import org.dpdl4j.accounting.PrivacyEvent;
 
 /**
@@ -16,7 +16,7 @@ import org.dpdl4j.accounting.PrivacyEvent;
  * @param seconds   wall-clock time of the run
  * @param failure   why the run failed (an exception message), or null
  */
-public record TrialResult(int index, Candidate candidate, MultiLayerNetwork model, double score, PrivacyEvent event,
+public record TrialResult(int index, Candidate candidate, Model model, double score, PrivacyEvent event,
                           double seconds, String failure) {
 
     /** True if the run threw instead of returning a model and a score. */

@@ -1,0 +1,192 @@
+package org.dpdl4j.dpsgd;
+
+import java.util.List;
+import java.util.Map;
+import org.deeplearning4j.nn.api.Layer;
+import org.deeplearning4j.nn.conf.NeuralNetConfiguration;
+import org.deeplearning4j.nn.gradient.Gradient;
+import org.deeplearning4j.nn.workspace.LayerWorkspaceMgr;
+import org.nd4j.common.primitives.Pair;
+import org.nd4j.linalg.api.buffer.DataType;
+import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.factory.Nd4j;
+import org.nd4j.linalg.indexing.INDArrayIndex;
+import org.nd4j.linalg.indexing.NDArrayIndex;
+
+/**
+ * The exact fallback for a layer that has no kernel of its own: DL4J's own {@code activate} for the batch and its own
+ * {@code backpropGradient} one example at a time, so that each example's gradient is the layer's gradient of that
+ * example alone (exact by construction, B backward calls per batch instead of one). The kernel runs a private copy of
+ * the layer that reads the network's parameters in place and writes gradients into its own buffer, so the network's
+ * gradient arrays are never touched. Only layers that treat examples independently may use it: batch normalisation
+ * (and its subclasses) is refused before (see {@link LayerKernels}), and any other layer whose output for an example
+ * alone differs from that example's row of the batch output is refused when it is first run.
+ */
+final class FallbackKernel extends LayerKernel {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(FallbackKernel.class);
+    private final Layer layer;
+    private final INDArray gradientView; // [1, n], the copy's gradient buffer (outside any workspace)
+    private final long n;
+    private INDArray input;
+    private INDArray output; // the batch's output, compared with each example's own
+    private INDArray grads; // [B, n], one row per example
+    private INDArray sum; // [1, n], non-private mode
+
+    private final String where;
+    private boolean checked; // the one-time mixing check of the batch path
+
+    private FallbackKernel(Layer layer, INDArray gradientView, String where) {
+        this.where = where;
+        this.layer = layer;
+        this.gradientView = gradientView;
+        this.n = gradientView == null ? 0 : gradientView.length();
+    }
+
+    /**
+     * @param original the network's layer (its parameters are read, never written)
+     * @param where    the layer's position and name, for the warning
+     */
+    static FallbackKernel of(Layer original, String where, DataType dataType) {
+        NeuralNetConfiguration conf = original.conf().clone();
+        conf.getLayer().setIDropout(null); // the engine's dropout kernel runs before this layer, with one mask per pass
+        long n = original.numParams();
+        INDArray view = null;
+        try (var outside = Nd4j.getWorkspaceManager().scopeOutOfWorkspaces()) {
+            if (n > 0) {
+                view = Nd4j.zeros(dataType, 1, n);
+            }
+        }
+        Layer copy = conf.getLayer().instantiate(conf, List.of(), original.getIndex(), n > 0 ? original.params() : null,
+                false, dataType);
+        if (n > 0) {
+            copy.setBackpropGradientsViewArray(view);
+            LOG.warn("{}: {} has no DP-SGD kernel; its per-example gradients use DL4J's backprop one example at a time "
+                    + "(exact; expect this layer's backward pass to be about batch-size times slower)", where,
+                    conf.getLayer().getClass().getSimpleName());
+        }
+        return new FallbackKernel(copy, view, where);
+    }
+
+    private static LayerWorkspaceMgr workspaces() {
+        return LayerWorkspaceMgr.noWorkspaces();
+    }
+
+    @Override
+    INDArray forward(INDArray x, boolean keep) {
+        if (keep) {
+            input = x;
+        }
+        // a copy: some DL4J layers activate in place at inference, and x may be read by another vertex
+        INDArray out = layer.activate(x.dup(), training, workspaces());
+        if (keep) {
+            output = out;
+        }
+        return out;
+    }
+
+    @Override
+    INDArray backward(INDArray gradOutput, boolean needInputGradient) {
+        if (!trainable || n == 0 || !perExample) { // one backward call for the batch
+            if (!checked) { // once: the layer must not mix examples, or the batch's gradients are not per example
+                for (int i = 0; i < input.size(0); i++) {
+                    layer.setInput(row(input, i), workspaces());
+                    requireOwnOutput(layer.activate(true, workspaces()), i);
+                }
+                checked = true;
+            }
+            if (n > 0) {
+                gradientView.assign(0);
+            }
+            Pair<Gradient, INDArray> p = backpropOf(input, gradOutput, -1);
+            if (n > 0 && trainable) {
+                sum = gradientView.dup();
+            }
+            return needInputGradient ? p.getSecond() : null;
+        }
+        long b = input.size(0);
+        grads = Nd4j.create(gradientView.dataType(), b, n);
+        INDArray inputGradient = needInputGradient ? Nd4j.create(input.dataType(), input.shape()) : null;
+        for (int i = 0; i < b; i++) {
+            gradientView.assign(0); // a layer whose backprop adds into its views, or skips one, must not carry example i − 1
+            Pair<Gradient, INDArray> p = backpropOf(row(input, i), row(gradOutput, i), i);
+            grads.putRow(i, gradientView.reshape(n));
+            if (inputGradient != null) {
+                inputGradient.get(index(inputGradient, i)).assign(p.getSecond());
+            }
+        }
+        return inputGradient;
+    }
+
+    /** DL4J's backprop on x (example {@code example} alone, or the batch when it is −1). */
+    private Pair<Gradient, INDArray> backpropOf(INDArray x, INDArray gradOutput, int example) {
+        layer.setInput(x, workspaces());
+        INDArray out = layer.activate(true, workspaces());
+        if (example >= 0) {
+            requireOwnOutput(out, example);
+        }
+        return layer.backpropGradient(gradOutput, workspaces());
+    }
+
+    /**
+     * @throws IllegalStateException if example i's output alone differs from its row of the batch's output (beyond
+     *                               rounding): the layer mixes the examples of a batch, and DP-SGD's per-example
+     *                               gradients (and its guarantee) are then not defined
+     */
+    private void requireOwnOutput(INDArray alone, int i) {
+        INDArray inBatch = row(output, i);
+        double scale = Math.max(1e-30, inBatch.amaxNumber().doubleValue());
+        double diff = alone.reshape(inBatch.shape()).castTo(inBatch.dataType()).sub(inBatch).amaxNumber().doubleValue();
+        double tolerance = inBatch.dataType() == DataType.DOUBLE ? 1e-9 : 1e-4;
+        if (!(diff <= tolerance * scale)) {
+            throw new IllegalStateException(where + ": the layer's output for one example depends on the other examples "
+                    + "of the batch (relative difference " + diff / scale + "); layers that mix examples cannot be trained "
+                    + "with DP-SGD");
+        }
+    }
+
+    private static INDArray row(INDArray a, int i) {
+        return a.get(index(a, i)).dup('c');
+    }
+
+    private static INDArrayIndex[] index(INDArray a, int i) {
+        INDArrayIndex[] index = NDArrayIndex.allFor(a);
+        index[0] = NDArrayIndex.interval(i, i + 1);
+        return index;
+    }
+
+    @Override
+    void addSquaredNorms(INDArray sq) {
+        sq.addi(LayerKernel.rowSquaredNorms(grads));
+    }
+
+    @Override
+    void zeroNonFinite() {
+        LayerKernel.zeroNonFinite(grads);
+    }
+
+    @Override
+    void addWeightedSum(INDArray w, Map<String, INDArray> views) {
+        addFlat(w.castTo(grads.dataType()).reshape(1, w.length()).mmul(grads), views);
+    }
+
+    @Override
+    void addSum(Map<String, INDArray> views) {
+        addFlat(sum, views);
+    }
+
+    /** Adds a flat [1, n] gradient in the layer's parameter layout to the named views. */
+    private void addFlat(INDArray flat, Map<String, INDArray> views) {
+        Map<String, INDArray> parts = layer.conf().getLayer().initializer().getGradientsFromFlattened(layer.conf(), flat);
+        for (Map.Entry<String, INDArray> e : parts.entrySet()) {
+            addInto(views.get(e.getKey()), e.getValue());
+        }
+    }
+
+    @Override
+    void clear() {
+        input = null;
+        output = null;
+        grads = null;
+        sum = null;
+    }
+}

@@ -1,0 +1,23 @@
+package org.dpdl4j.dpsgd;
+
+import org.nd4j.linalg.api.ndarray.INDArray;
+
+/** A graph vertex with any number of inputs and no parameters: the one-input methods are the case of one input. */
+abstract class MultiInputKernel extends LayerKernel {
+    @Override
+    final INDArray forward(INDArray x, boolean keep) {
+        return forward(new INDArray[]{x}, keep);
+    }
+
+    @Override
+    abstract INDArray forward(INDArray[] x, boolean keep);
+
+    @Override
+    final INDArray backward(INDArray gradOutput, boolean needInputGradient) {
+        INDArray[] g = backwardInputs(gradOutput, needInputGradient);
+        return g == null ? null : g[0];
+    }
+
+    @Override
+    abstract INDArray[] backwardInputs(INDArray gradOutput, boolean needInputGradient);
+}

@@ -1,0 +1,178 @@
+package org.dpdl4j.dpsgd;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.deeplearning4j.nn.api.Layer;
+import org.deeplearning4j.nn.api.Model;
+import org.deeplearning4j.nn.conf.ComputationGraphConfiguration;
+import org.deeplearning4j.nn.conf.InputPreProcessor;
+import org.deeplearning4j.nn.conf.MultiLayerConfiguration;
+import org.deeplearning4j.nn.conf.graph.ElementWiseVertex;
+import org.deeplearning4j.nn.conf.graph.GraphVertex;
+import org.deeplearning4j.nn.conf.graph.LayerVertex;
+import org.deeplearning4j.nn.conf.graph.MergeVertex;
+import org.deeplearning4j.nn.conf.graph.PreprocessorVertex;
+import org.deeplearning4j.nn.graph.ComputationGraph;
+import org.deeplearning4j.nn.layers.FrozenLayer;
+import org.deeplearning4j.nn.layers.FrozenLayerWithBackprop;
+import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
+
+/**
+ * A network as the engine runs it: its vertices in topological order, each a {@link LayerKernel} with the indices of
+ * the steps whose outputs it reads ({@link #NETWORK_INPUT} for the features). A {@link MultiLayerNetwork} is the chain
+ * of its layers (each preprocessor a step before its layer); a {@link ComputationGraph} is its topological sort. The
+ * last step is the output layer. One plan per {@link PerExampleGradients}.
+ */
+final class NetworkPlan {
+    static final int NETWORK_INPUT = -1;
+
+    /**
+     * One vertex.
+     *
+     * @param kernel    what it computes
+     * @param inputs    the steps it reads, in the vertex's input order
+     * @param layer     the DL4J layer whose parameters it trains, or null (no parameters, or frozen)
+     * @param where     the vertex's position and name, for messages
+     */
+    record Step(LayerKernel kernel, int[] inputs, Layer layer, String where) {
+        boolean trainable() {
+            return layer != null;
+        }
+    }
+
+    final Model network;
+    final List<Step> steps = new ArrayList<>();
+    /** The steps that pass no gradient to their inputs (DL4J's FrozenLayer). */
+    final java.util.Set<Integer> stopsGradient = new java.util.HashSet<>();
+
+    private NetworkPlan(Model network) {
+        this.network = network;
+    }
+
+    static NetworkPlan of(Model network) {
+        if (network instanceof MultiLayerNetwork m) {
+            return of(m);
+        }
+        if (network instanceof ComputationGraph g) {
+            return of(g);
+        }
+        throw new IllegalArgumentException("network must be a MultiLayerNetwork or a ComputationGraph, got "
+                + (network == null ? "null" : network.getClass().getName()));
+    }
+
+    static NetworkPlan of(MultiLayerNetwork network) {
+        MultiLayerConfiguration conf = network.getLayerWiseConfigurations();
+        DpCompatibility.check(conf);
+        requireInitialised(network);
+        NetworkPlan plan = new NetworkPlan(network);
+        int previous = NETWORK_INPUT;
+        for (int i = 0; i < network.getnLayers(); i++) {
+            String where = DpCompatibility.where("layer " + i, conf.getConf(i).getLayer());
+            InputPreProcessor pre = conf.getInputPreProcess(i);
+            if (pre != null) {
+                previous = plan.add(LayerKernels.preprocessor(pre, where), null, where, previous);
+            }
+            previous = plan.addLayer(network.getLayer(i), where, previous);
+        }
+        return plan;
+    }
+
+    static NetworkPlan of(ComputationGraph graph) {
+        ComputationGraphConfiguration conf = graph.getConfiguration();
+        DpCompatibility.check(conf);
+        requireInitialised(graph);
+        NetworkPlan plan = new NetworkPlan(graph);
+        Map<Integer, Integer> stepOfVertex = new HashMap<>();
+        org.deeplearning4j.nn.graph.vertex.GraphVertex[] vertices = graph.getVertices();
+        for (int v : graph.topologicalSortOrder()) {
+            org.deeplearning4j.nn.graph.vertex.GraphVertex vertex = vertices[v];
+            if (vertex.isInputVertex()) {
+                stepOfVertex.put(v, NETWORK_INPUT);
+                continue;
+            }
+            var indices = vertex.getInputVertices();
+            int[] inputs = new int[indices.length];
+            for (int j = 0; j < indices.length; j++) {
+                inputs[j] = stepOfVertex.get(indices[j].getVertexIndex());
+            }
+            GraphVertex vc = DpCompatibility.unwrap(conf.getVertices().get(vertex.getVertexName()));
+            String where = DpCompatibility.where("vertex '" + vertex.getVertexName() + "'",
+                    vc instanceof LayerVertex lv ? lv.getLayerConf().getLayer() : null);
+            int out;
+            if (vc instanceof LayerVertex lv) {
+                int in = inputs[0];
+                if (lv.getPreProcessor() != null) {
+                    in = plan.add(LayerKernels.preprocessor(lv.getPreProcessor(), where), null, where, in);
+                }
+                out = plan.addLayer(vertex.getLayer(), where, in);
+            } else if (vc instanceof ElementWiseVertex e) {
+                out = plan.add(new ElementWiseKernel(e.getOp(), where), null, where, inputs);
+            } else if (vc instanceof MergeVertex m) {
+                out = plan.add(new MergeKernel(m.getMergeAxis()), null, where, inputs);
+            } else if (vc instanceof PreprocessorVertex p) {
+                out = plan.add(LayerKernels.preprocessor(p.getPreProcessor(), where), null, where, inputs);
+            } else {
+                throw new IllegalStateException(where + ": unchecked vertex type " + vc.getClass().getSimpleName());
+            }
+            stepOfVertex.put(v, out);
+        }
+        Integer output = stepOfVertex.get(graph.getVertex(conf.getNetworkOutputs().get(0)).getVertexIndex());
+        if (output != plan.steps.size() - 1) {
+            throw new IllegalArgumentException("the graph's output vertex '" + conf.getNetworkOutputs().get(0)
+                    + "' must come last in its topological order (no vertex may lead nowhere)");
+        }
+        return plan;
+    }
+
+    private static void requireInitialised(Model network) {
+        if (network.params() == null) {
+            throw new IllegalArgumentException("the network must be initialised (call init())");
+        }
+    }
+
+    /** Adds the kernels of one layer (its dropout first, if any); frozen layers get no parameter step. */
+    private int addLayer(Layer layer, String where, int input) {
+        boolean frozen = Networks.isFrozen(layer);
+        Layer inner = unwrap(layer);
+        org.deeplearning4j.nn.conf.layers.Layer conf = inner.conf().getLayer();
+        int in = input;
+        if (conf.getIDropout() != null && !frozen && appliesDropout(conf)) {
+            in = add(new DropoutKernel(((org.deeplearning4j.nn.conf.dropout.Dropout) conf.getIDropout()).getP()), null, where, in);
+        }
+        LayerKernels.Registration<?> r = LayerKernels.find(conf, where);
+        LayerKernel kernel = r != null ? r.kernel(inner) : FallbackKernel.of(inner, where, network.params().dataType());
+        // DL4J's FrozenLayer passes no gradient to the layers below it (FrozenLayerWithBackprop does)
+        int out = add(kernel, frozen || inner.numParams() == 0 ? null : inner, where, in);
+        if (layer instanceof FrozenLayer) {
+            stopsGradient.add(out);
+        }
+        return out;
+    }
+
+    /**
+     * Whether DL4J applies a layer's dropout: layers with parameters (and {@code DropoutLayer}) do, on their input in
+     * training; layers without ({@code SubsamplingLayer}, {@code GlobalPoolingLayer}, {@code ZeroPaddingLayer},
+     * {@code ActivationLayer}) ignore the dropout that a network-wide {@code dropOut(p)} copies into them.
+     */
+    static boolean appliesDropout(org.deeplearning4j.nn.conf.layers.Layer conf) {
+        return conf instanceof org.deeplearning4j.nn.conf.layers.BaseLayer;
+    }
+
+    /** The layer inside DL4J's frozen wrappers (the layer itself otherwise). */
+    static Layer unwrap(Layer layer) {
+        if (layer instanceof FrozenLayer f) {
+            return unwrap(f.getInsideLayer());
+        }
+        if (layer instanceof FrozenLayerWithBackprop f) {
+            return unwrap(f.getUnderlying());
+        }
+        return layer;
+    }
+
+    private int add(LayerKernel kernel, Layer layer, String where, int... inputs) {
+        steps.add(new Step(kernel, inputs, layer, where));
+        return steps.size() - 1;
+    }
+}

@@ -1,0 +1,203 @@
+package org.dpdl4j.dpsgd;
+
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.util.zip.ZipEntry;
+import java.util.zip.ZipInputStream;
+import org.deeplearning4j.nn.api.Layer;
+import org.deeplearning4j.nn.api.Model;
+import org.deeplearning4j.nn.conf.layers.BaseLayer;
+import org.deeplearning4j.nn.gradient.DefaultGradient;
+import org.deeplearning4j.nn.gradient.Gradient;
+import org.deeplearning4j.nn.graph.ComputationGraph;
+import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
+import org.deeplearning4j.nn.workspace.LayerWorkspaceMgr;
+import org.deeplearning4j.util.ModelSerializer;
+import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.indexing.NDArrayIndex;
+
+/**
+ * What the trainer needs of a network, for both DL4J network types ({@link MultiLayerNetwork} and
+ * {@link ComputationGraph}): its layers, its flattened gradient, DL4J's updater step exactly as {@code fit()} takes it,
+ * copies, and restoring a saved one as the type it was saved as.
+ */
+public final class Networks {
+    private Networks() {
+    }
+
+    /**
+     * @throws IllegalArgumentException if the model is neither a MultiLayerNetwork nor a ComputationGraph
+     */
+    public static Model require(Model network) {
+        if (!(network instanceof MultiLayerNetwork) && !(network instanceof ComputationGraph)) {
+            throw new IllegalArgumentException("network must be a MultiLayerNetwork or a ComputationGraph, got "
+                    + (network == null ? "null" : network.getClass().getName()));
+        }
+        return network;
+    }
+
+    public static Layer[] layers(Model network) {
+        return network instanceof MultiLayerNetwork m ? m.getLayers() : ((ComputationGraph) network).getLayers();
+    }
+
+    /** The network's flattened gradient array (created on first use). */
+    public static INDArray flattenedGradients(Model network) {
+        if (network instanceof MultiLayerNetwork m) {
+            if (m.getFlattenedGradients() == null) {
+                m.initGradientsView();
+            }
+            return m.getFlattenedGradients();
+        }
+        ComputationGraph g = (ComputationGraph) network;
+        if (g.getFlattenedGradients() == null) {
+            g.initGradientsView();
+        }
+        return g.getFlattenedGradients();
+    }
+
+    /** The gradient keyed as DL4J's updater expects it ("3_W" in a MultiLayerNetwork, "conv1_W" in a graph) over {@code flat}. */
+    public static Gradient gradientViews(Model network, INDArray flat) {
+        Gradient g = new DefaultGradient(flat);
+        Layer[] layers = layers(network);
+        for (int i = 0; i < layers.length; i++) {
+            Layer layer = layers[i];
+            if (layer.numParams() == 0 || isFrozen(layer)) {
+                continue;
+            }
+            String prefix = network instanceof MultiLayerNetwork ? String.valueOf(i) : layer.conf().getLayer().getLayerName();
+            var views = layer.conf().getLayer().initializer().getGradientsFromFlattened(layer.conf(), layer.getGradientsViewArray());
+            for (var e : views.entrySet()) {
+                g.setGradientFor(prefix + "_" + e.getKey(), e.getValue());
+            }
+        }
+        return g;
+    }
+
+    /**
+     * What {@code fit()} does with a computed gradient: the DL4J updater in place on {@code flat}, then params −= update;
+     * the configuration's iteration count advances and its epoch count is set to {@code epoch}. Frozen layers do not
+     * move.
+     */
+    public static void applyUpdate(Model network, Gradient gradient, INDArray flat, int epoch) {
+        if (network instanceof MultiLayerNetwork m) {
+            var conf = m.getLayerWiseConfigurations();
+            int iteration = conf.getIterationCount();
+            conf.setEpochCount(epoch);
+            m.getUpdater().update(m, gradient, iteration, epoch, 1, LayerWorkspaceMgr.noWorkspaces());
+            conf.setIterationCount(iteration + 1);
+        } else {
+            ComputationGraph g = (ComputationGraph) network;
+            var conf = g.getConfiguration();
+            int iteration = conf.getIterationCount();
+            conf.setEpochCount(epoch);
+            g.getUpdater().update(gradient, iteration, epoch, 1, LayerWorkspaceMgr.noWorkspaces());
+            conf.setIterationCount(iteration + 1);
+        }
+        // frozen layers: DL4J's no-op updater passes the noise there through; their parameters must not move
+        INDArray row = flat.reshape(1, flat.length());
+        long base = network.params().offset();
+        for (Layer layer : layers(network)) {
+            if (layer.numParams() > 0 && isFrozen(layer)) {
+                long from = layer.params().offset() - base;
+                row.get(NDArrayIndex.point(0), NDArrayIndex.interval(from, from + layer.numParams())).assign(0);
+            }
+        }
+        network.params().subi(flat.reshape(network.params().shape()));
+    }
+
+    /** Whether DL4J froze the layer ({@code FrozenLayer}, {@code FrozenLayerWithBackprop}, as TransferLearning does). */
+    public static boolean isFrozen(Layer layer) {
+        return layer instanceof org.deeplearning4j.nn.layers.FrozenLayer || layer instanceof org.deeplearning4j.nn.layers.FrozenLayerWithBackprop;
+    }
+
+    /** The learning rate of the first layer whose updater has one (at iteration 0), or null if none has. */
+    public static Double learningRate(Model network) {
+        for (Layer layer : layers(network)) {
+            if (layer.conf().getLayer() instanceof BaseLayer b && b.getIUpdater() != null && b.getIUpdater().hasLearningRate()) {
+                return b.getIUpdater().getLearningRate(0, 0);
+            }
+        }
+        return null;
+    }
+
+    /** @throws IllegalArgumentException naming the first layer whose learning rate is not finite and positive */
+    public static void requirePositiveLearningRate(Model network) {
+        Layer[] layers = layers(network);
+        for (int i = 0; i < layers.length; i++) {
+            if (layers[i].conf().getLayer() instanceof BaseLayer b && b.getIUpdater() != null && b.getIUpdater().hasLearningRate()) {
+                double lr = b.getIUpdater().getLearningRate(0, 0);
+                if (!(lr > 0) || Double.isInfinite(lr)) {
+                    throw new IllegalArgumentException("learning rate of layer " + i + " must be finite and > 0, got " + lr);
+                }
+            }
+        }
+    }
+
+    /**
+     * A network saved by {@code ModelSerializer}, restored as the type it was saved as.
+     *
+     * @param zip         the saved model's bytes
+     * @param loadUpdater whether to restore the updater state too
+     * @throws IOException if the bytes are not a saved DL4J network
+     */
+    public static Model restore(byte[] zip, boolean loadUpdater) throws IOException {
+        return isSavedGraph(zip) ? ModelSerializer.restoreComputationGraph(new ByteArrayInputStream(zip), loadUpdater)
+                : ModelSerializer.restoreMultiLayerNetwork(new ByteArrayInputStream(zip), loadUpdater);
+    }
+
+    /** {@link #restore(byte[], boolean)} from a file. */
+    public static Model restore(java.io.File file, boolean loadUpdater) throws IOException {
+        return restore(java.nio.file.Files.readAllBytes(file.toPath()), loadUpdater);
+    }
+
+    /** A deep copy (parameters, updater state, configuration). */
+    public static Model copy(Model network) {
+        return network instanceof MultiLayerNetwork m ? m.clone() : ((ComputationGraph) require(network)).clone();
+    }
+
+    /** Sets every layer's learning rate, as DL4J's {@code setLearningRate} does. */
+    public static void setLearningRate(Model network, double learningRate) {
+        if (network instanceof MultiLayerNetwork m) {
+            m.setLearningRate(learningRate);
+        } else {
+            ((ComputationGraph) require(network)).setLearningRate(learningRate);
+        }
+    }
+
+    /** The network's configuration as DL4J's JSON (a {@code MultiLayerConfiguration} or a {@code ComputationGraphConfiguration}). */
+    public static String configurationJson(Model network) {
+        return network instanceof MultiLayerNetwork m ? m.getLayerWiseConfigurations().toJson()
+                : ((ComputationGraph) require(network)).getConfiguration().toJson();
+    }
+
+    /**
+     * A new, initialised network from {@link #configurationJson} (its parameters are the configuration's seeded
+     * initialisation; assign the trained ones).
+     *
+     * @throws IOException if the JSON is not a DL4J network configuration
+     */
+    public static Model fromConfigurationJson(String json) throws IOException {
+        Model network = isGraph(json.getBytes(java.nio.charset.StandardCharsets.UTF_8))
+                ? new ComputationGraph(org.deeplearning4j.nn.conf.ComputationGraphConfiguration.fromJson(json))
+                : new MultiLayerNetwork(org.deeplearning4j.nn.conf.MultiLayerConfiguration.fromJson(json));
+        network.init();
+        return network;
+    }
+
+    /** Whether a saved model's configuration is a graph's: its top-level JSON object has "vertices". */
+    private static boolean isSavedGraph(byte[] zip) throws IOException {
+        try (ZipInputStream in = new ZipInputStream(new ByteArrayInputStream(zip))) {
+            for (ZipEntry e; (e = in.getNextEntry()) != null; ) {
+                if (e.getName().equals("configuration.json")) {
+                    return isGraph(in.readAllBytes());
+                }
+            }
+        }
+        throw new IOException("not a saved DL4J network: no configuration.json in the archive");
+    }
+
+    /** A graph's configuration JSON has "vertices" at the top level; a MultiLayerNetwork's has "confs". */
+    private static boolean isGraph(byte[] json) throws IOException {
+        return new com.fasterxml.jackson.databind.ObjectMapper().readTree(json).has("vertices");
+    }
+}

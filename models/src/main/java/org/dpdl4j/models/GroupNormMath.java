@@ -1,0 +1,65 @@
+package org.dpdl4j.models;
+
+import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.factory.Broadcast;
+import org.nd4j.linalg.ops.transforms.Transforms;
+
+/**
+ * The arithmetic of group normalisation (Y. Wu, K. He, "Group Normalization", ECCV 2018, arXiv:1803.08494, Eq. 1–3):
+ * the C channels of each example are split into G groups of C/G consecutive channels, and each group is normalised by
+ * its own mean and (biased) variance over its channels and positions, x̂ = (x − μ)/√(σ² + ε). It never mixes examples,
+ * which is why DP-SGD can use it where batch normalisation cannot. Shared by the DL4J layer ({@link GroupNormalization})
+ * and the DP-SGD engine's kernel, and checked against finite differences in the tests.
+ *
+ * <p>Arrays are C-ordered [B, C, S] (S = H·W positions, 1 for feed-forward activations).
+ */
+public final class GroupNormMath {
+    private GroupNormMath() {
+    }
+
+    /**
+     * @param x      [B, C, S], C-ordered
+     * @param groups G, dividing C
+     * @param eps    ε &gt; 0 added to the variance
+     * @return {x̂ [B, C, S], 1/√(σ² + ε) [B·G, 1]}
+     */
+    public static INDArray[] normalise(INDArray x, int groups, double eps) {
+        long b = x.size(0);
+        long per = x.length() / (b * groups);
+        INDArray rows = x.dup('c').reshape('c', b * groups, per); // becomes x̂ in place: the one array of this size
+        rows.subiColumnVector(rows.mean(true, 1));
+        INDArray norm = rows.norm2(true, 1); // √(Σ (x − μ)²), without a squared copy
+        INDArray invStd = Transforms.pow(norm.muli(norm).divi(per).addi(eps), -0.5, false);
+        return new INDArray[]{rows.muliColumnVector(invStd).reshape('c', x.shape()), invStd};
+    }
+
+    /**
+     * dL/dx from dL/dx̂ (the chain rule through the group statistics):
+     * dx = (dx̂ − mean_g(dx̂) − x̂·mean_g(dx̂ ∘ x̂)) / √(σ² + ε), means over each group's C/G·S values.
+     *
+     * @param gradXHat dL/dx̂ [B, C, S], C-ordered; may be overwritten (the result can share its memory)
+     * @param xHat     x̂ of {@link #normalise}
+     * @param invStd   1/√(σ² + ε) of {@link #normalise}
+     */
+    public static INDArray inputGradient(INDArray gradXHat, INDArray xHat, INDArray invStd, int groups) {
+        long rowsN = invStd.size(0);
+        long per = xHat.length() / rowsN;
+        INDArray g = gradXHat.reshape('c', rowsN, per); // a view where gradXHat is C-contiguous (then overwritten)
+        INDArray h = xHat.reshape('c', rowsN, per);
+        INDArray meanG = g.mean(true, 1);
+        INDArray meanGH = g.mul(h).mean(true, 1);
+        INDArray out = g.subiColumnVector(meanG).subi(h.mulColumnVector(meanGH)).muliColumnVector(invStd);
+        return out.reshape('c', xHat.shape());
+    }
+
+    /** y = γ_c·x̂ + β_c for x̂ [B, C, S] and γ, β with C values each. */
+    public static INDArray affine(INDArray xHat, INDArray gamma, INDArray beta) {
+        INDArray y = Broadcast.mul(xHat, gamma.reshape(gamma.length()), xHat.ulike(), 1);
+        return Broadcast.add(y, beta.reshape(beta.length()), y, 1);
+    }
+
+    /** x as [B, C, S] (C-ordered, a view where x is C-contiguous): [B, C, H, W] or [B, C]. */
+    public static INDArray asChannels(INDArray x) {
+        return x.reshape('c', x.size(0), x.size(1), x.length() / (x.size(0) * x.size(1)));
+    }
+}
