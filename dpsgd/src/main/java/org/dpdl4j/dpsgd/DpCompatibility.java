@@ -98,7 +98,7 @@ public final class DpCompatibility {
                 throw new IllegalArgumentException(name + " (" + v.getClass().getSimpleName() + "): the graph's output must be "
                         + "an OutputLayer with softmax and MCXENT loss");
             } else if (v instanceof ElementWiseVertex ew) {
-                new ElementWiseKernel(ew.getOp(), name + " (ElementWiseVertex)"); // throws for an unsupported op
+                ElementWiseKernel.requireSupported(ew.getOp(), name + " (ElementWiseVertex)");
             } else if (v instanceof PreprocessorVertex p) {
                 LayerKernels.preprocessor(p.getPreProcessor(), name);
             } else if (!(v instanceof MergeVertex)) {

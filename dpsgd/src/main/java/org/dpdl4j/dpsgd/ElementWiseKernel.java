@@ -13,12 +13,17 @@ final class ElementWiseKernel extends MultiInputKernel {
     private int arity;
 
     ElementWiseKernel(ElementWiseVertex.Op op, String where) {
+        requireSupported(op, where);
+        this.op = op;
+    }
+
+    /** @throws IllegalArgumentException for an op other than Add, Subtract, Average or Product (Max) */
+    static void requireSupported(ElementWiseVertex.Op op, String where) {
         if (op != ElementWiseVertex.Op.Add && op != ElementWiseVertex.Op.Subtract && op != ElementWiseVertex.Op.Average
                 && op != ElementWiseVertex.Op.Product) {
             throw new IllegalArgumentException(where + ": element-wise op " + op + " is not supported by the DP-SGD engine; "
                     + "use Add, Subtract, Average or Product");
         }
-        this.op = op;
     }
 
     @Override

@@ -22,8 +22,15 @@ final class HostKernels {
      * On the CPU backend, unless {@code -Ddpdl4j.javakernels=false} turns the Java kernels off (with
      * {@code -Ddpdl4j.onednn=false}, the engine then runs the libnd4j ops alone, as it does under CUDA).
      */
-    private static final boolean CPU = Nd4j.getBackend().getClass().getSimpleName().startsWith("Cpu")
-            && !"false".equals(System.getProperty("dpdl4j.javakernels"));
+    private static final boolean CPU = Nd4j.getBackend().getClass().getSimpleName().startsWith("Cpu") && javaKernelsFlag();
+
+    private static boolean javaKernelsFlag() {
+        String flag = System.getProperty("dpdl4j.javakernels", "true");
+        if (!flag.equals("true") && !flag.equals("false")) {
+            throw new IllegalArgumentException("system property dpdl4j.javakernels must be true or false, got '" + flag + "'");
+        }
+        return flag.equals("true");
+    }
     private float[] floats;
     private double[] doubles;
     private float[] floatRow;
