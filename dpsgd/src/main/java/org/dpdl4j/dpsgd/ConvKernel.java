@@ -36,6 +36,11 @@ final class ConvKernel extends LayerKernel {
     private INDArray columnBlock; // detached, reused: the columns of one block of examples
     private int[] im2colMap; // for inputs of shape mapShape
     private long[] mapShape;
+    /**
+     * A map applied to weight gradients, on [N, oC, K] stacks (one per example, or the batch sum as N = 1), or null:
+     * the chain rule through a function of the weights ({@link WsConvKernel}).
+     */
+    java.util.function.UnaryOperator<INDArray> weightGradientMap;
 
     ConvKernel(INDArray weights, INDArray bias, IActivation activation, Ops.Window window) {
         this.weights = weights;
@@ -71,25 +76,43 @@ final class ConvKernel extends LayerKernel {
     @Override
     INDArray backward(INDArray gradOutput, boolean needInputGradient) {
         INDArray delta = derivative.backprop(kept, gradOutput);
+        boolean onednn = oneDnnPath(input, delta);
         if (!trainable) { // a frozen convolution with trainable layers before it: only dL/dx
             if (!needInputGradient) {
                 return null;
             }
-            return columnPath(input) ? columnsInputGradient(delta.reshape('c', delta.size(0), delta.size(1), delta.size(2) * delta.size(3)))
-                    : Ops.conv2dInputGradient(input, weights, bias, delta, window);
+            return inputGradient(delta, onednn);
+        }
+        if (onednn) { // oneDNN's backward-weights (per example, or summed) and backward-data primitives
+            long b = delta.size(0);
+            long oc = delta.size(1);
+            if (perExample) {
+                perExampleB = bias != null ? delta.reshape('c', b, oc, delta.size(2) * delta.size(3)).sum(2) : null;
+                perExampleW = Nd4j.createUninitialized(DataType.FLOAT, new long[]{b, oc, weights.length() / oc}, 'c');
+                Dnnl.perExampleConvolutionWeights(input, delta, window, perExampleW);
+                if (weightGradientMap != null) {
+                    perExampleW = weightGradientMap.apply(perExampleW);
+                }
+            } else {
+                INDArray w = Nd4j.createUninitialized(DataType.FLOAT, weights.shape(), 'c');
+                Dnnl.convolutionBackwardWeights(input, delta, window, w);
+                sumW = mapped(w);
+                sumB = bias != null ? delta.sum(0, 2, 3) : null;
+            }
+            return needInputGradient ? inputGradient(delta, true) : null;
         }
         if (!perExample && cols != null) { // non-private mode on the column path: Σ_b δ_b·cols_bᵀ, then as below
             long b = delta.size(0);
             long oc = delta.size(1);
             long positions = delta.size(2) * delta.size(3);
             INDArray delta3 = delta.reshape('c', b, oc, positions);
-            sumW = Dnnl.batchedMatmulTransposed(delta3, cols.reshape('c', b, weights.length() / oc, positions)).sum(0);
+            sumW = mapped(Dnnl.batchedMatmulTransposed(delta3, cols.reshape('c', b, weights.length() / oc, positions)).sum(0));
             sumB = bias != null ? delta3.sum(0, 2) : null;
             return needInputGradient ? columnsInputGradient(delta3) : null;
         }
         if (!perExample) {
             INDArray[] grads = Ops.conv2dBackprop(input, weights, bias, delta, window);
-            sumW = grads[1];
+            sumW = mapped(grads[1]);
             sumB = grads[2];
             return needInputGradient ? grads[0] : null;
         }
@@ -106,13 +129,38 @@ final class ConvKernel extends LayerKernel {
             perExampleW = Dnnl.enabled(delta3, cols3) ? Dnnl.batchedMatmulTransposed(delta3, cols3) // [B, oC, K]
                     : Nd4j.matmul(delta3, cols3, false, true, false);
         }
-        if (!needInputGradient) {
-            return null;
+        if (weightGradientMap != null) {
+            perExampleW = weightGradientMap.apply(perExampleW.reshape('c', b, oc, k));
         }
-        if (!columnPath(input)) {
-            return Ops.conv2dInputGradient(input, weights, bias, delta, window);
+        return needInputGradient ? inputGradient(delta, false) : null;
+    }
+
+    /**
+     * Whether the weight and input gradients run on oneDNN's convolution primitives ({@link Dnnl}): float32 on the
+     * CPU, outside the column path, for windows oneDNN takes.
+     */
+    private boolean oneDnnPath(INDArray x, INDArray delta) {
+        return !columnPath(x) && Dnnl.enabled(x, delta, weights) && Dnnl.convolutionSupported(window, x.size(2), x.size(3));
+    }
+
+    /** dL/dx from dL/dz: oneDNN's backward-data primitive, the column path's col2im, or libnd4j's conv2d_bp. */
+    private INDArray inputGradient(INDArray delta, boolean onednn) {
+        if (onednn) {
+            return Dnnl.convolutionBackwardData(delta, weights, input.shape(), window);
         }
-        return columnsInputGradient(delta3);
+        if (columnPath(input)) {
+            return columnsInputGradient(delta.reshape('c', delta.size(0), delta.size(1), delta.size(2) * delta.size(3)));
+        }
+        return Ops.conv2dInputGradient(input, weights, bias, delta, window);
+    }
+
+    /** A weight gradient [oC, iC, kH, kW] (a batch sum) through {@link #weightGradientMap}. */
+    private INDArray mapped(INDArray w) {
+        if (weightGradientMap == null) {
+            return w;
+        }
+        long oc = weights.size(0);
+        return weightGradientMap.apply(w.dup('c').reshape('c', 1, oc, weights.length() / oc)).reshape('c', weights.shape());
     }
 
     /** dL/dx = col2im(Wᵀ·δ_b) for δ [B, oC, P]: the adjoint of the column path's im2col and matmul. */
@@ -177,22 +225,6 @@ final class ConvKernel extends LayerKernel {
             mapShape = shape;
         }
         return im2colMap;
-    }
-
-    /**
-     * Replaces the weight gradients of the last backward pass (per example [B, oC, K], or the batch sum) by
-     * {@code f} of them, f acting on [N, oC, K] stacks: the chain rule through a function of the weights (weight
-     * standardisation).
-     */
-    void mapWeightGradients(java.util.function.UnaryOperator<INDArray> f) {
-        long oc = weights.size(0);
-        long k = weights.length() / oc;
-        if (perExampleW != null) {
-            perExampleW = f.apply(perExampleW.reshape('c', perExampleW.size(0), oc, k));
-        }
-        if (sumW != null) {
-            sumW = f.apply(sumW.dup('c').reshape('c', 1, oc, k)).reshape('c', weights.shape());
-        }
     }
 
     @Override

@@ -3,13 +3,13 @@ package org.dpdl4j.dpsgd;
 import static org.bytedeco.dnnl.global.dnnl.*;
 
 import org.bytedeco.dnnl.const_dnnl_op_desc_t;
+import org.bytedeco.dnnl.dnnl_convolution_desc_t;
 import org.bytedeco.dnnl.dnnl_eltwise_desc_t;
 import org.bytedeco.dnnl.dnnl_engine;
 import org.bytedeco.dnnl.dnnl_exec_arg_t;
 import org.bytedeco.dnnl.dnnl_matmul_desc_t;
 import org.bytedeco.dnnl.dnnl_memory;
 import org.bytedeco.dnnl.dnnl_memory_desc_t;
-import org.bytedeco.dnnl.dnnl_pooling_desc_t;
 import org.bytedeco.dnnl.dnnl_primitive;
 import org.bytedeco.dnnl.dnnl_primitive_desc;
 import org.bytedeco.dnnl.dnnl_stream;
@@ -23,12 +23,13 @@ import org.nd4j.linalg.factory.Nd4j;
  * oneDNN primitives called directly, through JavaCPP's {@code org.bytedeco:dnnl} presets (oneDNN
  * 2.5, the library libnd4j's CPU build links), on ND4J host memory. They replace the libnd4j ops
  * that dominated a DP-SGD step on the CPU (measured in one JVM, one op thread, standard CNN, 256
- * examples, float32): the per-example weight gradients of a convolution, a batched matmul that
- * libnd4j ran at 5–7 GFLOP/s and oneDNN's matmul at 37–48 in the same microbenchmark; max
- * pooling's backward pass, which libnd4j recomputes the forward pass for, where oneDNN keeps the
- * arg-max workspace; tanh and its derivative; and the clip-weighted sum Σ_b w_b g_b. For dilated
- * convolutions, which libnd4j's float32 oneDNN helper rejects, they also give the convolution's
- * forward pass and columns' gradient as matmuls.
+ * examples, float32): the per-example weight gradients of a convolution (one backward-weights
+ * primitive of batch 1 run per example; before it, a batched matmul that libnd4j ran at 5–7 GFLOP/s
+ * and oneDNN's matmul at 37–48 in the same microbenchmark); a convolution's input gradient alone
+ * (libnd4j's conv2d_bp always computes the weight gradient too) and its weight gradient summed over
+ * the batch, on oneDNN's blocked layouts with reorders; tanh and its derivative; and the
+ * clip-weighted sum Σ_b w_b g_b. For dilated convolutions, which libnd4j's float32 oneDNN helper
+ * rejects, they also give the convolution's forward pass and columns' gradient as matmuls.
  *
  * <p>float32 on the CPU backend only ({@link #enabled}); float64 and CUDA keep the libnd4j ops, so
  * the float64 per-example tests against DL4J's layers check the libnd4j path and {@code DnnlTest}
@@ -119,6 +120,202 @@ final class Dnnl {
                     new int[]{DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST},
                     new dnnl_memory_desc_t[]{src, wei, dst}, new INDArray[]{a, c, out});
         }
+    }
+
+    /**
+     * Whether oneDNN's convolution primitives ({@link #convolutionBackwardData}, {@link #convolutionBackwardWeights},
+     * {@link #perExampleConvolutionWeights}) take this window on inputs of height h and width w: the right padding
+     * that reproduces DL4J's output size (Truncate mode) must not be negative.
+     */
+    static boolean convolutionSupported(Ops.Window g, long h, long w) {
+        return rightPadding(h, g.kH(), g.sH(), g.pH(), g.dH()) >= 0 && rightPadding(w, g.kW(), g.sW(), g.pW(), g.dW()) >= 0;
+    }
+
+    /** The right padding with which oneDNN's output size (in + pl + pr − d(k−1) − 1)/s + 1 equals DL4J's. */
+    private static long rightPadding(long in, int k, int s, int p, int d) {
+        long out = (in + 2L * p - ((long) d * (k - 1) + 1)) / s + 1;
+        return (out - 1) * s + (long) d * (k - 1) + 1 - in - p;
+    }
+
+    /**
+     * A convolution's input gradient dL/dx [B, iC, H, W] from dL/dz [B, oC, oH, oW] and the weights [oC, iC, kH, kW]
+     * (the transposed convolution; no weight gradient is computed, unlike libnd4j's conv2d_bp), in the current
+     * workspace.
+     *
+     * @param inputShape the shape of x, [B, iC, H, W]
+     * @throws IllegalArgumentException if the window is not {@link #convolutionSupported} or shapes disagree
+     */
+    static INDArray convolutionBackwardData(INDArray delta, INDArray w, long[] inputShape, Ops.Window g) {
+        delta = contiguous(delta);
+        w = contiguous(w);
+        INDArray out = Nd4j.createUninitialized(DataType.FLOAT, inputShape, 'c');
+        try (PointerScope scope = new PointerScope()) {
+            dnnl_memory_desc_t[] md = convolutionMds(inputShape, w.shape(), delta.shape(), g, false);
+            dnnl_memory_desc_t[] any = convolutionMds(inputShape, w.shape(), delta.shape(), g, true);
+            dnnl_primitive_desc hint = convolutionForwardHint(any, g, inputShape);
+            dnnl_primitive_desc pd = new dnnl_primitive_desc();
+            try {
+                dnnl_convolution_desc_t desc = new dnnl_convolution_desc_t();
+                check(dnnl_dilated_convolution_backward_data_desc_init(desc, dnnl_convolution_direct, any[0], any[1], any[2],
+                        strides(g), dilates(g), leftPadding(g), rightPadding(inputShape, g)), "convolution backward data desc");
+                check(dnnl_primitive_desc_create(pd, new const_dnnl_op_desc_t(desc), null, ENGINE, hint), "primitive desc");
+                runReordered(pd, new int[]{DNNL_ARG_DIFF_DST, DNNL_ARG_WEIGHTS, DNNL_ARG_DIFF_SRC},
+                        new dnnl_memory_desc_t[]{md[2], md[1], md[0]}, new INDArray[]{delta, w, out}, 2);
+            } finally {
+                if (!pd.isNull()) {
+                    dnnl_primitive_desc_destroy(pd);
+                }
+                dnnl_primitive_desc_destroy(hint);
+            }
+        }
+        return out;
+    }
+
+    /**
+     * A convolution's weight gradient summed over the batch, Σ_b dL/dW of example b, from its input x [B, iC, H, W]
+     * and dL/dz [B, oC, oH, oW], written into {@code out} (contiguous, oC·iC·kH·kW elements, overwritten).
+     *
+     * @throws IllegalArgumentException if the window is not {@link #convolutionSupported} or shapes disagree
+     */
+    static void convolutionBackwardWeights(INDArray x, INDArray delta, Ops.Window g, INDArray out) {
+        x = contiguous(x);
+        delta = contiguous(delta);
+        long[] wShape = {delta.size(1), x.size(1), g.kH(), g.kW()};
+        try (PointerScope scope = new PointerScope()) {
+            dnnl_memory_desc_t[] md = convolutionMds(x.shape(), wShape, delta.shape(), g, false);
+            dnnl_primitive_desc pd = backwardWeightsPrimitiveDesc(convolutionMds(x.shape(), wShape, delta.shape(), g, true), g, x.shape());
+            try {
+                runReordered(pd, new int[]{DNNL_ARG_SRC, DNNL_ARG_DIFF_DST, DNNL_ARG_DIFF_WEIGHTS},
+                        new dnnl_memory_desc_t[]{md[0], md[2], md[1]}, new INDArray[]{x, delta, out}, 2);
+            } finally {
+                dnnl_primitive_desc_destroy(pd);
+            }
+        }
+    }
+
+    /**
+     * Per-example weight gradients of a convolution: row b of {@code out} [n, oC·iC·kH·kW] (contiguous, overwritten)
+     * is dL/dW of example b alone, from x [n, iC, H, W] and dL/dz [n, oC, oH, oW]. One backward-weights primitive of
+     * batch 1 is created and run once per example on that example's memory (oneDNN's im2col and GEMM, in C++), so no
+     * columns are kept and only the output grows with n.
+     *
+     * @throws IllegalArgumentException if the window is not {@link #convolutionSupported} or shapes disagree
+     */
+    static void perExampleConvolutionWeights(INDArray x, INDArray delta, Ops.Window g, INDArray out) {
+        x = contiguous(x);
+        delta = contiguous(delta);
+        long n = x.size(0);
+        long[] src = {1, x.size(1), x.size(2), x.size(3)};
+        long[] dst = {1, delta.size(1), delta.size(2), delta.size(3)};
+        long[] wShape = {delta.size(1), x.size(1), g.kH(), g.kW()};
+        long wLength = wShape[0] * wShape[1] * wShape[2] * wShape[3];
+        if (delta.size(0) != n || out.length() != n * wLength || !HostKernels.isContiguous(out) || out.dataType() != DataType.FLOAT) {
+            throw new IllegalArgumentException("per-example convolution weights: input " + java.util.Arrays.toString(x.shape())
+                    + ", output gradient " + java.util.Arrays.toString(delta.shape()) + " and result "
+                    + java.util.Arrays.toString(out.shape()) + " do not match");
+        }
+        try (PointerScope scope = new PointerScope()) {
+            dnnl_memory_desc_t[] md = convolutionMds(src, wShape, dst, g, false);
+            dnnl_primitive_desc pd = backwardWeightsPrimitiveDesc(md, g, src);
+            dnnl_primitive primitive = new dnnl_primitive();
+            dnnl_memory[] memories = new dnnl_memory[3];
+            dnnl_stream stream = new dnnl_stream();
+            try {
+                check(dnnl_primitive_create(primitive, pd), "primitive");
+                Pointer[] base = {address(x), address(delta), address(out)};
+                long[] step = {src[1] * src[2] * src[3] * 4, dst[1] * dst[2] * dst[3] * 4, wLength * 4};
+                dnnl_memory_desc_t[] mds = {md[0], md[2], md[1]};
+                int[] kinds = {DNNL_ARG_SRC, DNNL_ARG_DIFF_DST, DNNL_ARG_DIFF_WEIGHTS};
+                dnnl_exec_arg_t args = new dnnl_exec_arg_t(3);
+                for (int i = 0; i < 3; i++) {
+                    memories[i] = new dnnl_memory();
+                    check(dnnl_memory_create(memories[i], mds[i], ENGINE, base[i]), "memory");
+                    args.position(i).arg(kinds[i]).memory(memories[i]);
+                }
+                check(dnnl_stream_create(stream, ENGINE, dnnl_stream_default_flags), "stream");
+                for (long b = 0; b < n; b++) {
+                    for (int i = 0; i < 3; i++) {
+                        Pointer at = new Pointer(base[i]).position(base[i].position() + b * step[i]);
+                        check(dnnl_memory_set_data_handle(memories[i], at), "memory handle");
+                    }
+                    check(dnnl_primitive_execute(primitive, stream, 3, args.position(0)), "execute");
+                    check(dnnl_stream_wait(stream), "stream wait");
+                }
+            } finally {
+                if (!stream.isNull()) {
+                    dnnl_stream_destroy(stream);
+                }
+                for (dnnl_memory m : memories) {
+                    if (m != null && !m.isNull()) {
+                        dnnl_memory_destroy(m);
+                    }
+                }
+                if (!primitive.isNull()) {
+                    dnnl_primitive_destroy(primitive);
+                }
+                dnnl_primitive_desc_destroy(pd);
+            }
+        }
+    }
+
+    /**
+     * Memory descriptors {src, weights, dst} of a convolution: plain (nchw, oihw, nchw), or with {@code any} left to
+     * oneDNN (its blocked layouts, for which its direct convolution kernels exist).
+     */
+    private static dnnl_memory_desc_t[] convolutionMds(long[] src, long[] wei, long[] dst, Ops.Window g, boolean any) {
+        if (src.length != 4 || wei.length != 4 || dst.length != 4 || src[0] != dst[0] || src[1] != wei[1] || dst[1] != wei[0]
+                || wei[2] != g.kH() || wei[3] != g.kW() || dst[2] != g.outH(src[2]) || dst[3] != g.outW(src[3])
+                || !convolutionSupported(g, src[2], src[3])) {
+            throw new IllegalArgumentException("convolution shapes input " + java.util.Arrays.toString(src) + ", weights "
+                    + java.util.Arrays.toString(wei) + ", output " + java.util.Arrays.toString(dst) + " do not match window " + g);
+        }
+        dnnl_memory_desc_t[] md = new dnnl_memory_desc_t[3];
+        long[][] dims = {src, wei, dst};
+        int[] tags = {dnnl_nchw, dnnl_oihw, dnnl_nchw};
+        for (int i = 0; i < 3; i++) {
+            md[i] = new dnnl_memory_desc_t();
+            check(dnnl_memory_desc_init_by_tag(md[i], 4, dims[i], dnnl_f32, any ? dnnl_format_tag_any : tags[i]), "memory desc");
+        }
+        return md;
+    }
+
+    private static dnnl_primitive_desc convolutionForwardHint(dnnl_memory_desc_t[] md, Ops.Window g, long[] src) {
+        dnnl_convolution_desc_t desc = new dnnl_convolution_desc_t();
+        check(dnnl_dilated_convolution_forward_desc_init(desc, dnnl_forward_training, dnnl_convolution_direct, md[0], md[1], null,
+                md[2], strides(g), dilates(g), leftPadding(g), rightPadding(src, g)), "convolution desc");
+        dnnl_primitive_desc pd = new dnnl_primitive_desc();
+        check(dnnl_primitive_desc_create(pd, new const_dnnl_op_desc_t(desc), null, ENGINE, null), "convolution primitive desc");
+        return pd;
+    }
+
+    private static dnnl_primitive_desc backwardWeightsPrimitiveDesc(dnnl_memory_desc_t[] md, Ops.Window g, long[] src) {
+        dnnl_primitive_desc hint = convolutionForwardHint(md, g, src);
+        try {
+            dnnl_convolution_desc_t desc = new dnnl_convolution_desc_t();
+            check(dnnl_dilated_convolution_backward_weights_desc_init(desc, dnnl_convolution_direct, md[0], md[1], null, md[2],
+                    strides(g), dilates(g), leftPadding(g), rightPadding(src, g)), "convolution backward weights desc");
+            dnnl_primitive_desc pd = new dnnl_primitive_desc();
+            check(dnnl_primitive_desc_create(pd, new const_dnnl_op_desc_t(desc), null, ENGINE, hint), "primitive desc");
+            return pd;
+        } finally {
+            dnnl_primitive_desc_destroy(hint);
+        }
+    }
+
+    private static long[] strides(Ops.Window g) {
+        return new long[]{g.sH(), g.sW()};
+    }
+
+    private static long[] dilates(Ops.Window g) {
+        return new long[]{g.dH() - 1, g.dW() - 1}; // oneDNN counts the gaps; DL4J's dilation 1 is none
+    }
+
+    private static long[] leftPadding(Ops.Window g) {
+        return new long[]{g.pH(), g.pW()};
+    }
+
+    private static long[] rightPadding(long[] src, Ops.Window g) {
+        return new long[]{rightPadding(src[2], g.kH(), g.sH(), g.pH(), g.dH()), rightPadding(src[3], g.kW(), g.sW(), g.pW(), g.dW())};
     }
 
     /**
@@ -256,85 +453,6 @@ final class Dnnl {
         return out;
     }
 
-    /**
-     * Whether {@link #maxPoolForward} serves this window on inputs of spatial size h × w: no
-     * dilation and no padding (oneDNN's output size is then libnd4j's: ⌊(h − kH)/sH⌋ + 1).
-     */
-    static boolean poolingSupported(Ops.Window g, long h, long w) {
-        return g.dH() == 1 && g.dW() == 1 && g.pH() == 0 && g.pW() == 0 && h >= g.kH() && w >= g.kW();
-    }
-
-    /**
-     * Max pooling of x [B, C, H, W] for training: {output [B, C, oH, oW], workspace} where the
-     * workspace (the arg-max of each window, oneDNN's layout) is what {@link #maxPoolBackward}
-     * needs. Both in the current workspace. Requires {@link #poolingSupported}.
-     */
-    static INDArray[] maxPoolForward(INDArray x, Ops.Window g) {
-        x = contiguous(x);
-        long[] outShape = {x.size(0), x.size(1), g.outH(x.size(2)), g.outW(x.size(3))};
-        INDArray out = Nd4j.createUninitialized(DataType.FLOAT, outShape, 'c');
-        // ND4J arrays are allocated outside the PointerScopes, which would otherwise own their pointers
-        INDArray workspace = Nd4j.createUninitialized(DataType.BYTE, new long[]{poolingWorkspaceBytes(x.shape(), outShape, g)}, 'c');
-        try (PointerScope scope = new PointerScope()) {
-            dnnl_memory_desc_t src = nchw(x.shape());
-            dnnl_memory_desc_t dst = nchw(outShape);
-            dnnl_primitive_desc pd = poolingForward(src, dst, g);
-            try {
-                dnnl_memory_desc_t ws = dnnl_primitive_desc_query_md(pd, dnnl_query_workspace_md, 0);
-                run(pd, new int[]{DNNL_ARG_SRC, DNNL_ARG_DST, DNNL_ARG_WORKSPACE},
-                        new dnnl_memory_desc_t[]{src, dst, ws}, new INDArray[]{x, out, workspace});
-                return new INDArray[]{out, workspace};
-            } finally {
-                dnnl_primitive_desc_destroy(pd);
-            }
-        }
-    }
-
-    private static long poolingWorkspaceBytes(long[] inputShape, long[] outShape, Ops.Window g) {
-        try (PointerScope scope = new PointerScope()) {
-            dnnl_primitive_desc pd = poolingForward(nchw(inputShape), nchw(outShape), g);
-            try {
-                return dnnl_memory_desc_get_size(dnnl_primitive_desc_query_md(pd, dnnl_query_workspace_md, 0));
-            } finally {
-                dnnl_primitive_desc_destroy(pd);
-            }
-        }
-    }
-
-    /**
-     * dL/dx [B, C, H, W] of max pooling from dL/dy and the forward pass's workspace; the gradient of
-     * each window goes to its arg-max, as in libnd4j's {@code maxpool2d_bp}.
-     */
-    static INDArray maxPoolBackward(INDArray gradOut, INDArray workspace, long[] inputShape, Ops.Window g) {
-        gradOut = contiguous(gradOut);
-        INDArray gradIn = Nd4j.createUninitialized(DataType.FLOAT, inputShape, 'c');
-        try (PointerScope scope = new PointerScope()) {
-            dnnl_memory_desc_t src = nchw(inputShape);
-            dnnl_memory_desc_t dst = nchw(gradOut.shape());
-            dnnl_primitive_desc hint = poolingForward(src, dst, g);
-            try {
-                dnnl_pooling_desc_t desc = new dnnl_pooling_desc_t();
-                check(dnnl_pooling_backward_desc_init(desc, dnnl_pooling_max, src, dst, new long[]{g.sH(), g.sW()},
-                        new long[]{g.kH(), g.kW()}, new long[]{0, 0}, new long[]{0, 0}), "pooling backward desc");
-                dnnl_memory_desc_t ws = dnnl_primitive_desc_query_md(hint, dnnl_query_workspace_md, 0);
-                execute(new const_dnnl_op_desc_t(desc), hint, new int[]{DNNL_ARG_DIFF_DST, DNNL_ARG_WORKSPACE, DNNL_ARG_DIFF_SRC},
-                        new dnnl_memory_desc_t[]{dst, ws, src}, new INDArray[]{gradOut, workspace, gradIn});
-            } finally {
-                dnnl_primitive_desc_destroy(hint);
-            }
-        }
-        return gradIn;
-    }
-
-    private static dnnl_primitive_desc poolingForward(dnnl_memory_desc_t src, dnnl_memory_desc_t dst, Ops.Window g) {
-        dnnl_pooling_desc_t desc = new dnnl_pooling_desc_t();
-        check(dnnl_pooling_forward_desc_init(desc, dnnl_forward_training, dnnl_pooling_max, src, dst,
-                new long[]{g.sH(), g.sW()}, new long[]{g.kH(), g.kW()}, new long[]{0, 0}, new long[]{0, 0}), "pooling desc");
-        dnnl_primitive_desc pd = new dnnl_primitive_desc();
-        check(dnnl_primitive_desc_create(pd, new const_dnnl_op_desc_t(desc), null, ENGINE, null), "pooling primitive desc");
-        return pd;
-    }
-
     private static void execute(const_dnnl_op_desc_t desc, dnnl_primitive_desc hint, int[] argKinds,
                                 dnnl_memory_desc_t[] mds, INDArray[] arrays) {
         dnnl_primitive_desc pd = new dnnl_primitive_desc();
@@ -385,18 +503,45 @@ final class Dnnl {
         }
     }
 
+    /**
+     * {@link #run} for a primitive whose chosen layouts may differ from the arrays' plain ones: each argument whose
+     * layout differs goes through a scratch buffer, reordered in before the primitive (inputs) or out after it
+     * (the output, at {@code outputIndex}).
+     */
+    private static void runReordered(dnnl_primitive_desc pd, int[] argKinds, dnnl_memory_desc_t[] plain, INDArray[] arrays,
+                                     int outputIndex) {
+        dnnl_memory_desc_t[] chosen = new dnnl_memory_desc_t[arrays.length];
+        INDArray[] used = new INDArray[arrays.length];
+        for (int i = 0; i < arrays.length; i++) {
+            chosen[i] = dnnl_primitive_desc_query_md(pd, dnnl_query_exec_arg_md, argKinds[i]);
+            if (dnnl_memory_desc_equal(chosen[i], plain[i]) != 0) {
+                used[i] = arrays[i];
+            } else {
+                used[i] = Nd4j.createUninitialized(DataType.FLOAT, dnnl_memory_desc_get_size(chosen[i]) / 4);
+                if (i != outputIndex) {
+                    reorder(plain[i], arrays[i], chosen[i], used[i]);
+                }
+            }
+        }
+        run(pd, argKinds, chosen, used);
+        if (used[outputIndex] != arrays[outputIndex]) {
+            reorder(chosen[outputIndex], used[outputIndex], plain[outputIndex], arrays[outputIndex]);
+        }
+    }
+
+    private static void reorder(dnnl_memory_desc_t fromMd, INDArray from, dnnl_memory_desc_t toMd, INDArray to) {
+        dnnl_primitive_desc pd = new dnnl_primitive_desc();
+        check(dnnl_reorder_primitive_desc_create(pd, fromMd, ENGINE, toMd, ENGINE, null), "reorder primitive desc");
+        try {
+            run(pd, new int[]{DNNL_ARG_FROM, DNNL_ARG_TO}, new dnnl_memory_desc_t[]{fromMd, toMd}, new INDArray[]{from, to});
+        } finally {
+            dnnl_primitive_desc_destroy(pd);
+        }
+    }
+
     private static dnnl_memory_desc_t strided(long[] dims, long[] strides) {
         dnnl_memory_desc_t md = new dnnl_memory_desc_t();
         check(dnnl_memory_desc_init_by_strides(md, dims.length, dims, dnnl_f32, strides), "memory desc");
-        return md;
-    }
-
-    private static dnnl_memory_desc_t nchw(long[] shape) {
-        if (shape.length != 4) {
-            throw new IllegalArgumentException("pooling needs [B, C, H, W] arrays, got shape " + java.util.Arrays.toString(shape));
-        }
-        dnnl_memory_desc_t md = new dnnl_memory_desc_t();
-        check(dnnl_memory_desc_init_by_tag(md, 4, shape, dnnl_f32, dnnl_nchw), "memory desc");
         return md;
     }
 

@@ -1,17 +1,20 @@
 package org.dpdl4j.dpsgd;
 
+import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
 
 /**
  * Max or average pooling (no parameters). On the CPU in float32, max pooling's training pass keeps
- * oneDNN's arg-max workspace so that the backward pass does not recompute the forward pass.
+ * each window's arg-max ({@link HostKernels#maxPoolForward}) so that the backward pass does not recompute the forward
+ * pass.
  */
 final class PoolKernel extends LayerKernel {
     private final Ops.Window window;
     private final boolean max;
     private final int extra;
     private INDArray input;
-    private INDArray argmax; // oneDNN's max-pooling workspace of the kept forward pass, or null
+    private int[] argmax; // the arg-max of each window of the kept forward pass (float32 on the CPU), or null
+    private final HostKernels host = new HostKernels();
 
     PoolKernel(Ops.Window window, boolean max, int extra) {
         this.window = window;
@@ -25,10 +28,11 @@ final class PoolKernel extends LayerKernel {
             return Ops.pool(x, window, max, extra);
         }
         input = x;
-        if (max && Dnnl.enabled(x) && Dnnl.poolingSupported(window, x.size(2), x.size(3))) {
-            INDArray[] outAndArgmax = Dnnl.maxPoolForward(x, window);
-            argmax = outAndArgmax[1];
-            return outAndArgmax[0];
+        if (max && HostKernels.enabled(x.dataType()) && x.dataType() == DataType.FLOAT
+                && HostKernels.maxPoolSupported(window, x.size(2), x.size(3))) {
+            HostKernels.MaxPool pooled = host.maxPoolForward(x, window);
+            argmax = pooled.argmax();
+            return pooled.output();
         }
         argmax = null;
         return Ops.pool(x, window, max, extra);
@@ -39,7 +43,7 @@ final class PoolKernel extends LayerKernel {
         if (!needInputGradient) {
             return null;
         }
-        return argmax != null ? Dnnl.maxPoolBackward(gradOutput, argmax, input.shape(), window)
+        return argmax != null ? host.maxPoolBackward(gradOutput, argmax, input.shape())
                 : Ops.poolInputGradient(input, gradOutput, window, max, extra);
     }
 

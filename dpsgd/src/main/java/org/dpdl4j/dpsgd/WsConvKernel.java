@@ -26,6 +26,7 @@ final class WsConvKernel extends LayerKernel {
             this.standardised = Nd4j.createUninitializedDetached(weights.dataType(), weights.shape());
         }
         this.conv = new ConvKernel(standardised, bias, activation, window);
+        this.conv.weightGradientMap = d -> WeightStandardization.weightGradient(d, wHat, invStd);
     }
 
     @Override
@@ -43,11 +44,7 @@ final class WsConvKernel extends LayerKernel {
     @Override
     INDArray backward(INDArray gradOutput, boolean needInputGradient) {
         conv.perExample = perExample;
-        INDArray g = conv.backward(gradOutput, needInputGradient);
-        if (trainable) {
-            conv.mapWeightGradients(d -> WeightStandardization.weightGradient(d, wHat, invStd));
-        }
-        return g;
+        return conv.backward(gradOutput, needInputGradient);
     }
 
     @Override

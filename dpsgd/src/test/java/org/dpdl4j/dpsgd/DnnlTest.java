@@ -97,12 +97,56 @@ class DnnlTest {
         INDArray shorter = Nd4j.rand(DataType.FLOAT, 4, 3, 2);
         assertThrows(IllegalArgumentException.class, () -> Dnnl.tanhBackward(a, shorter));
         INDArray x = Nd4j.rand(DataType.FLOAT, 2, 3, 6, 6);
-        Ops.Window g = new Ops.Window(2, 2, 2, 2, 0, 0, 1, 1);
-        INDArray[] outAndArgmax = Dnnl.maxPoolForward(x, g);
-        assertThrows(RuntimeException.class, // oneDNN refuses the descriptor
-                () -> Dnnl.maxPoolBackward(Nd4j.rand(DataType.FLOAT, 2, 3, 2, 3), outAndArgmax[1], x.shape(), g));
-        assertThrows(IllegalArgumentException.class, () -> Dnnl.maxPoolBackward(outAndArgmax[0],
-                outAndArgmax[1].get(NDArrayIndex.interval(0, outAndArgmax[1].length() - 1)), x.shape(), g));
+        Ops.Window g = new Ops.Window(3, 3, 1, 1, 1, 1, 1, 1);
+        INDArray delta = Nd4j.rand(DataType.FLOAT, 2, 4, 6, 6);
+        assertThrows(IllegalArgumentException.class, // 4·3·3·3 weights expected
+                () -> Dnnl.convolutionBackwardWeights(x, delta, g, Nd4j.create(DataType.FLOAT, 4, 3, 3, 2)));
+        assertThrows(IllegalArgumentException.class, // 2 examples, 3 gradients
+                () -> Dnnl.perExampleConvolutionWeights(x, delta, g, Nd4j.create(DataType.FLOAT, 3, 108)));
+        assertThrows(IllegalArgumentException.class, // the output gradient is not this window's output size
+                () -> Dnnl.convolutionBackwardData(Nd4j.rand(DataType.FLOAT, 2, 4, 5, 6), Nd4j.rand(DataType.FLOAT, 4, 3, 3, 3), x.shape(), g));
+        HostKernels.MaxPool pooled = new HostKernels().maxPoolForward(x, new Ops.Window(2, 2, 2, 2, 0, 0, 1, 1));
+        assertThrows(IllegalArgumentException.class, () -> new HostKernels().maxPoolBackward(Nd4j.rand(DataType.FLOAT, 2, 3, 2, 3),
+                pooled.argmax(), x.shape()));
+    }
+
+    /**
+     * oneDNN's convolution backward passes (input gradient, weight gradient summed over the batch, per-example weight
+     * gradients) against libnd4j's conv2d_bp run in float64, on windows with stride, padding, dilation and a
+     * rectangular kernel; each per-example gradient against conv2d_bp on that example alone.
+     */
+    @ParameterizedTest(name = "{0}x{1} k{2}x{3} s{4} p{5} d{6}")
+    @CsvSource({"8, 8, 3, 3, 1, 1, 1", "9, 7, 3, 3, 2, 1, 1", "10, 10, 5, 3, 1, 2, 1", "11, 9, 3, 3, 1, 0, 2", "6, 6, 1, 1, 1, 0, 1"})
+    void convolutionBackwardPassesEqualLibnd4j(int h, int w, int kh, int kw, int s, int p, int d) {
+        Ops.Window g = new Ops.Window(kh, kw, s, s, p, p, d, d);
+        assertTrue(Dnnl.convolutionSupported(g, h, w));
+        Nd4j.getRandom().setSeed(h * 31 + kh);
+        int b = 5, ic = 3, oc = 4;
+        INDArray x = Nd4j.rand(DataType.FLOAT, b, ic, h, w).subi(0.5);
+        INDArray weights = Nd4j.rand(DataType.FLOAT, oc, ic, kh, kw).subi(0.5);
+        INDArray delta = Nd4j.rand(DataType.FLOAT, b, oc, g.outH(h), g.outW(w)).subi(0.5);
+        INDArray[] expected = Ops.conv2dBackprop(x.castTo(DataType.DOUBLE), weights.castTo(DataType.DOUBLE), null,
+                delta.castTo(DataType.DOUBLE), g);
+        assertClose(expected[0].castTo(DataType.FLOAT), Dnnl.convolutionBackwardData(delta, weights, x.shape(), g), 1e-5, "dL/dx");
+        INDArray sum = Nd4j.create(DataType.FLOAT, weights.shape());
+        Dnnl.convolutionBackwardWeights(x, delta, g, sum);
+        assertClose(expected[1].castTo(DataType.FLOAT), sum, 1e-5, "dL/dW summed");
+        INDArray perExample = Nd4j.create(DataType.FLOAT, b, weights.length());
+        Dnnl.perExampleConvolutionWeights(x, delta, g, perExample);
+        for (int i = 0; i < b; i++) {
+            INDArray[] one = Ops.conv2dBackprop(x.get(NDArrayIndex.interval(i, i + 1)).castTo(DataType.DOUBLE),
+                    weights.castTo(DataType.DOUBLE), null, delta.get(NDArrayIndex.interval(i, i + 1)).castTo(DataType.DOUBLE), g);
+            assertClose(one[1].castTo(DataType.FLOAT).reshape(1, weights.length()), perExample.getRow(i, true), 1e-5,
+                    "dL/dW of example " + i);
+        }
+    }
+
+    @Test
+    void convolutionWindowsThatNeedNegativePaddingStayWithLibnd4j() {
+        // 1×1, stride 2, no padding on 32×32: DL4J's 16 outputs would need oneDNN's right padding −1
+        assertTrue(!Dnnl.convolutionSupported(new Ops.Window(1, 1, 2, 2, 0, 0, 1, 1), 32, 32));
+        assertTrue(Dnnl.convolutionSupported(new Ops.Window(1, 1, 2, 2, 0, 0, 1, 1), 31, 31));
+        assertTrue(Dnnl.convolutionSupported(new Ops.Window(3, 3, 2, 2, 1, 1, 1, 1), 32, 32));
     }
 
     @Test
@@ -127,17 +171,25 @@ class DnnlTest {
     @CsvSource({"14, 14, 2, 1", "5, 5, 2, 2", "7, 9, 3, 2", "4, 4, 4, 1"})
     void maxPoolingEqualsLibnd4j(int h, int w, int k, int s) {
         Ops.Window g = new Ops.Window(k, k, s, s, 0, 0, 1, 1);
-        assertTrue(Dnnl.poolingSupported(g, h, w));
+        assertTrue(HostKernels.maxPoolSupported(g, h, w));
         Nd4j.getRandom().setSeed(h * w);
         INDArray x = Nd4j.rand(DataType.FLOAT, 9, 3, h, w); // continuous values: no ties in a window
-        INDArray[] outAndArgmax = Dnnl.maxPoolForward(x, g);
+        HostKernels host = new HostKernels();
+        HostKernels.MaxPool pooled = host.maxPoolForward(x, g);
         INDArray expected = Ops.pool(x, g, true, 0);
-        assertArrayEquals(expected.shape(), outAndArgmax[0].shape());
-        assertClose(expected, outAndArgmax[0], 0, "max pooling");
+        assertArrayEquals(expected.shape(), pooled.output().shape());
+        assertClose(expected, pooled.output(), 0, "max pooling");
         INDArray gradOut = Nd4j.randn(DataType.FLOAT, expected.shape());
-        assertClose(Ops.poolInputGradient(x, gradOut, g, true, 0),
-                Dnnl.maxPoolBackward(gradOut, outAndArgmax[1], x.shape(), g), 1e-6, "max pooling backward");
-        assertTrue(!Dnnl.poolingSupported(new Ops.Window(k, k, s, s, 1, 1, 1, 1), h, w), "padding stays with libnd4j");
+        assertClose(Ops.poolInputGradient(x, gradOut, g, true, 0), host.maxPoolBackward(gradOut, pooled.argmax(), x.shape()),
+                1e-6, "max pooling backward");
+        assertTrue(!HostKernels.maxPoolSupported(new Ops.Window(k, k, s, s, 1, 1, 1, 1), h, w), "padding stays with libnd4j");
+        // a NaN is its window's maximum, so a poisoned example's output stays non-finite
+        INDArray poisoned = x.dup();
+        poisoned.putScalar(new long[]{0, 0, h - 1, w - 1}, Float.NaN);
+        poisoned.putScalar(new long[]{0, 1, 0, 0}, Float.NaN);
+        INDArray out = host.maxPoolForward(poisoned, g).output();
+        assertTrue(Double.isNaN(out.getDouble(0, 1, 0, 0)), "NaN at a window's first element");
+        assertEquals(expected.get(NDArrayIndex.interval(1, 9)), out.get(NDArrayIndex.interval(1, 9)), "other examples unchanged");
     }
 
     static Stream<Arguments> float32Networks() {
