@@ -4,7 +4,6 @@ import java.util.Map;
 import org.dpdl4j.models.GroupNormMath;
 import org.nd4j.linalg.activations.IActivation;
 import org.nd4j.linalg.api.ndarray.INDArray;
-import org.nd4j.linalg.factory.Broadcast;
 
 /**
  * {@link org.dpdl4j.models.GroupNormalization}: y = φ(γ_c·x̂ + β_c) with x̂ normalised per example and group. Its
@@ -64,7 +63,7 @@ final class GroupNormKernel extends LayerKernel {
         if (!needInputGradient) {
             return null;
         }
-        INDArray dxHat = Broadcast.mul(delta, gamma.reshape(gamma.length()), delta.ulike(), 1);
+        INDArray dxHat = GroupNormMath.affine(delta, gamma, null);
         return GroupNormMath.inputGradient(dxHat, xHat, invStd, groups).reshape('c', inShape);
     }
 
