@@ -61,6 +61,8 @@ final class ConvKernel extends LayerKernel {
             long p = columns.size(4) * columns.size(5);
             z = Dnnl.convolutionForward(weights.reshape('c', oc, k), columns.reshape('c', b, k, p),
                     bias == null ? null : bias.reshape(bias.length())).reshape('c', b, oc, columns.size(4), columns.size(5));
+        } else if (oneDnnPath(x, x)) {
+            z = Dnnl.convolutionForward(x, weights, bias, window);
         } else {
             z = Ops.conv2d(x, weights, bias, window);
         }
