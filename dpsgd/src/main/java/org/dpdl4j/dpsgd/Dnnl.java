@@ -13,6 +13,7 @@ import org.bytedeco.dnnl.dnnl_memory_desc_t;
 import org.bytedeco.dnnl.dnnl_primitive;
 import org.bytedeco.dnnl.dnnl_primitive_desc;
 import org.bytedeco.dnnl.dnnl_stream;
+import org.bytedeco.javacpp.BytePointer;
 import org.bytedeco.javacpp.Pointer;
 import org.bytedeco.javacpp.PointerScope;
 import org.nd4j.linalg.api.buffer.DataType;
@@ -277,12 +278,11 @@ final class Dnnl {
                         convArgs[i] = perExample[i];
                         convStep[i] = step[i];
                     } else if (usedBatch != null) { // the whole batch reordered at once; each example a slab of it
-                        INDArray scratch = Nd4j.createUninitialized(DataType.FLOAT, dnnl_memory_desc_get_size(usedBatch) / 4);
-                        reorder(plainBatch[i], i == 0 ? x : delta, usedBatch, scratch);
-                        convArgs[i] = address(scratch);
+                        convArgs[i] = scratch(dnnl_memory_desc_get_size(usedBatch));
+                        reorder(plainBatch[i], address(i == 0 ? x : delta), usedBatch, convArgs[i]);
                         convStep[i] = dnnl_memory_desc_get_size(used[i]);
                     } else { // a scratch buffer in oneDNN's layout, and a reorder between it and the example's plain memory
-                        convArgs[i] = address(Nd4j.createUninitialized(DataType.FLOAT, dnnl_memory_desc_get_size(used[i]) / 4));
+                        convArgs[i] = scratch(dnnl_memory_desc_get_size(used[i]));
                         boolean output = kinds[i] == DNNL_ARG_DIFF_WEIGHTS;
                         reorders[i] = output ? Bound.reorder(used[i], convArgs[i], plain[i], perExample[i], 1, step[i])
                                 : Bound.reorder(plain[i], perExample[i], used[i], convArgs[i], 0, step[i]);
@@ -618,19 +618,28 @@ final class Dnnl {
                         + " (" + bytes + " bytes) does not fill oneDNN's memory of " + dnnl_memory_desc_get_size(mds[i]) + " bytes");
             }
         }
+        Pointer[] data = new Pointer[arrays.length];
+        for (int i = 0; i < arrays.length; i++) {
+            data[i] = address(arrays[i]);
+        }
+        runAt(pd, argKinds, mds, data);
+    }
+
+    /** Executes pd's primitive on memory at the given addresses, each holding its descriptor's size. */
+    private static void runAt(dnnl_primitive_desc pd, int[] argKinds, dnnl_memory_desc_t[] mds, Pointer[] data) {
         dnnl_primitive primitive = new dnnl_primitive();
         check(dnnl_primitive_create(primitive, pd), "primitive");
-        dnnl_memory[] memories = new dnnl_memory[arrays.length];
+        dnnl_memory[] memories = new dnnl_memory[data.length];
         dnnl_stream stream = new dnnl_stream();
         try {
-            dnnl_exec_arg_t args = new dnnl_exec_arg_t(arrays.length);
-            for (int i = 0; i < arrays.length; i++) {
+            dnnl_exec_arg_t args = new dnnl_exec_arg_t(data.length);
+            for (int i = 0; i < data.length; i++) {
                 memories[i] = new dnnl_memory();
-                check(dnnl_memory_create(memories[i], mds[i], ENGINE, address(arrays[i])), "memory");
+                check(dnnl_memory_create(memories[i], mds[i], ENGINE, data[i]), "memory");
                 args.position(i).arg(argKinds[i]).memory(memories[i]);
             }
             check(dnnl_stream_create(stream, ENGINE, dnnl_stream_default_flags), "stream");
-            check(dnnl_primitive_execute(primitive, stream, arrays.length, args.position(0)), "execute");
+            check(dnnl_primitive_execute(primitive, stream, data.length, args.position(0)), "execute");
             check(dnnl_stream_wait(stream), "stream wait");
         } finally {
             if (!stream.isNull()) {
@@ -647,35 +656,56 @@ final class Dnnl {
 
     /**
      * {@link #run} for a primitive whose chosen layouts may differ from the arrays' plain ones: each argument whose
-     * layout differs goes through a scratch buffer, reordered in before the primitive (inputs) or out after it
-     * (the output, at {@code outputIndex}).
+     * layout differs goes through a scratch buffer ({@link #scratch}), reordered in before the primitive (inputs) or
+     * out after it (the output, at {@code outputIndex}). Call inside a {@link PointerScope}.
      */
     private static void runReordered(dnnl_primitive_desc pd, int[] argKinds, dnnl_memory_desc_t[] plain, INDArray[] arrays,
                                      int outputIndex) {
+        for (int i = 0; i < arrays.length; i++) {
+            long bytes = arrays[i].length() * arrays[i].data().getElementSize();
+            if (!HostKernels.isContiguous(arrays[i]) || bytes != dnnl_memory_desc_get_size(plain[i])) {
+                throw new IllegalArgumentException("argument " + i + " of shape " + java.util.Arrays.toString(arrays[i].shape())
+                        + " (" + bytes + " bytes) does not fill oneDNN's memory of " + dnnl_memory_desc_get_size(plain[i]) + " bytes");
+            }
+        }
         dnnl_memory_desc_t[] chosen = new dnnl_memory_desc_t[arrays.length];
-        INDArray[] used = new INDArray[arrays.length];
+        Pointer[] used = new Pointer[arrays.length];
+        boolean outputReordered = false;
         for (int i = 0; i < arrays.length; i++) {
             chosen[i] = dnnl_primitive_desc_query_md(pd, dnnl_query_exec_arg_md, argKinds[i]);
             if (dnnl_memory_desc_equal(chosen[i], plain[i]) != 0) {
-                used[i] = arrays[i];
+                used[i] = address(arrays[i]);
             } else {
-                used[i] = Nd4j.createUninitialized(DataType.FLOAT, dnnl_memory_desc_get_size(chosen[i]) / 4);
+                used[i] = scratch(dnnl_memory_desc_get_size(chosen[i]));
                 if (i != outputIndex) {
-                    reorder(plain[i], arrays[i], chosen[i], used[i]);
+                    reorder(plain[i], address(arrays[i]), chosen[i], used[i]);
+                } else {
+                    outputReordered = true;
                 }
             }
         }
-        run(pd, argKinds, chosen, used);
-        if (used[outputIndex] != arrays[outputIndex]) {
-            reorder(chosen[outputIndex], used[outputIndex], plain[outputIndex], arrays[outputIndex]);
+        runAt(pd, argKinds, chosen, used);
+        if (outputReordered) {
+            reorder(chosen[outputIndex], used[outputIndex], plain[outputIndex], address(arrays[outputIndex]));
         }
     }
 
-    private static void reorder(dnnl_memory_desc_t fromMd, INDArray from, dnnl_memory_desc_t toMd, INDArray to) {
+    /**
+     * Uninitialised native memory of the given size, 64-byte aligned, freed when the enclosing {@link PointerScope}
+     * closes: scratch copies in oneDNN's layouts live for one call, not in ND4J's workspace until the end of the batch
+     * (where they would also be zeroed each time the workspace grows).
+     */
+    private static Pointer scratch(long bytes) {
+        BytePointer block = new BytePointer(bytes + 64);
+        long misalignment = block.address() % 64;
+        return new Pointer(block).position(0).capacity(0).limit(0).position(misalignment == 0 ? 0 : 64 - misalignment);
+    }
+
+    private static void reorder(dnnl_memory_desc_t fromMd, Pointer from, dnnl_memory_desc_t toMd, Pointer to) {
         dnnl_primitive_desc pd = new dnnl_primitive_desc();
         check(dnnl_reorder_primitive_desc_create(pd, fromMd, ENGINE, toMd, ENGINE, null), "reorder primitive desc");
         try {
-            run(pd, new int[]{DNNL_ARG_FROM, DNNL_ARG_TO}, new dnnl_memory_desc_t[]{fromMd, toMd}, new INDArray[]{from, to});
+            runAt(pd, new int[]{DNNL_ARG_FROM, DNNL_ARG_TO}, new dnnl_memory_desc_t[]{fromMd, toMd}, new Pointer[]{from, to});
         } finally {
             dnnl_primitive_desc_destroy(pd);
         }
