@@ -26,7 +26,22 @@ final class ConvKernel extends LayerKernel {
     private INDArray input;
     private INDArray kept; // output a, or z for generic activations
     private INDArray cols; // im2col of the input, kept by the float32 CPU forward pass, or null
-    private INDArray perExampleW; // [B, oC, K]
+    private INDArray perExampleW; // [B, oC, K], or null when streamed
+    private INDArray delta; // [B, oC, oH, oW], kept instead of perExampleW when streamed
+    private INDArray weightNorms; // ‖G_b‖² [B] (float64) when streamed
+    private boolean nonFinite; // zeroNonFinite was called: a streamed weighted sum zeroes non-finite inputs first
+    /**
+     * Convolutions with more weights than this stream their per-example weight gradients on the oneDNN path: each
+     * block of examples' gradients is made, its norms taken and the block dropped, and the clipped sum is one
+     * backward-weights pass on the clip-weighted deltas. Below it the per-example gradients are kept ([B, oC, K]) and
+     * summed with their weights, which is cheaper than that pass. 2^18 weights keep every convolution of the MNIST
+     * models and cifar-cnn; the 256-channel 3×3 convolutions of wrn-16-4 (590k weights, 75 MB per 32 examples each)
+     * stream. Package-private and per kernel so that tests can put every convolution on either path.
+     */
+    long streamAbove = 1L << 18;
+    /** Target size of the reused block of streamed per-example weight gradients: stays in cache for the norms. */
+    private static final long GRADIENT_BLOCK_BYTES = 1L << 20;
+    private INDArray gradientBlock; // detached, reused: the streamed per-example weight gradients of a block
     private INDArray perExampleB; // [B, oC]
     private INDArray sumW; // non-private mode: [oC, iC, kH, kW]
     private INDArray sumB; // non-private mode: [oC] or null
@@ -90,6 +105,11 @@ final class ConvKernel extends LayerKernel {
             long oc = delta.size(1);
             if (perExample) {
                 perExampleB = bias != null ? delta.reshape('c', b, oc, delta.size(2) * delta.size(3)).sum(2) : null;
+                if (weights.length() > streamAbove) {
+                    this.delta = delta;
+                    weightNorms = streamedWeightNorms(delta);
+                    return needInputGradient ? inputGradient(delta, true) : null;
+                }
                 perExampleW = Nd4j.createUninitialized(DataType.FLOAT, new long[]{b, oc, weights.length() / oc}, 'c');
                 Dnnl.perExampleConvolutionWeights(input, delta, window, perExampleW);
                 if (weightGradientMap != null) {
@@ -154,6 +174,59 @@ final class ConvKernel extends LayerKernel {
             return columnsInputGradient(delta.reshape('c', delta.size(0), delta.size(1), delta.size(2) * delta.size(3)));
         }
         return Ops.conv2dInputGradient(input, weights, bias, delta, window);
+    }
+
+    /**
+     * ‖G_b‖² [B] (float64, after {@link #weightGradientMap}) with G_b made by oneDNN a block of examples at a time into
+     * one reused buffer of about {@link #GRADIENT_BLOCK_BYTES} (outside the workspace) and dropped once its norms are
+     * taken.
+     */
+    private INDArray streamedWeightNorms(INDArray delta) {
+        long b = delta.size(0);
+        long oc = weights.size(0);
+        long perExample = weights.length();
+        int block = (int) Math.max(1, Math.min(b, GRADIENT_BLOCK_BYTES / (4 * perExample)));
+        if (gradientBlock == null || gradientBlock.length() < block * perExample) {
+            try (MemoryWorkspace outside = Nd4j.getWorkspaceManager().scopeOutOfWorkspaces()) {
+                gradientBlock = Nd4j.createUninitializedDetached(DataType.FLOAT, block * perExample);
+            }
+        }
+        double[] norms = new double[(int) b];
+        for (long from = 0; from < b; from += block) {
+            int n = (int) Math.min(block, b - from);
+            INDArray g = gradientBlock.get(NDArrayIndex.interval(0, n * perExample)).reshape('c', n, perExample);
+            INDArrayIndex range = NDArrayIndex.interval(from, from + n);
+            Dnnl.perExampleConvolutionWeights(input.get(range, NDArrayIndex.all(), NDArrayIndex.all(), NDArrayIndex.all()),
+                    delta.get(range, NDArrayIndex.all(), NDArrayIndex.all(), NDArrayIndex.all()), window, g);
+            INDArray mappedG = weightGradientMap == null ? g
+                    : weightGradientMap.apply(g.reshape('c', n, oc, perExample / oc)).reshape('c', n, perExample);
+            double[] blockNorms = LayerKernel.rowSquaredNorms(mappedG).toDoubleVector();
+            System.arraycopy(blockNorms, 0, norms, (int) from, n);
+        }
+        return Nd4j.createFromArray(norms);
+    }
+
+    /**
+     * A streamed clipped sum: Σ_b w_b G_b is the weight gradient of the batch with each example's delta scaled by w_b,
+     * one backward-weights pass (then {@link #weightGradientMap}, linear). After {@link #zeroNonFinite}, non-finite
+     * values of the scaled deltas and of the input are zeroed first, so an example given factor 0 contributes exactly
+     * nothing.
+     */
+    private void addStreamedWeightedSum(INDArray w, Map<String, INDArray> views) {
+        long b = delta.size(0);
+        INDArray scaled = delta.mul(w.castTo(DataType.FLOAT).reshape(b, 1, 1, 1));
+        INDArray x = input;
+        if (nonFinite) {
+            LayerKernel.zeroNonFinite(scaled);
+            x = input.dup('c');
+            LayerKernel.zeroNonFinite(x);
+        }
+        INDArray sum = Nd4j.createUninitialized(DataType.FLOAT, weights.shape(), 'c');
+        Dnnl.convolutionBackwardWeights(x, scaled, window, sum);
+        addInto(views.get("W"), mapped(sum));
+        if (perExampleB != null) {
+            addInto(views.get("b"), Dnnl.vectorTimesMatrix(w.castTo(DataType.FLOAT).reshape(1, b), perExampleB));
+        }
     }
 
     /** A weight gradient [oC, iC, kH, kW] (a batch sum) through {@link #weightGradientMap}. */
@@ -231,7 +304,7 @@ final class ConvKernel extends LayerKernel {
 
     @Override
     void addSquaredNorms(INDArray sq) {
-        sq.addi(LayerKernel.rowSquaredNorms(perExampleW.reshape('c', perExampleW.size(0), -1)));
+        sq.addi(weightNorms != null ? weightNorms : LayerKernel.rowSquaredNorms(perExampleW.reshape('c', perExampleW.size(0), -1)));
         if (perExampleB != null) {
             sq.addi(LayerKernel.rowSquaredNorms(perExampleB));
         }
@@ -239,12 +312,17 @@ final class ConvKernel extends LayerKernel {
 
     @Override
     void zeroNonFinite() {
+        nonFinite = true;
         LayerKernel.zeroNonFinite(perExampleW);
         LayerKernel.zeroNonFinite(perExampleB);
     }
 
     @Override
     void addWeightedSum(INDArray w, Map<String, INDArray> views) {
+        if (delta != null) {
+            addStreamedWeightedSum(w, views);
+            return;
+        }
         long b = perExampleW.size(0);
         INDArray wRow = w.castTo(perExampleW.dataType()).reshape(1, b);
         INDArray flat = perExampleW.reshape('c', b, perExampleW.size(1) * perExampleW.size(2));
@@ -271,6 +349,9 @@ final class ConvKernel extends LayerKernel {
         kept = null;
         perExampleW = null;
         perExampleB = null;
+        delta = null;
+        weightNorms = null;
+        nonFinite = false;
         cols = null;
     }
 }

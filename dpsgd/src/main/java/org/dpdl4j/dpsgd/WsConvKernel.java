@@ -29,6 +29,11 @@ final class WsConvKernel extends LayerKernel {
         this.conv.weightGradientMap = d -> WeightStandardization.weightGradient(d, wHat, invStd);
     }
 
+    /** The convolution this kernel runs on Ŵ (tests put it on either per-example path). */
+    ConvKernel convolution() {
+        return conv;
+    }
+
     @Override
     INDArray forward(INDArray x, boolean keep) {
         INDArray[] s = WeightStandardization.standardise(weights, eps);

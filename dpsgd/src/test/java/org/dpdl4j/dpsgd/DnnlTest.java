@@ -210,11 +210,53 @@ class DnnlTest {
     @ParameterizedTest(name = "{0}")
     @MethodSource("float32Networks")
     void float32EngineMatchesDl4jPerExample(String name, MultiLayerNetwork net) {
+        matchesDl4jPerExample(name, net, false);
+    }
+
+    /**
+     * The same with every convolution streaming its per-example gradients ({@link ConvKernel#streamAbove} = 0): norms
+     * from blocks of per-example gradients, the clipped sum from one backward-weights pass on the weighted deltas.
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("float32Networks")
+    void float32StreamedConvolutionsMatchDl4jPerExample(String name, MultiLayerNetwork net) {
+        matchesDl4jPerExample(name + " (streamed)", net, true);
+    }
+
+    /** Puts every convolution of the engine (also inside weight-standardised ones) on the streamed path. */
+    static void streamAllConvolutions(PerExampleGradients pg) {
+        pg.kernels(ConvKernel.class).forEach(k -> k.streamAbove = 0);
+        pg.kernels(WsConvKernel.class).forEach(k -> k.convolution().streamAbove = 0);
+    }
+
+    /** A float32 example whose pixels are NaN contributes exactly nothing to the clipped sum, on both paths. */
+    @ParameterizedTest(name = "streamed {0}")
+    @CsvSource({"false", "true"})
+    void float32NonFiniteExampleContributesNothing(boolean streamed) {
+        MultiLayerNetwork net = Models.cifarCnn(ModelOptions.cifar10().withDataType(DataType.FLOAT).withSeed(9));
+        INDArray[] xy = PerExampleGradientsTest.randomBatch(net, DataType.FLOAT, 6, 27);
+        xy[0].getRow(2).assign(Float.NaN);
+        PerExampleGradients pg = new PerExampleGradients(net);
+        if (streamed) {
+            streamAllConvolutions(pg);
+        }
+        INDArray withPoison = Nd4j.zeros(DataType.FLOAT, 1, net.numParams());
+        pg.addClippedSum(xy[0], xy[1], new int[]{0, 1, 2, 3, 4, 5}, 0.5, withPoison);
+        INDArray without = Nd4j.zeros(DataType.FLOAT, 1, net.numParams());
+        pg.addClippedSum(xy[0], xy[1], new int[]{0, 1, 3, 4, 5}, 0.5, without);
+        assertTrue(Double.isFinite(withPoison.sumNumber().doubleValue()), "no NaN or infinity reaches the sum");
+        assertClose(without, withPoison, 1e-5, "clipped sum with a NaN example");
+    }
+
+    private static void matchesDl4jPerExample(String name, MultiLayerNetwork net, boolean streamed) {
         int b = 6;
         INDArray[] xy = PerExampleGradientsTest.randomBatch(net, DataType.FLOAT, b, 21);
         INDArray x = xy[0];
         INDArray y = xy[1];
         PerExampleGradients pg = new PerExampleGradients(net);
+        if (streamed) {
+            streamAllConvolutions(pg);
+        }
         assertClose(net.output(x), pg.output(x), 1e-5, name + " output");
         pg.compute(x, y);
         INDArray squaredNorms = pg.squaredNorms();

@@ -208,6 +208,15 @@ class GraphExactnessTest {
             assertTrue(err <= 1e-5, "float32 example " + i + ": relative error " + err);
         }
         assertClippedWithinC(pg32, net32, c, pg32.squaredNorms().toDoubleVector());
+        // float32 with every convolution streaming its per-example gradients (norms by blocks, one weighted pass)
+        PerExampleGradients streamed = new PerExampleGradients(net32);
+        DnnlTest.streamAllConvolutions(streamed);
+        streamed.compute(xy[0].castTo(DataType.FLOAT), xy[1].castTo(DataType.FLOAT));
+        for (int i = 0; i < B; i++) {
+            double err = relativeError(expected[i], views(net32, perExample(streamed, net32, i)));
+            assertTrue(err <= 1e-5, "float32 streamed example " + i + ": relative error " + err);
+        }
+        assertClippedWithinC(streamed, net32, c, streamed.squaredNorms().toDoubleVector());
         // inference: the engine's forward pass is DL4J's output()
         INDArray p = pg.output(xy[0]);
         assertTrue(p.sub(net64.outputSingle(xy[0])).amaxNumber().doubleValue() < 1e-12);
