@@ -10,13 +10,20 @@ import org.nd4j.linalg.indexing.INDArrayIndex;
 import org.nd4j.linalg.indexing.NDArrayIndex;
 
 /**
- * 2-D convolution z = W ⋆ x + b, a = φ(z). Per-example weight gradients are exact:
- * G_i = δ_i · cols_iᵀ with cols_i = im2col(x_i) [iC·kH·kW, oH·oW] and δ_i [oC, oH·oW], one
- * batched matmul for the whole batch (oneDNN's on the CPU in float32, {@link Dnnl}); the bias
- * gradient is δ_i summed over positions. The forward and input-gradient passes are libnd4j's conv2d
- * and conv2d_bp, except for dilated windows in float32 on the CPU, which libnd4j's oneDNN helper
- * rejects: there z_i = W·cols_i forward (the columns are kept for G_i, or for Σ_i G_i in the
- * non-private mode) and dL/dx_i = col2im(Wᵀδ_i) backward.
+ * 2-D convolution z = W ⋆ x + b, a = φ(z). Per-example weight gradients are exact: G_i = dL/dW of example i alone
+ * (= δ_i · cols_iᵀ with cols_i = im2col(x_i) [iC·kH·kW, oH·oW] and δ_i [oC, oH·oW]); the bias gradient is δ_i summed
+ * over positions. Three paths:
+ * <ul>
+ *   <li>float32 on the CPU for windows oneDNN takes ({@link Dnnl#convolutionSupported}): the forward pass, dL/dx
+ *       and the batch sum of the non-private mode are oneDNN's convolution primitives; G_i comes from a batch-1
+ *       backward-weights primitive run per example ({@link Dnnl#perExampleConvolutionWeights}). Layers with more
+ *       than {@link #streamAbove} weights stream G_i (norms only) and form the clipped sum by one backward-weights
+ *       pass on the clip-weighted deltas; smaller ones keep G_i and sum it with the clip weights;</li>
+ *   <li>dilated windows in float32 on the CPU (which libnd4j's oneDNN helper rejects): im2col columns and oneDNN
+ *       matmuls, z_i = W·cols_i forward and dL/dx_i = col2im(Wᵀδ_i) backward;</li>
+ *   <li>otherwise (float64, CUDA, windows oneDNN does not take): libnd4j's conv2d and conv2d_bp, and G_i as one
+ *       batched matmul δ_i · cols_iᵀ.</li>
+ * </ul>
  */
 final class ConvKernel extends LayerKernel {
     private final INDArray weights; // [oC, iC, kH, kW]

@@ -497,13 +497,8 @@ final class Dnnl {
             // [B, P, M] → [B, M, P]
             dnnl_memory_desc_t from = strided(new long[]{b, m, p}, new long[]{p * m, 1, m});
             dnnl_memory_desc_t to = strided(new long[]{b, m, p}, new long[]{m * p, p, 1});
-            dnnl_primitive_desc pd = new dnnl_primitive_desc();
-            check(dnnl_reorder_primitive_desc_create(pd, from, ENGINE, to, ENGINE, null), "reorder primitive desc");
-            try {
-                run(pd, new int[]{DNNL_ARG_FROM, DNNL_ARG_TO}, new dnnl_memory_desc_t[]{from, to}, new INDArray[]{positionsMajor, out});
-            } finally {
-                dnnl_primitive_desc_destroy(pd);
-            }
+            requireFilled(new dnnl_memory_desc_t[]{from, to}, new INDArray[]{positionsMajor, out});
+            reorder(from, address(positionsMajor), to, address(out));
         }
         return out;
     }
@@ -611,6 +606,19 @@ final class Dnnl {
      * descriptor (oneDNN reads raw addresses: a mismatch would read or write past an array).
      */
     private static void run(dnnl_primitive_desc pd, int[] argKinds, dnnl_memory_desc_t[] mds, INDArray[] arrays) {
+        requireFilled(mds, arrays);
+        Pointer[] data = new Pointer[arrays.length];
+        for (int i = 0; i < arrays.length; i++) {
+            data[i] = address(arrays[i]);
+        }
+        runAt(pd, argKinds, mds, data);
+    }
+
+    /**
+     * Each array dense and exactly the size of its memory descriptor (oneDNN reads raw addresses: a mismatch would read
+     * or write past an array).
+     */
+    private static void requireFilled(dnnl_memory_desc_t[] mds, INDArray[] arrays) {
         for (int i = 0; i < arrays.length; i++) {
             long bytes = arrays[i].length() * arrays[i].data().getElementSize();
             if (!HostKernels.isContiguous(arrays[i]) || bytes != dnnl_memory_desc_get_size(mds[i])) {
@@ -618,11 +626,6 @@ final class Dnnl {
                         + " (" + bytes + " bytes) does not fill oneDNN's memory of " + dnnl_memory_desc_get_size(mds[i]) + " bytes");
             }
         }
-        Pointer[] data = new Pointer[arrays.length];
-        for (int i = 0; i < arrays.length; i++) {
-            data[i] = address(arrays[i]);
-        }
-        runAt(pd, argKinds, mds, data);
     }
 
     /** Executes pd's primitive on memory at the given addresses, each holding its descriptor's size. */
@@ -661,13 +664,7 @@ final class Dnnl {
      */
     private static void runReordered(dnnl_primitive_desc pd, int[] argKinds, dnnl_memory_desc_t[] plain, INDArray[] arrays,
                                      int outputIndex) {
-        for (int i = 0; i < arrays.length; i++) {
-            long bytes = arrays[i].length() * arrays[i].data().getElementSize();
-            if (!HostKernels.isContiguous(arrays[i]) || bytes != dnnl_memory_desc_get_size(plain[i])) {
-                throw new IllegalArgumentException("argument " + i + " of shape " + java.util.Arrays.toString(arrays[i].shape())
-                        + " (" + bytes + " bytes) does not fill oneDNN's memory of " + dnnl_memory_desc_get_size(plain[i]) + " bytes");
-            }
-        }
+        requireFilled(plain, arrays);
         dnnl_memory_desc_t[] chosen = new dnnl_memory_desc_t[arrays.length];
         Pointer[] used = new Pointer[arrays.length];
         boolean outputReordered = false;
