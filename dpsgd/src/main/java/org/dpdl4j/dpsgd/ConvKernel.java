@@ -83,7 +83,7 @@ final class ConvKernel extends LayerKernel {
             long p = columns.size(4) * columns.size(5);
             z = Dnnl.convolutionForward(weights.reshape('c', oc, k), columns.reshape('c', b, k, p),
                     bias == null ? null : bias.reshape(bias.length())).reshape('c', b, oc, columns.size(4), columns.size(5));
-        } else if (oneDnnPath(x, x)) {
+        } else if (oneDnnPath(x)) {
             z = Dnnl.convolutionForward(x, weights, bias, window);
         } else {
             z = Ops.conv2d(x, weights, bias, window);
@@ -100,7 +100,7 @@ final class ConvKernel extends LayerKernel {
     @Override
     INDArray backward(INDArray gradOutput, boolean needInputGradient) {
         INDArray delta = derivative.backprop(kept, gradOutput);
-        boolean onednn = oneDnnPath(input, delta);
+        boolean onednn = oneDnnPath(input);
         if (!trainable) { // a frozen convolution with trainable layers before it: only dL/dx
             if (!needInputGradient) {
                 return null;
@@ -168,8 +168,8 @@ final class ConvKernel extends LayerKernel {
      * Whether the weight and input gradients run on oneDNN's convolution primitives ({@link Dnnl}): float32 on the
      * CPU, outside the column path, for windows oneDNN takes.
      */
-    private boolean oneDnnPath(INDArray x, INDArray delta) {
-        return !columnPath(x) && Dnnl.enabled(x, delta, weights) && Dnnl.convolutionSupported(window, x.size(2), x.size(3));
+    private boolean oneDnnPath(INDArray x) {
+        return !columnPath(x) && Dnnl.enabled(x, weights) && Dnnl.convolutionSupported(window, x.size(2), x.size(3));
     }
 
     /** dL/dx from dL/dz: oneDNN's backward-data primitive, the column path's col2im, or libnd4j's conv2d_bp. */

@@ -68,7 +68,7 @@ public final class GroupNormMath {
         return y.reshape('c', xHat.shape());
     }
 
-    /** v's C values repeated for each of b examples: a column [b·C, 1], row b·C + c holding v_c. */
+    /** v's C values repeated for each of b examples: a column [b·C, 1] whose row i·C + c holds v_c. */
     private static INDArray perRow(INDArray v, long b) {
         return Nd4j.tile(v.reshape(1, v.length()), (int) b, 1).reshape('c', b * v.length(), 1);
     }
