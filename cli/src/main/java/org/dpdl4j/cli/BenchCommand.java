@@ -75,6 +75,12 @@ final class BenchCommand {
                         + "dp (DP-SGD, a worker per core); default ${DEFAULT-VALUE}.")
         List<String> modes;
 
+        @Option(names = "--feature-extractor", paramLabel = "VERTEX",
+                description = "Freeze the network up to and including this vertex (a ComputationGraph's vertex name, e.g. g3b1 "
+                        + "of wrn-16-4, or a MultiLayerNetwork's layer index), as DL4J's TransferLearning.setFeatureExtractor "
+                        + "does, and time fine-tuning the rest (default: train everything).")
+        String featureExtractor;
+
         /** One timed phase: examples/s and the memory seen while it ran. */
         private record Phase(double rate, MemoryProbe memory) {
         }
@@ -92,7 +98,7 @@ final class BenchCommand {
 
         /** DL4J's own fit() on fixed-size random batches, after warm-up. */
         private Phase fitPhase(LabeledData train, ModelOptions options) {
-            org.deeplearning4j.nn.api.Model plain = Models.byName(model, options);
+            org.deeplearning4j.nn.api.Model plain = network(options);
             SplittableRandom rng = new SplittableRandom(1);
             List<DataSet> batches = new ArrayList<>();
             for (int i = 0; i < warmup + steps; i++) {
@@ -125,7 +131,7 @@ final class BenchCommand {
         private Phase trainerPhase(LabeledData train, ModelOptions options, int workers, boolean nonPrivate) {
             MemoryProbe memory = MemoryProbe.start();
             Reporting.configureWorkers(workers);
-            org.deeplearning4j.nn.api.Model net = Models.byName(model, options);
+            org.deeplearning4j.nn.api.Model net = network(options);
             double q = Math.min(1.0, (double) batchSize / train.size());
             DpSgdTrainer trainer = new DpSgdTrainer();
             DpSgdConfig.Builder config = DpSgdConfig.builder().samplingRate(q).workers(workers).physicalBatchSize(physicalBatchSize);
@@ -139,6 +145,37 @@ final class BenchCommand {
             }
             TrainingResult r = trainer.train(net, train, config.steps(steps).seed(3).build(), info -> memory.sample());
             return new Phase(r.examplesPerSecond(), memory);
+        }
+
+        /** The model, frozen up to --feature-extractor when it is given (in the model's own data type). */
+        private org.deeplearning4j.nn.api.Model network(ModelOptions options) {
+            org.deeplearning4j.nn.api.Model net = Models.byName(model, options);
+            if (featureExtractor == null) {
+                return net;
+            }
+            if (net instanceof org.deeplearning4j.nn.graph.ComputationGraph g) {
+                if (g.getConfiguration().getVertices().get(featureExtractor) == null) {
+                    throw new IllegalArgumentException("--feature-extractor: model " + model + " has no vertex '" + featureExtractor
+                            + "'; its vertices: " + String.join(", ", g.getConfiguration().getVertices().keySet()));
+                }
+                // TransferLearning rebuilds in ND4J's default data type: convert back to the model's own
+                return new org.deeplearning4j.nn.transferlearning.TransferLearning.GraphBuilder(g).setFeatureExtractor(featureExtractor)
+                        .build().convertDataType(g.params().dataType());
+            }
+            MultiLayerNetwork m = (MultiLayerNetwork) net;
+            int last = m.getnLayers() - 2;
+            int index;
+            try {
+                index = Integer.parseInt(featureExtractor);
+            } catch (NumberFormatException e) {
+                index = -1;
+            }
+            if (index < 0 || index > last) {
+                throw new IllegalArgumentException("--feature-extractor: model " + model + " is a MultiLayerNetwork; give a layer "
+                        + "index in [0, " + last + "] (the output layer stays trainable), got '" + featureExtractor + "'");
+            }
+            return new org.deeplearning4j.nn.transferlearning.TransferLearning.Builder(m).setFeatureExtractor(index).build()
+                    .convertDataType(m.params().dataType());
         }
 
         /** Whether the model is timed on CIFAR-10-shaped data (cifar-cnn and the wide ResNets). */
@@ -187,8 +224,8 @@ final class BenchCommand {
             Phase dp = modes.contains("dp") ? trainerPhase(train, options, cores, false) : null;
             Reporting.configureWorkers(1, threads, 1);
 
-            System.out.printf("model %s (%s data), batch %d, physical batch %d, %d measured steps after %d warm-up, %d cores, backend %s%n",
-                    model, dataName(), batchSize, physicalBatchSize, steps, warmup, cores, Nd4j.getBackend().getClass().getSimpleName());
+            System.out.printf("model %s%s (%s data), batch %d, physical batch %d, %d measured steps after %d warm-up, %d cores, backend %s%n",
+                    model, featureExtractor == null ? "" : " frozen up to " + featureExtractor, dataName(), batchSize, physicalBatchSize, steps, warmup, cores, Nd4j.getBackend().getClass().getSimpleName());
             print("DL4J fit (non-private), " + threads + " op threads", fit);
             print("dpdl4j non-private mode, " + cores + " workers", engine);
             print("dpdl4j DP-SGD, 1 worker x " + threads + " op threads", dp1);
@@ -203,6 +240,7 @@ final class BenchCommand {
             if (json) {
                 Map<String, Object> out = new LinkedHashMap<>();
                 out.put("model", model);
+                out.put("feature_extractor", featureExtractor);
                 out.put("data", dataName());
                 out.put("batch_size", batchSize);
                 out.put("physical_batch_size", physicalBatchSize);

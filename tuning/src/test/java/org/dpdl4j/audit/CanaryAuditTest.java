@@ -69,6 +69,34 @@ class CanaryAuditTest {
     }
 
     /**
+     * The same audit of a residual GroupNorm network (WRN-10-1, a {@code ComputationGraph}; 500 MNIST examples, q = 0.1,
+     * T = 60; its first layer is a convolution, so the canaries sit on uniformly chosen parameters that the data's
+     * gradients move too): the honest run at ε = 2 measures at most 2, the same run without noise (still claiming 2)
+     * more.
+     */
+    @Test
+    void aResidualGroupNormNetworkIsAuditedToo() {
+        double claim = 2;
+        double q = Q;
+        long steps = T;
+        LabeledData small = train.randomSubset(500, 4);
+        double sigma = NoiseCalibration.noiseMultiplier(q, steps, claim, DELTA, RdpAccountant.standard(), 1e-4);
+        for (boolean noiseFree : new boolean[]{false, true}) {
+            org.deeplearning4j.nn.api.Model net = Models.byName("small-resnet", ModelOptions.mnist().withUpdater(new Sgd(0.5)).withSeed(8));
+            DpSgdConfig cfg = DpSgdConfig.builder().samplingRate(q).noiseMultiplier(noiseFree ? 0 : sigma).clipNorm(1.0).steps(steps)
+                    .nonPrivate(noiseFree).delta(DELTA).seed(noiseFree ? 10 : 11).build();
+            double lb = CanaryAudit.run(net, small, null, cfg, CanaryAudit.Kind.GRADIENT, M, 1.0, 0.95,
+                    new SplittableRandom(noiseFree ? 12 : 13)).audit().epsilonLowerBound();
+            System.out.printf("WRN-10-1 audit, claim %.1f, %s: lower bound %.3f%n", claim, noiseFree ? "no noise" : "sigma " + sigma, lb);
+            if (noiseFree) {
+                assertTrue(lb > claim, "WRN-10-1 without noise claiming " + claim + ": lower bound " + lb);
+            } else {
+                assertTrue(lb <= claim, "honest WRN-10-1 at epsilon " + claim + ": lower bound " + lb);
+            }
+        }
+    }
+
+    /**
      * A tuning audited through its release: every trial trains with the same canaries (from the same, known
      * weights), the scores are read from the released best model only, and the claim is the tuning's ε. Honest
      * random search (K = 2 fixed, calibrated to ε = 2 in total) stays below it; the same search whose trials run
