@@ -7,6 +7,7 @@ import org.dpdl4j.benchmarks.DpHypeFigures;
 import org.dpdl4j.benchmarks.DpHypeSimulation;
 import org.dpdl4j.benchmarks.DpHypoFigures;
 import org.dpdl4j.benchmarks.HonestAccuracy;
+import org.dpdl4j.benchmarks.TramerBoneh;
 import org.dpdl4j.benchmarks.KoskelaKulkarniFigures;
 import org.dpdl4j.benchmarks.PapernotSteinkeFigures;
 import java.nio.file.Files;
@@ -32,9 +33,11 @@ import picocli.CommandLine.Parameters;
                         + "dphype-figure2b; --repetitions-per-point, paper 5000), honest-mnist / honest-fashion-mnist (trains: "
                         + "a private model whose epsilon includes its hyperparameter search, Koskela-Kulkarni subsampled "
                         + "tuning, next to a single run with a recipe fixed in advance and published single runs; --seeds "
-                        + "repetitions (default 3), --quick for a 15-minute version, --json for the result line)."})
+                        + "repetitions (default 3), --quick for a 15-minute version, --json for the result line), tramer-boneh "
+                        + "(trains: Tramer & Boneh 2021's ScatterNet rows for MNIST and Fashion-MNIST at epsilon 3, paper vs "
+                        + "dpdl4j with the same models and hyperparameters; --epochs overrides theirs for a quick check)."})
 final class ReproduceCommand implements Callable<Integer> {
-    @Parameters(index = "0", paramLabel = "ID", description = "ps-figure2 ... ps-figure7, koskela-figure1, koskela-figure2, dphypo-table1, dingwu-figure2, dphype-noise-table, dphype-figure2, audit-table, honest-mnist or honest-fashion-mnist.")
+    @Parameters(index = "0", paramLabel = "ID", description = "ps-figure2 ... ps-figure7, koskela-figure1, koskela-figure2, dphypo-table1, dingwu-figure2, dphype-noise-table, dphype-figure2, audit-table, honest-mnist, honest-fashion-mnist or tramer-boneh.")
     String id;
 
     @Option(names = "--output", defaultValue = "reproductions", description = "Directory for the CSV and PNG (default ${DEFAULT-VALUE}).")
@@ -47,8 +50,8 @@ final class ReproduceCommand implements Callable<Integer> {
     @Option(names = "--datasets", split = ",", defaultValue = "mnist,fashion-mnist", description = "koskela-figure2: datasets (default ${DEFAULT-VALUE}).")
     List<String> datasets;
 
-    @Option(names = "--epochs", description = "koskela-figure2 / dphypo-table1 / honest-*: epochs of every run (default 1 / 2 / 40, "
-            + "20 with --quick; papers 40 / 10).")
+    @Option(names = "--epochs", description = "koskela-figure2 / dphypo-table1 / honest-* / tramer-boneh: epochs of every run "
+            + "(default 1 / 2 / 40, 20 with --quick / the paper's; papers 40 / 10).")
     Double epochs;
 
     @Option(names = "--train-size", description = "dphypo-table1: MNIST training examples per landscape run (default 10000); honest-*: "
@@ -102,7 +105,7 @@ final class ReproduceCommand implements Callable<Integer> {
             + "the single-run row) as one JSON object on the last line of stdout.")
     boolean json;
 
-    @Option(names = "--seed", defaultValue = "2026", description = "koskela-figure2 / honest-*: first seed (default ${DEFAULT-VALUE}).")
+    @Option(names = "--seed", defaultValue = "2026", description = "koskela-figure2 / honest-* / tramer-boneh: first seed (default ${DEFAULT-VALUE}).")
     long seed;
 
     @Option(names = "--audit-train-size", defaultValue = "2000", description = "audit-table: MNIST training examples per run (default ${DEFAULT-VALUE}).")
@@ -149,7 +152,8 @@ final class ReproduceCommand implements Callable<Integer> {
             case "dphype-noise-table" -> DpHypeFigures.noiseTable();
             case "dphype-figure2" -> DpHypeSimulation.figure2(checkedRepetitions(), output);
             case "honest-mnist", "honest-fashion-mnist" -> honestResult.figure();
-            default -> throw new IllegalArgumentException("ID must be ps-figure2 ... ps-figure7, koskela-figure1, koskela-figure2, dphypo-table1, dingwu-figure2, dphype-noise-table, dphype-figure2, audit-table, honest-mnist or honest-fashion-mnist, got '" + id + "'");
+            case "tramer-boneh" -> TramerBoneh.run(epochs != null ? epochs(1) : 0, seed);
+            default -> throw new IllegalArgumentException("ID must be ps-figure2 ... ps-figure7, koskela-figure1, koskela-figure2, dphypo-table1, dingwu-figure2, dphype-noise-table, dphype-figure2, audit-table, honest-mnist, honest-fashion-mnist or tramer-boneh, got '" + id + "'");
         };
         f.write(output);
         System.out.println("wrote " + output.resolve(id + ".csv") + " and " + output.resolve(id + ".png"));

@@ -20,9 +20,11 @@ final class TrainingOptions {
     @Option(names = "--dataset", defaultValue = "mnist", description = "mnist, fashion-mnist, cifar10 or folder:PATH (default ${DEFAULT-VALUE}).")
     String dataset;
 
-    @Option(names = "--model", description = "standard-cnn, all-conv, cifar-cnn, mlp, small-resnet (WRN-10-1) or wrn-D-K (a wide "
-            + "ResNet with GroupNorm, e.g. wrn-16-4; the residual networks use ReLU whatever --activation says) (default: "
-            + "cifar-cnn for cifar10, else standard-cnn).")
+    @Option(names = "--model", description = "standard-cnn, all-conv, cifar-cnn, mlp, small-resnet (WRN-10-1), wrn-D-K (a wide "
+            + "ResNet with GroupNorm, e.g. wrn-16-4; the residual networks use ReLU whatever --activation says), "
+            + "scatternet-linear or scatternet-cnn (Tramer & Boneh's scattering features, J = 2, L = 8, with GroupNorm(27), then "
+            + "a linear model or a small CNN; the transform is computed once per training example) (default: cifar-cnn for "
+            + "cifar10, else standard-cnn).")
     String model;
 
     @Option(names = "--epochs", defaultValue = "40", description = "Epochs E; steps T = ceil(E/q) (default ${DEFAULT-VALUE}).")

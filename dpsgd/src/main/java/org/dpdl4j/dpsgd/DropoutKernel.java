@@ -13,6 +13,12 @@ import org.nd4j.linalg.factory.Nd4j;
  * mask, so the step's privacy event is unchanged.
  */
 final class DropoutKernel extends LayerKernel {
+    /** Draws a mask per pass. */
+    @Override
+    boolean deterministic() {
+        return false;
+    }
+
     private final double p;
     private INDArray scale; // m/p of the last training pass
     /** A mask to use instead of a random one (tests only): the same shape as the input, values m/p. */

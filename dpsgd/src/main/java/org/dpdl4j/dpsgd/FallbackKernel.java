@@ -23,6 +23,12 @@ import org.nd4j.linalg.indexing.NDArrayIndex;
  * alone differs from that example's row of the batch output is refused when it is first run.
  */
 final class FallbackKernel extends LayerKernel {
+    /** A layer of unknown kind may draw random numbers or keep state in its forward pass. */
+    @Override
+    boolean deterministic() {
+        return false;
+    }
+
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(FallbackKernel.class);
     private final Layer layer;
     private final INDArray gradientView; // [1, n], the copy's gradient buffer (outside any workspace)

@@ -29,6 +29,19 @@ abstract class LayerKernel {
     /** Whether the current pass is a training pass (dropout applies) rather than inference. */
     boolean training;
 
+    /**
+     * Whether the forward pass is a function of its input alone (no random draws, no state carried between calls), so
+     * that its output may be computed once per example and reused (see {@link PerExampleGradients#fixedPrefixOutput}).
+     */
+    boolean deterministic() {
+        return true;
+    }
+
+    /** Whether {@link #backward} can return the gradient with respect to the input (false: the layer must come first). */
+    boolean hasInputGradient() {
+        return true;
+    }
+
     /** Forward pass; when {@code keep}, caches what {@link #backward} needs. */
     abstract INDArray forward(INDArray input, boolean keep);
 

@@ -21,6 +21,7 @@ import org.deeplearning4j.nn.conf.layers.ZeroPaddingLayer;
 import org.deeplearning4j.nn.conf.preprocessor.CnnToFeedForwardPreProcessor;
 import org.deeplearning4j.nn.conf.preprocessor.FeedForwardToCnnPreProcessor;
 import org.dpdl4j.models.GroupNormalization;
+import org.dpdl4j.models.Scattering;
 import org.dpdl4j.models.WeightStandardizedConvolution;
 import org.nd4j.linalg.activations.impl.ActivationSoftmax;
 import org.nd4j.linalg.lossfunctions.impl.LossMCXENT;
@@ -109,6 +110,9 @@ final class LayerKernels {
                 throw new IllegalArgumentException(where + ": data format " + z.getDataFormat() + " is not supported; use NCHW");
             }
         }, (z, layer) -> new ZeroPaddingKernel(z.getPadding()));
+
+        register(Scattering.class, (sc, where) -> {
+        }, (sc, layer) -> new ScatteringKernel(sc));
 
         insteadOf(BatchNormalization.class, "batch normalisation mixes the examples of a batch, so per-example gradients (and "
                 + "DP-SGD's guarantee) are not defined; remove it (tempered-sigmoid activations are the usual replacement in DP "

@@ -21,6 +21,8 @@ import org.nd4j.linalg.factory.Nd4j;
  */
 final class LocalClippedSums implements ClippedSums {
     static final LocalClippedSums INSTANCE = new LocalClippedSums();
+    /** The most memory a run's precomputed fixed-prefix output may take (2 GiB); larger prefixes run at every step. */
+    static final long PREFIX_CACHE_BYTES = 1L << 31;
 
     private LocalClippedSums() {
     }
@@ -30,7 +32,7 @@ final class LocalClippedSums implements ClippedSums {
         return new LocalSession(network, train, config, sampler);
     }
 
-    private static final class LocalSession implements Session {
+    static final class LocalSession implements Session {
         private final PerExampleGradients[] gradients;
         private final INDArray features;
         private final INDArray labels;
@@ -40,6 +42,7 @@ final class LocalClippedSums implements ClippedSums {
         private final INDArray[] partial;
         private final ExecutorService pool;
         private final int callerNativeThreads;
+        private final boolean readsFixedPrefix;
 
         LocalSession(Model network, LabeledData train, DpSgdConfig config, PoissonBatchSampler sampler) {
             int workers = config.workers();
@@ -48,7 +51,7 @@ final class LocalClippedSums implements ClippedSums {
                 gradients[w] = PerExampleGradients.of(network);
             }
             DataType type = network.params().dataType();
-            this.features = train.features().dataType() == type ? train.features() : train.features().castTo(type);
+            INDArray x = train.features().dataType() == type ? train.features() : train.features().castTo(type);
             this.labels = train.labels().dataType() == type ? train.labels() : train.labels().castTo(type);
             this.c = config.clipNorm();
             this.physical = config.physicalBatchSize();
@@ -69,6 +72,58 @@ final class LocalClippedSums implements ClippedSums {
             }) : null;
             NativeThreads.setBlasThreads(nativeThreads);
             this.callerNativeThreads = NativeThreads.setForCallingThread(nativeThreads);
+            // worth it when each example is expected to pass more than once (q·T ≥ 1): computing it costs one pass
+            boolean precompute = gradients[0].hasFixedPrefix() && config.samplingRate() * config.steps() >= 1;
+            this.features = precompute ? fixedPrefixOutput(x) : x;
+            this.readsFixedPrefix = features != x;
+        }
+
+        /**
+         * The fixed prefix's output for every training example, computed once by the workers (a prefix that changes
+         * nothing trained, such as the scattering transform or a frozen feature extractor, would otherwise run again at
+         * every step), when it takes at most {@link #PREFIX_CACHE_BYTES}; else the inputs themselves.
+         */
+        private INDArray fixedPrefixOutput(INDArray x) {
+            int n = (int) x.size(0);
+            INDArray first = gradients[0].fixedPrefixOutput(x, 0, 1, 1);
+            if ((double) n * first.length() * first.dataType().width() > PREFIX_CACHE_BYTES) {
+                return x;
+            }
+            int workers = gradients.length;
+            int per = (n + workers - 1) / workers;
+            List<Future<INDArray>> parts = new ArrayList<>();
+            for (int w = 1; w < workers; w++) {
+                int from = Math.min(n, w * per);
+                int to = Math.min(n, from + per);
+                PerExampleGradients g = gradients[w];
+                parts.add(pool.submit(() -> from == to ? null : g.fixedPrefixOutput(x, from, to, physical)));
+            }
+            List<INDArray> rows = new ArrayList<>();
+            rows.add(gradients[0].fixedPrefixOutput(x, 0, Math.min(n, per), physical));
+            try {
+                for (Future<INDArray> part : parts) {
+                    INDArray r = part.get();
+                    if (r != null) {
+                        rows.add(r);
+                    }
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted while computing the fixed prefix", e);
+            } catch (ExecutionException e) {
+                throw new IllegalStateException("a DP-SGD worker failed on the fixed prefix", e.getCause());
+            }
+            INDArray out = rows.size() == 1 ? rows.get(0) : Nd4j.vstack(rows.toArray(new INDArray[0]));
+            long[] shape = gradients[0].fixedPrefixShape();
+            for (PerExampleGradients g : gradients) {
+                g.readFixedPrefixOutput(true, shape);
+            }
+            return out;
+        }
+
+        /** Whether the run reads the precomputed output of the network's fixed prefix (for tests). */
+        boolean readsFixedPrefix() {
+            return readsFixedPrefix;
         }
 
         @Override

@@ -53,6 +53,16 @@ public final class PerExampleGradients {
     private final boolean[] backward;
     /** Whether a step must return the gradient with respect to its inputs (some step upstream of it trains). */
     private final boolean[] inputGradient;
+    /**
+     * The fixed prefix: the leading steps 0..k−1 whose output is a function of each input row alone (nothing trained at
+     * or before them, every kernel deterministic), of which later steps read only step k−1's output, and which do more
+     * than reshape; k = 0 if none.
+     */
+    private final int fixedPrefix;
+    /** Whether compute and the sums read rows of the fixed prefix's output rather than network inputs. */
+    private boolean prefixInput;
+    /** The shape of one example's fixed-prefix output (for reading rows of {@link #fixedPrefixOutput}). */
+    private long[] prefixShape;
     private INDArray squaredNorms;
     private INDArray losses;
 
@@ -100,7 +110,121 @@ public final class PerExampleGradients {
         this.backward = upstream;
         for (int s = 0; s < n; s++) {
             steps.get(s).kernel().trainable = steps.get(s).trainable();
+            if (inputGradient[s] && !steps.get(s).kernel().hasInputGradient()) {
+                throw new IllegalArgumentException(steps.get(s).where() + " has no input gradient, so no layer before it can be "
+                        + "trained: put it first, or freeze the layers before it");
+            }
         }
+        this.fixedPrefix = fixedPrefix(steps, upstream);
+    }
+
+    /** The largest k such that steps 0..k−1 form a fixed prefix (see {@link #fixedPrefix}); 0 if none. */
+    private static int fixedPrefix(List<NetworkPlan.Step> steps, boolean[] upstream) {
+        int candidates = 0; // leading steps that train nothing upstream and are deterministic (never the output layer)
+        while (candidates < steps.size() - 1 && !upstream[candidates] && steps.get(candidates).kernel().deterministic()) {
+            candidates++;
+        }
+        for (int k = candidates; k > 0; k--) {
+            boolean cut = true;
+            for (int t = k; t < steps.size() && cut; t++) {
+                for (int in : steps.get(t).inputs()) {
+                    cut &= in == k - 1 || in >= k;
+                }
+            }
+            if (cut) { // and something to save: a prefix of reshapes alone costs nothing to recompute
+                for (int s = 0; s < k; s++) {
+                    if (!(steps.get(s).kernel() instanceof ReshapeKernel)) {
+                        return k;
+                    }
+                }
+                return 0;
+            }
+        }
+        return 0;
+    }
+
+    /**
+     * Whether the network starts with a fixed prefix: layers that nothing trains (frozen, or without parameters, such
+     * as the scattering transform) and that draw no random numbers, whose output can be computed once per example with
+     * {@link #fixedPrefixOutput} and read by every later step in place of the network's input.
+     */
+    public boolean hasFixedPrefix() {
+        return fixedPrefix > 0;
+    }
+
+    /**
+     * The fixed prefix's output for rows [from, to) of {@code features}, one flattened row per example, computed in
+     * chunks of at most {@code chunk} rows. After {@link #readFixedPrefixOutput}, {@link #clippedSum} and friends take
+     * rows of such an array as their features and give exactly what they give on the raw rows (the prefix is a
+     * function of each row alone).
+     *
+     * @param features network inputs [n, c·h·w] (or [n, c, h, w])
+     * @return [to − from, d] in the network's data type, outside any workspace
+     * @throws IllegalStateException if the network has no fixed prefix
+     */
+    public INDArray fixedPrefixOutput(INDArray features, int from, int to, int chunk) {
+        if (fixedPrefix == 0) {
+            throw new IllegalStateException("the network has no fixed prefix");
+        }
+        INDArray out = null;
+        for (NetworkPlan.Step step : steps) {
+            step.kernel().training = true; // as in a training pass (the prefix's kernels are deterministic either way)
+        }
+        for (int at = from; at < to; at += chunk) {
+            int end = Math.min(to, at + chunk);
+            try (MemoryWorkspace ws = Nd4j.getWorkspaceManager().getAndActivateWorkspace(WORKSPACE, workspaceId)) {
+                INDArray x = features.get(NDArrayIndex.interval(at, end)).castTo(dataType);
+                INDArray[] outputs = new INDArray[fixedPrefix];
+                for (int s = 0; s < fixedPrefix; s++) {
+                    outputs[s] = steps.get(s).kernel().forward(inputsOf(steps.get(s), x, outputs), false);
+                }
+                INDArray y = outputs[fixedPrefix - 1];
+                if (out == null) {
+                    long d = y.length() / y.size(0);
+                    try (var outside = Nd4j.getWorkspaceManager().scopeOutOfWorkspaces()) {
+                        out = Nd4j.create(dataType, to - from, d);
+                    }
+                    long[] shape = y.shape().clone();
+                    shape[0] = 1;
+                    prefixShape = shape;
+                }
+                out.get(NDArrayIndex.interval(at - from, end - from)).assign(y.reshape('c', y.size(0), out.size(1)));
+            } finally {
+                clear();
+            }
+        }
+        return out;
+    }
+
+    /**
+     * Makes {@link #compute}, {@link #clippedSum}, {@link #addClippedSum} and {@link #addBatchGradient} read their
+     * features as rows of {@link #fixedPrefixOutput} of the same network ({@code true}) or as network inputs
+     * ({@code false}, the default). {@link #output} always reads network inputs.
+     *
+     * @param exampleShape the per-example shape of that output, [1, ...] ({@link #fixedPrefixShape()} of the instance
+     *                     that computed it); ignored when {@code yes} is false
+     * @throws IllegalStateException if {@code yes} and the network has no fixed prefix or the shape is missing
+     */
+    public void readFixedPrefixOutput(boolean yes, long[] exampleShape) {
+        if (yes && (fixedPrefix == 0 || exampleShape == null)) {
+            throw new IllegalStateException("readFixedPrefixOutput needs a fixed prefix and its output's per-example shape");
+        }
+        prefixInput = yes;
+        prefixShape = exampleShape == null ? null : exampleShape.clone();
+    }
+
+    /** The per-example shape [1, ...] of the last {@link #fixedPrefixOutput}, or null before the first. */
+    public long[] fixedPrefixShape() {
+        return prefixShape == null ? null : prefixShape.clone();
+    }
+
+    private static INDArray[] inputsOf(NetworkPlan.Step step, INDArray features, INDArray[] outputs) {
+        int[] in = step.inputs();
+        INDArray[] x = new INDArray[in.length];
+        for (int j = 0; j < in.length; j++) {
+            x[j] = in[j] == NetworkPlan.NETWORK_INPUT ? features : outputs[in[j]];
+        }
+        return x;
     }
 
     /** The kernels of this class, in topological order (tests reach into them, e.g. to fix a dropout mask). */
@@ -122,21 +246,26 @@ public final class PerExampleGradients {
             step.kernel().training = false;
         }
         try (MemoryWorkspace ws = Nd4j.getWorkspaceManager().getAndActivateWorkspace(WORKSPACE, workspaceId)) {
-            return forward(features.castTo(dataType), false).detach();
+            return forward(features.castTo(dataType), false, false).detach();
         }
     }
 
-    /** The forward pass; keeps what the backward pass needs in the steps that have one when {@code keep}. */
-    private INDArray forward(INDArray features, boolean keep) {
+    /**
+     * The forward pass; keeps what the backward pass needs in the steps that have one when {@code keep}. With
+     * {@code fromPrefix}, {@code features} are rows of the fixed prefix's output and the pass starts after it.
+     */
+    private INDArray forward(INDArray features, boolean keep, boolean fromPrefix) {
         INDArray[] outputs = new INDArray[steps.size()];
-        for (int s = 0; s < steps.size(); s++) {
+        int start = 0;
+        if (fromPrefix) {
+            long[] shape = prefixShape.clone();
+            shape[0] = features.size(0);
+            outputs[fixedPrefix - 1] = features.reshape('c', shape);
+            start = fixedPrefix;
+        }
+        for (int s = start; s < steps.size(); s++) {
             NetworkPlan.Step step = steps.get(s);
-            int[] in = step.inputs();
-            INDArray[] x = new INDArray[in.length];
-            for (int j = 0; j < in.length; j++) {
-                x[j] = in[j] == NetworkPlan.NETWORK_INPUT ? features : outputs[in[j]];
-            }
-            outputs[s] = step.kernel().forward(x, keep && backward[s]);
+            outputs[s] = step.kernel().forward(inputsOf(step, features, outputs), keep && backward[s]);
         }
         return outputs[steps.size() - 1];
     }
@@ -237,7 +366,7 @@ public final class PerExampleGradients {
             step.kernel().perExample = perExample;
             step.kernel().training = true;
         }
-        forward(features.castTo(dataType), true);
+        forward(features.castTo(dataType), true, prefixInput);
         losses = output.loss(y);
         int last = steps.size() - 1;
         INDArray[] grads = new INDArray[steps.size()]; // dL/d(output of step s), summed over the steps that read it

@@ -37,7 +37,7 @@ class DpCompatibilityTest {
     @Test
     void theRegistryKnowsItsLayerTypesAndSaysWhatToUseInstead() {
         assertEquals("ConvolutionLayer, WeightStandardizedConvolution, GroupNormalization, SubsamplingLayer, DenseLayer, "
-                + "OutputLayer, GlobalPoolingLayer, ActivationLayer, DropoutLayer, ZeroPaddingLayer", LayerKernels.supportedNames());
+                + "OutputLayer, GlobalPoolingLayer, ActivationLayer, DropoutLayer, ZeroPaddingLayer, Scattering", LayerKernels.supportedNames());
         assertTrue(LayerKernels.supports(DenseLayer.class) && LayerKernels.supports(SubsamplingLayer.class));
         assertTrue(!LayerKernels.supports(BatchNormalization.class));
         var bn = new NeuralNetConfiguration.Builder().list()

@@ -46,7 +46,9 @@ class PerExampleGradientsTest {
                 Arguments.of("all-conv", Models.allConvNet(mnist.withActivation(Activation.TANH.getActivationFunction()))),
                 Arguments.of("cifar-cnn", Models.cifarCnn(cifar)),
                 Arguments.of("mlp", Models.mlp(mnist.withActivation(new TemperedSigmoid(1.5, 3, 0.5)))),
-                Arguments.of("avg-pool, dilation, no bias, sigmoid", oddLayers(DataType.DOUBLE)));
+                Arguments.of("avg-pool, dilation, no bias, sigmoid", oddLayers(DataType.DOUBLE)),
+                Arguments.of("scatternet-linear", Models.scatterNetLinear(mnist)),
+                Arguments.of("scatternet-cnn", Models.scatterNetCnn(mnist.withActivation(Activation.TANH.getActivationFunction()))));
     }
 
     /** Average pooling with padding, a dilated convolution, a bias-free layer and sigmoid. */
@@ -170,6 +172,9 @@ class PerExampleGradientsTest {
         var pre = net.getLayerWiseConfigurations().getInputPreProcess(0);
         if (pre instanceof org.deeplearning4j.nn.conf.preprocessor.FeedForwardToCnnPreProcessor f) {
             return f.getNumChannels() * f.getInputHeight() * f.getInputWidth();
+        }
+        if (net.getLayer(0).conf().getLayer() instanceof org.dpdl4j.models.Scattering sc) {
+            return sc.getInputChannels() * sc.getInputHeight() * sc.getInputWidth();
         }
         return net.getLayer(0).getParam("W").size(0);
     }

@@ -27,7 +27,8 @@ import org.nd4j.linalg.lossfunctions.LossFunctions;
  */
 public final class Models {
     /** Names accepted by {@link #byName}. */
-    public static final String NAMES = "standard-cnn, all-conv, cifar-cnn, mlp, small-resnet, wrn-D-K (e.g. wrn-16-4)";
+    public static final String NAMES = "standard-cnn, all-conv, cifar-cnn, mlp, small-resnet, wrn-D-K (e.g. wrn-16-4), "
+            + "scatternet-linear, scatternet-cnn";
 
     private Models() {
     }
@@ -39,7 +40,8 @@ public final class Models {
             int d = Integer.parseInt(wrn.group(1));
             return d >= 10 && (d - 4) % 6 == 0 && Integer.parseInt(wrn.group(2)) >= 1;
         }
-        return java.util.List.of("standard-cnn", "all-conv", "cifar-cnn", "mlp", "small-resnet").contains(name);
+        return java.util.List.of("standard-cnn", "all-conv", "cifar-cnn", "mlp", "small-resnet", "scatternet-linear",
+                "scatternet-cnn").contains(name);
     }
 
     private static final java.util.regex.Pattern WRN = java.util.regex.Pattern.compile("wrn-(\\d{1,3})-(\\d{1,2})");
@@ -60,6 +62,8 @@ public final class Models {
             case "cifar-cnn" -> cifarCnn(o);
             case "mlp" -> mlp(o);
             case "small-resnet" -> wideResNet(10, 1, o);
+            case "scatternet-linear" -> scatterNetLinear(o);
+            case "scatternet-cnn" -> scatterNetCnn(o);
             default -> throw new IllegalArgumentException("model must be one of " + NAMES + ", got '" + name + "'");
         };
     }
@@ -195,6 +199,37 @@ public final class Models {
                 .layer(new DenseLayer.Builder().nOut(120).activation(o.activation()).build())
                 .layer(output(o));
         return init(list.setInputType(InputType.feedForward((long) o.height() * o.width() * o.channels())).build());
+    }
+
+    /**
+     * Tramèr &amp; Boneh's ScatterNet + linear model ("Differentially Private Learning Needs Better Features (or Much
+     * More Data)", ICLR 2021, arXiv:2011.11660, Sec. 3): the scattering transform (J = 2, L = 8: 81 channels at
+     * H/4 × W/4 per input channel), GroupNorm with 27 groups on its channels (no privacy cost), and a softmax layer on
+     * the flattened features (39,862 parameters on MNIST: 162 GroupNorm + 3,969·10 + 10).
+     */
+    public static MultiLayerNetwork scatterNetLinear(ModelOptions o) {
+        var list = scatterNetBase(o).layer(output(o));
+        return init(list.setInputType(InputType.convolutionalFlat(o.height(), o.width(), o.channels())).build());
+    }
+
+    /**
+     * Tramèr &amp; Boneh's ScatterNet + CNN for MNIST-sized inputs (arXiv:2011.11660, Sec. 3 and their code): the
+     * scattering transform and GroupNorm(27) as in {@link #scatterNetLinear}, then Conv 16@3×3 stride 2 padding 1,
+     * activation, Conv 32@3×3 padding 1, activation, Dense 32, activation, softmax (33,066 + 162 parameters on MNIST).
+     */
+    public static MultiLayerNetwork scatterNetCnn(ModelOptions o) {
+        var list = scatterNetBase(o)
+                .layer(new ConvolutionLayer.Builder(3, 3).stride(2, 2).padding(1, 1).nOut(16).activation(o.activation()).build())
+                .layer(new ConvolutionLayer.Builder(3, 3).stride(1, 1).padding(1, 1).nOut(32).activation(o.activation()).build())
+                .layer(new DenseLayer.Builder().nOut(32).activation(o.activation()).build())
+                .layer(output(o));
+        return init(list.setInputType(InputType.convolutionalFlat(o.height(), o.width(), o.channels())).build());
+    }
+
+    private static org.deeplearning4j.nn.conf.NeuralNetConfiguration.ListBuilder scatterNetBase(ModelOptions o) {
+        return base(o).list()
+                .layer(new Scattering.Builder().scales(2).angles(8).build())
+                .layer(new GroupNormalization.Builder().groups(27).activation(Activation.IDENTITY).build());
     }
 
     private static NeuralNetConfiguration.Builder base(ModelOptions o) {

@@ -59,6 +59,33 @@ class ModelsTest {
         assertEquals(2.0, p.sumNumber().doubleValue(), 1e-4);
     }
 
+    /**
+     * Tramèr &amp; Boneh's ScatterNet models: parameter counts by hand, output() is the transform followed by the head,
+     * the model survives ModelSerializer, and DL4J's own fit() trains it (no gradient flows into the transform).
+     */
+    @Test
+    void scatterNetsAreOrdinaryDl4jModels() throws Exception {
+        MultiLayerNetwork linear = Models.scatterNetLinear(ModelOptions.mnist().withSeed(4));
+        assertEquals(2 * 81 + 81 * 49 * 10 + 10, linear.numParams());
+        MultiLayerNetwork cnn = Models.scatterNetCnn(ModelOptions.mnist().withSeed(4));
+        assertEquals(2 * 81 + (81 * 16 * 9 + 16) + (16 * 32 * 9 + 32) + (512 * 32 + 32) + (32 * 10 + 10), cnn.numParams());
+        assertEquals(33_066 + 162, cnn.numParams());
+        INDArray x = Nd4j.rand(DataType.FLOAT, 3, 784);
+        INDArray features = new Scattering2D(28, 28, 2, 8).transform(x.reshape(3, 1, 28, 28));
+        INDArray head = linear.feedForwardToLayer(1, x, false).get(2); // the GroupNorm layer's output
+        INDArray expectedHead = GroupNormMath.normalise(GroupNormMath.asChannels(features), 27, 1e-5)[0].reshape(3, 81, 7, 7);
+        assertTrue(head.sub(expectedHead).amaxNumber().doubleValue() < 1e-4, "scattering then GroupNorm");
+        Path file = tmp.resolve("scatternet.zip");
+        ModelSerializer.writeModel(cnn, file.toFile(), false);
+        MultiLayerNetwork restored = ModelSerializer.restoreMultiLayerNetwork(file.toFile(), false);
+        assertEquals(cnn.output(x), restored.output(x), "the restored model computes the same");
+        INDArray before = cnn.params().dup();
+        INDArray y = Nd4j.zeros(DataType.FLOAT, 3, 10);
+        y.putScalar(0, 1, 1).putScalar(1, 4, 1).putScalar(2, 9, 1);
+        cnn.fit(x, y);
+        assertTrue(!before.equals(cnn.params()), "DL4J's fit updates the head");
+    }
+
     /** φ(x) = s·σ(Tx) − o; (2, 2, 1) is tanh; the derivative matches a central finite difference. */
     @Test
     void temperedSigmoidValuesAndDerivative() {

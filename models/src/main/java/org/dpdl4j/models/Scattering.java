@@ -1,0 +1,177 @@
+package org.dpdl4j.models;
+
+import java.util.Collection;
+import org.deeplearning4j.nn.conf.InputPreProcessor;
+import org.deeplearning4j.nn.conf.NeuralNetConfiguration;
+import org.deeplearning4j.nn.conf.inputs.InputType;
+import org.deeplearning4j.nn.conf.layers.NoParamLayer;
+import org.deeplearning4j.nn.conf.memory.LayerMemoryReport;
+import org.deeplearning4j.optimize.api.TrainingListener;
+import org.nd4j.linalg.api.buffer.DataType;
+import org.nd4j.linalg.api.ndarray.INDArray;
+
+/**
+ * The 2-D scattering transform ({@link Scattering2D}) as a DL4J layer: a fixed, data-independent feature extractor with
+ * no parameters, as Tramèr &amp; Boneh put it in front of a linear model or a small CNN ("Differentially Private
+ * Learning Needs Better Features (or Much More Data)", ICLR 2021, arXiv:2011.11660, Sec. 3). It serialises with
+ * {@code ModelSerializer} like any DL4J layer (by class name) and runs in {@code output()}.
+ *
+ * <p>Input: NCHW images [B, C, H, W], or flattened [B, C·H·W] (the input type's H, W, C), with H, W &gt; 2^J. Output: [B, C·K, ⌊H/2^J⌋, ⌊W/2^J⌋] with K = 1 + JL +
+ * L²J(J−1)/2 (81 for the defaults J = 2, L = 8). It has no input gradient: it must come before every layer with
+ * trained parameters (DL4J's backpropagation gets none from it, and dpdl4j's engine refuses a trained layer before it).
+ */
+public class Scattering extends NoParamLayer {
+    private int scales = 2;
+    private int angles = 8;
+    private long inputHeight;
+    private long inputWidth;
+    private long inputChannels;
+
+    /** For JSON. */
+    public Scattering() {
+    }
+
+    protected Scattering(Builder b) {
+        super(b);
+        this.scales = b.scales;
+        this.angles = b.angles;
+    }
+
+    /** J, the number of scales. */
+    public int getScales() {
+        return scales;
+    }
+
+    public void setScales(int scales) {
+        this.scales = scales;
+    }
+
+    /** L, the number of angles. */
+    public int getAngles() {
+        return angles;
+    }
+
+    public void setAngles(int angles) {
+        this.angles = angles;
+    }
+
+    /** H, the input images' height (set from the input type). */
+    public long getInputHeight() {
+        return inputHeight;
+    }
+
+    public void setInputHeight(long inputHeight) {
+        this.inputHeight = inputHeight;
+    }
+
+    /** W, the input images' width (set from the input type). */
+    public long getInputWidth() {
+        return inputWidth;
+    }
+
+    public void setInputWidth(long inputWidth) {
+        this.inputWidth = inputWidth;
+    }
+
+    /** C, the input images' channels (set from the input type). */
+    public long getInputChannels() {
+        return inputChannels;
+    }
+
+    public void setInputChannels(long inputChannels) {
+        this.inputChannels = inputChannels;
+    }
+
+    /** K = 1 + JL + L²J(J−1)/2, the output channels per input channel. */
+    public int coefficients() {
+        return 1 + scales * angles + angles * angles * scales * (scales - 1) / 2;
+    }
+
+    @Override
+    public org.deeplearning4j.nn.api.Layer instantiate(NeuralNetConfiguration conf, Collection<TrainingListener> listeners,
+                                                       int index, INDArray paramsView, boolean initializeParams,
+                                                       DataType dataType) {
+        return LayerWiring.wire(new ScatteringLayer(conf, dataType), conf, listeners, index, paramsView, initializeParams,
+                initializer());
+    }
+
+    /** {H, W, C} of convolutional or flattened convolutional input. */
+    private long[] imageShape(InputType inputType) {
+        long[] hwc;
+        if (inputType instanceof InputType.InputTypeConvolutional c) {
+            hwc = new long[]{c.getHeight(), c.getWidth(), c.getChannels()};
+        } else if (inputType instanceof InputType.InputTypeConvolutionalFlat f) {
+            hwc = new long[]{f.getHeight(), f.getWidth(), f.getDepth()};
+        } else {
+            throw new IllegalArgumentException("Scattering '" + getLayerName() + "': input must be images (InputType.convolutional "
+                    + "or convolutionalFlat), got " + inputType);
+        }
+        int step = 1 << scales;
+        if (hwc[0] <= step || hwc[1] <= step) {
+            throw new IllegalArgumentException("Scattering '" + getLayerName() + "' with J = " + scales + " needs images larger than "
+                    + step + "x" + step + ", got " + hwc[0] + "x" + hwc[1]);
+        }
+        return hwc;
+    }
+
+    @Override
+    public InputType getOutputType(int layerIndex, InputType inputType) {
+        long[] hwc = imageShape(inputType);
+        int step = 1 << scales;
+        return InputType.convolutional(hwc[0] / step, hwc[1] / step, hwc[2] * coefficients());
+    }
+
+    @Override
+    public void setNIn(InputType inputType, boolean override) {
+        long[] hwc = imageShape(inputType);
+        if (inputHeight <= 0 || override) {
+            inputHeight = hwc[0];
+            inputWidth = hwc[1];
+            inputChannels = hwc[2];
+        }
+    }
+
+    /** None: the layer reads flattened images itself, so that no preprocessor stands before it (it has no input gradient). */
+    @Override
+    public InputPreProcessor getPreProcessorForInputType(InputType inputType) {
+        imageShape(inputType);
+        return null;
+    }
+
+    @Override
+    public LayerMemoryReport getMemoryReport(InputType inputType) {
+        InputType out = getOutputType(-1, inputType);
+        return new LayerMemoryReport.Builder(layerName, Scattering.class, inputType, out)
+                .standardMemory(0, 0).workingMemory(0, 0, 0, 0).cacheMemory(0, 0).build();
+    }
+
+    /** Builds a {@link Scattering}: {@code new Scattering.Builder().scales(2).angles(8).build()}. */
+    public static class Builder extends org.deeplearning4j.nn.conf.layers.Layer.Builder<Builder> {
+        private int scales = 2;
+        private int angles = 8;
+
+        /** @param scales J in [1, 8] (default 2) */
+        public Builder scales(int scales) {
+            if (scales < 1 || scales > 8) {
+                throw new IllegalArgumentException("scales J must be in [1, 8], got " + scales);
+            }
+            this.scales = scales;
+            return this;
+        }
+
+        /** @param angles L in [1, 64] (default 8) */
+        public Builder angles(int angles) {
+            if (angles < 1 || angles > 64) {
+                throw new IllegalArgumentException("angles L must be in [1, 64], got " + angles);
+            }
+            this.angles = angles;
+            return this;
+        }
+
+        @Override
+        @SuppressWarnings("unchecked")
+        public Scattering build() {
+            return new Scattering(this);
+        }
+    }
+}
