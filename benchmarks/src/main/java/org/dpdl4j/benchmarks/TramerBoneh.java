@@ -24,8 +24,9 @@ import org.nd4j.linalg.api.buffer.DataType;
  * Better Features (or Much More Data)", ICLR 2021, arXiv:2011.11660, Table 1 (MNIST and Fashion-MNIST at ε = 3,
  * δ = 1e-5; single runs whose hyperparameters were chosen on the private data, a search they do not count) next to the
  * same models and hyperparameters trained by dpdl4j. Their settings (the README of their code): momentum 0.9, C = 0.1,
- * tanh in the CNN; MNIST linear B = 4096, lr 8, 40 epochs; MNIST CNN B = 1024, lr 1, 25 epochs; Fashion-MNIST linear
- * B = 8192, lr 16, 40 epochs; Fashion-MNIST CNN B = 2048, lr 4, 40 epochs. Differences: their MNIST rows normalise the
+ * tanh in the CNN; MNIST linear B = 4096, lr 8; MNIST CNN B = 1024, lr 1; Fashion-MNIST linear B = 8192, lr 16;
+ * Fashion-MNIST CNN B = 2048, lr 4. Their README gives noise multipliers, not epochs: the epochs here (40, 25, 40, 40)
+ * are those at which their noise multipliers reach ε = 3 under the accountant they used. Differences: their MNIST rows normalise the
  * features with their private data normalisation, ours with GroupNorm(27) (no privacy cost) as their Fashion-MNIST
  * rows do; their momentum is plain, ours Nesterov; their batches are shuffled fixed-size batches accounted as if
  * Poisson-sampled, ours are Poisson-sampled; σ is calibrated by dpdl4j's PLD accountant to ε = 3 exactly.
