@@ -2,7 +2,6 @@ package org.dpdl4j.dpsgd;
 
 import org.dpdl4j.models.Scattering;
 import org.dpdl4j.models.Scattering2D;
-import org.dpdl4j.models.ScatteringLayer;
 import org.nd4j.linalg.api.ndarray.INDArray;
 
 /**
@@ -20,7 +19,7 @@ final class ScatteringKernel extends LayerKernel {
 
     @Override
     INDArray forward(INDArray input, boolean keep) {
-        INDArray x = ScatteringLayer.images(input, conf);
+        INDArray x = conf.images(input);
         int h = (int) x.size(2);
         int w = (int) x.size(3);
         if (transform == null || transform.inputHeight() != h || transform.inputWidth() != w) {

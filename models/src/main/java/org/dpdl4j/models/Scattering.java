@@ -95,6 +95,23 @@ public class Scattering extends NoParamLayer {
                 initializer());
     }
 
+    /**
+     * The input as NCHW images: [B, C, H, W] as it is, [B, C·H·W] reshaped with this layer's input type.
+     *
+     * @throws IllegalArgumentException for any other shape
+     */
+    public INDArray images(INDArray input) {
+        if (input.rank() == 4) {
+            return input;
+        }
+        long c = inputChannels;
+        if (input.rank() == 2 && c > 0 && input.size(1) == c * inputHeight * inputWidth) {
+            return input.reshape('c', input.size(0), c, inputHeight, inputWidth);
+        }
+        throw new IllegalArgumentException("Scattering '" + getLayerName() + "' expects images [B, " + c + ", " + inputHeight + ", "
+                + inputWidth + "] or flattened [B, " + c * inputHeight * inputWidth + "], got " + java.util.Arrays.toString(input.shape()));
+    }
+
     /** {H, W, C} of convolutional or flattened convolutional input. */
     private long[] imageShape(InputType inputType) {
         long[] hwc;

@@ -11,7 +11,7 @@ import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
 
 /** The runtime of {@link Scattering}: the transform in the forward pass, no gradient in the backward pass. */
-public final class ScatteringLayer extends AbstractLayer<Scattering> {
+final class ScatteringLayer extends AbstractLayer<Scattering> {
     private Scattering2D transform; // for the last input size seen (one network sees one size)
 
     ScatteringLayer(NeuralNetConfiguration conf, DataType dataType) {
@@ -31,28 +31,9 @@ public final class ScatteringLayer extends AbstractLayer<Scattering> {
     @Override
     public INDArray activate(boolean training, LayerWorkspaceMgr workspaceMgr) {
         assertInputSet(false);
-        INDArray x = images(input, layerConf());
+        INDArray x = layerConf().images(input);
         INDArray out = transform((int) x.size(2), (int) x.size(3)).transform(x).castTo(dataType);
         return workspaceMgr.leverageTo(ArrayType.ACTIVATIONS, out);
-    }
-
-    /**
-     * The input as NCHW images: [B, C, H, W] as it is, [B, C·H·W] reshaped with the layer's input type.
-     *
-     * @throws IllegalArgumentException for any other shape
-     */
-    public static INDArray images(INDArray input, Scattering conf) {
-        long h = conf.getInputHeight();
-        long w = conf.getInputWidth();
-        long c = conf.getInputChannels();
-        if (input.rank() == 4) {
-            return input;
-        }
-        if (input.rank() == 2 && c > 0 && input.size(1) == c * h * w) {
-            return input.reshape('c', input.size(0), c, h, w);
-        }
-        throw new IllegalArgumentException("Scattering '" + conf.getLayerName() + "' expects images [B, " + c + ", " + h + ", " + w
-                + "] or flattened [B, " + c * h * w + "], got " + java.util.Arrays.toString(input.shape()));
     }
 
     /**
