@@ -7,7 +7,10 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import org.deeplearning4j.nn.api.Model;
+import org.dpdl4j.accounting.ComposedEvent;
+import org.dpdl4j.accounting.NoOpEvent;
 import org.dpdl4j.accounting.NoiseCalibration;
+import org.dpdl4j.accounting.PrivacyEvent;
 import org.dpdl4j.accounting.PldAccountant;
 import org.dpdl4j.accounting.RdpAccountant;
 import org.dpdl4j.accounting.RepetitionDistribution;
@@ -17,7 +20,9 @@ import org.dpdl4j.datasets.Datasets;
 import org.dpdl4j.datasets.TrainTest;
 import org.dpdl4j.dpsgd.DpSgdConfig;
 import org.dpdl4j.dpsgd.DpSgdTrainer;
+import org.dpdl4j.dpsgd.PrivateNormalisation;
 import org.dpdl4j.dpsgd.TrainingResult;
+import org.dpdl4j.models.FeatureStatistics;
 import org.dpdl4j.models.ModelOptions;
 import org.dpdl4j.models.Models;
 import org.dpdl4j.tuning.DpSgdMechanism;
@@ -41,6 +46,10 @@ import org.nd4j.linalg.api.buffer.DataType;
  * released models' accuracy, never to select anything.
  *
  * <p>The single-run row trains the recipe on all the training data, σ calibrated by the PLD accountant.
+ *
+ * <p>A recipe with the private data normalisation ({@link PrivateNormalisation}) releases the feature statistics of the
+ * whole training set once per row, before the run or the tuning, and composes that event into the row's ε (σ calibrated
+ * for the composition).
  */
 public final class HonestAccuracy {
     private static final double DELTA = 1e-5;
@@ -66,11 +75,13 @@ public final class HonestAccuracy {
      * @param epochs    epochs E of every run
      * @param ema       decay β of the released moving average of the parameters (0: the last iterate)
      * @param mu        E[K] of the Poisson number of tuning runs
+     * @param dataNorm  whether the features are normalised by statistics released by the private data normalisation
+     *                  (its event composed into each row's ε) instead of GroupNorm
      */
     public record Recipe(String name, String model, String optimizer, int batchSize, double lr, double clip, double epochs, double ema,
-                         double mu) {
+                         double mu, boolean dataNorm) {
         /** The recipes {@link #of} knows. */
-        public static final List<String> NAMES = List.of("scatternet", "standard-cnn");
+        public static final List<String> NAMES = List.of("scatternet", "scatternet-datanorm", "standard-cnn");
 
         /**
          * A recipe by name; {@code epochs} &gt; 0 overrides its epochs (40, or 20 with {@code quick}).
@@ -79,6 +90,8 @@ public final class HonestAccuracy {
          *   hyperparameters (ICLR 2021, arXiv:2011.11660; momentum 0.9, C = 0.1; MNIST B = 4096, lr 8; Fashion-MNIST
          *   B = 8192, lr 16), GroupNorm(27) on the features, the last iterate. Fixed from the paper, before seeing our
          *   data; the linear model because it matched or beat their ScatterNet CNN on both data sets.</li>
+         *   <li>{@code scatternet-datanorm}: the same with Tramèr &amp; Boneh's private data normalisation
+         *   (σ_norm = 8) instead of GroupNorm.</li>
          *   <li>{@code standard-cnn}: the standard CNN, tanh, plain SGD, B = 2048, lr 4, C = 1, β = 0.999, chosen on a
          *   6,000-example validation split of the MNIST training set (never the test set) among B ∈ {512, 1024, 2048}
          *   with lr ∝ B and β ∈ {0.99, 0.995, 0.999}.</li>
@@ -88,11 +101,11 @@ public final class HonestAccuracy {
          */
         public static Recipe of(String name, String dataset, boolean quick, double epochs) {
             double e = epochs > 0 ? epochs : quick ? 20 : 40;
+            boolean fashion = dataset.equals("fashion-mnist");
             return switch (name) {
-                case "scatternet" -> dataset.equals("fashion-mnist")
-                        ? new Recipe(name, "scatternet-linear", "momentum", 8192, 16.0, 0.1, e, 0, 5)
-                        : new Recipe(name, "scatternet-linear", "momentum", 4096, 8.0, 0.1, e, 0, 5);
-                case "standard-cnn" -> new Recipe(name, "standard-cnn", "sgd", 2048, 4.0, 1.0, e, 0.999, 5);
+                case "scatternet", "scatternet-datanorm" -> new Recipe(name, "scatternet-linear", "momentum", fashion ? 8192 : 4096,
+                        fashion ? 16.0 : 8.0, 0.1, e, 0, 5, name.endsWith("datanorm"));
+                case "standard-cnn" -> new Recipe(name, "standard-cnn", "sgd", 2048, 4.0, 1.0, e, 0.999, 5, false);
                 default -> throw new IllegalArgumentException("recipe must be one of " + NAMES + ", got '" + name + "'");
             };
         }
@@ -116,6 +129,8 @@ public final class HonestAccuracy {
             m.put("clip_norm", clip);
             m.put("epochs", epochs);
             m.put("ema_decay", ema);
+            m.put("normalisation", dataNorm ? "private data normalisation, sigma_norm " + TramerBoneh.SIGMA_NORM : model.startsWith("scatternet")
+                    ? "groupnorm" : "none");
             return m;
         }
     }
@@ -224,7 +239,10 @@ public final class HonestAccuracy {
         List<Map<String, Object>> tuned = new ArrayList<>();
         PldAccountant pld = PldAccountant.standard();
         RdpAccountant rdp = RdpAccountant.standard();
-        double sigmaSingle = NoiseCalibration.noiseMultiplier(q, steps, s.epsilon(), DELTA, pld, 1e-4);
+        // each row releases its own feature statistics when the recipe normalises by them; the event is in its epsilon
+        PrivacyEvent norm = recipe.dataNorm() ? PrivateNormalisation.event(TramerBoneh.SIGMA_NORM) : new NoOpEvent();
+        double sigmaSingle = NoiseCalibration.smallestNoise(x -> ComposedEvent.of(norm, NoiseCalibration.dpSgd(q, x, steps)), s.epsilon(),
+                DELTA, pld, 1e-4);
         System.out.printf(Locale.ROOT, "honest-%s: recipe %s (%s, %s), B = %d (q = %.6g), %s epochs (T = %d), C = %s, "
                         + "moving average %s; %d repetition(s) of each row at total epsilon %s, delta %s%n", s.dataset(), recipe.name(),
                 recipe.model(), recipe.optimizer(), recipe.batchSize(),
@@ -232,7 +250,7 @@ public final class HonestAccuracy {
         for (int r = 0; r < s.seeds(); r++) {
             long seed = s.seed() + 1000L * r;
             ModelOptions options = options(data, recipe, seed);
-            Model net = Models.byName(recipe.model(), options);
+            Model net = Models.byName(recipe.model(), options.withFeatures(features(recipe, data, seed, workers)));
             DpSgdConfig cfg = DpSgdConfig.builder().samplingRate(q).noiseMultiplier(sigmaSingle).clipNorm(recipe.clip()).steps(steps)
                     .seed(seed).workers(workers).delta(DELTA).emaDecay(recipe.ema()).build();
             TrainingResult res;
@@ -246,7 +264,7 @@ public final class HonestAccuracy {
             Map<String, Object> row = new LinkedHashMap<>();
             row.put("seed_index", r);
             row.put("test_accuracy", DpSgdTrainer.accuracy(net, data.test()));
-            row.put("epsilon", pld.epsilon(res.event(), DELTA));
+            row.put("epsilon", pld.epsilon(ComposedEvent.of(norm, res.event()), DELTA));
             row.put("accountant", "pld");
             row.put("noise_multiplier", sigmaSingle);
             row.put("seconds", res.seconds());
@@ -255,14 +273,16 @@ public final class HonestAccuracy {
                     row.get("test_accuracy"), row.get("epsilon"), sigmaSingle, res.seconds());
 
             HyperparameterSpace space = recipe.space();
-            DpSgdMechanism template = DpSgdMechanism.builder(data.train()).model(recipe.model(), options).optimizer(recipe.optimizer(), null)
+            ModelOptions tunedOptions = options.withFeatures(features(recipe, data, seed + 3, workers));
+            DpSgdMechanism template = DpSgdMechanism.builder(data.train()).model(recipe.model(), tunedOptions)
+                    .optimizer(recipe.optimizer(), null)
                     .noiseMultiplier(1).clipNorm(recipe.clip()).samplingRate(q).epochs(recipe.epochs()).emaDecay(recipe.ema())
                     .workers(workers).delta(DELTA).validation(0.1, seed).scoring(DpSgdMechanism.Scoring.PRIVATE_VALIDATION, 0.005)
                     .build().withScoreNoiseCount(SCORE_NOISE / TUNE_FRACTION); // SCORE_NOISE counts on X₁'s validation split
             SubsampledTuner tuner = new SubsampledTuner(new RandomSearchTuner(RepetitionDistribution.poisson(recipe.mu()), seed + 1, 1, false),
                     TUNE_FRACTION, SubsampledTuningEvent.Variant.DISJOINT, Extrapolation.LINEAR_LEARNING_RATE, false, seed + 2, false);
-            double sigma = NoiseCalibration.smallestNoise(x -> tuner.event(space, template.withNoiseMultiplier(x)), s.epsilon(), DELTA,
-                    rdp, 1e-3);
+            double sigma = NoiseCalibration.smallestNoise(x -> ComposedEvent.of(norm, tuner.event(space, template.withNoiseMultiplier(x))),
+                    s.epsilon(), DELTA, rdp, 1e-3);
             SubsampledTuningResult t;
             long start = System.nanoTime();
             try (TrialProgress p = new TrialProgress(false, false)) {
@@ -271,7 +291,7 @@ public final class HonestAccuracy {
             Map<String, Object> trow = new LinkedHashMap<>();
             trow.put("seed_index", r);
             trow.put("test_accuracy", DpSgdTrainer.accuracy(t.model(), data.test()));
-            trow.put("epsilon_total", rdp.epsilon(t.event(), DELTA));
+            trow.put("epsilon_total", rdp.epsilon(ComposedEvent.of(norm, t.event()), DELTA));
             trow.put("accountant", "rdp (Koskela & Kulkarni 2023, arXiv:2301.11989, Theorem 6)");
             trow.put("noise_multiplier", sigma);
             trow.put("candidate", t.tuned().toMap());
@@ -284,6 +304,16 @@ public final class HonestAccuracy {
                     (System.nanoTime() - start) / 1e9);
         }
         return new Result(s, recipe, single, tuned, report(s, single, tuned));
+    }
+
+    /** The released feature statistics when the recipe normalises by them (a fresh release per call), else null. */
+    private static FeatureStatistics features(Recipe recipe, TrainTest data, long seed, int workers) {
+        if (!recipe.dataNorm()) {
+            return null;
+        }
+        PrivateNormalisation.Release r = TramerBoneh.normalisation(data.train(), seed, workers);
+        System.out.printf(Locale.ROOT, "[operator] data normalisation: %d of %d examples clipped%n", r.clipped(), data.train().size());
+        return r.statistics();
     }
 
     private static ModelOptions options(TrainTest data, Recipe recipe, long seed) {

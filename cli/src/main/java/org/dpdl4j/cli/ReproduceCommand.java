@@ -33,12 +33,14 @@ import picocli.CommandLine.Parameters;
                         + "dphype-figure2b; --repetitions-per-point, paper 5000), honest-mnist / honest-fashion-mnist (trains: "
                         + "a private model whose epsilon includes its hyperparameter search, Koskela-Kulkarni subsampled "
                         + "tuning, next to a single run with a recipe fixed in advance and published single runs; --seeds "
-                        + "repetitions (default 3), --epsilon the total (default 3), --recipe scatternet (default) or standard-cnn, "
+                        + "repetitions (default 3), --epsilon the total (default 3), --recipe scatternet (default), scatternet-datanorm or standard-cnn, "
                         + "--quick for a short version, --json for the result line), tramer-boneh "
                         + "(trains: Tramer & Boneh 2021's ScatterNet rows for MNIST and Fashion-MNIST at epsilon 3, paper vs "
-                        + "dpdl4j with the same models and hyperparameters; --epochs overrides theirs for a quick check)."})
+                        + "dpdl4j with the same models and hyperparameters; --epochs overrides theirs for a quick check), "
+                        + "scatternet-ablation (trains: ScatterNet + linear with GroupNorm or with the private data "
+                        + "normalisation at epsilon 3, one seed, validation and test accuracy; --datasets, --epochs)."})
 final class ReproduceCommand implements Callable<Integer> {
-    @Parameters(index = "0", paramLabel = "ID", description = "ps-figure2 ... ps-figure7, koskela-figure1, koskela-figure2, dphypo-table1, dingwu-figure2, dphype-noise-table, dphype-figure2, audit-table, honest-mnist, honest-fashion-mnist or tramer-boneh.")
+    @Parameters(index = "0", paramLabel = "ID", description = "ps-figure2 ... ps-figure7, koskela-figure1, koskela-figure2, dphypo-table1, dingwu-figure2, dphype-noise-table, dphype-figure2, audit-table, honest-mnist, honest-fashion-mnist, tramer-boneh or scatternet-ablation.")
     String id;
 
     @Option(names = "--output", defaultValue = "reproductions", description = "Directory for the CSV and PNG (default ${DEFAULT-VALUE}).")
@@ -48,10 +50,10 @@ final class ReproduceCommand implements Callable<Integer> {
             + "(default: $DPDL4J_DATA/papernot-steinke-2022/figure7_landscape.json when DPDL4J_DATA is set).")
     Path landscape;
 
-    @Option(names = "--datasets", split = ",", defaultValue = "mnist,fashion-mnist", description = "koskela-figure2: datasets (default ${DEFAULT-VALUE}).")
+    @Option(names = "--datasets", split = ",", defaultValue = "mnist,fashion-mnist", description = "koskela-figure2 / scatternet-ablation: datasets (default ${DEFAULT-VALUE}).")
     List<String> datasets;
 
-    @Option(names = "--epochs", description = "koskela-figure2 / dphypo-table1 / honest-* / tramer-boneh: epochs of every run "
+    @Option(names = "--epochs", description = "koskela-figure2 / dphypo-table1 / honest-* / tramer-boneh / scatternet-ablation: epochs of every run "
             + "(default 1 / 2 / 40, 20 with --quick / the paper's; papers 40 / 10).")
     Double epochs;
 
@@ -106,14 +108,15 @@ final class ReproduceCommand implements Callable<Integer> {
     Double epsilon;
 
     @Option(names = "--recipe", defaultValue = "scatternet", description = "honest-*: scatternet (Tramer & Boneh's ScatterNet + linear "
-            + "model and hyperparameters) or standard-cnn (the standard CNN, SGD, B 2048, lr 4) (default ${DEFAULT-VALUE}).")
+            + "model and hyperparameters, GroupNorm), scatternet-datanorm (the same with their private data normalisation, its "
+            + "cost counted) or standard-cnn (the standard CNN, SGD, B 2048, lr 4) (default ${DEFAULT-VALUE}).")
     String recipe;
 
     @Option(names = "--json", description = "honest-*: print the result (tuned test accuracy, total epsilon, delta, the chosen candidate, "
             + "the single-run row) as one JSON object on the last line of stdout.")
     boolean json;
 
-    @Option(names = "--seed", defaultValue = "2026", description = "koskela-figure2 / honest-* / tramer-boneh: first seed (default ${DEFAULT-VALUE}).")
+    @Option(names = "--seed", defaultValue = "2026", description = "koskela-figure2 / honest-* / tramer-boneh / scatternet-ablation: first seed (default ${DEFAULT-VALUE}).")
     long seed;
 
     @Option(names = "--audit-train-size", defaultValue = "2000", description = "audit-table: MNIST training examples per run (default ${DEFAULT-VALUE}).")
@@ -163,7 +166,8 @@ final class ReproduceCommand implements Callable<Integer> {
             case "dphype-figure2" -> DpHypeSimulation.figure2(checkedRepetitions(), output);
             case "honest-mnist", "honest-fashion-mnist" -> honestResult.figure();
             case "tramer-boneh" -> TramerBoneh.run(epochs != null ? epochs(1) : 0, seed);
-            default -> throw new IllegalArgumentException("ID must be ps-figure2 ... ps-figure7, koskela-figure1, koskela-figure2, dphypo-table1, dingwu-figure2, dphype-noise-table, dphype-figure2, audit-table, honest-mnist, honest-fashion-mnist or tramer-boneh, got '" + id + "'");
+            case "scatternet-ablation" -> TramerBoneh.ablation(datasets, epochs != null ? epochs(1) : 0, seed);
+            default -> throw new IllegalArgumentException("ID must be ps-figure2 ... ps-figure7, koskela-figure1, koskela-figure2, dphypo-table1, dingwu-figure2, dphype-noise-table, dphype-figure2, audit-table, honest-mnist, honest-fashion-mnist, tramer-boneh or scatternet-ablation, got '" + id + "'");
         };
         f.write(output);
         System.out.println("wrote " + output.resolve(id + ".csv") + " and " + output.resolve(id + ".png"));

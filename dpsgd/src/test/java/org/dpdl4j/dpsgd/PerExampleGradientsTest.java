@@ -48,7 +48,19 @@ class PerExampleGradientsTest {
                 Arguments.of("mlp", Models.mlp(mnist.withActivation(new TemperedSigmoid(1.5, 3, 0.5)))),
                 Arguments.of("avg-pool, dilation, no bias, sigmoid", oddLayers(DataType.DOUBLE)),
                 Arguments.of("scatternet-linear", Models.scatterNetLinear(mnist)),
+                Arguments.of("scatternet-linear, fixed feature statistics", Models.scatterNetLinear(mnist.withFeatures(someStatistics()))),
                 Arguments.of("scatternet-cnn", Models.scatterNetCnn(mnist.withActivation(Activation.TANH.getActivationFunction()))));
+    }
+
+    /** Arbitrary per-channel statistics for the 81 channels of a ScatterNet on MNIST. */
+    static org.dpdl4j.models.FeatureStatistics someStatistics() {
+        double[] mean = new double[81];
+        double[] variance = new double[81];
+        for (int c = 0; c < 81; c++) {
+            mean[c] = 0.01 * (c % 7);
+            variance[c] = c % 5 == 0 ? 0 : 1e-3 * (c % 11);
+        }
+        return new org.dpdl4j.models.FeatureStatistics(mean, variance);
     }
 
     /** Average pooling with padding, a dilated convolution, a bias-free layer and sigmoid. */

@@ -19,9 +19,17 @@ import org.nd4j.linalg.learning.config.Sgd;
  * @param updater    DL4J updater (SGD, Nesterovs, Adam) holding the learning rate
  * @param seed       weight-initialisation seed
  * @param dataType   FLOAT for training, DOUBLE for exactness tests
+ * @param features   the ScatterNets' fixed feature normalisation instead of GroupNorm(27) (null: GroupNorm); other
+ *                   models ignore it
  */
 public record ModelOptions(int height, int width, int channels, int numClasses, IActivation activation,
-                           IUpdater updater, long seed, DataType dataType) implements java.io.Serializable {
+                           IUpdater updater, long seed, DataType dataType, FeatureStatistics features) implements java.io.Serializable {
+
+    /** Options without feature statistics. */
+    public ModelOptions(int height, int width, int channels, int numClasses, IActivation activation, IUpdater updater, long seed,
+                        DataType dataType) {
+        this(height, width, channels, numClasses, activation, updater, seed, dataType, null);
+    }
 
     /** @throws IllegalArgumentException on non-positive sizes or fewer than 2 classes */
     public ModelOptions {
@@ -50,23 +58,28 @@ public record ModelOptions(int height, int width, int channels, int numClasses, 
     }
 
     public ModelOptions withActivation(IActivation a) {
-        return new ModelOptions(height, width, channels, numClasses, a, updater, seed, dataType);
+        return new ModelOptions(height, width, channels, numClasses, a, updater, seed, dataType, features);
     }
 
     public ModelOptions withUpdater(IUpdater u) {
-        return new ModelOptions(height, width, channels, numClasses, activation, u, seed, dataType);
+        return new ModelOptions(height, width, channels, numClasses, activation, u, seed, dataType, features);
     }
 
     public ModelOptions withSeed(long s) {
-        return new ModelOptions(height, width, channels, numClasses, activation, updater, s, dataType);
+        return new ModelOptions(height, width, channels, numClasses, activation, updater, s, dataType, features);
     }
 
     public ModelOptions withDataType(DataType t) {
-        return new ModelOptions(height, width, channels, numClasses, activation, updater, seed, t);
+        return new ModelOptions(height, width, channels, numClasses, activation, updater, seed, t, features);
     }
 
     public ModelOptions withInput(int h, int w, int c) {
-        return new ModelOptions(h, w, c, numClasses, activation, updater, seed, dataType);
+        return new ModelOptions(h, w, c, numClasses, activation, updater, seed, dataType, features);
+    }
+
+    /** These options with the ScatterNets' fixed feature normalisation (null: GroupNorm(27)). */
+    public ModelOptions withFeatures(FeatureStatistics f) {
+        return new ModelOptions(height, width, channels, numClasses, activation, updater, seed, dataType, f);
     }
 
     /** The activation names the CLI and tuners accept. */

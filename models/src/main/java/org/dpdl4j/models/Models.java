@@ -205,7 +205,9 @@ public final class Models {
      * Tramèr &amp; Boneh's ScatterNet + linear model ("Differentially Private Learning Needs Better Features (or Much
      * More Data)", ICLR 2021, arXiv:2011.11660, Sec. 3): the scattering transform (J = 2, L = 8: 81 channels at
      * H/4 × W/4 per input channel), GroupNorm with 27 groups on its channels (no privacy cost), and a softmax layer on
-     * the flattened features (39,862 parameters on MNIST: 162 GroupNorm + 3,969·10 + 10).
+     * the flattened features (39,862 parameters on MNIST: 162 GroupNorm + 3,969·10 + 10). With
+     * {@link ModelOptions#features()} the transform normalises its output by those fixed statistics instead (their data
+     * normalisation) and there is no GroupNorm (39,700 parameters on MNIST).
      */
     public static MultiLayerNetwork scatterNetLinear(ModelOptions o) {
         var list = scatterNetBase(o).layer(output(o));
@@ -214,7 +216,7 @@ public final class Models {
 
     /**
      * Tramèr &amp; Boneh's ScatterNet + CNN for MNIST-sized inputs (arXiv:2011.11660, Sec. 3 and their code): the
-     * scattering transform and GroupNorm(27) as in {@link #scatterNetLinear}, then Conv 16@3×3 stride 2 padding 1,
+     * scattering transform and GroupNorm(27) (or fixed statistics) as in {@link #scatterNetLinear}, then Conv 16@3×3 stride 2 padding 1,
      * activation, Conv 32@3×3 padding 1, activation, Dense 32, activation, softmax (33,066 + 162 parameters on MNIST).
      */
     public static MultiLayerNetwork scatterNetCnn(ModelOptions o) {
@@ -227,9 +229,9 @@ public final class Models {
     }
 
     private static org.deeplearning4j.nn.conf.NeuralNetConfiguration.ListBuilder scatterNetBase(ModelOptions o) {
-        return base(o).list()
-                .layer(new Scattering.Builder().scales(2).angles(8).build())
-                .layer(new GroupNormalization.Builder().groups(27).activation(Activation.IDENTITY).build());
+        var list = base(o).list().layer(new Scattering.Builder().scales(2).angles(8).features(o.features()).build());
+        // fixed statistics (Tramer & Boneh's data normalisation) replace GroupNorm
+        return o.features() != null ? list : list.layer(new GroupNormalization.Builder().groups(27).activation(Activation.IDENTITY).build());
     }
 
     private static NeuralNetConfiguration.Builder base(ModelOptions o) {

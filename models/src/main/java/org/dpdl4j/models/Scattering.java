@@ -9,6 +9,7 @@ import org.deeplearning4j.nn.conf.memory.LayerMemoryReport;
 import org.deeplearning4j.optimize.api.TrainingListener;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.factory.Nd4j;
 
 /**
  * The 2-D scattering transform ({@link Scattering2D}) as a DL4J layer: a fixed, data-independent feature extractor with
@@ -26,6 +27,8 @@ public class Scattering extends NoParamLayer {
     private long inputHeight;
     private long inputWidth;
     private long inputChannels;
+    private double[] featureMean;
+    private double[] featureVariance;
 
     /** For JSON. */
     public Scattering() {
@@ -35,6 +38,10 @@ public class Scattering extends NoParamLayer {
         super(b);
         this.scales = b.scales;
         this.angles = b.angles;
+        if (b.features != null) {
+            this.featureMean = b.features.mean();
+            this.featureVariance = b.features.variance();
+        }
     }
 
     /** J, the number of scales. */
@@ -80,6 +87,45 @@ public class Scattering extends NoParamLayer {
 
     public void setInputChannels(long inputChannels) {
         this.inputChannels = inputChannels;
+    }
+
+    /** μ of the fixed feature normalisation, or null (none). */
+    public double[] getFeatureMean() {
+        return featureMean;
+    }
+
+    public void setFeatureMean(double[] featureMean) {
+        this.featureMean = featureMean;
+    }
+
+    /** v of the fixed feature normalisation, or null (none). */
+    public double[] getFeatureVariance() {
+        return featureVariance;
+    }
+
+    public void setFeatureVariance(double[] featureVariance) {
+        this.featureVariance = featureVariance;
+    }
+
+    /**
+     * The transform's output normalised in place by the fixed statistics, (x − μ_c)/√(v_c + 10⁻⁵) (0 where v_c = 0), if
+     * the layer has them ({@link FeatureStatistics}); otherwise the output unchanged.
+     *
+     * @param features [B, C·K, H', W'], the transform's output
+     * @throws IllegalArgumentException if the statistics do not have one entry per channel
+     */
+    public INDArray normalise(INDArray features) {
+        if (featureMean == null) {
+            return features;
+        }
+        FeatureStatistics f = new FeatureStatistics(featureMean, featureVariance);
+        if (features.size(1) != featureMean.length) {
+            throw new IllegalArgumentException("Scattering '" + getLayerName() + "': feature statistics for " + featureMean.length
+                    + " channels, but the transform has " + features.size(1));
+        }
+        INDArray mean = Nd4j.createFromArray(featureMean).castTo(features.dataType()).reshape(1, featureMean.length, 1, 1);
+        INDArray scale = Nd4j.createFromArray(f.scale()).castTo(features.dataType()).reshape(1, featureMean.length, 1, 1);
+        return features.subi(mean).muli(scale);
     }
 
     /** K = 1 + JL + L²J(J−1)/2, the output channels per input channel. */
@@ -166,6 +212,7 @@ public class Scattering extends NoParamLayer {
     public static class Builder extends org.deeplearning4j.nn.conf.layers.Layer.Builder<Builder> {
         private int scales = 2;
         private int angles = 8;
+        private FeatureStatistics features;
 
         /** @param scales J in [1, 8] (default 2) */
         public Builder scales(int scales) {
@@ -182,6 +229,12 @@ public class Scattering extends NoParamLayer {
                 throw new IllegalArgumentException("angles L must be in [1, 64], got " + angles);
             }
             this.angles = angles;
+            return this;
+        }
+
+        /** @param features the fixed normalisation of the output, one entry per output channel (null: none, the default) */
+        public Builder features(FeatureStatistics features) {
+            this.features = features;
             return this;
         }
 

@@ -32,7 +32,7 @@ final class ScatteringLayer extends AbstractLayer<Scattering> {
     public INDArray activate(boolean training, LayerWorkspaceMgr workspaceMgr) {
         assertInputSet(false);
         INDArray x = layerConf().images(input);
-        INDArray out = transform((int) x.size(2), (int) x.size(3)).transform(x).castTo(dataType);
+        INDArray out = layerConf().normalise(transform((int) x.size(2), (int) x.size(3)).transform(x).castTo(dataType));
         return workspaceMgr.leverageTo(ArrayType.ACTIVATIONS, out);
     }
 

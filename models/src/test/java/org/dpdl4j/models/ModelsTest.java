@@ -86,6 +86,45 @@ class ModelsTest {
         assertTrue(!before.equals(cnn.params()), "DL4J's fit updates the head");
     }
 
+    /**
+     * With fixed feature statistics the ScatterNet has no GroupNorm, its transform's output is (x − μ_c)/√(v_c + 1e-5)
+     * channel by channel, 0 where v_c = 0 (computed here by hand from the transform), and the statistics survive
+     * ModelSerializer.
+     */
+    @Test
+    void scatterNetWithFixedFeatureStatistics() throws Exception {
+        double[] mean = new double[81];
+        double[] variance = new double[81];
+        for (int c = 0; c < 81; c++) {
+            mean[c] = 0.02 * Math.sin(c);
+            variance[c] = c == 3 ? 0 : 1e-3 * (1 + c % 4);
+        }
+        FeatureStatistics stats = new FeatureStatistics(mean, variance);
+        MultiLayerNetwork linear = Models.scatterNetLinear(ModelOptions.mnist().withSeed(4).withFeatures(stats));
+        assertEquals(81 * 49 * 10 + 10, linear.numParams());
+        assertEquals(2, linear.getnLayers());
+        INDArray x = Nd4j.rand(DataType.FLOAT, 3, 784);
+        double[] raw = new Scattering2D(28, 28, 2, 8).transform(x.reshape(3, 1, 28, 28).castTo(DataType.DOUBLE))
+                .reshape('c', new long[]{3 * 81 * 49}).toDoubleVector();
+        double[] got = linear.feedForwardToLayer(0, x, false).get(1).castTo(DataType.DOUBLE).reshape('c', new long[]{3 * 81 * 49})
+                .toDoubleVector();
+        for (int i = 0; i < raw.length; i++) {
+            int c = (i / 49) % 81;
+            double expected = c == 3 ? 0 : (raw[i] - mean[c]) / Math.sqrt(variance[c] + 1e-5); // a channel of variance 0 is zeroed
+            assertEquals(expected, got[i], 1e-4 * Math.max(1, Math.abs(expected)), "entry " + i);
+        }
+        Path file = tmp.resolve("scatternet-stats.zip");
+        ModelSerializer.writeModel(linear, file.toFile(), false);
+        MultiLayerNetwork restored = ModelSerializer.restoreMultiLayerNetwork(file.toFile(), false);
+        assertEquals(linear.output(x), restored.output(x), "the restored model normalises the same");
+        var e = assertThrows(IllegalArgumentException.class, () -> new FeatureStatistics(new double[]{0}, new double[]{-1}));
+        assertTrue(e.getMessage().contains("variance"), e.getMessage());
+        MultiLayerNetwork wrong = Models.scatterNetLinear(ModelOptions.mnist().withFeatures(new FeatureStatistics(new double[]{0},
+                new double[]{1})));
+        var e2 = assertThrows(IllegalArgumentException.class, () -> wrong.output(x));
+        assertTrue(e2.getMessage().contains("81"), e2.getMessage());
+    }
+
     /** φ(x) = s·σ(Tx) − o; (2, 2, 1) is tanh; the derivative matches a central finite difference. */
     @Test
     void temperedSigmoidValuesAndDerivative() {

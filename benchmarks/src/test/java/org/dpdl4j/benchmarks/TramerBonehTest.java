@@ -1,0 +1,63 @@
+package org.dpdl4j.benchmarks;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
+import org.dpdl4j.accounting.NoiseCalibration;
+import org.dpdl4j.accounting.PldAccountant;
+import org.dpdl4j.datasets.LabeledData;
+import org.dpdl4j.dpsgd.DpSgdConfig;
+import org.dpdl4j.dpsgd.PrivateNormalisation;
+import org.dpdl4j.models.Scattering;
+import org.junit.jupiter.api.Test;
+import org.nd4j.linalg.api.buffer.DataType;
+import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.factory.Nd4j;
+
+/** The data normalisation's release is charged: the row's total ε exceeds that of its DP-SGD run alone. */
+class TramerBonehTest {
+    private static LabeledData images(int n) {
+        java.util.Random rng = new java.util.Random(11);
+        float[] pixels = new float[n * 784];
+        for (int i = 0; i < pixels.length; i++) {
+            pixels[i] = rng.nextFloat();
+        }
+        INDArray y = Nd4j.zeros(DataType.FLOAT, n, 10);
+        for (int i = 0; i < n; i++) {
+            y.putScalar(i, rng.nextInt(10), 1);
+        }
+        return new LabeledData(Nd4j.create(pixels, new long[]{n, 784}, 'c'), y, 1, 28, 28);
+    }
+
+    /**
+     * A row with the data normalisation: total ε = 3 (calibrated), strictly more than the PLD ε of the same DP-SGD run
+     * (q, σ, T) without the statistics' release, and exactly the PLD ε of both composed, computed here anew; the model
+     * normalises by the released statistics and has no GroupNorm. The same row with GroupNorm needs less noise.
+     */
+    @Test
+    void theDataNormalisationIsChargedToTheTotal() {
+        LabeledData train = images(500);
+        PldAccountant pld = PldAccountant.standard();
+        TramerBoneh.Row row = new TramerBoneh.Row("mnist", "scatternet-linear", 50, 8, 1, 0.987, true);
+        TramerBoneh.Run r = TramerBoneh.train(row, 1, train, 3, 2, pld);
+        double q = 50.0 / 500;
+        long steps = DpSgdConfig.stepsForEpochs(1, q);
+        double alone = pld.epsilon(NoiseCalibration.dpSgd(q, r.sigma(), steps), 1e-5);
+        assertTrue(r.epsilon() <= 3 && r.epsilon() > 2.99, "calibrated total " + r.epsilon());
+        assertTrue(alone < r.epsilon() - 0.01, "DP-SGD alone " + alone + " must be below the total " + r.epsilon());
+        double composed = pld.epsilon(org.dpdl4j.accounting.ComposedEvent.of(PrivateNormalisation.event(TramerBoneh.SIGMA_NORM),
+                NoiseCalibration.dpSgd(q, r.sigma(), steps)), 1e-5);
+        assertEquals(composed, r.epsilon(), 1e-12);
+        MultiLayerNetwork net = (MultiLayerNetwork) r.model();
+        assertNotNull(((Scattering) net.getLayer(0).conf().getLayer()).getFeatureMean(), "the released statistics are in the model");
+        assertEquals(2, net.getnLayers(), "no GroupNorm");
+
+        TramerBoneh.Run gn = TramerBoneh.train(new TramerBoneh.Row("mnist", "scatternet-linear", 50, 8, 1, 0.987, false), 1, train, 3, 2,
+                pld);
+        assertNull(((Scattering) ((MultiLayerNetwork) gn.model()).getLayer(0).conf().getLayer()).getFeatureMean());
+        assertTrue(gn.sigma() < r.sigma(), "without the release DP-SGD may use less noise: " + gn.sigma() + " vs " + r.sigma());
+    }
+}

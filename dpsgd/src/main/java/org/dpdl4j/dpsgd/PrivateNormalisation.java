@@ -1,0 +1,206 @@
+package org.dpdl4j.dpsgd;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.dpdl4j.accounting.ComposedEvent;
+import org.dpdl4j.accounting.GaussianEvent;
+import org.dpdl4j.accounting.PrivacyEvent;
+import org.dpdl4j.datasets.LabeledData;
+import org.dpdl4j.models.FeatureStatistics;
+import org.dpdl4j.models.Scattering2D;
+import org.nd4j.linalg.api.buffer.DataType;
+import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.factory.Nd4j;
+import org.nd4j.linalg.indexing.NDArrayIndex;
+
+/**
+ * Tramèr &amp; Boneh's private data normalisation of ScatterNet features ("Differentially Private Learning Needs Better
+ * Features (or Much More Data)", ICLR 2021, arXiv:2011.11660, Sec. 3 and Appendix): two Gaussian mechanisms that release
+ * the per-channel mean μ and mean of squares of the scattering features, from which the model normalises its features
+ * to (x − μ_c)/√(v_c + 10⁻⁵) with v = max(E[x²] − μ², 0) ({@link FeatureStatistics}).
+ *
+ * <p>Each example i contributes two vectors of C·K entries (C input channels, K scattering coefficients): a_i, its
+ * features' mean over the H'×W' positions of each channel, and b_i, their mean of squares. They are clipped to L2 norms
+ * at most C_μ and C_s (scaled by min(1, C/‖·‖)), so adding or removing one example moves the sums by at most C_μ and
+ * C_s. The release is Σ clip(a_i) + N(0, σ²C_μ²·I) and Σ clip(b_i) + N(0, σ²C_s²·I), divided by n. Its event is two
+ * Gaussian mechanisms with noise multiplier σ each ({@link #event}); compose it with the training's. Like DP-SGD
+ * (q = B/n, the expected batch), it treats the data set's size n as public. Tramèr &amp; Boneh clip at the median norms,
+ * which their code notes is not private; here the clipping norms are parameters fixed before the data are seen.
+ */
+public final class PrivateNormalisation {
+    private static final int CHUNK = 256;
+
+    private PrivateNormalisation() {
+    }
+
+    /**
+     * What the mechanism released.
+     *
+     * @param statistics      μ and v for {@link org.dpdl4j.models.ModelOptions#withFeatures}
+     * @param noiseMultiplier σ of each of the two Gaussian mechanisms
+     * @param clipMean        C_μ, the clipping norm of each example's vector of channel means
+     * @param clipSquares     C_s, the clipping norm of each example's vector of channel means of squares
+     * @param clipped         how many examples had at least one vector clipped (operator-only: not covered by ε)
+     */
+    public record Release(FeatureStatistics statistics, double noiseMultiplier, double clipMean, double clipSquares, long clipped) {
+        /** The release's privacy event: {@link PrivateNormalisation#event(double)} of its σ. */
+        public PrivacyEvent event() {
+            return PrivateNormalisation.event(noiseMultiplier);
+        }
+    }
+
+    /**
+     * The event of one release: two Gaussian mechanisms, sensitivity C and noise σ·C each (C = C_μ, C_s).
+     *
+     * @param noiseMultiplier σ, finite and ≥ 0 (0: not private)
+     * @throws IllegalArgumentException if σ is negative, NaN or infinite
+     */
+    public static PrivacyEvent event(double noiseMultiplier) {
+        return ComposedEvent.of(new GaussianEvent(noiseMultiplier), new GaussianEvent(noiseMultiplier));
+    }
+
+    /**
+     * Releases the statistics of the scattering features (J scales, L angles) of {@code data}'s images.
+     *
+     * @param data            the private training data (its images; the labels are not read)
+     * @param scales          J of the transform, in [1, 8]
+     * @param angles          L of the transform, in [1, 64]
+     * @param clipMean        C_μ &gt; 0, finite
+     * @param clipSquares     C_s &gt; 0, finite
+     * @param noiseMultiplier σ ≥ 0, finite (0: exact statistics, not private)
+     * @param noiseSeed       seed of the noise: keep it secret, or draw it from {@link java.security.SecureRandom}
+     * @param threads         threads computing the transform, ≥ 1
+     * @throws IllegalArgumentException naming the parameter that is out of range, or if the images are too small for J
+     */
+    public static Release release(LabeledData data, int scales, int angles, double clipMean, double clipSquares, double noiseMultiplier,
+                                  long noiseSeed, int threads) {
+        if (!(clipMean > 0) || Double.isInfinite(clipMean)) {
+            throw new IllegalArgumentException("clipMean C_mu must be finite and > 0, got " + clipMean);
+        }
+        if (!(clipSquares > 0) || Double.isInfinite(clipSquares)) {
+            throw new IllegalArgumentException("clipSquares C_s must be finite and > 0, got " + clipSquares);
+        }
+        if (!(noiseMultiplier >= 0) || Double.isInfinite(noiseMultiplier)) {
+            throw new IllegalArgumentException("noiseMultiplier sigma must be finite and >= 0, got " + noiseMultiplier);
+        }
+        if (threads < 1) {
+            throw new IllegalArgumentException("threads must be >= 1, got " + threads);
+        }
+        int n = data.size();
+        if (n < 1) {
+            throw new IllegalArgumentException("data must hold at least one example");
+        }
+        Scattering2D transform = new Scattering2D(data.height(), data.width(), scales, angles);
+        int channels = data.channels() * transform.coefficients();
+        double[] released = noisySums(data, transform, clipMean, clipSquares, noiseMultiplier, noiseSeed, threads);
+        double[] mean = new double[channels];
+        double[] variance = new double[channels];
+        for (int c = 0; c < channels; c++) {
+            mean[c] = released[c] / n;
+            variance[c] = Math.max(released[channels + c] / n - mean[c] * mean[c], 0);
+        }
+        return new Release(new FeatureStatistics(mean, variance), noiseMultiplier, clipMean, clipSquares, (long) released[2 * channels]);
+    }
+
+    /** {@link #clippedSums} with N(0, (σC_μ)²) added to each mean sum and N(0, (σC_s)²) to each square sum, not to the count. */
+    static double[] noisySums(LabeledData data, Scattering2D transform, double clipMean, double clipSquares, double noiseMultiplier,
+                              long seed, int threads) {
+        double[] sums = clippedSums(data, transform, clipMean, clipSquares, threads);
+        int channels = (sums.length - 1) / 2;
+        INDArray a = Nd4j.createFromArray(java.util.Arrays.copyOfRange(sums, 0, channels));
+        INDArray b = Nd4j.createFromArray(java.util.Arrays.copyOfRange(sums, channels, 2 * channels));
+        try (GaussianNoise noise = new GaussianNoise(seed)) {
+            noise.addTo(a, noiseMultiplier * clipMean);
+            noise.addTo(b, noiseMultiplier * clipSquares);
+        }
+        System.arraycopy(a.toDoubleVector(), 0, sums, 0, channels);
+        System.arraycopy(b.toDoubleVector(), 0, sums, channels, channels);
+        return sums;
+    }
+
+    /**
+     * Σ clip(a_i) (C·K entries), Σ clip(b_i) (C·K entries), then the number of examples with a clipped vector. Partial
+     * sums per chunk of examples are added in chunk order, so the result does not depend on the number of threads.
+     */
+    static double[] clippedSums(LabeledData data, Scattering2D transform, double clipMean, double clipSquares, int threads) {
+        int n = data.size();
+        int chunks = (n + CHUNK - 1) / CHUNK;
+        List<Future<double[]>> parts = new ArrayList<>();
+        ExecutorService pool = Executors.newFixedThreadPool(Math.min(threads, chunks));
+        double[] sums = new double[2 * data.channels() * transform.coefficients() + 1];
+        try {
+            for (int k = 0; k < chunks; k++) {
+                int from = k * CHUNK;
+                int to = Math.min(n, from + CHUNK);
+                parts.add(pool.submit(() -> clippedSums(data, transform, from, to, clipMean, clipSquares)));
+            }
+            for (Future<double[]> f : parts) {
+                double[] p = f.get();
+                for (int j = 0; j < sums.length; j++) {
+                    sums[j] += p[j];
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while computing the feature statistics", e);
+        } catch (ExecutionException e) {
+            throw new IllegalStateException("could not compute the feature statistics", e.getCause());
+        } finally {
+            pool.shutdownNow();
+        }
+        return sums;
+    }
+
+    /** Σ clip(a_i), Σ clip(b_i) over examples [from, to), then the number of examples with a clipped vector. */
+    private static double[] clippedSums(LabeledData data, Scattering2D transform, int from, int to, double clipMean, double clipSquares) {
+        INDArray rows = data.features().get(NDArrayIndex.interval(from, to), NDArrayIndex.all());
+        INDArray images = rows.castTo(DataType.DOUBLE).reshape('c', new long[]{to - from, data.channels(), data.height(), data.width()});
+        int channels = data.channels() * transform.coefficients();
+        int positions = transform.outputHeight() * transform.outputWidth();
+        INDArray features = transform.transform(images);
+        double[] x = features.reshape('c', new long[]{features.length()}).toDoubleVector();
+        double[] sums = new double[2 * channels + 1];
+        double[] a = new double[channels];
+        double[] b = new double[channels];
+        for (int i = 0; i < to - from; i++) {
+            double na = 0;
+            double nb = 0;
+            for (int c = 0; c < channels; c++) {
+                int base = (i * channels + c) * positions;
+                double s1 = 0;
+                double s2 = 0;
+                for (int p = 0; p < positions; p++) {
+                    double v = x[base + p];
+                    s1 += v;
+                    s2 += v * v;
+                }
+                a[c] = s1 / positions;
+                b[c] = s2 / positions;
+                na += a[c] * a[c];
+                nb += b[c] * b[c];
+            }
+            double fa = clipFactor(Math.sqrt(na), clipMean);
+            double fb = clipFactor(Math.sqrt(nb), clipSquares);
+            for (int c = 0; c < channels; c++) {
+                sums[c] += a[c] * fa;
+                sums[channels + c] += b[c] * fb;
+            }
+            if (fa < 1 || fb < 1) {
+                sums[2 * channels]++;
+            }
+        }
+        return sums;
+    }
+
+    /**
+     * min(1, C/‖v‖), made a little smaller so that the scaled vector's norm, computed in floating point, stays at most C
+     * (the factor's and the product's round-off are each ≤ 2⁻⁵² relative; 1 − 1e-12 covers them many times over).
+     */
+    static double clipFactor(double norm, double clipNorm) {
+        return norm > clipNorm ? clipNorm / norm * (1 - 1e-12) : 1;
+    }
+}

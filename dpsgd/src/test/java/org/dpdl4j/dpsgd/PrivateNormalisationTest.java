@@ -1,0 +1,177 @@
+package org.dpdl4j.dpsgd;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import org.apache.commons.math3.distribution.NormalDistribution;
+import org.dpdl4j.accounting.PldAccountant;
+import org.dpdl4j.accounting.RdpAccountant;
+import org.dpdl4j.datasets.LabeledData;
+import org.dpdl4j.models.FeatureStatistics;
+import org.dpdl4j.models.Scattering2D;
+import org.junit.jupiter.api.Test;
+import org.nd4j.linalg.api.buffer.DataType;
+import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.factory.Nd4j;
+
+/**
+ * Tramèr &amp; Boneh's private data normalisation, each privacy claim checked against an independent computation: the
+ * statistics against loops over the transform's output, the sensitivity by adding an extreme example, the noise's
+ * standard deviation by Monte Carlo, and the event's ε against the analytic Gaussian mechanism's closed form.
+ */
+class PrivateNormalisationTest {
+    private static final Scattering2D T = new Scattering2D(28, 28, 2, 8);
+
+    private static LabeledData images(int n, long seed, double scale) {
+        java.util.Random rng = new java.util.Random(seed);
+        float[] pixels = new float[n * 784];
+        for (int i = 0; i < pixels.length; i++) {
+            pixels[i] = (float) (rng.nextDouble() * scale);
+        }
+        INDArray x = Nd4j.create(pixels, new long[]{n, 784}, 'c');
+        INDArray y = Nd4j.zeros(DataType.FLOAT, n, 10);
+        for (int i = 0; i < n; i++) {
+            y.putScalar(i, i % 10, 1);
+        }
+        return new LabeledData(x, y, 1, 28, 28);
+    }
+
+    /** Without noise and clipping: μ and E[x²] − μ² over all examples and positions, computed here with plain loops. */
+    @Test
+    void withoutNoiseTheStatisticsAreTheFeaturesMeanAndVariance() {
+        LabeledData d = images(300, 1, 1);
+        var r = PrivateNormalisation.release(d, 2, 8, 1e6, 1e6, 0, 0, 3);
+        assertEquals(0, r.clipped());
+        double[] f = T.transform(d.features().castTo(DataType.DOUBLE).reshape('c', new long[]{300, 1, 28, 28}))
+                .reshape('c', new long[]{300L * 81 * 49}).toDoubleVector();
+        double[] sum = new double[81];
+        double[] sumSq = new double[81];
+        for (int i = 0; i < f.length; i++) {
+            int c = (i / 49) % 81;
+            sum[c] += f[i];
+            sumSq[c] += f[i] * f[i];
+        }
+        double[] mean = r.statistics().mean();
+        double[] variance = r.statistics().variance();
+        for (int c = 0; c < 81; c++) {
+            double m = sum[c] / f.length * 81;
+            assertEquals(m, mean[c], 1e-12 * Math.max(1, Math.abs(m)), "mean of channel " + c);
+            double v = sumSq[c] / f.length * 81 - m * m;
+            assertEquals(v, variance[c], 1e-10 * Math.max(1e-3, v), "variance of channel " + c);
+            assertTrue(variance[c] > 0);
+        }
+        // the chunks' partial sums are added in one order whatever the threads
+        assertArrayEquals(PrivateNormalisation.clippedSums(d, T, 0.05, 0.01, 1), PrivateNormalisation.clippedSums(d, T, 0.05, 0.01, 3));
+    }
+
+    /**
+     * Adding one example, even one whose pixels are 1000 times too large, moves the clipped sums by at most C_μ and C_s
+     * (and by them within round-off for that extreme example: it was clipped), the Gaussian mechanisms' sensitivities.
+     */
+    @Test
+    void oneExampleMovesEachSumByAtMostTheClippingNorm() {
+        for (double clip : new double[]{0.01, 0.2, 3}) {
+            double clipSquares = clip / 2;
+            LabeledData d = images(40, 2, 1);
+            LabeledData extreme = images(1, 3, 1000);
+            LabeledData plus = new LabeledData(Nd4j.concat(0, d.features(), extreme.features()), Nd4j.concat(0, d.labels(), extreme.labels()),
+                    1, 28, 28);
+            double[] without = PrivateNormalisation.clippedSums(d, T, clip, clipSquares, 2);
+            double[] with = PrivateNormalisation.clippedSums(plus, T, clip, clipSquares, 2);
+            double da = 0;
+            double db = 0;
+            for (int c = 0; c < 81; c++) {
+                da += Math.pow(with[c] - without[c], 2);
+                db += Math.pow(with[81 + c] - without[81 + c], 2);
+            }
+            assertTrue(Math.sqrt(da) <= clip * (1 + 1e-9), "means moved by " + Math.sqrt(da) + " > C " + clip);
+            assertTrue(Math.sqrt(db) <= clipSquares * (1 + 1e-9), "squares moved by " + Math.sqrt(db) + " > C " + clipSquares);
+            assertTrue(Math.sqrt(da) > clip * (1 - 1e-6) && Math.sqrt(db) > clipSquares * (1 - 1e-6), "the extreme example is clipped");
+            assertEquals(without[162] + 1, with[162], "and counted as clipped");
+        }
+    }
+
+    /**
+     * The noise on each released sum is N(0, (σC)²) with C = C_μ for the means and C_s for the squares: 200 releases ×
+     * 81 sums of each, mean and standard deviation.
+     */
+    @Test
+    void theNoiseHasStandardDeviationSigmaTimesTheClippingNorm() {
+        LabeledData d = images(6, 4, 1);
+        double sigma = 3;
+        double[] clip = {0.2, 0.05};
+        double[] exact = PrivateNormalisation.clippedSums(d, T, clip[0], clip[1], 1);
+        double[] s = new double[2];
+        double[] ss = new double[2];
+        int count = 200 * 81;
+        for (int k = 0; k < 200; k++) {
+            double[] noisy = PrivateNormalisation.noisySums(d, T, clip[0], clip[1], sigma, 1000 + k, 1);
+            assertEquals(exact[162], noisy[162], "the clipped count gets no noise");
+            for (int j = 0; j < 162; j++) {
+                double e = noisy[j] - exact[j];
+                s[j / 81] += e;
+                ss[j / 81] += e * e;
+            }
+        }
+        for (int h = 0; h < 2; h++) {
+            double mean = s[h] / count;
+            double std = Math.sqrt(ss[h] / count - mean * mean);
+            double expected = sigma * clip[h];
+            assertEquals(0, mean, 5 * expected / Math.sqrt(count), "noise mean");
+            assertEquals(expected, std, 0.03 * expected, "noise standard deviation"); // its standard error here is 0.6 %
+        }
+    }
+
+    /**
+     * Two Gaussian mechanisms with noise multiplier σ each are one with σ/√2 (Dong, Roth &amp; Su 2019, arXiv:1905.02383,
+     * Corollary 2.13): the PLD accountant's ε for the event is within 1 % above the analytic Gaussian mechanism's exact
+     * ε at σ/√2 (Balle &amp; Wang 2018, arXiv:1805.06530, Theorem 8, solved here by bisection), and the RDP accountant's
+     * equals its ε for one Gaussian event at σ/√2.
+     */
+    @Test
+    void theEventIsTwoGaussianMechanisms() {
+        for (double sigma : new double[]{2, 8}) {
+            double delta = 1e-5;
+            double exact = analyticGaussianEpsilon(sigma / Math.sqrt(2), delta);
+            double pld = PldAccountant.standard().epsilon(PrivateNormalisation.event(sigma), delta);
+            assertTrue(pld >= exact - 1e-9 && pld <= exact * 1.01, "PLD " + pld + " vs exact " + exact);
+            RdpAccountant rdp = RdpAccountant.standard();
+            assertEquals(rdp.epsilon(new org.dpdl4j.accounting.GaussianEvent(sigma / Math.sqrt(2)), delta),
+                    rdp.epsilon(PrivateNormalisation.event(sigma), delta), 1e-9);
+        }
+    }
+
+    /** ε with δ(ε) = Φ(−εs + 1/(2s)) − e^ε Φ(−εs − 1/(2s)) = δ, s = σ (sensitivity 1). */
+    private static double analyticGaussianEpsilon(double s, double delta) {
+        NormalDistribution z = new NormalDistribution();
+        double lo = 0;
+        double hi = 100;
+        for (int i = 0; i < 200; i++) {
+            double eps = (lo + hi) / 2;
+            double d = z.cumulativeProbability(-eps * s + 1 / (2 * s)) - Math.exp(eps) * z.cumulativeProbability(-eps * s - 1 / (2 * s));
+            if (d > delta) {
+                lo = eps;
+            } else {
+                hi = eps;
+            }
+        }
+        return hi;
+    }
+
+    @Test
+    void badInputIsRefusedByName() {
+        LabeledData d = images(3, 5, 1);
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> PrivateNormalisation.release(d, 2, 8, 0, 1, 1, 0, 1))
+                .getMessage().contains("clipMean"));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> PrivateNormalisation.release(d, 2, 8, 1, Double.NaN, 1, 0, 1))
+                .getMessage().contains("clipSquares"));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> PrivateNormalisation.release(d, 2, 8, 1, 1, -1, 0, 1))
+                .getMessage().contains("noiseMultiplier"));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> PrivateNormalisation.release(d, 2, 8, 1, 1, 1, 0, 0))
+                .getMessage().contains("threads"));
+        FeatureStatistics f = PrivateNormalisation.release(d, 2, 8, 1, 1, 1, 0, 1).statistics();
+        assertEquals(81, f.mean().length);
+    }
+}
