@@ -44,13 +44,9 @@ public final class TramerBoneh {
     static final double CLIP = 0.1;
     /** σ_norm of the data normalisation, Tramèr &amp; Boneh's for MNIST. */
     static final double SIGMA_NORM = 8;
-    /**
-     * C_μ and C_s of the data normalisation: round numbers set once, before any run, from the norms of MNIST training
-     * images' vectors (medians 0.17 and 0.05, maxima 0.34 and 0.22); a look at the data that ε does not count, as
-     * Tramèr &amp; Boneh's median clipping is not counted.
-     */
-    static final double CLIP_MEAN = 0.25;
-    static final double CLIP_SQUARES = 0.1;
+    /** C_μ and C_s of the data normalisation: {@link PrivateNormalisation}'s defaults. */
+    static final double CLIP_MEAN = PrivateNormalisation.DEFAULT_CLIP_MEAN;
+    static final double CLIP_SQUARES = PrivateNormalisation.DEFAULT_CLIP_SQUARES;
 
     /**
      * One row of the table.

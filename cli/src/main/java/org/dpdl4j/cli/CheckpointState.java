@@ -10,11 +10,13 @@ import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.dpdl4j.accounting.ComposedEvent;
 import org.dpdl4j.accounting.PrivacyEvent;
 import org.dpdl4j.accounting.PrivacyEvents;
 import org.dpdl4j.benchmarks.Reporting;
 import org.dpdl4j.dpsgd.DpSgdConfig;
 import org.dpdl4j.dpsgd.DpSgdTrainer;
+import org.dpdl4j.dpsgd.PrivateNormalisation;
 import org.dpdl4j.tuning.PrivacyLedger;
 
 /**
@@ -35,7 +37,9 @@ final class CheckpointState {
     /** The settings that define the run (its event, its data, its release); hashed as {@code plan_sha256}. */
     static final List<String> PLAN = List.of("dataset", "image_size", "n", "model", "optimizer", "activation", "batch_size", "epochs",
             "sampling_rate", "noise_multiplier", "clip_norm", "steps", "physical_batch_size", "ema_decay", "delta", "secure_noise",
-            "non_private", "weights_seed", "ledger", "ledger_charge", "accountant");
+            "non_private", "weights_seed", "ledger", "ledger_charge", "accountant", "data_normalisation");
+    /** Plan keys hashed only when set, so that checkpoints written before they existed keep their hash. */
+    private static final List<String> OPTIONAL = List.of("data_normalisation");
 
     /** Opens a ledger named by a checkpoint (to compare the plan with its charge). */
     @FunctionalInterface
@@ -50,7 +54,9 @@ final class CheckpointState {
     static String planHash(Map<String, Object> state) {
         Map<String, Object> plan = new LinkedHashMap<>();
         for (String key : PLAN) {
-            plan.put(key, state.get(key));
+            if (state.get(key) != null || !OPTIONAL.contains(key)) {
+                plan.put(key, state.get(key));
+            }
         }
         return sha256(json(plan));
     }
@@ -129,7 +135,10 @@ final class CheckpointState {
             throw refused(file, "event_so_far is not the event of its " + done + " steps");
         }
         if (state.get("ledger_charge") != null) {
-            checkCharge(file, state, ledgers, DpSgdTrainer.event(q, sigma, steps));
+            PrivacyEvent training = DpSgdTrainer.event(q, sigma, steps);
+            checkCharge(file, state, ledgers, state.get("data_normalisation") != null
+                    ? ComposedEvent.of(PrivateNormalisation.event(number(file, state, "data_normalisation").doubleValue()), training)
+                    : training);
         }
         return state;
     }

@@ -11,6 +11,8 @@ import java.util.concurrent.Callable;
 import me.tongfei.progressbar.ProgressBar;
 import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
 import org.deeplearning4j.util.ModelSerializer;
+import org.dpdl4j.accounting.ComposedEvent;
+import org.dpdl4j.accounting.NoOpEvent;
 import org.dpdl4j.accounting.NoiseCalibration;
 import org.dpdl4j.accounting.PrivacyEvent;
 import org.dpdl4j.accounting.PrivacyGuarantee;
@@ -20,8 +22,10 @@ import org.dpdl4j.datasets.TrainTest;
 import org.dpdl4j.dpsgd.Checkpoint;
 import org.dpdl4j.dpsgd.DpSgdConfig;
 import org.dpdl4j.dpsgd.DpSgdTrainer;
+import org.dpdl4j.dpsgd.PrivateNormalisation;
 import org.dpdl4j.dpsgd.TrainingListener;
 import org.dpdl4j.dpsgd.TrainingResult;
+import org.dpdl4j.models.FeatureStatistics;
 import org.dpdl4j.models.Models;
 import org.dpdl4j.release.InputSpec;
 import org.dpdl4j.release.PrivateModel;
@@ -68,6 +72,13 @@ final class TrainCommand implements Callable<Integer> {
 
     @Mixin
     LedgerOptions ledger;
+
+    @Option(names = "--data-normalisation", paramLabel = "SIGMA", description = {"scatternet-*: normalise the scattering features "
+            + "by their per-channel mean and variance released with Tramer & Boneh's private data normalisation, noise "
+            + "multiplier SIGMA (theirs: 8), instead of GroupNorm; its two Gaussian mechanisms are composed into epsilon, "
+            + "charged with the run, and sigma is calibrated for the total.",
+            "Clipping norms 0.25 (channel means) and 0.1 (means of squares), for images in [0, 1]."})
+    Double dataNormalisation;
 
     @Option(names = "--dry-run", description = "Print sigma, epsilon, the steps and an estimate of the time, and stop: nothing is trained or charged.")
     boolean dryRun;
@@ -118,11 +129,24 @@ final class TrainCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--checkpoint-every must be >= 1 step, got " + checkpointEvery);
         }
         t.checkRunSettings();
+        if (dataNormalisation != null) {
+            if (!(dataNormalisation > 0) || Double.isInfinite(dataNormalisation)) {
+                throw new IllegalArgumentException("--data-normalisation must be a finite noise multiplier > 0, got " + dataNormalisation);
+            }
+            if (!t.modelName().startsWith("scatternet-")) {
+                throw new IllegalArgumentException("--data-normalisation normalises scattering features: it needs --model scatternet-linear "
+                        + "or scatternet-cnn, not " + t.modelName());
+            }
+            if (t.nonPrivate) {
+                throw new IllegalArgumentException("--data-normalisation releases private statistics: it does not go with --non-private");
+            }
+        }
         TrainTest data = load();
         int n = data.train().size();
         double q = t.samplingRate(n);
         long steps = DpSgdConfig.stepsForEpochs(t.epochs, q);
         PrivacyAccountant accountant = accountantOption.accountant();
+        PrivacyEvent norm = dataNormalisation != null ? PrivateNormalisation.event(dataNormalisation) : new NoOpEvent();
         double sigma;
         if (noiseMultiplier != null && targetEpsilon != null) {
             throw new IllegalArgumentException("give --noise-multiplier or --target-epsilon, not both");
@@ -133,15 +157,19 @@ final class TrainCommand implements Callable<Integer> {
         } else {
             double target = targetEpsilon != null ? targetEpsilon : 3.0;
             try {
-                sigma = NoiseCalibration.noiseMultiplier(q, steps, target, t.delta, accountant, 1e-4);
+                sigma = dataNormalisation == null ? NoiseCalibration.noiseMultiplier(q, steps, target, t.delta, accountant, 1e-4)
+                        : NoiseCalibration.smallestNoise(x -> ComposedEvent.of(norm, DpSgdTrainer.event(q, x, steps)), target, t.delta,
+                        accountant, 1e-4);
             } catch (IllegalArgumentException e) {
                 throw new IllegalArgumentException("--target-epsilon " + target + ": " + e.getMessage());
             }
         }
         t.checkDelta(n);
         DpSgdConfig config = config(q, sigma, steps);
-        org.deeplearning4j.nn.api.Model net = Models.byName(t.modelName(), t.modelOptions(data));
-        PrivacyEvent planned = DpSgdTrainer.event(q, sigma, steps);
+        // with --data-normalisation the statistics are released only after the charge; until then, placeholders of their shape
+        org.deeplearning4j.nn.api.Model net = Models.byName(t.modelName(), t.modelOptions(data).withFeatures(placeholderStatistics(data)));
+        PrivacyEvent planned = dataNormalisation != null ? ComposedEvent.of(norm, DpSgdTrainer.event(q, sigma, steps))
+                : DpSgdTrainer.event(q, sigma, steps);
         System.out.printf("dpdl4j %s | %s on %s: n=%d, q=%.6g (B=%d), T=%d (%.4g epochs), C=%s, sigma=%.4f, %s lr=%s, %d parameters%n",
                 Cli.version(), t.modelName(), t.dataset, n, q, t.batchSize, steps, t.epochs, t.clip, sigma, t.optimizer,
                 t.modelOptions(data).updater().getLearningRate(0, 0), net.numParams());
@@ -165,6 +193,14 @@ final class TrainCommand implements Callable<Integer> {
             return 0;
         }
         Long charge = charge(planned);
+        if (dataNormalisation != null) {
+            PrivateNormalisation.Release r = PrivateNormalisation.release(data.train(), 2, 8, PrivateNormalisation.DEFAULT_CLIP_MEAN,
+                    PrivateNormalisation.DEFAULT_CLIP_SQUARES, dataNormalisation, config.secureRandom()
+                            ? new java.security.SecureRandom().nextLong() : config.seed() ^ 0x5eed_0a0aL, config.workers());
+            System.out.printf("data normalisation released (sigma_norm %s); [operator] %d of %d examples clipped%n", dataNormalisation,
+                    r.clipped(), n);
+            net = Models.byName(t.modelName(), t.modelOptions(data).withFeatures(r.statistics()));
+        }
         Map<String, Object> state = checkpointState(n, q, sigma, steps, charge);
         state.put("plan_sha256", CheckpointState.planHash(state));
         return finish(out, data, net, config, state, 0, null);
@@ -213,6 +249,7 @@ final class TrainCommand implements Callable<Integer> {
         s.put("ledger", ledger.file == null ? null : ledger.file.toAbsolutePath().toString());
         s.put("ledger_charge", charge);
         s.put("accountant", accountantOption.name);
+        s.put("data_normalisation", dataNormalisation);
         return s;
     }
 
@@ -259,6 +296,7 @@ final class TrainCommand implements Callable<Integer> {
             t.secureNoise = Boolean.TRUE.equals(state.get("secure_noise"));
             t.nonPrivate = Boolean.TRUE.equals(state.get("non_private"));
             accountantOption.name = (String) state.get("accountant");
+            dataNormalisation = state.get("data_normalisation") instanceof Number d ? d.doubleValue() : null;
             stepsDone = ((Number) state.get("steps_done")).longValue();
             data = load();
             if (data.train().size() != ((Number) state.get("n")).intValue()) {
@@ -284,6 +322,18 @@ final class TrainCommand implements Callable<Integer> {
                 Cli.version(), t.modelName(), t.dataset, stepsDone, config.steps());
         t.output = dir;
         return finish(dir, data, net, config, state, stepsDone, ema);
+    }
+
+    /** With --data-normalisation, statistics of the right shape (mean 0, variance 1) for the plan's printout; else null. */
+    private FeatureStatistics placeholderStatistics(TrainTest data) {
+        if (dataNormalisation == null) {
+            return null;
+        }
+        int channels = data.train().channels() * new org.dpdl4j.models.Scattering2D(data.train().height(), data.train().width(), 2, 8)
+                .coefficients();
+        double[] ones = new double[channels];
+        java.util.Arrays.fill(ones, 1);
+        return new FeatureStatistics(new double[channels], ones);
     }
 
     /** The data; with --executor spark and --spark-data cache, executors load the training split from their own cache. */
@@ -361,7 +411,10 @@ final class TrainCommand implements Callable<Integer> {
         settings.put("resumed_from_step", from > 0 ? from : null);
         settings.put("ledger_charge", state.get("ledger_charge"));
         LabeledData shape = data.train();
-        PrivateModel release = PrivateModel.of(net, "training", result.event(), accountantOption.name(), config.delta(),
+        settings.put("data_normalisation", dataNormalisation);
+        PrivacyEvent released = dataNormalisation != null ? ComposedEvent.of(PrivateNormalisation.event(dataNormalisation), result.event())
+                : result.event();
+        PrivateModel release = PrivateModel.of(net, "training", released, accountantOption.name(), config.delta(),
                 new InputSpec(shape.channels(), shape.height(), shape.width(), 255), settings);
         for (String stale : new String[]{"tuning.json", "trials.json"}) { // an earlier tuning's, kept by --overwrite
             Files.deleteIfExists(out.resolve(stale));
@@ -409,6 +462,7 @@ final class TrainCommand implements Callable<Integer> {
             j.put("learning_rate", org.dpdl4j.dpsgd.Networks.learningRate(net));
             j.put("optimizer", t.optimizer);
             j.put("model", t.modelName());
+            j.put("data_normalisation", dataNormalisation);
             j.put("dataset", t.dataset);
             j.put("resumed_from_step", from > 0 ? from : null);
             // no timings: the --json line is the release, and how long the run took is the operator's (printed above)

@@ -165,6 +165,60 @@ class CliTest {
         assertTrue(RdpAccountant.standard().epsilon(event, 1e-5) > 1.0, "RDP would charge the same run more than the target");
     }
 
+    /**
+     * train --data-normalisation on a small image folder: the statistics' release is charged with the run (the ledger's
+     * entry, the sidecar's event and epsilon are the composition of two Gaussian mechanisms with the DP-SGD run, more
+     * than the run alone), the model normalises by the released statistics, and the option is refused off a ScatterNet.
+     */
+    @Test
+    void trainWithThePrivateDataNormalisation() throws Exception {
+        Path folder = tmp.resolve("digits");
+        java.util.Random rng = new java.util.Random(5);
+        for (String label : new String[]{"a", "b"}) {
+            Files.createDirectories(folder.resolve(label));
+            for (int i = 0; i < 150; i++) {
+                var image = new java.awt.image.BufferedImage(28, 28, java.awt.image.BufferedImage.TYPE_BYTE_GRAY);
+                for (int y = 0; y < 28; y++) {
+                    for (int x = 0; x < 28; x++) {
+                        int v = label.equals("a") ? (x < 14 ? 200 : 20) : (y < 14 ? 200 : 20);
+                        image.getRaster().setSample(x, y, 0, Math.max(0, Math.min(255, v + rng.nextInt(40) - 20)));
+                    }
+                }
+                javax.imageio.ImageIO.write(image, "png", folder.resolve(label).resolve(i + ".png").toFile());
+            }
+        }
+        Path out = tmp.resolve("datanorm-run");
+        Path ledgerFile = tmp.resolve("datanorm-ledger.jsonl");
+        Run r = run("train", "--dataset", "folder:" + folder, "--model", "scatternet-linear", "--data-normalisation", "8",
+                "--optimizer", "momentum", "--lr", "2", "--clip", "0.1", "--batch-size", "60", "--epochs", "2", "--seed", "3",
+                "--ledger", ledgerFile.toString(), "--ledger-budget", "10", "--output", out.toString(), "--no-progress", "--json");
+        assertEquals(0, r.status(), r.err() + r.out());
+        JsonNode j = r.lastJson();
+        assertEquals(8.0, j.get("data_normalisation").asDouble());
+        var expected = org.dpdl4j.accounting.ComposedEvent.of(org.dpdl4j.dpsgd.PrivateNormalisation.event(8),
+                NoiseCalibration.dpSgd(j.get("sampling_rate").asDouble(), j.get("noise_multiplier").asDouble(), j.get("steps").asLong()));
+        var pld = org.dpdl4j.accounting.PldAccountant.standard();
+        assertEquals(pld.epsilon(expected, 1e-5), j.get("epsilon").asDouble(), 1e-12);
+        assertTrue(j.get("epsilon").asDouble() <= 3.0, "calibrated for the total: " + j);
+        assertTrue(pld.epsilon(NoiseCalibration.dpSgd(j.get("sampling_rate").asDouble(), j.get("noise_multiplier").asDouble(),
+                j.get("steps").asLong()), 1e-5) < j.get("epsilon").asDouble() - 0.01, "the release costs something");
+        JsonNode privacy = Reporting.JSON.readTree(out.resolve("privacy.json").toFile());
+        assertEquals(expected, PrivacyEvents.fromMap(Reporting.JSON.convertValue(privacy.get("event"), java.util.Map.class)));
+        try (var ledger = org.dpdl4j.tuning.PrivacyLedger.openExisting(ledgerFile)) {
+            assertEquals(expected, ledger.entries().stream().filter(e -> e.charged()).findFirst().orElseThrow().event());
+        }
+        MultiLayerNetwork loaded = ModelSerializer.restoreMultiLayerNetwork(out.resolve("model.zip").toFile());
+        var scattering = (org.dpdl4j.models.Scattering) loaded.getLayer(0).conf().getLayer();
+        assertEquals(81, scattering.getFeatureMean().length, "the released statistics are in the model");
+        assertTrue(scattering.getFeatureMean()[0] > 0.05, "the order-0 channel's mean, not the placeholder's 0: "
+                + scattering.getFeatureMean()[0]);
+        assertTrue(j.get("test_accuracy").asDouble() > 0.9, "two easy classes: " + j);
+
+        Run refused = run("train", "--model", "mlp", "--data-normalisation", "8", "--output", tmp.resolve("refused").toString());
+        assertEquals(2, refused.status());
+        assertTrue(refused.err().contains("--data-normalisation normalises scattering features"), refused.err());
+    }
+
     /** A very short real run: files written, ε from the run's event, the saved model serves like DL4J. */
     @Test
     void trainWritesModelPrivacyJsonAndJsonLine() throws Exception {
@@ -1006,21 +1060,24 @@ class CliTest {
     }
 
     /**
-     * honest-mnist at a tiny scale: both rows are at most the total epsilon; the tuned row's epsilon exceeds what the
-     * same subsampled tuning costs without its score releases (account subsampled-tuning at the same sigma), so the
-     * scores are counted; the single run's epsilon is the PLD epsilon of its (q, sigma, T); the release line holds no
-     * realised K or trial list; CSV and PNG are written.
+     * honest-mnist at a tiny scale, with the ScatterNet recipe that releases its feature statistics: both rows are at
+     * most the total epsilon; the tuned row's epsilon exceeds what the same subsampled tuning costs without its score
+     * releases (account subsampled-tuning at the same sigma), so the scores are counted; the single run's epsilon is the
+     * PLD epsilon of the statistics' release composed with its (q, sigma, T), more than that run alone, so the
+     * statistics are counted; the release line holds no realised K or trial list; CSV and PNG are written.
      */
     @Test
     void reproduceHonestMnistCountsTheSearch(@TempDir Path dir) throws Exception {
-        Run r = run("reproduce", "honest-mnist", "--epochs", "0.5", "--train-size", "6000", "--seeds", "1", "--json",
-                "--output", dir.toString());
+        Run r = run("reproduce", "honest-mnist", "--recipe", "scatternet-datanorm", "--epochs", "0.5", "--train-size", "6000",
+                "--seeds", "1", "--json", "--output", dir.toString());
         assertEquals(0, r.status(), r.err());
         JsonNode j = r.lastJson();
         JsonNode tuning = j.get("tunings").get(0);
         double total = j.get("epsilon_total").asDouble();
         assertTrue(total <= 3.0 && total > 2.9, j.toString());
-        double q = 2048.0 / 6000;
+        assertEquals(4096, j.get("recipe").get("batch_size").asInt());
+        assertTrue(j.get("recipe").get("normalisation").asText().startsWith("private data normalisation"), j.toString());
+        double q = 4096.0 / 6000;
         long steps = org.dpdl4j.dpsgd.DpSgdConfig.stepsForEpochs(0.5, q);
         Run withoutScores = run("account", "subsampled-tuning", "--sampling-rate", String.valueOf(q), "--noise-multiplier",
                 tuning.get("noise_multiplier").asText(), "--steps", String.valueOf(steps), "--repetitions", "poisson:5",
@@ -1029,8 +1086,11 @@ class CliTest {
         assertTrue(withoutScores.lastJson().get("epsilon").asDouble() < total, "the noisy scores must cost something");
         JsonNode single = j.get("single_run");
         double sigma = single.get("runs").get(0).get("noise_multiplier").asDouble();
-        assertEquals(org.dpdl4j.accounting.PldAccountant.standard().epsilon(NoiseCalibration.dpSgd(q, sigma, steps), 1e-5),
-                single.get("epsilon").asDouble(), 1e-12);
+        var pld = org.dpdl4j.accounting.PldAccountant.standard();
+        assertEquals(pld.epsilon(org.dpdl4j.accounting.ComposedEvent.of(org.dpdl4j.dpsgd.PrivateNormalisation.event(8),
+                NoiseCalibration.dpSgd(q, sigma, steps)), 1e-5), single.get("epsilon").asDouble(), 1e-12);
+        assertTrue(pld.epsilon(NoiseCalibration.dpSgd(q, sigma, steps), 1e-5) < single.get("epsilon").asDouble() - 0.01,
+                "the statistics' release must cost something");
         assertTrue(single.get("epsilon").asDouble() <= 3.0);
         double acc = j.get("test_accuracy").asDouble();
         assertTrue(acc >= 0 && acc <= 1, j.toString());
@@ -1046,6 +1106,11 @@ class CliTest {
         Run quickElsewhere = run("reproduce", "ps-figure6", "--quick", "--output", dir.toString());
         assertEquals(2, quickElsewhere.status());
         assertTrue(quickElsewhere.err().contains("--quick"), quickElsewhere.err());
+        Run badRecipe = run("reproduce", "honest-mnist", "--recipe", "nope", "--output", dir.resolve("bad").toString());
+        assertEquals(2, badRecipe.status());
+        assertTrue(badRecipe.err().contains("recipe must be one of [scatternet, scatternet-datanorm, standard-cnn], got 'nope'"),
+                badRecipe.err());
+        assertTrue(!Files.exists(dir.resolve("bad")), "nothing written for a refused command");
     }
 
     @Test
