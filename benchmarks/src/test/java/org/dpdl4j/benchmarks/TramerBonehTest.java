@@ -2,7 +2,6 @@ package org.dpdl4j.benchmarks;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
-import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
@@ -35,7 +34,7 @@ class TramerBonehTest {
     /**
      * A row with the data normalisation: total ε = 3 (calibrated), strictly more than the PLD ε of the same DP-SGD run
      * (q, σ, T) without the statistics' release, and exactly the PLD ε of both composed, computed here anew; the model
-     * normalises by the released statistics and has no GroupNorm. The same row with GroupNorm needs less noise.
+     * normalises by the released statistics and has no GroupNorm.
      */
     @Test
     void theDataNormalisationIsChargedToTheTotal() {
@@ -55,9 +54,5 @@ class TramerBonehTest {
         assertNotNull(((Scattering) net.getLayer(0).conf().getLayer()).getFeatureMean(), "the released statistics are in the model");
         assertEquals(2, net.getnLayers(), "no GroupNorm");
 
-        TramerBoneh.Run gn = TramerBoneh.train(new TramerBoneh.Row("mnist", "scatternet-linear", 50, 8, 1, 0.987, false), 1, train, 3, 2,
-                pld);
-        assertNull(((Scattering) ((MultiLayerNetwork) gn.model()).getLayer(0).conf().getLayer()).getFeatureMean());
-        assertTrue(gn.sigma() < r.sigma(), "without the release DP-SGD may use less noise: " + gn.sigma() + " vs " + r.sigma());
     }
 }

@@ -166,9 +166,10 @@ class CliTest {
     }
 
     /**
-     * train --data-normalisation on a small image folder: the statistics' release is charged with the run (the ledger's
-     * entry, the sidecar's event and epsilon are the composition of two Gaussian mechanisms with the DP-SGD run, more
-     * than the run alone), the model normalises by the released statistics, and the option is refused off a ScatterNet.
+     * train --data-normalisation on a small image folder, killed after its charge and resumed: the statistics' release is
+     * charged once with the run (the ledger's one entry, the sidecar's event and epsilon are the composition of two
+     * Gaussian mechanisms with the DP-SGD run, more than the run alone), the model normalises by the statistics released
+     * before the kill, and the option is refused off a ScatterNet.
      */
     @Test
     void trainWithThePrivateDataNormalisation() throws Exception {
@@ -189,12 +190,28 @@ class CliTest {
         }
         Path out = tmp.resolve("datanorm-run");
         Path ledgerFile = tmp.resolve("datanorm-ledger.jsonl");
-        Run r = run("train", "--dataset", "folder:" + folder, "--model", "scatternet-linear", "--data-normalisation", "8",
-                "--optimizer", "momentum", "--lr", "2", "--clip", "0.1", "--batch-size", "60", "--epochs", "2", "--seed", "3",
-                "--ledger", ledgerFile.toString(), "--ledger-budget", "10", "--output", out.toString(), "--no-progress", "--json");
+        Path log = tmp.resolve("datanorm.log");
+        // killed right after the charge and the release (the step-0 checkpoint), then resumed: one charge, one release
+        Process p = CliRunner.startCli(log, "train", "--dataset", "folder:" + folder, "--model", "scatternet-linear",
+                "--data-normalisation", "8", "--optimizer", "momentum", "--lr", "2", "--clip", "0.1", "--batch-size", "60",
+                "--epochs", "150", "--seed", "3", "--ledger", ledgerFile.toString(), "--ledger-budget", "10", "--output", out.toString(),
+                "--no-progress");
+        Path checkpoint = out.resolve("operator").resolve("checkpoint");
+        CliRunner.awaitFile(checkpoint.resolve("state.json"), p, log);
+        p.destroyForcibly();
+        assertTrue(p.waitFor(60, java.util.concurrent.TimeUnit.SECONDS));
+        assertTrue(!Files.exists(out.resolve("model.zip")), "750 steps cannot be done already");
+        double[] released;
+        try (var files = Files.list(checkpoint)) {
+            Path step0 = files.filter(f -> f.getFileName().toString().startsWith("model-step-")).findFirst().orElseThrow();
+            released = ((org.dpdl4j.models.Scattering) ModelSerializer.restoreMultiLayerNetwork(step0.toFile()).getLayer(0).conf()
+                    .getLayer()).getFeatureMean();
+        }
+        Run r = run("train", "--resume", out.toString(), "--no-progress", "--json");
         assertEquals(0, r.status(), r.err() + r.out());
         JsonNode j = r.lastJson();
         assertEquals(8.0, j.get("data_normalisation").asDouble());
+        assertEquals(org.dpdl4j.dpsgd.DpSgdConfig.stepsForEpochs(150, 60.0 / 240), j.get("steps").asLong());
         var expected = org.dpdl4j.accounting.ComposedEvent.of(org.dpdl4j.dpsgd.PrivateNormalisation.event(8),
                 NoiseCalibration.dpSgd(j.get("sampling_rate").asDouble(), j.get("noise_multiplier").asDouble(), j.get("steps").asLong()));
         var pld = org.dpdl4j.accounting.PldAccountant.standard();
@@ -205,11 +222,12 @@ class CliTest {
         JsonNode privacy = Reporting.JSON.readTree(out.resolve("privacy.json").toFile());
         assertEquals(expected, PrivacyEvents.fromMap(Reporting.JSON.convertValue(privacy.get("event"), java.util.Map.class)));
         try (var ledger = org.dpdl4j.tuning.PrivacyLedger.openExisting(ledgerFile)) {
-            assertEquals(expected, ledger.entries().stream().filter(e -> e.charged()).findFirst().orElseThrow().event());
+            assertEquals(java.util.List.of(expected), ledger.entries().stream().filter(e -> e.charged()).map(e -> e.event()).toList(),
+                    "charged once, with the release");
         }
         MultiLayerNetwork loaded = ModelSerializer.restoreMultiLayerNetwork(out.resolve("model.zip").toFile());
         var scattering = (org.dpdl4j.models.Scattering) loaded.getLayer(0).conf().getLayer();
-        assertEquals(81, scattering.getFeatureMean().length, "the released statistics are in the model");
+        org.junit.jupiter.api.Assertions.assertArrayEquals(released, scattering.getFeatureMean(), "the statistics released before the kill, not a second release");
         assertTrue(scattering.getFeatureMean()[0] > 0.05, "the order-0 channel's mean, not the placeholder's 0: "
                 + scattering.getFeatureMean()[0]);
         assertTrue(j.get("test_accuracy").asDouble() > 0.9, "two easy classes: " + j);
