@@ -53,6 +53,5 @@ class TramerBonehTest {
         MultiLayerNetwork net = (MultiLayerNetwork) r.model();
         assertNotNull(((Scattering) net.getLayer(0).conf().getLayer()).getFeatureMean(), "the released statistics are in the model");
         assertEquals(2, net.getnLayers(), "no GroupNorm");
-
     }
 }
