@@ -34,8 +34,9 @@ import org.nd4j.linalg.api.buffer.DataType;
  * are those at which their noise multipliers reach ε = 3 under the accountant they used. As theirs, the MNIST rows normalise the
  * features with the private data normalisation (σ_norm = 8, {@link PrivateNormalisation}; its event is composed into ε)
  * and the Fashion-MNIST rows with GroupNorm(27) (no privacy cost). Differences: their data normalisation clips at the
- * median norms (not private, as their code notes), ours at C_μ = {@value #CLIP_MEAN} and C_s = {@value #CLIP_SQUARES}
- * fixed in advance; their momentum is plain, ours Nesterov; their batches are shuffled fixed-size batches accounted as
+ * median norms of each run's data (not private, as their code notes), ours at constants
+ * ({@link PrivateNormalisation#DEFAULT_CLIP_MEAN}, {@link PrivateNormalisation#DEFAULT_CLIP_SQUARES}) set once from
+ * MNIST's training-set norms, a look at the data that ε does not count either; their momentum is plain, ours Nesterov; their batches are shuffled fixed-size batches accounted as
  * if Poisson-sampled, ours are Poisson-sampled; σ is calibrated by dpdl4j's PLD accountant to total ε = 3 exactly.
  */
 public final class TramerBoneh {
@@ -44,9 +45,6 @@ public final class TramerBoneh {
     static final double CLIP = 0.1;
     /** σ_norm of the data normalisation, Tramèr &amp; Boneh's for MNIST. */
     static final double SIGMA_NORM = 8;
-    /** C_μ and C_s of the data normalisation: {@link PrivateNormalisation}'s defaults. */
-    static final double CLIP_MEAN = PrivateNormalisation.DEFAULT_CLIP_MEAN;
-    static final double CLIP_SQUARES = PrivateNormalisation.DEFAULT_CLIP_SQUARES;
 
     /**
      * One row of the table.
@@ -65,11 +63,16 @@ public final class TramerBoneh {
 
     /**
      * Releases the feature statistics of {@code train} with the data normalisation (σ_norm = {@value #SIGMA_NORM},
-     * C_μ = {@value #CLIP_MEAN}, C_s = {@value #CLIP_SQUARES}); compose {@link PrivateNormalisation.Release#event()}
-     * into the total.
+     * {@link PrivateNormalisation#releaseScatterNet}'s clipping norms); compose {@link #normalisationEvent()} into the
+     * total.
      */
+    /** The event of {@link #normalisation}'s release. */
+    static PrivacyEvent normalisationEvent() {
+        return PrivateNormalisation.event(SIGMA_NORM);
+    }
+
     static PrivateNormalisation.Release normalisation(LabeledData train, long seed, int workers) {
-        return PrivateNormalisation.release(train, 2, 8, CLIP_MEAN, CLIP_SQUARES, SIGMA_NORM, seed ^ 0x5eed_0a0aL, workers);
+        return PrivateNormalisation.releaseScatterNet(train, SIGMA_NORM, seed, workers);
     }
 
     private TramerBoneh() {
@@ -131,7 +134,7 @@ public final class TramerBoneh {
         if (norm != null) {
             System.out.printf(Locale.ROOT, "[operator] data normalisation: %d of %d examples clipped%n", norm.clipped(), n);
         }
-        PrivacyEvent before = norm != null ? norm.event() : new NoOpEvent();
+        PrivacyEvent before = norm != null ? normalisationEvent() : new NoOpEvent();
         double sigma = NoiseCalibration.smallestNoise(x -> ComposedEvent.of(before, NoiseCalibration.dpSgd(q, x, steps)), EPSILON,
                 DELTA, pld, 1e-4);
         ModelOptions options = new ModelOptions(28, 28, 1, train.numClasses(), ModelOptions.activationNamed("tanh"),

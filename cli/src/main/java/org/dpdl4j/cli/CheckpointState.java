@@ -134,6 +134,10 @@ final class CheckpointState {
         if (!soFar.equals(DpSgdTrainer.event(q, sigma, done))) {
             throw refused(file, "event_so_far is not the event of its " + done + " steps");
         }
+        Object norm = state.get("data_normalisation");
+        if (norm != null && !(norm instanceof Number d && d.doubleValue() > 0 && Double.isFinite(d.doubleValue()))) {
+            throw refused(file, "data_normalisation " + norm + " is not a noise multiplier > 0");
+        }
         if (state.get("ledger_charge") != null) {
             PrivacyEvent training = DpSgdTrainer.event(q, sigma, steps);
             checkCharge(file, state, ledgers, state.get("data_normalisation") != null

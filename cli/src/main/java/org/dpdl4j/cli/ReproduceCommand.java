@@ -107,9 +107,9 @@ final class ReproduceCommand implements Callable<Integer> {
     @Option(names = "--epsilon", description = "honest-*: total epsilon of each row at delta 1e-5 (default 3; the issue's tables: 3 and 1).")
     Double epsilon;
 
-    @Option(names = "--recipe", defaultValue = "scatternet", description = "honest-*: scatternet (Tramer & Boneh's ScatterNet + linear "
+    @Option(names = "--recipe", description = "honest-*: scatternet (Tramer & Boneh's ScatterNet + linear "
             + "model and hyperparameters, GroupNorm), scatternet-datanorm (the same with their private data normalisation, its "
-            + "cost counted) or standard-cnn (the standard CNN, SGD, B 2048, lr 4) (default ${DEFAULT-VALUE}).")
+            + "cost counted) or standard-cnn (the standard CNN, SGD, B 2048, lr 4) (default scatternet).")
     String recipe;
 
     @Option(names = "--json", description = "honest-*: print the result (tuned test accuracy, total epsilon, delta, the chosen candidate, "
@@ -131,12 +131,17 @@ final class ReproduceCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         TrainingOptions.checkedOutput(output, true); // before hours of training, not after
-        if ((json || quick || epsilon != null || !recipe.equals("scatternet")) && !id.startsWith("honest-")) {
+        if ((json || quick || epsilon != null || recipe != null) && !id.startsWith("honest-")) {
             throw new IllegalArgumentException("--json, --quick, --epsilon and --recipe apply to honest-mnist and honest-fashion-mnist only, not "
                     + id);
         }
         HonestAccuracy.Result honest = null;
         if (id.equals("honest-mnist") || id.equals("honest-fashion-mnist")) {
+            if (recipe == null) {
+                recipe = "scatternet";
+            } else if (!HonestAccuracy.Recipe.NAMES.contains(recipe)) {
+                throw new IllegalArgumentException("--recipe must be one of " + HonestAccuracy.Recipe.NAMES + ", got '" + recipe + "'");
+            }
             honest = HonestAccuracy.run(new HonestAccuracy.Settings(id.substring("honest-".length()), quick,
                     seeds != null ? seeds : quick ? 1 : 3, checkedEpsilon(), seed, epochs != null ? epochs(1) : 0,
                     trainSizeOption != null ? trainSizeOption : 0, recipe));
@@ -166,7 +171,14 @@ final class ReproduceCommand implements Callable<Integer> {
             case "dphype-figure2" -> DpHypeSimulation.figure2(checkedRepetitions(), output);
             case "honest-mnist", "honest-fashion-mnist" -> honestResult.figure();
             case "tramer-boneh" -> TramerBoneh.run(epochs != null ? epochs(1) : 0, seed);
-            case "scatternet-ablation" -> TramerBoneh.ablation(datasets, epochs != null ? epochs(1) : 0, seed);
+            case "scatternet-ablation" -> {
+                for (String d : datasets) {
+                    if (!d.equals("mnist") && !d.equals("fashion-mnist")) {
+                        throw new IllegalArgumentException("--datasets must be mnist and/or fashion-mnist for scatternet-ablation, got '" + d + "'");
+                    }
+                }
+                yield TramerBoneh.ablation(datasets, epochs != null ? epochs(1) : 0, seed);
+            }
             default -> throw new IllegalArgumentException("ID must be ps-figure2 ... ps-figure7, koskela-figure1, koskela-figure2, dphypo-table1, dingwu-figure2, dphype-noise-table, dphype-figure2, audit-table, honest-mnist, honest-fashion-mnist, tramer-boneh or scatternet-ablation, got '" + id + "'");
         };
         f.write(output);

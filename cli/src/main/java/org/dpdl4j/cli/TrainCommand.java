@@ -156,6 +156,11 @@ final class TrainCommand implements Callable<Integer> {
             sigma = noiseMultiplier;
         } else {
             double target = targetEpsilon != null ? targetEpsilon : 3.0;
+            if (dataNormalisation != null && !(accountant.epsilon(norm, t.delta) < target)) {
+                throw new IllegalArgumentException("--data-normalisation " + dataNormalisation + " alone costs epsilon "
+                        + accountant.epsilon(norm, t.delta) + " at delta " + t.delta + ", not below --target-epsilon " + target
+                        + ": use a larger noise multiplier there or a larger target");
+            }
             try {
                 sigma = dataNormalisation == null ? NoiseCalibration.noiseMultiplier(q, steps, target, t.delta, accountant, 1e-4)
                         : NoiseCalibration.smallestNoise(x -> ComposedEvent.of(norm, DpSgdTrainer.event(q, x, steps)), target, t.delta,
@@ -166,8 +171,13 @@ final class TrainCommand implements Callable<Integer> {
         }
         t.checkDelta(n);
         DpSgdConfig config = config(q, sigma, steps);
-        // with --data-normalisation the statistics are released only after the charge; until then, placeholders of their shape
+        // with --data-normalisation: a ScatterNet without GroupNorm whose statistics are pending, released in finish() after
+        // the charge and the step-0 checkpoint (a kill before the release leaves a checkpoint that releases them on --resume)
         org.deeplearning4j.nn.api.Model net = Models.byName(t.modelName(), t.modelOptions(data).withFeatures(placeholderStatistics(data)));
+        if (dataNormalisation != null) {
+            scattering(net).setFeatureMean(null);
+            scattering(net).setFeatureVariance(null);
+        }
         PrivacyEvent planned = dataNormalisation != null ? ComposedEvent.of(norm, DpSgdTrainer.event(q, sigma, steps))
                 : DpSgdTrainer.event(q, sigma, steps);
         System.out.printf("dpdl4j %s | %s on %s: n=%d, q=%.6g (B=%d), T=%d (%.4g epochs), C=%s, sigma=%.4f, %s lr=%s, %d parameters%n",
@@ -193,14 +203,6 @@ final class TrainCommand implements Callable<Integer> {
             return 0;
         }
         Long charge = charge(planned);
-        if (dataNormalisation != null) {
-            PrivateNormalisation.Release r = PrivateNormalisation.release(data.train(), 2, 8, PrivateNormalisation.DEFAULT_CLIP_MEAN,
-                    PrivateNormalisation.DEFAULT_CLIP_SQUARES, dataNormalisation, config.secureRandom()
-                            ? new java.security.SecureRandom().nextLong() : config.seed() ^ 0x5eed_0a0aL, config.workers());
-            System.out.printf("data normalisation released (sigma_norm %s); [operator] %d of %d examples clipped%n", dataNormalisation,
-                    r.clipped(), n);
-            net = Models.byName(t.modelName(), t.modelOptions(data).withFeatures(r.statistics()));
-        }
         Map<String, Object> state = checkpointState(n, q, sigma, steps, charge);
         state.put("plan_sha256", CheckpointState.planHash(state));
         return finish(out, data, net, config, state, 0, null);
@@ -296,7 +298,11 @@ final class TrainCommand implements Callable<Integer> {
             t.secureNoise = Boolean.TRUE.equals(state.get("secure_noise"));
             t.nonPrivate = Boolean.TRUE.equals(state.get("non_private"));
             accountantOption.name = (String) state.get("accountant");
-            dataNormalisation = state.get("data_normalisation") instanceof Number d ? d.doubleValue() : null;
+            Object norm = state.get("data_normalisation");
+            if (norm != null && !(norm instanceof Number d && d.doubleValue() > 0 && Double.isFinite(d.doubleValue()))) {
+                throw new IllegalArgumentException("data_normalisation must be a noise multiplier > 0 or null, got " + norm);
+            }
+            dataNormalisation = norm == null ? null : ((Number) norm).doubleValue();
             stepsDone = ((Number) state.get("steps_done")).longValue();
             data = load();
             if (data.train().size() != ((Number) state.get("n")).intValue()) {
@@ -318,22 +324,47 @@ final class TrainCommand implements Callable<Integer> {
                     : new IllegalArgumentException("--resume " + dir + ": the checkpoint's settings (" + stateFile + ") are refused: "
                     + e.getMessage(), e);
         }
+        org.dpdl4j.models.Scattering sc = net instanceof MultiLayerNetwork m && m.getnLayers() > 0
+                && m.getLayer(0).conf().getLayer() instanceof org.dpdl4j.models.Scattering s0 ? s0 : null;
+        if (dataNormalisation != null ? sc == null : sc != null && sc.getFeatureMean() != null) {
+            throw new IllegalArgumentException("--resume " + dir + ": the checkpoint's model " + (dataNormalisation != null
+                    ? "is not a ScatterNet, but its plan has a data normalisation" : "has feature statistics its plan did not release"));
+        }
         System.out.printf("dpdl4j %s | resuming %s on %s from step %d of %d (fresh randomness; the ledger is not charged again)%n",
                 Cli.version(), t.modelName(), t.dataset, stepsDone, config.steps());
         t.output = dir;
         return finish(dir, data, net, config, state, stepsDone, ema);
     }
 
-    /** With --data-normalisation, statistics of the right shape (mean 0, variance 1) for the plan's printout; else null. */
+    /** With --data-normalisation, statistics of the right shape (mean 0, variance 1) to build the model; else null. */
     private FeatureStatistics placeholderStatistics(TrainTest data) {
         if (dataNormalisation == null) {
             return null;
         }
-        int channels = data.train().channels() * new org.dpdl4j.models.Scattering2D(data.train().height(), data.train().width(), 2, 8)
+        int channels = data.train().channels() * new org.dpdl4j.models.Scattering.Builder().build()
                 .coefficients();
         double[] ones = new double[channels];
         java.util.Arrays.fill(ones, 1);
         return new FeatureStatistics(new double[channels], ones);
+    }
+
+    /** The ScatterNet's scattering layer (--data-normalisation is refused for other models). */
+    private static org.dpdl4j.models.Scattering scattering(org.deeplearning4j.nn.api.Model net) {
+        return (org.dpdl4j.models.Scattering) ((MultiLayerNetwork) net).getLayer(0).conf().getLayer();
+    }
+
+    /**
+     * Releases the feature statistics (after the ledger's charge and the step-0 checkpoint) and puts them into the
+     * model's scattering layer, which DL4J's output() and the engine's kernel both read.
+     */
+    private void releaseStatistics(org.deeplearning4j.nn.api.Model net, LabeledData train, DpSgdConfig config) {
+        long seed = config.secureRandom() ? new java.security.SecureRandom().nextLong() : config.seed();
+        PrivateNormalisation.Release r = PrivateNormalisation.releaseScatterNet(train, dataNormalisation, seed, config.workers());
+        scattering(net).setFeatureMean(r.statistics().mean());
+        scattering(net).setFeatureVariance(r.statistics().variance());
+        System.out.printf("data normalisation released: sigma_norm %s, C_mu %s, C_s %s%n", r.noiseMultiplier(), r.clipMean(),
+                r.clipSquares());
+        System.out.printf("[operator] data normalisation: %d of %d examples clipped%n", r.clipped(), train.size());
     }
 
     /** The data; with --executor spark and --spark-data cache, executors load the training split from their own cache. */
@@ -373,6 +404,9 @@ final class TrainCommand implements Callable<Integer> {
         Cli.InterruptNotice notice = Cli.InterruptNotice.install("train interrupted" + (every > 0
                 ? ": continue with ./dpdl4j train --resume " + out : "") + (state.get("ledger_charge") != null
                 ? "; the whole run was charged to " + state.get("ledger") + " (entry " + state.get("ledger_charge") + ")" : ""));
+        if (dataNormalisation != null && scattering(net).getFeatureMean() == null) {
+            releaseStatistics(net, data.train(), config);
+        }
         TrainingResult result;
         org.dpdl4j.spark.SparkClippedSums sums = null;
         try (ProgressBar bar = Reporting.progressBar("DP-SGD", config.steps(), t.noProgress)) {
@@ -382,8 +416,9 @@ final class TrainCommand implements Callable<Integer> {
             TrainingListener listener = info -> {
                 if (bar != null) {
                     bar.stepTo(info.step());
-                    bar.setExtraMessage(String.format(" epoch %.1f eps %.3f %.0f ex/s | train loss %.3f (not private)",
-                            info.epoch(), info.epsilonSoFar(), info.examplesPerSecond(), info.meanLoss()));
+                    bar.setExtraMessage(String.format(" epoch %.1f eps%s %.3f %.0f ex/s | train loss %.3f (not private)",
+                            info.epoch(), dataNormalisation != null ? " (DP-SGD only)" : "", info.epsilonSoFar(), info.examplesPerSecond(),
+                            info.meanLoss()));
                 }
             };
             DpSgdTrainer trainer = new DpSgdTrainer(accountant);
@@ -412,6 +447,10 @@ final class TrainCommand implements Callable<Integer> {
         settings.put("ledger_charge", state.get("ledger_charge"));
         LabeledData shape = data.train();
         settings.put("data_normalisation", dataNormalisation);
+        if (dataNormalisation != null) {
+            settings.put("data_normalisation_clip_mean", PrivateNormalisation.DEFAULT_CLIP_MEAN);
+            settings.put("data_normalisation_clip_squares", PrivateNormalisation.DEFAULT_CLIP_SQUARES);
+        }
         PrivacyEvent released = dataNormalisation != null ? ComposedEvent.of(PrivateNormalisation.event(dataNormalisation), result.event())
                 : result.event();
         PrivateModel release = PrivateModel.of(net, "training", released, accountantOption.name(), config.delta(),
@@ -463,6 +502,10 @@ final class TrainCommand implements Callable<Integer> {
             j.put("optimizer", t.optimizer);
             j.put("model", t.modelName());
             j.put("data_normalisation", dataNormalisation);
+            if (dataNormalisation != null) {
+                j.put("data_normalisation_clip_mean", PrivateNormalisation.DEFAULT_CLIP_MEAN);
+                j.put("data_normalisation_clip_squares", PrivateNormalisation.DEFAULT_CLIP_SQUARES);
+            }
             j.put("dataset", t.dataset);
             j.put("resumed_from_step", from > 0 ? from : null);
             // no timings: the --json line is the release, and how long the run took is the operator's (printed above)

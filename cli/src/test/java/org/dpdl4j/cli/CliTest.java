@@ -3,6 +3,7 @@ package org.dpdl4j.cli;
 import org.dpdl4j.benchmarks.Reporting;
 import static org.dpdl4j.cli.CliRunner.run;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -166,10 +167,11 @@ class CliTest {
     }
 
     /**
-     * train --data-normalisation on a small image folder, killed after its charge and resumed: the statistics' release is
-     * charged once with the run (the ledger's one entry, the sidecar's event and epsilon are the composition of two
-     * Gaussian mechanisms with the DP-SGD run, more than the run alone), the model normalises by the statistics released
-     * before the kill, and the option is refused off a ScatterNet.
+     * train --data-normalisation on a small image folder, killed after its charge (its step-0 checkpoint, which precedes
+     * the release) and resumed: the statistics' release is charged once with the run (the ledger's one entry, the
+     * sidecar's event and epsilon are the composition of two Gaussian mechanisms with the DP-SGD run, more than the run
+     * alone), the model normalises by statistics released on resume, and the option is refused off a ScatterNet and
+     * when its own cost exceeds the target.
      */
     @Test
     void trainWithThePrivateDataNormalisation() throws Exception {
@@ -201,11 +203,10 @@ class CliTest {
         p.destroyForcibly();
         assertTrue(p.waitFor(60, java.util.concurrent.TimeUnit.SECONDS));
         assertTrue(!Files.exists(out.resolve("model.zip")), "750 steps cannot be done already");
-        double[] released;
         try (var files = Files.list(checkpoint)) {
-            Path step0 = files.filter(f -> f.getFileName().toString().startsWith("model-step-")).findFirst().orElseThrow();
-            released = ((org.dpdl4j.models.Scattering) ModelSerializer.restoreMultiLayerNetwork(step0.toFile()).getLayer(0).conf()
-                    .getLayer()).getFeatureMean();
+            Path step0 = files.filter(f -> f.getFileName().toString().startsWith("model-step-0")).findFirst().orElseThrow();
+            assertNull(((org.dpdl4j.models.Scattering) ModelSerializer.restoreMultiLayerNetwork(step0.toFile()).getLayer(0).conf()
+                    .getLayer()).getFeatureMean(), "the step-0 checkpoint, written right after the charge, precedes the release");
         }
         Run r = run("train", "--resume", out.toString(), "--no-progress", "--json");
         assertEquals(0, r.status(), r.err() + r.out());
@@ -227,7 +228,7 @@ class CliTest {
         }
         MultiLayerNetwork loaded = ModelSerializer.restoreMultiLayerNetwork(out.resolve("model.zip").toFile());
         var scattering = (org.dpdl4j.models.Scattering) loaded.getLayer(0).conf().getLayer();
-        org.junit.jupiter.api.Assertions.assertArrayEquals(released, scattering.getFeatureMean(), "the statistics released before the kill, not a second release");
+        assertEquals(81, scattering.getFeatureMean().length, "released on --resume, under the one charge");
         assertTrue(scattering.getFeatureMean()[0] > 0.05, "the order-0 channel's mean, not the placeholder's 0: "
                 + scattering.getFeatureMean()[0]);
         assertTrue(j.get("test_accuracy").asDouble() > 0.9, "two easy classes: " + j);
@@ -235,6 +236,10 @@ class CliTest {
         Run refused = run("train", "--model", "mlp", "--data-normalisation", "8", "--output", tmp.resolve("refused").toString());
         assertEquals(2, refused.status());
         assertTrue(refused.err().contains("--data-normalisation normalises scattering features"), refused.err());
+        Run tooCostly = run("train", "--dataset", "folder:" + folder, "--model", "scatternet-linear", "--data-normalisation", "2",
+                "--target-epsilon", "1", "--batch-size", "60", "--output", tmp.resolve("refused2").toString());
+        assertEquals(2, tooCostly.status());
+        assertTrue(tooCostly.err().contains("--data-normalisation 2.0 alone costs epsilon"), tooCostly.err());
     }
 
     /** A very short real run: files written, ε from the run's event, the saved model serves like DL4J. */
@@ -1126,7 +1131,7 @@ class CliTest {
         assertTrue(quickElsewhere.err().contains("--quick"), quickElsewhere.err());
         Run badRecipe = run("reproduce", "honest-mnist", "--recipe", "nope", "--output", dir.resolve("bad").toString());
         assertEquals(2, badRecipe.status());
-        assertTrue(badRecipe.err().contains("recipe must be one of [scatternet, scatternet-datanorm, standard-cnn], got 'nope'"),
+        assertTrue(badRecipe.err().contains("--recipe must be one of [scatternet, scatternet-datanorm, standard-cnn], got 'nope'"),
                 badRecipe.err());
         assertTrue(!Files.exists(dir.resolve("bad")), "nothing written for a refused command");
     }

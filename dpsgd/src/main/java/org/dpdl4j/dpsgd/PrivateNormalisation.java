@@ -59,6 +59,21 @@ public final class PrivateNormalisation {
         public PrivacyEvent event() {
             return PrivateNormalisation.event(noiseMultiplier);
         }
+
+        /** What may be published: σ and the clipping norms, not the operator-only clipped count. */
+        @Override
+        public String toString() {
+            return "Release[" + statistics + ", sigma " + noiseMultiplier + ", C_mu " + clipMean + ", C_s " + clipSquares + "]";
+        }
+    }
+
+    /**
+     * Tramèr &amp; Boneh's setting: the statistics of the J = 2, L = 8 transform, clipped at {@link #DEFAULT_CLIP_MEAN} and
+     * {@link #DEFAULT_CLIP_SQUARES}, noise seeded from {@code seed} (derived, so that it differs from a run's noise seeded
+     * with the same number). See {@link #release}.
+     */
+    public static Release releaseScatterNet(LabeledData data, double noiseMultiplier, long seed, int threads) {
+        return release(data, 2, 8, DEFAULT_CLIP_MEAN, DEFAULT_CLIP_SQUARES, noiseMultiplier, seed ^ 0x5eed_0a0aL, threads);
     }
 
     /**

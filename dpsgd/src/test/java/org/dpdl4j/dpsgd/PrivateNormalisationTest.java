@@ -125,6 +125,27 @@ class PrivateNormalisationTest {
     }
 
     /**
+     * Through the whole release: n·μ_c minus the exact clipped sum has standard deviation σC_μ (so the noise is added
+     * to the sum before the division by n, with C_μ, not C_s): 60 releases × 81 channels.
+     */
+    @Test
+    void theReleasedMeansCarryNoiseSigmaTimesTheirClippingNorm() {
+        LabeledData d = images(6, 6, 1);
+        double sigma = 2;
+        double[] exact = PrivateNormalisation.clippedSums(d, T, 0.2, 0.01, 1);
+        double ss = 0;
+        int count = 0;
+        for (int k = 0; k < 60; k++) {
+            double[] mean = PrivateNormalisation.release(d, 2, 8, 0.2, 0.01, sigma, 50 + k, 1).statistics().mean();
+            for (int c = 0; c < 81; c++) {
+                ss += Math.pow(mean[c] * 6 - exact[c], 2);
+                count++;
+            }
+        }
+        assertEquals(sigma * 0.2, Math.sqrt(ss / count), 0.06 * sigma * 0.2); // standard error here about 1.6 %
+    }
+
+    /**
      * Two Gaussian mechanisms with noise multiplier σ each are one with σ/√2 (Dong, Roth &amp; Su 2019, arXiv:1905.02383,
      * Corollary 2.13): the PLD accountant's ε for the event is within 1 % above the analytic Gaussian mechanism's exact
      * ε at σ/√2 (Balle &amp; Wang 2018, arXiv:1805.06530, Theorem 8, solved here by bisection), and the RDP accountant's

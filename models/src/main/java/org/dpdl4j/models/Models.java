@@ -217,7 +217,8 @@ public final class Models {
     /**
      * Tramèr &amp; Boneh's ScatterNet + CNN for MNIST-sized inputs (arXiv:2011.11660, Sec. 3 and their code): the
      * scattering transform and GroupNorm(27) (or fixed statistics) as in {@link #scatterNetLinear}, then Conv 16@3×3 stride 2 padding 1,
-     * activation, Conv 32@3×3 padding 1, activation, Dense 32, activation, softmax (33,066 + 162 parameters on MNIST).
+     * activation, Conv 32@3×3 padding 1, activation, Dense 32, activation, softmax (33,066 + 162 parameters on MNIST;
+     * 33,066 with fixed statistics).
      */
     public static MultiLayerNetwork scatterNetCnn(ModelOptions o) {
         var list = scatterNetBase(o)

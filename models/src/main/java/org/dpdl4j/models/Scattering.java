@@ -18,7 +18,9 @@ import org.nd4j.linalg.factory.Nd4j;
  * {@code ModelSerializer} like any DL4J layer (by class name) and runs in {@code output()}.
  *
  * <p>Input: NCHW images [B, C, H, W], or flattened [B, C·H·W] (the input type's H, W, C), with H, W &gt; 2^J. Output: [B, C·K, ⌊H/2^J⌋, ⌊W/2^J⌋] with K = 1 + JL +
- * L²J(J−1)/2 (81 for the defaults J = 2, L = 8). It has no input gradient: it must come before every layer with
+ * L²J(J−1)/2 (81 for the defaults J = 2, L = 8). With {@link FeatureStatistics} (built with
+ * {@link Builder#features}) the output is normalised by them channel by channel; statistics computed from private data
+ * are a release of their own, to be counted ({@link FeatureStatistics}). It has no input gradient: it must come before every layer with
  * trained parameters (DL4J's backpropagation gets none from it, and dpdl4j's engine refuses a trained layer before it).
  */
 public class Scattering extends NoParamLayer {
@@ -115,8 +117,12 @@ public class Scattering extends NoParamLayer {
      * @throws IllegalArgumentException if the statistics do not have one entry per channel
      */
     public INDArray normalise(INDArray features) {
-        if (featureMean == null) {
+        if (featureMean == null && featureVariance == null) {
             return features;
+        }
+        if (featureMean == null || featureVariance == null) {
+            throw new IllegalStateException("Scattering '" + getLayerName() + "' has a feature " + (featureMean == null ? "variance" : "mean")
+                    + " but no feature " + (featureMean == null ? "mean" : "variance"));
         }
         FeatureStatistics f = new FeatureStatistics(featureMean, featureVariance);
         if (features.size(1) != featureMean.length) {
@@ -180,6 +186,10 @@ public class Scattering extends NoParamLayer {
     @Override
     public InputType getOutputType(int layerIndex, InputType inputType) {
         long[] hwc = imageShape(inputType);
+        if (featureMean != null && featureMean.length != hwc[2] * coefficients()) {
+            throw new IllegalArgumentException("Scattering '" + getLayerName() + "': feature statistics for " + featureMean.length
+                    + " channels, but the transform of " + hwc[2] + "-channel images has " + hwc[2] * coefficients());
+        }
         int step = 1 << scales;
         return InputType.convolutional(hwc[0] / step, hwc[1] / step, hwc[2] * coefficients());
     }
