@@ -199,9 +199,12 @@ class CliTest {
                 "--epochs", "150", "--seed", "3", "--ledger", ledgerFile.toString(), "--ledger-budget", "10", "--output", out.toString(),
                 "--no-progress");
         Path checkpoint = out.resolve("operator").resolve("checkpoint");
-        CliRunner.awaitFile(checkpoint.resolve("state.json"), p, log);
-        p.destroyForcibly();
-        assertTrue(p.waitFor(60, java.util.concurrent.TimeUnit.SECONDS));
+        try {
+            CliRunner.awaitFile(checkpoint.resolve("state.json"), p, log);
+        } finally { // the child ends whatever happens
+            p.destroyForcibly();
+            assertTrue(p.waitFor(60, java.util.concurrent.TimeUnit.SECONDS));
+        }
         assertTrue(!Files.exists(out.resolve("model.zip")), "750 steps cannot be done already");
         try (var files = Files.list(checkpoint)) {
             Path step0 = files.filter(f -> f.getFileName().toString().startsWith("model-step-0")).findFirst().orElseThrow();
