@@ -18,6 +18,7 @@ import org.dpdl4j.datasets.LabeledData;
 import org.dpdl4j.datasets.Mnist;
 import org.dpdl4j.dpsgd.DpSgdConfig;
 import org.dpdl4j.dpsgd.DpSgdTrainer;
+import org.dpdl4j.dpsgd.PerExampleGradients;
 import org.dpdl4j.dpsgd.TrainingResult;
 import org.dpdl4j.models.ModelOptions;
 import org.dpdl4j.models.Models;
@@ -67,7 +68,8 @@ final class BenchCommand {
         boolean json;
 
         @Option(names = "--physical-batch-size", defaultValue = "512",
-                description = "Largest chunk pushed through the network at once (default ${DEFAULT-VALUE}).")
+                description = {"Largest chunk pushed through the network at once (default ${DEFAULT-VALUE}); DP-SGD takes fewer rows "
+                        + "where DL4J's memory report puts a chunk above 128 MiB per worker."})
         int physicalBatchSize;
 
         @Option(names = "--modes", split = ",", defaultValue = "fit,engine,dp1,dp",
@@ -223,9 +225,13 @@ final class BenchCommand {
             Phase dp1 = modes.contains("dp1") ? trainerPhase(train, options, 1, false) : null;
             Phase dp = modes.contains("dp") ? trainerPhase(train, options, cores, false) : null;
             Reporting.configureWorkers(1, threads, 1);
+            // DP-SGD's chunk: the physical batch, capped by DL4J's memory estimate (a cached frozen prefix is not capped)
+            Integer dpChunk = featureExtractor != null ? null : PerExampleGradients.dpChunkRows(Models.byName(model, options),
+                    train.features().size(1), options.dataType(), physicalBatchSize);
 
-            System.out.printf("model %s%s (%s data), batch %d, physical batch %d, %d measured steps after %d warm-up, %d cores, backend %s%n",
-                    model, featureExtractor == null ? "" : " frozen up to " + featureExtractor, dataName(), batchSize, physicalBatchSize, steps, warmup, cores, Nd4j.getBackend().getClass().getSimpleName());
+            System.out.printf("model %s%s (%s data), batch %d, physical batch %d (DP-SGD chunk %s), %d measured steps after %d warm-up, %d cores, backend %s%n",
+                    model, featureExtractor == null ? "" : " frozen up to " + featureExtractor, dataName(), batchSize, physicalBatchSize,
+                    dpChunk == null ? "not capped for a frozen prefix" : dpChunk + " rows", steps, warmup, cores, Nd4j.getBackend().getClass().getSimpleName());
             print("DL4J fit (non-private), " + threads + " op threads", fit);
             print("dpdl4j non-private mode, " + cores + " workers", engine);
             print("dpdl4j DP-SGD, 1 worker x " + threads + " op threads", dp1);
@@ -244,6 +250,7 @@ final class BenchCommand {
                 out.put("data", dataName());
                 out.put("batch_size", batchSize);
                 out.put("physical_batch_size", physicalBatchSize);
+                out.put("dp_chunk_rows", dpChunk);
                 out.put("steps", steps);
                 out.put("threads", threads);
                 out.put("dp_workers", cores);

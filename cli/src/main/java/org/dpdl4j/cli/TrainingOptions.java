@@ -61,7 +61,8 @@ final class TrainingOptions {
     @Option(names = "--secure-noise", description = "Seed sampling and noise from SecureRandom (runs are then not reproducible).")
     boolean secureNoise;
 
-    @Option(names = "--physical-batch-size", defaultValue = "512", description = "Largest chunk pushed through the network at once (default ${DEFAULT-VALUE}).")
+    @Option(names = "--physical-batch-size", defaultValue = "512", description = {"Largest chunk pushed through the network at once (default ${DEFAULT-VALUE}); DP-SGD takes fewer rows "
+            + "where DL4J's memory report puts a chunk above 128 MiB per worker."})
     int physicalBatchSize;
 
     @Option(names = "--image-size", defaultValue = "28x28x1", description = "HxWxC for folder: datasets (default ${DEFAULT-VALUE}).")

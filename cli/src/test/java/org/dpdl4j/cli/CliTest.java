@@ -52,6 +52,7 @@ class CliTest {
         assertEquals(j.get("dp_examples_per_second").asDouble() / j.get("engine_nonprivate_examples_per_second").asDouble(),
                 j.get("ratio_dp_to_engine_nonprivate").asDouble(), 1e-12);
         assertTrue(j.get("nonprivate_examples_per_second").isNull() && j.get("dp_one_worker_examples_per_second").isNull(), j.toString());
+        assertEquals(512, j.get("dp_chunk_rows").asInt(), "a small network's DP chunk is the physical batch: " + j);
         Run bad = run("bench", "dpsgd", "--modes", "fit,gpu");
         assertTrue(bad.status() != 0 && bad.err().contains("--modes") && bad.err().contains("gpu"), bad.err());
     }

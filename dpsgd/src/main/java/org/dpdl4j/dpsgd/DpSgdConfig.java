@@ -14,7 +14,8 @@ package org.dpdl4j.dpsgd;
  *                          {@code bench dpsgd} measures DP-SGD against)
  * @param steps             T ≥ 1 noisy steps
  * @param physicalBatchSize the largest number of examples pushed through the network at once (a larger
- *                          Poisson batch is processed in chunks whose clipped sums are added before the noise)
+ *                          Poisson batch is processed in chunks whose clipped sums are added before the noise);
+ *                          DP-SGD's chunks may be smaller, see {@link PerExampleGradients#dpChunkRows}
  * @param seed              seed of the sampler and the noise (ignored when {@code secureRandom}). Anyone who
  *                          knows it can regenerate the noise and remove it: keep it secret; the builder draws
  *                          a fresh one from {@link java.security.SecureRandom} unless one is set

@@ -155,6 +155,42 @@ class PerExampleGradientsTest {
         assertTrue(Double.isFinite(withPoison.sumNumber().doubleValue()), "no NaN or infinity reaches the sum");
     }
 
+    /**
+     * DP-SGD's chunk: uncapped for a small network, ⌊128 MiB / m⌋ rows for cifar-cnn with m DL4J's per-example estimate
+     * (formed here from the image input type, not the engine's flat one), half as many in float64; and a batch split by
+     * the cap gives the clipped sum of one unsplit chunk.
+     */
+    @org.junit.jupiter.api.Test
+    void dpChunkBoundsTheMemoryEstimateAndLeavesTheSumUnchanged() {
+        assertEquals(512, PerExampleGradients.dpChunkRows(Models.standardCnn(ModelOptions.mnist()), 784, DataType.FLOAT, 512));
+        assertEquals(512, PerExampleGradients.dpChunkRows(Models.scatterNetLinear(ModelOptions.mnist()), 784, DataType.FLOAT, 512),
+                "no estimate from a flat input for a first layer that needs the image: the physical batch");
+        MultiLayerNetwork cifar = Models.cifarCnn(ModelOptions.cifar10().withDataType(DataType.DOUBLE).withSeed(4));
+        var report = cifar.getLayerWiseConfigurations().getMemoryReport(InputType.convolutional(32, 32, 3));
+        var mode = org.deeplearning4j.nn.conf.memory.MemoryUseMode.TRAINING;
+        var cache = org.deeplearning4j.nn.conf.CacheMode.NONE;
+        for (DataType type : new DataType[]{DataType.FLOAT, DataType.DOUBLE}) {
+            long m = report.getTotalMemoryBytes(2, mode, cache, type) - report.getTotalMemoryBytes(1, mode, cache, type);
+            int rows = PerExampleGradients.dpChunkRows(cifar, 3072, type, 512);
+            assertTrue(rows * m <= PerExampleGradients.DP_CHUNK_BYTES && (rows + 1) * m > PerExampleGradients.DP_CHUNK_BYTES,
+                    type + ": " + rows + " rows of " + m + " bytes");
+            assertTrue(rows >= 16 && rows <= 128, type + ": " + rows);
+            assertEquals(rows, PerExampleGradients.dpChunkRows(cifar, 3072, type, rows), "never above the physical batch");
+        }
+        int rows = PerExampleGradients.dpChunkRows(cifar, 3072, DataType.DOUBLE, 512);
+        int b = rows + 7;
+        INDArray[] xy = randomBatch(cifar, DataType.DOUBLE, b, 13);
+        int[] all = java.util.stream.IntStream.range(0, b).toArray();
+        INDArray split = Nd4j.zeros(DataType.DOUBLE, 1, cifar.numParams());
+        PerExampleGradients engine = new PerExampleGradients(cifar);
+        double splitLoss = engine.clippedSum(xy[0], xy[1], all, 0.7, 512, split);
+        assertEquals(rows, engine.dpChunkRows(xy[0], 512), "the chunk the clipped sum used");
+        INDArray whole = Nd4j.zeros(DataType.DOUBLE, 1, cifar.numParams());
+        double wholeLoss = new PerExampleGradients(cifar).addClippedSum(xy[0], xy[1], all, 0.7, whole);
+        assertClose(whole, split, "clipped sum in chunks of " + rows + " and " + (b - rows) + " against one chunk of " + b);
+        assertEquals(wholeLoss, splitLoss, 1e-10 * Math.abs(wholeLoss));
+    }
+
     @org.junit.jupiter.api.Test
     void rejectsBatchNormalizationNamingTheLayer() {
         var conf = new NeuralNetConfiguration.Builder().list()
