@@ -225,13 +225,15 @@ final class BenchCommand {
             Phase dp1 = modes.contains("dp1") ? trainerPhase(train, options, 1, false) : null;
             Phase dp = modes.contains("dp") ? trainerPhase(train, options, cores, false) : null;
             Reporting.configureWorkers(1, threads, 1);
-            // DP-SGD's chunk: the physical batch, capped by DL4J's memory estimate (a cached frozen prefix is not capped)
-            Integer dpChunk = featureExtractor != null ? null : PerExampleGradients.dpChunkRows(Models.byName(model, options),
-                    train.features().size(1), options.dataType(), physicalBatchSize);
+            // DP-SGD's chunk: the physical batch, capped by DL4J's memory estimate; with a frozen prefix the trainer may cache
+            // the prefix's output, which is not capped, so the JSON leaves the field null there
+            int chunk = PerExampleGradients.dpChunkRows(network(options), train.features().size(1), options.dataType(), physicalBatchSize);
+            Integer dpChunk = featureExtractor == null ? chunk : null;
 
             System.out.printf("model %s%s (%s data), batch %d, physical batch %d (DP-SGD chunk %s), %d measured steps after %d warm-up, %d cores, backend %s%n",
                     model, featureExtractor == null ? "" : " frozen up to " + featureExtractor, dataName(), batchSize, physicalBatchSize,
-                    dpChunk == null ? "not capped for a frozen prefix" : dpChunk + " rows", steps, warmup, cores, Nd4j.getBackend().getClass().getSimpleName());
+                    featureExtractor == null ? chunk + " rows" : chunk + " rows, or the physical batch where the frozen prefix's output is cached",
+                    steps, warmup, cores, Nd4j.getBackend().getClass().getSimpleName());
             print("DL4J fit (non-private), " + threads + " op threads", fit);
             print("dpdl4j non-private mode, " + cores + " workers", engine);
             print("dpdl4j DP-SGD, 1 worker x " + threads + " op threads", dp1);

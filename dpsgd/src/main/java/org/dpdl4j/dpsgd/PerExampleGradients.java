@@ -211,6 +211,7 @@ public final class PerExampleGradients {
         }
         prefixInput = yes;
         prefixShape = exampleShape == null ? null : exampleShape.clone();
+        dpRows = 0; // the chunk depends on what the sums read
     }
 
     /** The per-example shape [1, ...] of the last {@link #fixedPrefixOutput}, or null before the first. */
@@ -293,7 +294,7 @@ public final class PerExampleGradients {
     /**
      * A step's whole clipped sum: {@code target} is set to Σ_i min(1, C/‖g_i‖)·g_i over the rows (with C = ∞, the
      * non-private mode: Σ_i g_i), computed in physical chunks of at most {@code physicalBatchSize} rows (DP-SGD: at most
-     * {@link #dpChunkRows}, which bounds the per-example state by DL4J's memory estimate). The one
+     * {@link #dpChunkRows}, which bounds DL4J's memory estimate of a chunk). The one
      * place where every executor of the engine (local workers, Spark tasks) forms its part of a step's sum.
      *
      * @param features          all features [n, c·h·w]
@@ -308,7 +309,8 @@ public final class PerExampleGradients {
         target.assign(0);
         double loss = 0;
         int rowsAtOnce = Double.isInfinite(clipNorm) ? physicalBatchSize : dpChunkRows(features, physicalBatchSize);
-        for (int at = 0; at < rows.length; at += rowsAtOnce) {
+        lastChunks = 0;
+        for (int at = 0; at < rows.length; at += rowsAtOnce, lastChunks++) {
             int[] chunk = java.util.Arrays.copyOfRange(rows, at, Math.min(rows.length, at + rowsAtOnce));
             loss += Double.isInfinite(clipNorm) ? addBatchGradient(features, labels, chunk, target)
                     : addClippedSum(features, labels, chunk, clipNorm, target);
@@ -321,11 +323,13 @@ public final class PerExampleGradients {
      * per-example state (deltas, im2col columns, per-example weight gradients) that the non-private mode does not, and
      * on convolution-heavy networks it ran as fast in small chunks as in large ones while its peak memory fell by
      * half or more (2 cores, batch 256 / 64, one run each: cifar-cnn 405 ex/s and 2.80 GB in chunks of 512 rows,
-     * 395 ex/s and 1.34 GB in chunks of 39; wrn-16-4 33 ex/s and 6.80 GB in chunks of 32, 37 ex/s and 2.31 GB in 8).
+     * 395 ex/s and 1.34 GB in chunks of 39; wrn-16-4 36 ex/s and 6.82 GB in chunks of 32, 37 ex/s and 2.31 GB in 8).
      */
     static final long DP_CHUNK_BYTES = 128L << 20;
-    /** The rows of a DP-SGD chunk from the estimate, 0 until the first clipped sum computes it. */
+    /** The rows of a DP-SGD chunk from the estimate, 0 until the first clipped sum computes it (and after the input changes). */
     private int dpRows;
+    /** The chunks the last {@link #clippedSum} was computed in. */
+    int lastChunks;
 
     /** The rows of this instance's DP-SGD chunks for these features (network inputs, or the fixed prefix's output). */
     int dpChunkRows(INDArray features, int physicalBatchSize) {

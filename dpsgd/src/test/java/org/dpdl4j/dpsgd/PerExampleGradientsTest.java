@@ -157,8 +157,8 @@ class PerExampleGradientsTest {
 
     /**
      * DP-SGD's chunk: uncapped for a small network, ⌊128 MiB / m⌋ rows for cifar-cnn with m DL4J's per-example estimate
-     * (formed here from the image input type, not the engine's flat one), half as many in float64; and a batch split by
-     * the cap gives the clipped sum of one unsplit chunk.
+     * (formed here from the image input type, not the engine's flat one), about half as many in float64; a batch is split
+     * by the cap (the non-private mode's is not), and the split gives the clipped sum of one unsplit chunk.
      */
     @org.junit.jupiter.api.Test
     void dpChunkBoundsTheMemoryEstimateAndLeavesTheSumUnchanged() {
@@ -169,6 +169,10 @@ class PerExampleGradientsTest {
         var report = cifar.getLayerWiseConfigurations().getMemoryReport(InputType.convolutional(32, 32, 3));
         var mode = org.deeplearning4j.nn.conf.memory.MemoryUseMode.TRAINING;
         var cache = org.deeplearning4j.nn.conf.CacheMode.NONE;
+        int floatRows = PerExampleGradients.dpChunkRows(cifar, 3072, DataType.FLOAT, 512);
+        int doubleRows = PerExampleGradients.dpChunkRows(cifar, 3072, DataType.DOUBLE, 512);
+        assertTrue(doubleRows <= floatRows / 2 + 1 && doubleRows >= floatRows / 2 - 1, floatRows + " / " + doubleRows);
+        assertEquals(10, PerExampleGradients.dpChunkRows(cifar, 3072, DataType.FLOAT, 10), "a physical batch below the cap");
         for (DataType type : new DataType[]{DataType.FLOAT, DataType.DOUBLE}) {
             long m = report.getTotalMemoryBytes(2, mode, cache, type) - report.getTotalMemoryBytes(1, mode, cache, type);
             int rows = PerExampleGradients.dpChunkRows(cifar, 3072, type, 512);
@@ -184,7 +188,10 @@ class PerExampleGradientsTest {
         INDArray split = Nd4j.zeros(DataType.DOUBLE, 1, cifar.numParams());
         PerExampleGradients engine = new PerExampleGradients(cifar);
         double splitLoss = engine.clippedSum(xy[0], xy[1], all, 0.7, 512, split);
-        assertEquals(rows, engine.dpChunkRows(xy[0], 512), "the chunk the clipped sum used");
+        assertEquals(2, engine.lastChunks, "the clipped sum of " + b + " rows ran in chunks of at most " + rows);
+        INDArray nonPrivate = Nd4j.zeros(DataType.DOUBLE, 1, cifar.numParams());
+        engine.clippedSum(xy[0], xy[1], all, Double.POSITIVE_INFINITY, 512, nonPrivate);
+        assertEquals(1, engine.lastChunks, "the non-private mode is not capped");
         INDArray whole = Nd4j.zeros(DataType.DOUBLE, 1, cifar.numParams());
         double wholeLoss = new PerExampleGradients(cifar).addClippedSum(xy[0], xy[1], all, 0.7, whole);
         assertClose(whole, split, "clipped sum in chunks of " + rows + " and " + (b - rows) + " against one chunk of " + b);
