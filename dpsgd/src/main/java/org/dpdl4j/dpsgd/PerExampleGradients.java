@@ -352,8 +352,17 @@ public final class PerExampleGradients {
      * @param dataType          the parameters' data type (FLOAT or DOUBLE)
      * @param physicalBatchSize the largest chunk asked for, ≥ 1
      * @return the chunk's rows, in [1, physicalBatchSize]
+     * @throws IllegalArgumentException if the network is neither kind, or inputWidth or physicalBatchSize is below 1
      */
     public static int dpChunkRows(Model network, long inputWidth, DataType dataType, int physicalBatchSize) {
+        if (!(network instanceof MultiLayerNetwork || network instanceof ComputationGraph)) {
+            throw new IllegalArgumentException("network must be a MultiLayerNetwork or ComputationGraph, got "
+                    + (network == null ? "null" : network.getClass().getName()));
+        }
+        if (inputWidth < 1 || physicalBatchSize < 1) {
+            throw new IllegalArgumentException("inputWidth and physicalBatchSize must be >= 1, got inputWidth = " + inputWidth
+                    + ", physicalBatchSize = " + physicalBatchSize);
+        }
         long perExample;
         try {
             var input = org.deeplearning4j.nn.conf.inputs.InputType.feedForward(inputWidth);

@@ -173,6 +173,10 @@ class PerExampleGradientsTest {
         int doubleRows = PerExampleGradients.dpChunkRows(cifar, 3072, DataType.DOUBLE, 512);
         assertTrue(doubleRows <= floatRows / 2 + 1 && doubleRows >= floatRows / 2 - 1, floatRows + " / " + doubleRows);
         assertEquals(10, PerExampleGradients.dpChunkRows(cifar, 3072, DataType.FLOAT, 10), "a physical batch below the cap");
+        var e = assertThrows(IllegalArgumentException.class, () -> PerExampleGradients.dpChunkRows(cifar, 3072, DataType.FLOAT, 0));
+        assertTrue(e.getMessage().contains("physicalBatchSize = 0"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> PerExampleGradients.dpChunkRows(cifar, 0, DataType.FLOAT, 8));
+        assertTrue(e.getMessage().contains("inputWidth = 0"), e.getMessage());
         for (DataType type : new DataType[]{DataType.FLOAT, DataType.DOUBLE}) {
             long m = report.getTotalMemoryBytes(2, mode, cache, type) - report.getTotalMemoryBytes(1, mode, cache, type);
             int rows = PerExampleGradients.dpChunkRows(cifar, 3072, type, 512);
