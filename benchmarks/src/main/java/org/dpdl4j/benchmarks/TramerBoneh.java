@@ -158,22 +158,35 @@ public final class TramerBoneh {
      * {@code reproduce scatternet-ablation}: each normalisation and head on one seed, trained on 90 % of the training
      * set with Tramèr &amp; Boneh's hyperparameters at ε = 3, scored on the held-out 10 % (validation: what a choice may
      * read) and on the test set (reported only). Rows: ScatterNet + linear (the model of {@code reproduce honest-*}) with
-     * GroupNorm(27) and with the data normalisation, per data set.
+     * GroupNorm(27) and/or the data normalisation, per data set, at each multiple of the paper's learning rate.
      *
      * @param datasets       mnist and/or fashion-mnist
      * @param epochsOverride epochs of every row instead of the paper's (0: the paper's)
+     * @param dataNorms      the normalisations: {@code false} GroupNorm(27), {@code true} the private data normalisation
+     * @param lrFactors      multiples of the paper's learning rate, each in (0, 1000] (e.g. the learning rates that
+     *                       {@code honest-*}'s search can hand its final run, over the recipe's)
+     * @throws IllegalArgumentException if a dataset is not mnist or fashion-mnist, or a factor or either list is invalid
      * @throws IOException if a dataset cannot be read
      */
-    public static Figure ablation(List<String> datasets, double epochsOverride, long seed) throws IOException {
+    public static Figure ablation(List<String> datasets, double epochsOverride, long seed, List<Boolean> dataNorms, List<Double> lrFactors)
+            throws IOException {
         for (String d : datasets) {
             if (!d.equals("mnist") && !d.equals("fashion-mnist")) {
                 throw new IllegalArgumentException("datasets must be mnist and/or fashion-mnist, got '" + d + "'");
             }
         }
+        if (dataNorms.isEmpty() || lrFactors.isEmpty()) {
+            throw new IllegalArgumentException("normalisations and lr factors must each name at least one, got " + dataNorms + " and " + lrFactors);
+        }
+        for (double factor : lrFactors) {
+            if (!(factor > 0 && factor <= 1000)) {
+                throw new IllegalArgumentException("lr factors must be in (0, 1000], got " + factor);
+            }
+        }
         int workers = Reporting.configureWorkers(null);
         PldAccountant pld = PldAccountant.standard();
         Figure f = new Figure("scatternet-ablation", "ScatterNet levers at epsilon 3 (delta 1e-5), one seed: validation and test accuracy",
-                "row", "accuracy", "epsilon", "noise_multiplier", "epochs").legendBelow();
+                "row", "accuracy", "epsilon", "noise_multiplier", "epochs", "lr").legendBelow();
         List<String> lines = new ArrayList<>();
         int x = 0;
         for (String dataset : datasets) {
@@ -183,18 +196,20 @@ public final class TramerBoneh {
                 if (!paper.dataset().equals(dataset) || !paper.model().equals("scatternet-linear")) {
                     continue;
                 }
-                for (boolean dataNorm : new boolean[]{false, true}) {
-                    Row row = new Row(dataset, paper.model(), paper.batchSize(), paper.lr(), paper.epochs(), paper.paper(), dataNorm);
-                    double epochs = epochsOverride > 0 ? epochsOverride : row.epochs();
-                    Run r = train(row, epochs, split.train(), seed, workers, pld);
-                    double validation = DpSgdTrainer.accuracy(r.model(), split.validation());
-                    double test = DpSgdTrainer.accuracy(r.model(), tt.test());
-                    x++;
-                    f.add("validation accuracy", x, validation, r.epsilon(), r.sigma(), epochs);
-                    f.add("test accuracy", x, test, r.epsilon(), r.sigma(), epochs);
-                    lines.add(String.format(Locale.ROOT, "  %d. %-42s validation %.4f  test %.4f  (epsilon %.4f, sigma %.4f, B %d, lr %s, %s epochs, %.0f s)",
-                            x, r.label(), validation, test, r.epsilon(), r.sigma(), row.batchSize(), row.lr(), epochs, r.seconds()));
-                    System.out.println(lines.get(lines.size() - 1));
+                for (boolean dataNorm : dataNorms) {
+                    for (double factor : lrFactors) {
+                        Row row = new Row(dataset, paper.model(), paper.batchSize(), paper.lr() * factor, paper.epochs(), paper.paper(), dataNorm);
+                        double epochs = epochsOverride > 0 ? epochsOverride : row.epochs();
+                        Run r = train(row, epochs, split.train(), seed, workers, pld);
+                        double validation = DpSgdTrainer.accuracy(r.model(), split.validation());
+                        double test = DpSgdTrainer.accuracy(r.model(), tt.test());
+                        x++;
+                        f.add("validation accuracy", x, validation, r.epsilon(), r.sigma(), epochs, row.lr());
+                        f.add("test accuracy", x, test, r.epsilon(), r.sigma(), epochs, row.lr());
+                        lines.add(String.format(Locale.ROOT, "  %d. %-42s validation %.4f  test %.4f  (epsilon %.4f, sigma %.4f, B %d, lr %.4g, %s epochs, %.0f s)",
+                                x, r.label(), validation, test, r.epsilon(), r.sigma(), row.batchSize(), row.lr(), epochs, r.seconds()));
+                        System.out.println(lines.get(lines.size() - 1));
+                    }
                 }
             }
         }

@@ -38,7 +38,7 @@ import picocli.CommandLine.Parameters;
                         + "(trains: Tramer & Boneh 2021's ScatterNet rows for MNIST and Fashion-MNIST at epsilon 3, paper vs "
                         + "dpdl4j with the same models and hyperparameters; --epochs overrides theirs for a quick check), "
                         + "scatternet-ablation (trains: ScatterNet + linear with GroupNorm or with the private data "
-                        + "normalisation at epsilon 3, one seed, validation and test accuracy; --datasets, --epochs)."})
+                        + "normalisation at epsilon 3, one seed, validation and test accuracy; --datasets, --epochs, --normalisations, --lr-factors)."})
 final class ReproduceCommand implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "ID", description = "ps-figure2 ... ps-figure7, koskela-figure1, koskela-figure2, dphypo-table1, dingwu-figure2, dphype-noise-table, dphype-figure2, audit-table, honest-mnist, honest-fashion-mnist, tramer-boneh or scatternet-ablation.")
     String id;
@@ -52,6 +52,15 @@ final class ReproduceCommand implements Callable<Integer> {
 
     @Option(names = "--datasets", split = ",", defaultValue = "mnist,fashion-mnist", description = "koskela-figure2 / scatternet-ablation: datasets (default ${DEFAULT-VALUE}).")
     List<String> datasets;
+
+    @Option(names = "--normalisations", split = ",", defaultValue = "groupnorm,datanorm", description = "scatternet-ablation: "
+            + "GroupNorm(27) on the features and/or the private data normalisation (default ${DEFAULT-VALUE}).")
+    List<String> normalisations;
+
+    @Option(names = "--lr-factors", split = ",", defaultValue = "1", description = "scatternet-ablation: multiples of Tramer & Boneh's "
+            + "learning rate to train each row at (default ${DEFAULT-VALUE}; honest-*'s search can hand its final run "
+            + HonestAccuracy.FINAL_LR_FACTORS_TEXT + ").")
+    List<Double> lrFactors;
 
     @Option(names = "--epochs", description = "koskela-figure2 / dphypo-table1 / honest-* / tramer-boneh / scatternet-ablation: epochs of every run "
             + "(default 1 / 2 / 40, 20 with --quick / the paper's; papers 40 / 10).")
@@ -177,7 +186,20 @@ final class ReproduceCommand implements Callable<Integer> {
                         throw new IllegalArgumentException("--datasets must be mnist and/or fashion-mnist for scatternet-ablation, got '" + d + "'");
                     }
                 }
-                yield TramerBoneh.ablation(datasets, epochs != null ? epochs(1) : 0, seed);
+                List<Boolean> dataNorms = new java.util.ArrayList<>();
+                for (String n : normalisations) {
+                    switch (n) {
+                        case "groupnorm" -> dataNorms.add(false);
+                        case "datanorm" -> dataNorms.add(true);
+                        default -> throw new IllegalArgumentException("--normalisations must be groupnorm and/or datanorm, got '" + n + "'");
+                    }
+                }
+                for (double factor : lrFactors) {
+                    if (!(factor > 0 && factor <= 1000)) {
+                        throw new IllegalArgumentException("--lr-factors must each be in (0, 1000], got " + factor);
+                    }
+                }
+                yield TramerBoneh.ablation(datasets, epochs != null ? epochs(1) : 0, seed, dataNorms, lrFactors);
             }
             default -> throw new IllegalArgumentException("ID must be ps-figure2 ... ps-figure7, koskela-figure1, koskela-figure2, dphypo-table1, dingwu-figure2, dphype-noise-table, dphype-figure2, audit-table, honest-mnist, honest-fashion-mnist, tramer-boneh or scatternet-ablation, got '" + id + "'");
         };

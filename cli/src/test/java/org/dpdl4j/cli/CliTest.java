@@ -1140,6 +1140,18 @@ class CliTest {
         assertTrue(!Files.exists(dir.resolve("bad")), "nothing written for a refused command");
     }
 
+    /** scatternet-ablation refuses an unknown normalisation and a learning-rate factor outside (0, 1000] before it trains. */
+    @Test
+    void scatternetAblationRefusesBadLevers(@TempDir Path dir) throws Exception {
+        Run badNorm = run("reproduce", "scatternet-ablation", "--normalisations", "groupnorm,batchnorm", "--output", dir.resolve("a").toString());
+        assertEquals(2, badNorm.status());
+        assertTrue(badNorm.err().contains("--normalisations must be groupnorm and/or datanorm, got 'batchnorm'"), badNorm.err());
+        Run badFactor = run("reproduce", "scatternet-ablation", "--lr-factors", "0.5,0", "--output", dir.resolve("b").toString());
+        assertEquals(2, badFactor.status());
+        assertTrue(badFactor.err().contains("--lr-factors must each be in (0, 1000], got 0.0"), badFactor.err());
+        assertTrue(!Files.exists(dir.resolve("a")) && !Files.exists(dir.resolve("b")), "nothing written for a refused command");
+    }
+
     @Test
     void reproduceWritesCsvAndPng(@TempDir Path dir) throws Exception {
         assertEquals(0, Main.run("reproduce", "ps-figure6", "--output", dir.toString()));
