@@ -58,7 +58,7 @@ final class ReproduceCommand implements Callable<Integer> {
     List<String> normalisations;
 
     @Option(names = "--lr-factors", split = ",", defaultValue = "1", description = "scatternet-ablation: multiples of Tramer & Boneh's "
-            + "learning rate to train each row at (default ${DEFAULT-VALUE}; honest-*'s search can hand its final run "
+            + "learning rate to train each row at (default ${DEFAULT-VALUE}; honest-*'s ScatterNet search can hand its final run "
             + HonestAccuracy.FINAL_LR_FACTORS_TEXT + ").")
     List<Double> lrFactors;
 

@@ -1104,6 +1104,7 @@ class CliTest {
         assertTrue(total <= 3.0 && total > 2.9, j.toString());
         assertEquals(4096, j.get("recipe").get("batch_size").asInt());
         assertTrue(j.get("recipe").get("normalisation").asText().startsWith("private data normalisation"), j.toString());
+        assertTrue(j.get("recipe").get("search_grid_on_tuning_subset").asText().contains(":4]"), "the grid is recorded: " + j);
         double q = 4096.0 / 6000;
         long steps = org.dpdl4j.dpsgd.DpSgdConfig.stepsForEpochs(0.5, q);
         Run withoutScores = run("account", "subsampled-tuning", "--sampling-rate", String.valueOf(q), "--noise-multiplier",
