@@ -53,12 +53,12 @@ final class ReproduceCommand implements Callable<Integer> {
     @Option(names = "--datasets", split = ",", defaultValue = "mnist,fashion-mnist", description = "koskela-figure2 / scatternet-ablation: datasets (default ${DEFAULT-VALUE}).")
     List<String> datasets;
 
-    @Option(names = "--normalisations", split = ",", defaultValue = "groupnorm,datanorm", description = "scatternet-ablation: "
-            + "GroupNorm(27) on the features and/or the private data normalisation (default ${DEFAULT-VALUE}).")
+    @Option(names = "--normalisations", split = ",", description = "scatternet-ablation: "
+            + "GroupNorm(27) on the features and/or the private data normalisation (default groupnorm,datanorm).")
     List<String> normalisations;
 
-    @Option(names = "--lr-factors", split = ",", defaultValue = "1", description = "scatternet-ablation: multiples of Tramer & Boneh's "
-            + "learning rate to train each row at (default ${DEFAULT-VALUE}; honest-*'s ScatterNet search can hand its final run "
+    @Option(names = "--lr-factors", split = ",", description = "scatternet-ablation: multiples of Tramer & Boneh's "
+            + "learning rate to train each row at (default 1; honest-*'s ScatterNet search can hand its final run "
             + HonestAccuracy.FINAL_LR_FACTORS_TEXT + ").")
     List<Double> lrFactors;
 
@@ -144,6 +144,9 @@ final class ReproduceCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--json, --quick, --epsilon and --recipe apply to honest-mnist and honest-fashion-mnist only, not "
                     + id);
         }
+        if ((normalisations != null || lrFactors != null) && !id.equals("scatternet-ablation")) {
+            throw new IllegalArgumentException("--normalisations and --lr-factors apply to scatternet-ablation only, not " + id);
+        }
         HonestAccuracy.Result honest = null;
         if (id.equals("honest-mnist") || id.equals("honest-fashion-mnist")) {
             if (recipe == null) {
@@ -187,19 +190,20 @@ final class ReproduceCommand implements Callable<Integer> {
                     }
                 }
                 List<Boolean> dataNorms = new java.util.ArrayList<>();
-                for (String n : normalisations) {
+                for (String n : normalisations != null ? normalisations : List.of("groupnorm", "datanorm")) {
                     switch (n) {
                         case "groupnorm" -> dataNorms.add(false);
                         case "datanorm" -> dataNorms.add(true);
                         default -> throw new IllegalArgumentException("--normalisations must be groupnorm and/or datanorm, got '" + n + "'");
                     }
                 }
-                for (double factor : lrFactors) {
+                List<Double> factors = lrFactors != null ? lrFactors : List.of(1.0);
+                for (double factor : factors) {
                     if (!(factor > 0 && factor <= 1000)) {
                         throw new IllegalArgumentException("--lr-factors must each be in (0, 1000], got " + factor);
                     }
                 }
-                yield TramerBoneh.ablation(datasets, epochs != null ? epochs(1) : 0, seed, dataNorms, lrFactors);
+                yield TramerBoneh.ablation(datasets, epochs != null ? epochs(1) : 0, seed, dataNorms, factors);
             }
             default -> throw new IllegalArgumentException("ID must be ps-figure2 ... ps-figure7, koskela-figure1, koskela-figure2, dphypo-table1, dingwu-figure2, dphype-noise-table, dphype-figure2, audit-table, honest-mnist, honest-fashion-mnist, tramer-boneh or scatternet-ablation, got '" + id + "'");
         };

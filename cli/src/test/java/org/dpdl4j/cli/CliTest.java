@@ -1141,7 +1141,10 @@ class CliTest {
         assertTrue(!Files.exists(dir.resolve("bad")), "nothing written for a refused command");
     }
 
-    /** scatternet-ablation refuses an unknown normalisation and a learning-rate factor outside (0, 1000] before it trains. */
+    /**
+     * scatternet-ablation refuses an unknown normalisation and a learning-rate factor outside (0, 1000] before it trains;
+     * another ID refuses its options.
+     */
     @Test
     void scatternetAblationRefusesBadLevers(@TempDir Path dir) throws Exception {
         Run badNorm = run("reproduce", "scatternet-ablation", "--normalisations", "groupnorm,batchnorm", "--output", dir.resolve("a").toString());
@@ -1150,7 +1153,12 @@ class CliTest {
         Run badFactor = run("reproduce", "scatternet-ablation", "--lr-factors", "0.5,0", "--output", dir.resolve("b").toString());
         assertEquals(2, badFactor.status());
         assertTrue(badFactor.err().contains("--lr-factors must each be in (0, 1000], got 0.0"), badFactor.err());
-        assertTrue(!Files.exists(dir.resolve("a")) && !Files.exists(dir.resolve("b")), "nothing written for a refused command");
+        Run elsewhere = run("reproduce", "honest-mnist", "--lr-factors", "1", "--output", dir.resolve("c").toString());
+        assertEquals(2, elsewhere.status());
+        assertTrue(elsewhere.err().contains("--normalisations and --lr-factors apply to scatternet-ablation only, not honest-mnist"),
+                elsewhere.err());
+        assertTrue(!Files.exists(dir.resolve("a")) && !Files.exists(dir.resolve("b")) && !Files.exists(dir.resolve("c")),
+                "nothing written for a refused command");
     }
 
     @Test
