@@ -178,11 +178,7 @@ public final class TramerBoneh {
         if (dataNorms.isEmpty() || lrFactors.isEmpty()) {
             throw new IllegalArgumentException("normalisations and lr factors must each name at least one, got " + dataNorms + " and " + lrFactors);
         }
-        for (double factor : lrFactors) {
-            if (!(factor > 0 && factor <= 1000)) {
-                throw new IllegalArgumentException("lr factors must be in (0, 1000], got " + factor);
-            }
-        }
+        checkLrFactors(lrFactors, "lr factors");
         int workers = Reporting.configureWorkers(null);
         PldAccountant pld = PldAccountant.standard();
         Figure f = new Figure("scatternet-ablation", "ScatterNet levers at epsilon 3 (delta 1e-5), one seed: validation and test accuracy",
@@ -216,6 +212,20 @@ public final class TramerBoneh {
         System.out.println("scatternet-ablation: one seed, 90 % of the training set, epsilon 3 (choose by validation, never by test):");
         lines.forEach(System.out::println);
         return f;
+    }
+
+    /**
+     * Checks {@link #ablation}'s learning-rate factors.
+     *
+     * @param name the parameter's name for the message (the CLI passes its option's)
+     * @throws IllegalArgumentException naming {@code name} and the value if a factor is outside (0, 1000]
+     */
+    public static void checkLrFactors(List<Double> lrFactors, String name) {
+        for (double factor : lrFactors) {
+            if (!(factor > 0 && factor <= 1000)) {
+                throw new IllegalArgumentException(name + " must each be in (0, 1000], got " + factor);
+            }
+        }
     }
 
     private static TrainTest load(String dataset, long seed) {

@@ -198,11 +198,7 @@ final class ReproduceCommand implements Callable<Integer> {
                     }
                 }
                 List<Double> factors = lrFactors != null ? lrFactors : List.of(1.0);
-                for (double factor : factors) {
-                    if (!(factor > 0 && factor <= 1000)) {
-                        throw new IllegalArgumentException("--lr-factors must each be in (0, 1000], got " + factor);
-                    }
-                }
+                TramerBoneh.checkLrFactors(factors, "--lr-factors"); // before the datasets load
                 yield TramerBoneh.ablation(datasets, epochs != null ? epochs(1) : 0, seed, dataNorms, factors);
             }
             default -> throw new IllegalArgumentException("ID must be ps-figure2 ... ps-figure7, koskela-figure1, koskela-figure2, dphypo-table1, dingwu-figure2, dphype-noise-table, dphype-figure2, audit-table, honest-mnist, honest-fashion-mnist, tramer-boneh or scatternet-ablation, got '" + id + "'");
