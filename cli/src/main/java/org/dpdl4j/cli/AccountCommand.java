@@ -71,7 +71,7 @@ final class AccountCommand {
     static final class AccountantOption {
         @Option(names = "--accountant", paramLabel = "NAME", description = {
                 "rdp (Renyi DP, dp_accounting's 156 orders) or pld (privacy loss distribution, value discretisation 1e-4: "
-                        + "tighter; Doroshenko et al. 2022, arXiv:2207.04380) (default: pld for train, the tighter for one run; "
+                        + "tighter; Doroshenko et al. 2022, arXiv:2207.04380) (default: pld for train and audit train, the tighter for one run; "
                         + "rdp for account)."})
         String name;
 

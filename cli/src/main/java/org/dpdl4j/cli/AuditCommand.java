@@ -178,6 +178,12 @@ final class AuditCommand {
         Double targetEpsilon;
 
         @Mixin
+        DataNormalisationOption dataNorm;
+
+        @Mixin
+        AccountCommand.AccountantOption accountantOption;
+
+        @Mixin
         ExecutorOptions executorOptions;
 
         @Override
@@ -186,6 +192,12 @@ final class AuditCommand {
             t.checkRunSettings();
             refuseUnused(t);
             TrainingOptions.checkNoiseMultiplier(noiseMultiplier);
+            dataNorm.check(t.modelName(), false);
+            if (dataNorm.on() && a.kind() != CanaryAudit.Kind.GRADIENT) {
+                // input canaries join the training data inside the audit, after the statistics would have been released
+                throw new IllegalArgumentException("--data-normalisation is audited with --canary-type gradient, not " + a.canaryType
+                        + ": input canaries join the training data after the statistics are released, so they would not be in them");
+            }
             org.dpdl4j.spark.SparkCluster.Settings spark = executorOptions.settings(executorOptions.spark(), "--executor spark");
             if (spark == null) {
                 return audit(null);
@@ -206,19 +218,33 @@ final class AuditCommand {
             LabeledData train = a.train(data, seed);
             double q = t.samplingRate(train.size());
             long steps = DpSgdConfig.stepsForEpochs(t.epochs, q);
-            PrivacyAccountant acc = Accountants.standard();
+            if (accountantOption.name == null) { // the claim train would publish for the same run
+                accountantOption.name = org.dpdl4j.dpsgd.PrivateTraining.DEFAULT_ACCOUNTANT;
+            }
+            PrivacyAccountant acc = accountantOption.accountant();
+            if (noiseMultiplier != null && targetEpsilon != null) {
+                throw new IllegalArgumentException("give --noise-multiplier or --target-epsilon, not both");
+            }
             double sigma = noiseMultiplier != null ? noiseMultiplier
-                    : NoiseCalibration.noiseMultiplier(q, steps, targetEpsilon != null ? targetEpsilon : 3.0, t.delta, acc, 1e-4);
-            double claim = a.claimedEpsilon != null ? a.claimedEpsilon : acc.epsilon(DpSgdTrainer.event(q, sigma, steps), t.delta);
+                    : dataNorm.calibrate(q, steps, targetEpsilon != null ? targetEpsilon : 3.0, t.delta, acc);
+            // the claim covers what was released: with --data-normalisation the statistics, then DP-SGD
+            double claim = a.claimedEpsilon != null ? a.claimedEpsilon : acc.epsilon(dataNorm.planned(q, sigma, steps), t.delta);
             DpSgdConfig.Builder cfg = DpSgdConfig.builder().samplingRate(q).noiseMultiplier(sigma).clipNorm(t.clip).steps(steps)
                     .physicalBatchSize(t.physicalBatchSize).delta(t.delta).nonPrivate(zero).workers(Reporting.configureWorkers(null))
                     .emaDecay(t.ema); // the audited output is the released one
             if (t.seed != null) {
                 cfg.seed(t.seed);
             }
-            org.deeplearning4j.nn.api.Model net = Models.byName(t.modelName(), t.modelOptions(data));
-            System.out.printf("dpdl4j %s | audit train: %s on %d examples of %s, q = %.5g, T = %d, C = %s, sigma = %.4f; %d %s canaries%n",
-                    Cli.version(), t.modelName(), train.size(), t.dataset, q, steps, t.clip, sigma, a.canaries, a.canaryType);
+            org.dpdl4j.models.FeatureStatistics statistics = null;
+            if (dataNorm.on()) { // released from the training examples, as train does (gradient canaries have no input)
+                long normSeed = t.seed != null ? t.seed : new SecureRandom().nextLong();
+                statistics = org.dpdl4j.dpsgd.PrivateNormalisation.releaseScatterNet(train, dataNorm.sigma, normSeed,
+                        Reporting.configureWorkers(null)).statistics();
+            }
+            org.deeplearning4j.nn.api.Model net = Models.byName(t.modelName(), t.modelOptions(data).withFeatures(statistics));
+            System.out.printf("dpdl4j %s | audit train: %s on %d examples of %s, q = %.5g, T = %d, C = %s, sigma = %.4f%s; %d %s canaries%n",
+                    Cli.version(), t.modelName(), train.size(), t.dataset, q, steps, t.clip, sigma, dataNorm.on()
+                            ? ", data normalisation sigma " + dataNorm.sigma : "", a.canaries, a.canaryType);
             CanaryAudit.Outcome o = CanaryAudit.run(net, train, data.test(), cfg.build(), a.kind(), a.canaries,
                     a.canaryNorm != null ? a.canaryNorm : t.clip, a.confidence, a.inclusion(t.seed),
                     cluster != null ? cluster.clippedSums(executorOptions.partitions != null ? executorOptions.partitions
@@ -227,6 +253,8 @@ final class AuditCommand {
             extra.put("noise_multiplier", sigma);
             extra.put("sampling_rate", q);
             extra.put("steps", steps);
+            extra.put("data_normalisation", dataNorm.sigma);
+            extra.put("accountant", accountantOption.name());
             extra.put("design", o.design());
             return a.report(o.audit(), claim, t.delta, o.design(), extra, t.json);
         }

@@ -12,8 +12,6 @@ import me.tongfei.progressbar.ProgressBar;
 import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
 import org.deeplearning4j.util.ModelSerializer;
 import org.dpdl4j.accounting.ComposedEvent;
-import org.dpdl4j.accounting.NoOpEvent;
-import org.dpdl4j.accounting.NoiseCalibration;
 import org.dpdl4j.accounting.PrivacyEvent;
 import org.dpdl4j.accounting.PrivacyGuarantee;
 import org.dpdl4j.accounting.PrivacyAccountant;
@@ -73,12 +71,8 @@ final class TrainCommand implements Callable<Integer> {
     @Mixin
     LedgerOptions ledger;
 
-    @Option(names = "--data-normalisation", paramLabel = "SIGMA", description = {"scatternet-*: normalise the scattering features "
-            + "by their per-channel mean and variance released with Tramer & Boneh's private data normalisation, noise "
-            + "multiplier SIGMA (theirs: 8), instead of GroupNorm; its two Gaussian mechanisms are composed into epsilon, "
-            + "charged with the run, and sigma is calibrated for the total.",
-            "Clipping norms 0.25 (channel means) and 0.1 (means of squares), for images in [0, 1]."})
-    Double dataNormalisation;
+    @Mixin
+    DataNormalisationOption dataNorm;
 
     @Option(names = "--dry-run", description = "Print sigma, epsilon, the steps and an estimate of the time, and stop: nothing is trained or charged.")
     boolean dryRun;
@@ -129,24 +123,12 @@ final class TrainCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--checkpoint-every must be >= 1 step, got " + checkpointEvery);
         }
         t.checkRunSettings();
-        if (dataNormalisation != null) {
-            if (!(dataNormalisation > 0) || Double.isInfinite(dataNormalisation)) {
-                throw new IllegalArgumentException("--data-normalisation must be a finite noise multiplier > 0, got " + dataNormalisation);
-            }
-            if (!t.modelName().startsWith("scatternet-")) {
-                throw new IllegalArgumentException("--data-normalisation normalises scattering features: it needs --model scatternet-linear "
-                        + "or scatternet-cnn, not " + t.modelName());
-            }
-            if (t.nonPrivate) {
-                throw new IllegalArgumentException("--data-normalisation releases private statistics: it does not go with --non-private");
-            }
-        }
+        dataNorm.check(t.modelName(), t.nonPrivate);
         TrainTest data = load();
         int n = data.train().size();
         double q = t.samplingRate(n);
         long steps = DpSgdConfig.stepsForEpochs(t.epochs, q);
         PrivacyAccountant accountant = accountantOption.accountant();
-        PrivacyEvent norm = dataNormalisation != null ? PrivateNormalisation.event(dataNormalisation) : new NoOpEvent();
         double sigma;
         if (noiseMultiplier != null && targetEpsilon != null) {
             throw new IllegalArgumentException("give --noise-multiplier or --target-epsilon, not both");
@@ -155,31 +137,18 @@ final class TrainCommand implements Callable<Integer> {
         } else if (noiseMultiplier != null) {
             sigma = noiseMultiplier;
         } else {
-            double target = targetEpsilon != null ? targetEpsilon : 3.0;
-            if (dataNormalisation != null && !(accountant.epsilon(norm, t.delta) < target)) {
-                throw new IllegalArgumentException("--data-normalisation " + dataNormalisation + " alone costs epsilon "
-                        + accountant.epsilon(norm, t.delta) + " at delta " + t.delta + ", not below --target-epsilon " + target
-                        + ": use a larger noise multiplier there or a larger target");
-            }
-            try {
-                sigma = dataNormalisation == null ? NoiseCalibration.noiseMultiplier(q, steps, target, t.delta, accountant, 1e-4)
-                        : NoiseCalibration.smallestNoise(x -> ComposedEvent.of(norm, DpSgdTrainer.event(q, x, steps)), target, t.delta,
-                        accountant, 1e-4);
-            } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException("--target-epsilon " + target + ": " + e.getMessage());
-            }
+            sigma = dataNorm.calibrate(q, steps, targetEpsilon != null ? targetEpsilon : 3.0, t.delta, accountant);
         }
         t.checkDelta(n);
         DpSgdConfig config = config(q, sigma, steps);
         // with --data-normalisation: a ScatterNet without GroupNorm whose statistics are pending, released in finish() after
         // the charge and the step-0 checkpoint (a kill before the release leaves a checkpoint that releases them on --resume)
         org.deeplearning4j.nn.api.Model net = Models.byName(t.modelName(), t.modelOptions(data).withFeatures(placeholderStatistics(data)));
-        if (dataNormalisation != null) {
+        if (dataNorm.on()) {
             scattering(net).setFeatureMean(null);
             scattering(net).setFeatureVariance(null);
         }
-        PrivacyEvent planned = dataNormalisation != null ? ComposedEvent.of(norm, DpSgdTrainer.event(q, sigma, steps))
-                : DpSgdTrainer.event(q, sigma, steps);
+        PrivacyEvent planned = dataNorm.planned(q, sigma, steps);
         System.out.printf("dpdl4j %s | %s on %s: n=%d, q=%.6g (B=%d), T=%d (%.4g epochs), C=%s, sigma=%.4f, %s lr=%s, %d parameters%n",
                 Cli.version(), t.modelName(), t.dataset, n, q, t.batchSize, steps, t.epochs, t.clip, sigma, t.optimizer,
                 t.modelOptions(data).updater().getLearningRate(0, 0), net.numParams());
@@ -251,7 +220,7 @@ final class TrainCommand implements Callable<Integer> {
         s.put("ledger", ledger.file == null ? null : ledger.file.toAbsolutePath().toString());
         s.put("ledger_charge", charge);
         s.put("accountant", accountantOption.name);
-        s.put("data_normalisation", dataNormalisation);
+        s.put("data_normalisation", dataNorm.sigma);
         return s;
     }
 
@@ -302,7 +271,7 @@ final class TrainCommand implements Callable<Integer> {
             if (norm != null && !(norm instanceof Number d && d.doubleValue() > 0 && Double.isFinite(d.doubleValue()))) {
                 throw new IllegalArgumentException("data_normalisation must be a noise multiplier > 0 or null, got " + norm);
             }
-            dataNormalisation = norm == null ? null : ((Number) norm).doubleValue();
+            dataNorm.sigma = norm == null ? null : ((Number) norm).doubleValue();
             stepsDone = ((Number) state.get("steps_done")).longValue();
             data = load();
             if (data.train().size() != ((Number) state.get("n")).intValue()) {
@@ -326,8 +295,8 @@ final class TrainCommand implements Callable<Integer> {
         }
         org.dpdl4j.models.Scattering sc = net instanceof MultiLayerNetwork m && m.getnLayers() > 0
                 && m.getLayer(0).conf().getLayer() instanceof org.dpdl4j.models.Scattering s0 ? s0 : null;
-        if (dataNormalisation != null ? sc == null : sc != null && sc.getFeatureMean() != null) {
-            throw new IllegalArgumentException("--resume " + dir + ": the checkpoint's model " + (dataNormalisation != null
+        if (dataNorm.on() ? sc == null : sc != null && sc.getFeatureMean() != null) {
+            throw new IllegalArgumentException("--resume " + dir + ": the checkpoint's model " + (dataNorm.on()
                     ? "is not a ScatterNet, but its plan has a data normalisation" : "has feature statistics its plan did not release"));
         }
         System.out.printf("dpdl4j %s | resuming %s on %s from step %d of %d (fresh randomness; the ledger is not charged again)%n",
@@ -338,7 +307,7 @@ final class TrainCommand implements Callable<Integer> {
 
     /** With --data-normalisation, statistics of the right shape (mean 0, variance 1) to build the model; else null. */
     private FeatureStatistics placeholderStatistics(TrainTest data) {
-        if (dataNormalisation == null) {
+        if (!dataNorm.on()) {
             return null;
         }
         int channels = data.train().channels() * new org.dpdl4j.models.Scattering.Builder().build()
@@ -359,7 +328,7 @@ final class TrainCommand implements Callable<Integer> {
      */
     private void releaseStatistics(org.deeplearning4j.nn.api.Model net, LabeledData train, DpSgdConfig config) {
         long seed = config.secureRandom() ? new java.security.SecureRandom().nextLong() : config.seed();
-        PrivateNormalisation.Release r = PrivateNormalisation.releaseScatterNet(train, dataNormalisation, seed, config.workers());
+        PrivateNormalisation.Release r = PrivateNormalisation.releaseScatterNet(train, dataNorm.sigma, seed, config.workers());
         scattering(net).setFeatureMean(r.statistics().mean());
         scattering(net).setFeatureVariance(r.statistics().variance());
         System.out.printf("data normalisation released: sigma_norm %s, C_mu %s, C_s %s%n", r.noiseMultiplier(), r.clipMean(),
@@ -404,7 +373,7 @@ final class TrainCommand implements Callable<Integer> {
         Cli.InterruptNotice notice = Cli.InterruptNotice.install("train interrupted" + (every > 0
                 ? ": continue with ./dpdl4j train --resume " + out : "") + (state.get("ledger_charge") != null
                 ? "; the whole run was charged to " + state.get("ledger") + " (entry " + state.get("ledger_charge") + ")" : ""));
-        if (dataNormalisation != null && scattering(net).getFeatureMean() == null) {
+        if (dataNorm.on() && scattering(net).getFeatureMean() == null) {
             releaseStatistics(net, data.train(), config);
         }
         TrainingResult result;
@@ -417,7 +386,7 @@ final class TrainCommand implements Callable<Integer> {
                 if (bar != null) {
                     bar.stepTo(info.step());
                     bar.setExtraMessage(String.format(" epoch %.1f eps%s %.3f %.0f ex/s | train loss %.3f (not private)",
-                            info.epoch(), dataNormalisation != null ? " (DP-SGD only)" : "", info.epsilonSoFar(), info.examplesPerSecond(),
+                            info.epoch(), dataNorm.on() ? " (DP-SGD only)" : "", info.epsilonSoFar(), info.examplesPerSecond(),
                             info.meanLoss()));
                 }
             };
@@ -446,13 +415,12 @@ final class TrainCommand implements Callable<Integer> {
         settings.put("resumed_from_step", from > 0 ? from : null);
         settings.put("ledger_charge", state.get("ledger_charge"));
         LabeledData shape = data.train();
-        settings.put("data_normalisation", dataNormalisation);
-        if (dataNormalisation != null) {
+        settings.put("data_normalisation", dataNorm.sigma);
+        if (dataNorm.on()) {
             settings.put("data_normalisation_clip_mean", PrivateNormalisation.DEFAULT_CLIP_MEAN);
             settings.put("data_normalisation_clip_squares", PrivateNormalisation.DEFAULT_CLIP_SQUARES);
         }
-        PrivacyEvent released = dataNormalisation != null ? ComposedEvent.of(PrivateNormalisation.event(dataNormalisation), result.event())
-                : result.event();
+        PrivacyEvent released = dataNorm.on() ? ComposedEvent.of(dataNorm.event(), result.event()) : result.event();
         PrivateModel release = PrivateModel.of(net, "training", released, accountantOption.name(), config.delta(),
                 new InputSpec(shape.channels(), shape.height(), shape.width(), 255), settings);
         for (String stale : new String[]{"tuning.json", "trials.json"}) { // an earlier tuning's, kept by --overwrite
@@ -501,8 +469,8 @@ final class TrainCommand implements Callable<Integer> {
             j.put("learning_rate", org.dpdl4j.dpsgd.Networks.learningRate(net));
             j.put("optimizer", t.optimizer);
             j.put("model", t.modelName());
-            j.put("data_normalisation", dataNormalisation);
-            if (dataNormalisation != null) {
+            j.put("data_normalisation", dataNorm.sigma);
+            if (dataNorm.on()) {
                 j.put("data_normalisation_clip_mean", PrivateNormalisation.DEFAULT_CLIP_MEAN);
                 j.put("data_normalisation_clip_squares", PrivateNormalisation.DEFAULT_CLIP_SQUARES);
             }

@@ -244,6 +244,29 @@ class CliTest {
                 "--target-epsilon", "1", "--batch-size", "60", "--output", tmp.resolve("refused2").toString());
         assertEquals(2, tooCostly.status());
         assertTrue(tooCostly.err().contains("--data-normalisation 2.0 alone costs epsilon"), tooCostly.err());
+
+        // audit train takes the same option: the claim is the composition (more than DP-SGD alone), an honest run passes
+        // and a noise-free one claiming 1 fails
+        String[] audit = {"audit", "train", "--dataset", "folder:" + folder, "--model", "scatternet-linear", "--data-normalisation", "8",
+                "--optimizer", "momentum", "--lr", "2", "--clip", "0.1", "--batch-size", "60", "--epochs", "20", "--canaries", "1000",
+                "--seed", "3", "--no-progress", "--json"};
+        Run honest = run(concat(audit, "--target-epsilon", "3"));
+        assertEquals(0, honest.status(), honest.err() + honest.out());
+        JsonNode h = honest.lastJson();
+        assertEquals(8.0, h.get("data_normalisation").asDouble());
+        var sgd = NoiseCalibration.dpSgd(h.get("sampling_rate").asDouble(), h.get("noise_multiplier").asDouble(), h.get("steps").asLong());
+        assertEquals("pld", h.get("accountant").asText(), "the claim train publishes for the same run");
+        var acc = org.dpdl4j.accounting.PldAccountant.standard();
+        assertEquals(acc.epsilon(org.dpdl4j.accounting.ComposedEvent.of(org.dpdl4j.dpsgd.PrivateNormalisation.event(8), sgd), 1e-5),
+                h.get("claimed_epsilon").asDouble(), 1e-12, "the claim is the statistics' release composed with DP-SGD");
+        assertTrue(h.get("claimed_epsilon").asDouble() <= 3.0 && acc.epsilon(sgd, 1e-5) < h.get("claimed_epsilon").asDouble() - 0.01, h.toString());
+        assertTrue(h.get("passed").asBoolean() && h.get("epsilon_lower_bound").asDouble() <= h.get("claimed_epsilon").asDouble(), h.toString());
+        Run leaky = run(concat(audit, "--noise-multiplier", "0", "--allow-non-private", "--claimed-epsilon", "1"));
+        assertEquals(4, leaky.status(), leaky.err() + leaky.out());
+        assertTrue(leaky.lastJson().get("epsilon_lower_bound").asDouble() > 1, leaky.lastJson().toString());
+        Run inputCanaries = run(concat(audit, "--canary-type", "input"));
+        assertEquals(2, inputCanaries.status());
+        assertTrue(inputCanaries.err().contains("--data-normalisation is audited with --canary-type gradient, not input"), inputCanaries.err());
     }
 
     /** A very short real run: files written, ε from the run's event, the saved model serves like DL4J. */
