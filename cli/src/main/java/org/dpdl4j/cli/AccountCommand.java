@@ -75,7 +75,7 @@ final class AccountCommand {
                         + "rdp for account)."})
         String name;
 
-        /** The accountant's name: --accountant, else {@code rdp} (train sets pld first). */
+        /** The accountant's name: --accountant, else {@code rdp} (train and audit train set pld first). */
         String name() {
             return name != null ? name : "rdp";
         }

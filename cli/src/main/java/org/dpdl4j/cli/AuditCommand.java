@@ -9,7 +9,6 @@ import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.concurrent.Callable;
 import java.util.random.RandomGenerator;
-import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
 import org.dpdl4j.accounting.NoiseCalibration;
 import org.dpdl4j.accounting.Accountants;
 import org.dpdl4j.accounting.PrivacyAccountant;
@@ -19,7 +18,6 @@ import org.dpdl4j.audit.OneRunAudit;
 import org.dpdl4j.datasets.LabeledData;
 import org.dpdl4j.datasets.TrainTest;
 import org.dpdl4j.dpsgd.DpSgdConfig;
-import org.dpdl4j.dpsgd.DpSgdTrainer;
 import org.dpdl4j.models.Models;
 import org.dpdl4j.tuning.DpSgdMechanism;
 import org.dpdl4j.tuning.HyperparameterSpace;
@@ -198,6 +196,13 @@ final class AuditCommand {
                 throw new IllegalArgumentException("--data-normalisation is audited with --canary-type gradient, not " + a.canaryType
                         + ": input canaries join the training data after the statistics are released, so they would not be in them");
             }
+            if (noiseMultiplier != null && targetEpsilon != null) {
+                throw new IllegalArgumentException("give --noise-multiplier or --target-epsilon, not both");
+            }
+            if (accountantOption.name == null) { // the claim train would publish for the same run
+                accountantOption.name = org.dpdl4j.dpsgd.PrivateTraining.DEFAULT_ACCOUNTANT;
+            }
+            accountantOption.accountant(); // a bad name is refused before a cluster starts or data loads
             org.dpdl4j.spark.SparkCluster.Settings spark = executorOptions.settings(executorOptions.spark(), "--executor spark");
             if (spark == null) {
                 return audit(null);
@@ -218,13 +223,7 @@ final class AuditCommand {
             LabeledData train = a.train(data, seed);
             double q = t.samplingRate(train.size());
             long steps = DpSgdConfig.stepsForEpochs(t.epochs, q);
-            if (accountantOption.name == null) { // the claim train would publish for the same run
-                accountantOption.name = org.dpdl4j.dpsgd.PrivateTraining.DEFAULT_ACCOUNTANT;
-            }
             PrivacyAccountant acc = accountantOption.accountant();
-            if (noiseMultiplier != null && targetEpsilon != null) {
-                throw new IllegalArgumentException("give --noise-multiplier or --target-epsilon, not both");
-            }
             double sigma = noiseMultiplier != null ? noiseMultiplier
                     : dataNorm.calibrate(q, steps, targetEpsilon != null ? targetEpsilon : 3.0, t.delta, acc);
             // the claim covers what was released: with --data-normalisation the statistics, then DP-SGD

@@ -1,7 +1,6 @@
 package org.dpdl4j.cli;
 
 import org.dpdl4j.accounting.ComposedEvent;
-import org.dpdl4j.accounting.NoOpEvent;
 import org.dpdl4j.accounting.NoiseCalibration;
 import org.dpdl4j.accounting.PrivacyAccountant;
 import org.dpdl4j.accounting.PrivacyEvent;
@@ -18,8 +17,8 @@ import picocli.CommandLine.Option;
 final class DataNormalisationOption {
     @Option(names = "--data-normalisation", paramLabel = "SIGMA", description = {"scatternet-*: normalise the scattering features "
             + "by their per-channel mean and variance released with Tramer & Boneh's private data normalisation, noise "
-            + "multiplier SIGMA (theirs: 8), instead of GroupNorm; its two Gaussian mechanisms are composed into epsilon, "
-            + "charged with the run, and sigma is calibrated for the total.",
+            + "multiplier SIGMA (theirs: 8), instead of GroupNorm; its two Gaussian mechanisms are composed into epsilon "
+            + "(train charges them to the ledger with the run), and sigma is calibrated for the total.",
             "Clipping norms 0.25 (channel means) and 0.1 (means of squares), for images in [0, 1]."})
     Double sigma;
 
@@ -49,19 +48,24 @@ final class DataNormalisationOption {
         }
     }
 
-    /** The statistics' event (two Gaussian mechanisms, {@link PrivateNormalisation#event}), or a no-op without the option. */
-    PrivacyEvent event() {
-        return sigma != null ? PrivateNormalisation.event(sigma) : new NoOpEvent();
+    /** The statistics' event (two Gaussian mechanisms, {@link PrivateNormalisation#event}); only with the option. */
+    private PrivacyEvent event() {
+        return PrivateNormalisation.event(sigma);
     }
 
-    /** The run's whole event: the statistics' release, then DP-SGD with (q, σ, T). */
-    PrivacyEvent planned(double q, double noiseMultiplier, long steps) {
-        PrivacyEvent sgd = DpSgdTrainer.event(q, noiseMultiplier, steps);
+    /** A DP-SGD event preceded, with the option, by the statistics' release: what the run releases in all. */
+    PrivacyEvent compose(PrivacyEvent sgd) {
         return sigma != null ? ComposedEvent.of(event(), sgd) : sgd;
     }
 
+    /** The run's whole planned event: {@link #compose} of DP-SGD with (q, σ, T). */
+    PrivacyEvent planned(double q, double noiseMultiplier, long steps) {
+        return compose(DpSgdTrainer.event(q, noiseMultiplier, steps));
+    }
+
     /**
-     * DP-SGD's smallest σ (to a relative 1e-4) such that {@link #planned} is (target, δ)-DP.
+     * DP-SGD's smallest σ (within 1e-4, rounded up: {@link NoiseCalibration#smallestNoise}) such that {@link #planned} is
+     * (target, δ)-DP.
      *
      * @throws IllegalArgumentException naming --target-epsilon when the statistics alone spend the target, or no σ reaches it
      */

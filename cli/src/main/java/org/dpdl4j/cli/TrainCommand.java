@@ -11,7 +11,6 @@ import java.util.concurrent.Callable;
 import me.tongfei.progressbar.ProgressBar;
 import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
 import org.deeplearning4j.util.ModelSerializer;
-import org.dpdl4j.accounting.ComposedEvent;
 import org.dpdl4j.accounting.PrivacyEvent;
 import org.dpdl4j.accounting.PrivacyGuarantee;
 import org.dpdl4j.accounting.PrivacyAccountant;
@@ -420,7 +419,7 @@ final class TrainCommand implements Callable<Integer> {
             settings.put("data_normalisation_clip_mean", PrivateNormalisation.DEFAULT_CLIP_MEAN);
             settings.put("data_normalisation_clip_squares", PrivateNormalisation.DEFAULT_CLIP_SQUARES);
         }
-        PrivacyEvent released = dataNorm.on() ? ComposedEvent.of(dataNorm.event(), result.event()) : result.event();
+        PrivacyEvent released = dataNorm.compose(result.event());
         PrivateModel release = PrivateModel.of(net, "training", released, accountantOption.name(), config.delta(),
                 new InputSpec(shape.channels(), shape.height(), shape.width(), 255), settings);
         for (String stale : new String[]{"tuning.json", "trials.json"}) { // an earlier tuning's, kept by --overwrite

@@ -259,6 +259,7 @@ class CliTest {
         var acc = org.dpdl4j.accounting.PldAccountant.standard();
         assertEquals(acc.epsilon(org.dpdl4j.accounting.ComposedEvent.of(org.dpdl4j.dpsgd.PrivateNormalisation.event(8), sgd), 1e-5),
                 h.get("claimed_epsilon").asDouble(), 1e-12, "the claim is the statistics' release composed with DP-SGD");
+        assertEquals(3.0, h.get("claimed_epsilon").asDouble(), 1e-3, "sigma calibrated for the composition");
         assertTrue(h.get("claimed_epsilon").asDouble() <= 3.0 && acc.epsilon(sgd, 1e-5) < h.get("claimed_epsilon").asDouble() - 0.01, h.toString());
         assertTrue(h.get("passed").asBoolean() && h.get("epsilon_lower_bound").asDouble() <= h.get("claimed_epsilon").asDouble(), h.toString());
         Run leaky = run(concat(audit, "--noise-multiplier", "0", "--allow-non-private", "--claimed-epsilon", "1"));
