@@ -13,7 +13,7 @@ final class PoolKernel extends LayerKernel {
     private final boolean max;
     private final int extra;
     private INDArray input;
-    private int[] argmax; // the arg-max of each window of the kept forward pass (float32 on the CPU), or null
+    private HostKernels.MaxPool pooled; // the kept forward pass's output and arg-maxes (float32 on the CPU), or null
     private final HostKernels host = new HostKernels();
 
     PoolKernel(Ops.Window window, boolean max, int extra) {
@@ -30,11 +30,10 @@ final class PoolKernel extends LayerKernel {
         input = x;
         if (max && HostKernels.enabled(x.dataType()) && x.dataType() == DataType.FLOAT
                 && HostKernels.maxPoolSupported(window, x.size(2), x.size(3))) {
-            HostKernels.MaxPool pooled = host.maxPoolForward(x, window);
-            argmax = pooled.argmax();
+            pooled = host.maxPoolForward(x, window);
             return pooled.output();
         }
-        argmax = null;
+        pooled = null;
         return Ops.pool(x, window, max, extra);
     }
 
@@ -43,13 +42,13 @@ final class PoolKernel extends LayerKernel {
         if (!needInputGradient) {
             return null;
         }
-        return argmax != null ? host.maxPoolBackward(gradOutput, argmax, input.shape())
+        return pooled != null ? host.maxPoolBackward(gradOutput, pooled, input.shape())
                 : Ops.poolInputGradient(input, gradOutput, window, max, extra);
     }
 
     @Override
     void clear() {
         input = null;
-        argmax = null;
+        pooled = null;
     }
 }
