@@ -7,6 +7,9 @@
 
 Each execution or native-method sample of the chosen thread (default: the one with the most samples) is charged to the innermost dpdl4j frame on its stack
 (the engine's kernel or step) and to the frame on top (the ND4J/oneDNN/JavaCPP call, or the Java method running).
+A sample stands for its event's sampling period: JDK 17's `profile` settings sample a thread running Java every 10 ms
+but one in a native method every 20 ms, so counting samples alone would weigh Java code twice (--java-period-ms,
+--native-period-ms change the weights for other settings).
 ND4J's OpenMP threads are not Java threads and are not sampled: while they work, the calling thread sits in the
 native call that started them, so the shares are shares of the calling thread's wall time.
 """
@@ -28,6 +31,9 @@ def main():
     ap.add_argument("recording", help="the .jfr file")
     ap.add_argument("--thread", help="Java thread name to profile (default: the most sampled thread)")
     ap.add_argument("--top", type=int, default=25, help="rows of each table (default 25)")
+    ap.add_argument("--java-period-ms", type=float, default=10, help="jdk.ExecutionSample's period (default 10, as in profile.jfc)")
+    ap.add_argument("--native-period-ms", type=float, default=20,
+                    help="jdk.NativeMethodSample's period (default 20, as in profile.jfc)")
     a = ap.parse_args()
     out = subprocess.run(["jfr", "print", "--json", "--stack-depth", "64", "--events",
                           "jdk.ExecutionSample,jdk.NativeMethodSample", a.recording],
@@ -41,6 +47,7 @@ def main():
     by_pair = collections.Counter()
     by_top = collections.Counter()
     total = 0
+    samples = 0
     for e in events:
         v = e["values"]
         thread = (v.get("sampledThread") or {}).get("javaName")
@@ -51,13 +58,15 @@ def main():
             continue
         top = frame_name(frames[0])
         owner = next((frame_name(f) for f in frames if frame_name(f).startswith("org.dpdl4j.")), "(outside dpdl4j)")
-        total += 1
-        by_owner[owner] += 1
-        by_top[top] += 1
-        by_pair[(owner, top)] += 1
+        weight = a.native_period_ms if e["type"] == "jdk.NativeMethodSample" else a.java_period_ms
+        samples += 1
+        total += weight
+        by_owner[owner] += weight
+        by_top[top] += weight
+        by_pair[(owner, top)] += weight
     if total == 0:
         sys.exit("no samples of thread '%s' in %s" % (a.thread, a.recording))
-    print("%d samples of thread %s" % (total, a.thread))
+    print("%d samples of thread %s, about %.1f s of its time; shares of that time:" % (samples, a.thread, total / 1000))
     for title, counter, fmt in (("innermost dpdl4j frame", by_owner, lambda k: k),
                                 ("top frame", by_top, lambda k: k),
                                 ("dpdl4j frame <- top frame", by_pair, lambda k: k[0] + "  <-  " + k[1])):

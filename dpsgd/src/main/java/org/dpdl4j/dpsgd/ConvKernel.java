@@ -14,7 +14,8 @@ import org.nd4j.linalg.indexing.NDArrayIndex;
  * (= δ_i · cols_iᵀ with cols_i = im2col(x_i) [iC·kH·kW, oH·oW] and δ_i [oC, oH·oW]); the bias gradient is δ_i summed
  * over positions. Three paths:
  * <ul>
- *   <li>float32 on the CPU for windows oneDNN takes ({@link Dnnl#convolutionSupported}): the forward pass, dL/dx
+ *   <li>float32 on the CPU for windows oneDNN takes ({@link Dnnl#convolutionSupported}), after cropping the input
+ *       rows and columns that no window reads ({@link Dnnl#readExtent}; their dL/dx is 0): the forward pass, dL/dx
  *       and the batch sum of the non-private mode are oneDNN's convolution primitives; G_i comes from a batch-1
  *       backward-weights primitive run per example ({@link Dnnl#perExampleConvolutionWeights}). Layers with more
  *       than {@link #streamAbove} weights stream G_i (norms only) and form the clipped sum by one backward-weights
@@ -30,7 +31,8 @@ final class ConvKernel extends LayerKernel {
     private final INDArray bias;    // [1, oC] or null
     private final ActivationDerivative derivative;
     private final Ops.Window window;
-    private INDArray input;
+    private INDArray input; // the kept input, cropped to what the window reads on the oneDNN path
+    private long[] uncropped; // the kept input's shape before it was cropped, or null
     private INDArray kept; // output a, or z for generic activations
     private INDArray cols; // im2col of the input, kept by the float32 CPU forward pass, or null
     private INDArray perExampleW; // [B, oC, K], or null when streamed
@@ -75,6 +77,12 @@ final class ConvKernel extends LayerKernel {
     INDArray forward(INDArray x, boolean keep) {
         INDArray z;
         INDArray columns = null;
+        long[] shape = x.shape();
+        if (!columnPath(x) && Dnnl.enabled(x, weights) && !Dnnl.convolutionSupported(window, x.size(2), x.size(3))) {
+            long[] read = Dnnl.readExtent(window, x.size(2), x.size(3)); // e.g. the standard CNN's 4×4, stride 2 on 13×13
+            x = x.get(NDArrayIndex.all(), NDArrayIndex.all(), NDArrayIndex.interval(0, read[0]), NDArrayIndex.interval(0, read[1]))
+                    .dup('c');
+        }
         if (columnPath(x)) { // im2col + one matmul; the columns serve the per-example gradients too
             columns = im2col(x);
             long b = x.size(0);
@@ -91,6 +99,7 @@ final class ConvKernel extends LayerKernel {
         INDArray[] out = derivative.apply(z, keep);
         if (keep) {
             input = x;
+            uncropped = x.size(2) != shape[2] || x.size(3) != shape[3] ? shape : null;
             kept = out[1];
             cols = columns;
         }
@@ -175,7 +184,14 @@ final class ConvKernel extends LayerKernel {
     /** dL/dx from dL/dz: oneDNN's backward-data primitive, the column path's col2im, or libnd4j's conv2d_bp. */
     private INDArray inputGradient(INDArray delta, boolean onednn) {
         if (onednn) {
-            return Dnnl.convolutionBackwardData(delta, weights, input.shape(), window);
+            INDArray gradient = Dnnl.convolutionBackwardData(delta, weights, input.shape(), window);
+            if (uncropped == null) {
+                return gradient;
+            }
+            INDArray whole = Nd4j.create(gradient.dataType(), uncropped); // the unread rows and columns: 0
+            whole.get(NDArrayIndex.all(), NDArrayIndex.all(), NDArrayIndex.interval(0, input.size(2)),
+                    NDArrayIndex.interval(0, input.size(3))).assign(gradient);
+            return whole;
         }
         if (columnPath(input)) {
             return columnsInputGradient(delta.reshape('c', delta.size(0), delta.size(1), delta.size(2) * delta.size(3)));
@@ -353,6 +369,7 @@ final class ConvKernel extends LayerKernel {
         sumW = null;
         sumB = null;
         input = null;
+        uncropped = null;
         kept = null;
         perExampleW = null;
         perExampleB = null;

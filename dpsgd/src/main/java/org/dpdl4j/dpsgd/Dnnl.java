@@ -132,6 +132,16 @@ final class Dnnl {
         return rightPadding(h, g.kH(), g.sH(), g.pH(), g.dH()) >= 0 && rightPadding(w, g.kW(), g.sW(), g.pW(), g.dW()) >= 0;
     }
 
+    /**
+     * The height and width of the part of an h × w input that the window reads: DL4J's output size (Truncate mode)
+     * can leave the last rows or columns unread, where the right padding {@link #convolutionSupported} needs would be
+     * negative. Cropped to this, the input has the same output and is {@link #convolutionSupported}.
+     */
+    static long[] readExtent(Ops.Window g, long h, long w) {
+        return new long[]{h + Math.min(0, rightPadding(h, g.kH(), g.sH(), g.pH(), g.dH())),
+                w + Math.min(0, rightPadding(w, g.kW(), g.sW(), g.pW(), g.dW()))};
+    }
+
     /** The right padding with which oneDNN's output size (in + pl + pr − d(k−1) − 1)/s + 1 equals DL4J's. */
     private static long rightPadding(long in, int k, int s, int p, int d) {
         long out = (in + 2L * p - ((long) d * (k - 1) + 1)) / s + 1;

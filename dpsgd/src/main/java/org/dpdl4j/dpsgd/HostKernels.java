@@ -294,15 +294,17 @@ final class HostKernels {
                     for (int i = 0; i < oh; i++) {
                         int rowStart = p * planeSize + i * w;
                         for (int j = 0; j < ow; j++, k++) {
-                            s.out[k - o] = s.value[rowStart + j];
-                            argmax[k] = base + rowStart + j + s.best[rowStart + j];
+                            int at = rowStart + j + s.best[rowStart + j];
+                            s.out[k - o] = s.bits[at];
+                            argmax[k] = base + at;
                         }
                     }
                 }
             } else {
                 for (int t = 0; t < outputs; t++) {
-                    s.out[t] = s.value[t];
-                    argmax[o + t] = base + s.corner[t] + s.best[t];
+                    int at = s.corner[t] + s.best[t];
+                    s.out[t] = s.bits[at];
+                    argmax[o + t] = base + at;
                 }
             }
             target.put(o, s.out, 0, outputs);
@@ -313,59 +315,46 @@ final class HostKernels {
 
     /**
      * The first maximum of each window of a block of whole planes (n elements of s.bits, width w): for each corner
-     * t (the input position t when s.corner is null, else s.corner[t]), its bits in s.value and the offset from the
-     * corner of the window position holding it in s.best. A method of its own, called once per block: inlined into
-     * the caller's loop over blocks (compiled on stack replacement), the JIT (JDK 17) left its loops scalar.
+     * t (the input position t when s.corner is null, else s.corner[t]), the offset from the corner of the window
+     * position holding it, in s.best. A method of its own, called once per block: inlined into the caller's loop
+     * over blocks (compiled on stack replacement), the JIT (JDK 17) left its loops scalar.
      */
     private static void windowMaxima(Pool s, int n, int corners, int w, int kh, int kw) {
         orderedKeys(s.bits, s.key, n);
         for (int u = 0; u < kh; u++) {
             for (int v = 0; v < kw; v++) { // the window's positions, row-major: the first maximum stays
                 int off = u * w + v;
-                // the key and bits at each corner + off, so that the loops below read all their arrays at t:
-                // the JIT vectorises them then
+                // the key at each corner + off, so that the loop below reads all its arrays at t: the JIT vectorises it
                 int[] key = off == 0 ? s.max : s.shiftedKey;
-                int[] bits = off == 0 ? s.value : s.shiftedBits;
                 if (s.corner == null) {
                     System.arraycopy(s.key, off, key, 0, corners);
-                    System.arraycopy(s.bits, off, bits, 0, corners);
                 } else {
                     for (int t = 0; t < corners; t++) {
                         key[t] = s.key[s.corner[t] + off];
-                        bits[t] = s.bits[s.corner[t] + off];
                     }
                 }
                 if (off == 0) {
                     Arrays.fill(s.best, 0, corners, 0);
                 } else {
-                    takeGreater(s, corners, off);
+                    takeGreater(s.max, s.shiftedKey, s.best, off, corners);
                 }
             }
         }
     }
 
     /**
-     * Where the shifted key exceeds the running maximum (strictly, so that the first maximum stays), takes the
-     * shifted key and bits, and off as the maximum's offset. Branch-free: the signed comparison m &lt; k is the
-     * sign of (m − k) corrected for overflow (Warren, Hacker's Delight, 2nd ed., Sec. 2-12). Three loops of at
-     * most four arrays each, because the JIT (JDK 17) left one loop over all the arrays scalar.
+     * Where key[t] exceeds max[t] (strictly, so that the first maximum stays), takes it as the maximum and off as
+     * best[t]. Branch-free: the signed comparison m &lt; k is the sign of (m − k) corrected for overflow (Warren,
+     * Hacker's Delight, 2nd ed., Sec. 2-12).
      */
-    private static void takeGreater(Pool s, int corners, int off) {
-        int[] max = s.max, key = s.shiftedKey, less = s.less, best = s.best;
+    private static void takeGreater(int[] max, int[] key, int[] best, int off, int corners) {
         for (int t = 0; t < corners; t++) {
             int m = max[t], k = key[t];
             int d = m - k;
             int x = m ^ k;
-            int l = (d ^ (x & (d ^ m))) >> 31; // −1 where m < k, else 0
-            max[t] = m ^ (x & l);
-            less[t] = l;
-        }
-        int[] value = s.value, bits = s.shiftedBits;
-        for (int t = 0; t < corners; t++) {
-            value[t] ^= (value[t] ^ bits[t]) & less[t];
-        }
-        for (int t = 0; t < corners; t++) {
-            best[t] ^= (best[t] ^ off) & less[t];
+            int less = (d ^ (x & (d ^ m))) >> 31; // −1 where m < k, else 0
+            max[t] = m ^ (x & less);
+            best[t] ^= (best[t] ^ off) & less;
         }
     }
 
@@ -373,7 +362,7 @@ final class HostKernels {
     private static final class Pool {
         final int h, w;
         final Ops.Window window;
-        final int[] bits, key, max, value, best, shiftedKey, shiftedBits, less, out;
+        final int[] bits, key, max, best, shiftedKey, out;
         final int[] corner; // the corner of each output of a block, when the stride exceeds 1; else null
 
         Pool(int group, int h, int w, Ops.Window g, boolean dense) {
@@ -385,11 +374,8 @@ final class HostKernels {
             bits = new int[size];
             key = new int[size];
             max = new int[size];
-            value = new int[size];
             best = new int[size];
             shiftedKey = new int[size];
-            shiftedBits = new int[size];
-            less = new int[size];
             out = new int[size];
             if (dense) {
                 corner = null;
