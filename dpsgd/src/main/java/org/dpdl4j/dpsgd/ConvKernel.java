@@ -17,7 +17,8 @@ import org.nd4j.linalg.indexing.NDArrayIndex;
  *   <li>float32 on the CPU for windows oneDNN takes ({@link Dnnl#convolutionSupported}), after cropping the input
  *       rows and columns that no window reads ({@link Dnnl#readExtent}; their dL/dx is 0): the forward pass, dL/dx
  *       and the batch sum of the non-private mode are oneDNN's convolution primitives; G_i comes from a batch-1
- *       backward-weights primitive run per example ({@link Dnnl#perExampleConvolutionWeights}). Layers with more
+ *       backward-weights primitive run per example ({@link Dnnl#perExampleConvolutionWeights}), or from im2col
+ *       columns for inputs of fewer than {@link #FEW_INPUT_CHANNELS} channels. Layers with more
  *       than {@link #streamAbove} weights stream G_i (norms only) and form the clipped sum by one backward-weights
  *       pass on the clip-weighted deltas; smaller ones keep G_i and sum it with the clip weights;</li>
  *   <li>dilated windows in float32 on the CPU (which libnd4j's oneDNN helper rejects): im2col columns and oneDNN
@@ -48,6 +49,14 @@ final class ConvKernel extends LayerKernel {
      * stream. Package-private and per kernel so that tests can put every convolution on either path.
      */
     long streamAbove = 1L << 18;
+    /**
+     * On the oneDNN path, convolutions with fewer input channels than this (oneDNN's smallest channel block) form
+     * their kept per-example weight gradients as im2col columns times δ ({@link #perExampleWeightsInBlocks}), not
+     * with oneDNN's batch-1 backward-weights primitive. Measured with {@code bench dpsgd --modes dp} (2 cores, one
+     * run each): the standard CNN (1 input channel) 9,727 examples/s against 8,940 and 8,773 with the primitive;
+     * cifar-cnn (3) 403 against 407, unchanged within noise; every convolution on columns slowed cifar-cnn to 383.
+     */
+    private static final long FEW_INPUT_CHANNELS = 8;
     /** Target size of the reused block of streamed per-example weight gradients: stays in cache for the norms. */
     private static final long GRADIENT_BLOCK_BYTES = 1L << 20;
     private INDArray gradientBlock; // detached, reused: the streamed per-example weight gradients of a block
@@ -126,8 +135,13 @@ final class ConvKernel extends LayerKernel {
                     weightNorms = streamedWeightNorms(delta);
                     return needInputGradient ? inputGradient(delta, true) : null;
                 }
-                perExampleW = Nd4j.createUninitialized(DataType.FLOAT, new long[]{b, oc, weights.length() / oc}, 'c');
-                Dnnl.perExampleConvolutionWeights(input, delta, window, perExampleW);
+                if (input.size(1) < FEW_INPUT_CHANNELS) {
+                    perExampleW = perExampleWeightsInBlocks(delta.reshape('c', b, oc, delta.size(2) * delta.size(3)),
+                            weights.length() / oc);
+                } else {
+                    perExampleW = Nd4j.createUninitialized(DataType.FLOAT, new long[]{b, oc, weights.length() / oc}, 'c');
+                    Dnnl.perExampleConvolutionWeights(input, delta, window, perExampleW);
+                }
                 if (weightGradientMap != null) {
                     perExampleW = weightGradientMap.apply(perExampleW);
                 }
