@@ -170,9 +170,11 @@ public final class HonestAccuracy {
      * @param trainSize a random subset of this many training examples instead of all (0: all), for quick checks; at
      *                  least the recipe's batch size
      * @param recipe    the recipe's name, one of {@link Recipe#NAMES}
+     * @param tunedOnly run the tunings only: the single runs do not depend on the search (its grid, K or scores), so
+     *                  after a change to the search a full run's single-run row with the same seeds still stands
      */
     public record Settings(String dataset, boolean quick, int seeds, double epsilon, long seed, double epochs, int trainSize,
-                           String recipe) {
+                           String recipe, boolean tunedOnly) {
         /** @throws IllegalArgumentException naming the invalid setting */
         public Settings {
             if (!dataset.equals("mnist") && !dataset.equals("fashion-mnist")) {
@@ -237,6 +239,11 @@ public final class HonestAccuracy {
             j.put("delta", DELTA);
             j.put("candidate", tuned.get(tuned.size() - 1).get("candidate"));
             j.put("tunings", tuned);
+            if (single.isEmpty()) { // --tuned-only
+                j.put("recipe", recipe.toMap());
+                j.put("quick", settings.quick());
+                return j;
+            }
             Map<String, Object> s = new LinkedHashMap<>();
             s.put("test_accuracy", mean(single, "test_accuracy"));
             s.put("test_accuracy_std", std(single, "test_accuracy"));
@@ -282,27 +289,29 @@ public final class HonestAccuracy {
         for (int r = 0; r < s.seeds(); r++) {
             long seed = s.seed() + 1000L * r;
             ModelOptions options = options(data, recipe, seed);
-            Model net = Models.byName(recipe.model(), options.withFeatures(features(recipe, data, seed, workers)));
-            DpSgdConfig cfg = DpSgdConfig.builder().samplingRate(q).noiseMultiplier(sigmaSingle).clipNorm(recipe.clip()).steps(steps)
-                    .seed(seed).workers(workers).delta(DELTA).emaDecay(recipe.ema()).build();
-            TrainingResult res;
-            try (var bar = Reporting.progressBar("single run " + (r + 1) + "/" + s.seeds(), steps, false)) {
-                res = new DpSgdTrainer(pld).train(net, data.train(), cfg, info -> {
-                    if (bar != null) {
-                        bar.stepTo(info.step());
-                    }
-                });
+            if (!s.tunedOnly()) { // the tuning below draws from its own seeds, so skipping this leaves it unchanged (tested)
+                Model net = Models.byName(recipe.model(), options.withFeatures(features(recipe, data, seed, workers)));
+                DpSgdConfig cfg = DpSgdConfig.builder().samplingRate(q).noiseMultiplier(sigmaSingle).clipNorm(recipe.clip()).steps(steps)
+                        .seed(seed).workers(workers).delta(DELTA).emaDecay(recipe.ema()).build();
+                TrainingResult res;
+                try (var bar = Reporting.progressBar("single run " + (r + 1) + "/" + s.seeds(), steps, false)) {
+                    res = new DpSgdTrainer(pld).train(net, data.train(), cfg, info -> {
+                        if (bar != null) {
+                            bar.stepTo(info.step());
+                        }
+                    });
+                }
+                Map<String, Object> row = new LinkedHashMap<>();
+                row.put("seed_index", r);
+                row.put("test_accuracy", DpSgdTrainer.accuracy(net, data.test()));
+                row.put("epsilon", pld.epsilon(ComposedEvent.of(norm, res.event()), DELTA));
+                row.put("accountant", "pld");
+                row.put("noise_multiplier", sigmaSingle);
+                row.put("seconds", res.seconds());
+                single.add(row);
+                System.out.printf(Locale.ROOT, "single run %d: test accuracy %.4f at epsilon %.4f (PLD), sigma %.4f, %.0f s%n", r + 1,
+                        row.get("test_accuracy"), row.get("epsilon"), sigmaSingle, res.seconds());
             }
-            Map<String, Object> row = new LinkedHashMap<>();
-            row.put("seed_index", r);
-            row.put("test_accuracy", DpSgdTrainer.accuracy(net, data.test()));
-            row.put("epsilon", pld.epsilon(ComposedEvent.of(norm, res.event()), DELTA));
-            row.put("accountant", "pld");
-            row.put("noise_multiplier", sigmaSingle);
-            row.put("seconds", res.seconds());
-            single.add(row);
-            System.out.printf(Locale.ROOT, "single run %d: test accuracy %.4f at epsilon %.4f (PLD), sigma %.4f, %.0f s%n", r + 1,
-                    row.get("test_accuracy"), row.get("epsilon"), sigmaSingle, res.seconds());
 
             HyperparameterSpace space = recipe.space();
             ModelOptions tunedOptions = options.withFeatures(features(recipe, data, seed + 3, workers));
@@ -362,10 +371,12 @@ public final class HonestAccuracy {
         Figure f = new Figure(id, String.format(Locale.ROOT, "%s: test accuracy at total epsilon %s (delta %s)", s.dataset(), s.epsilon(), DELTA),
                 "repetition", "test accuracy", "epsilon").legendBelow();
         boolean atThree = s.epsilon() == 3; // the anchors and the target are at epsilon 3
-        int reps = single.size();
+        int reps = tuned.size();
         for (int r = 0; r < reps; r++) {
-            f.add("dpdl4j single run (recipe fixed in advance)", r + 1, (Double) single.get(r).get("test_accuracy"),
-                    (Double) single.get(r).get("epsilon"));
+            if (!single.isEmpty()) {
+                f.add("dpdl4j single run (recipe fixed in advance)", r + 1, (Double) single.get(r).get("test_accuracy"),
+                        (Double) single.get(r).get("epsilon"));
+            }
             f.add("dpdl4j tuned (search counted)", r + 1, (Double) tuned.get(r).get("test_accuracy"),
                     (Double) tuned.get(r).get("epsilon_total"));
         }
@@ -381,8 +392,10 @@ public final class HonestAccuracy {
         System.out.printf(Locale.ROOT, "  dpdl4j tuned, epsilon %.3f including the search : %.4f +- %.4f%s%n",
                 tuned.stream().mapToDouble(m -> (Double) m.get("epsilon_total")).max().orElse(Double.NaN), mean(tuned, "test_accuracy"),
                 std(tuned, "test_accuracy"), atThree ? String.format(Locale.ROOT, " (target %.3f)", target(s.dataset())) : "");
-        System.out.printf(Locale.ROOT, "  dpdl4j single run, recipe fixed in advance    : %.4f +- %.4f%n",
-                mean(single, "test_accuracy"), std(single, "test_accuracy"));
+        if (!single.isEmpty()) {
+            System.out.printf(Locale.ROOT, "  dpdl4j single run, recipe fixed in advance    : %.4f +- %.4f%n",
+                    mean(single, "test_accuracy"), std(single, "test_accuracy"));
+        }
         for (Map.Entry<String, Double> a : atThree ? anchors(s.dataset()).entrySet() : Map.<String, Double>of().entrySet()) {
             System.out.printf(Locale.ROOT, "  %-46s: %.4f (single run; its search is not counted)%n", a.getKey(), a.getValue());
         }

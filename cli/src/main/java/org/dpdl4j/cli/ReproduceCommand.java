@@ -121,6 +121,10 @@ final class ReproduceCommand implements Callable<Integer> {
             + "cost counted) or standard-cnn (the standard CNN, SGD, B 2048, lr 4) (default scatternet).")
     String recipe;
 
+    @Option(names = "--tuned-only", description = "honest-*: run the tunings only, not the single runs, which do not depend on "
+            + "the search (its grid, K or scores): after a change to the search, a full run's single-run row with the same seeds stands.")
+    boolean tunedOnly;
+
     @Option(names = "--json", description = "honest-*: print the result (tuned test accuracy, total epsilon, delta, the chosen candidate, "
             + "the single-run row) as one JSON object on the last line of stdout.")
     boolean json;
@@ -140,8 +144,8 @@ final class ReproduceCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         TrainingOptions.checkedOutput(output, true); // before hours of training, not after
-        if ((json || quick || epsilon != null || recipe != null) && !id.startsWith("honest-")) {
-            throw new IllegalArgumentException("--json, --quick, --epsilon and --recipe apply to honest-mnist and honest-fashion-mnist only, not "
+        if ((json || quick || epsilon != null || recipe != null || tunedOnly) && !id.startsWith("honest-")) {
+            throw new IllegalArgumentException("--json, --quick, --epsilon, --recipe and --tuned-only apply to honest-mnist and honest-fashion-mnist only, not "
                     + id);
         }
         if ((normalisations != null || lrFactors != null) && !id.equals("scatternet-ablation")) {
@@ -156,7 +160,7 @@ final class ReproduceCommand implements Callable<Integer> {
             }
             honest = HonestAccuracy.run(new HonestAccuracy.Settings(id.substring("honest-".length()), quick,
                     seeds != null ? seeds : quick ? 1 : 3, checkedEpsilon(), seed, epochs != null ? epochs(1) : 0,
-                    trainSizeOption != null ? trainSizeOption : 0, recipe));
+                    trainSizeOption != null ? trainSizeOption : 0, recipe, tunedOnly));
         }
         HonestAccuracy.Result honestResult = honest;
         Figure f = switch (id) {

@@ -1115,7 +1115,8 @@ class CliTest {
      * most the total epsilon; the tuned row's epsilon exceeds what the same subsampled tuning costs without its score
      * releases (account subsampled-tuning at the same sigma), so the scores are counted; the single run's epsilon is the
      * PLD epsilon of the statistics' release composed with its (q, sigma, T), more than that run alone, so the
-     * statistics are counted; the release line holds no realised K or trial list; CSV and PNG are written.
+     * statistics are counted; the release line holds no realised K or trial list; CSV and PNG are written; {@code
+     * --tuned-only} reproduces the tunings exactly without the single runs.
      */
     @Test
     void reproduceHonestMnistCountsTheSearch(@TempDir Path dir) throws Exception {
@@ -1128,11 +1129,11 @@ class CliTest {
         assertTrue(total <= 3.0 && total > 2.9, j.toString());
         assertEquals(4096, j.get("recipe").get("batch_size").asInt());
         assertTrue(j.get("recipe").get("normalisation").asText().startsWith("private data normalisation"), j.toString());
-        assertTrue(j.get("recipe").get("search_grid_on_tuning_subset").asText().contains(":4]"), "the grid is recorded: " + j);
+        assertTrue(j.get("recipe").get("search_grid_on_tuning_subset").asText().contains(":3]"), "the grid is recorded: " + j);
         double q = 4096.0 / 6000;
         long steps = org.dpdl4j.dpsgd.DpSgdConfig.stepsForEpochs(0.5, q);
         Run withoutScores = run("account", "subsampled-tuning", "--sampling-rate", String.valueOf(q), "--noise-multiplier",
-                tuning.get("noise_multiplier").asText(), "--steps", String.valueOf(steps), "--repetitions", "poisson:5",
+                tuning.get("noise_multiplier").asText(), "--steps", String.valueOf(steps), "--repetitions", "poisson:2",
                 "--tune-fraction", "0.1", "--variant", "1", "--json");
         assertEquals(0, withoutScores.status(), withoutScores.err());
         assertTrue(withoutScores.lastJson().get("epsilon").asDouble() < total, "the noisy scores must cost something");
@@ -1155,6 +1156,12 @@ class CliTest {
         assertTrue(csv.stream().anyMatch(l -> l.startsWith("\"dpdl4j tuned")), csv.toString());
         byte[] png = Files.readAllBytes(dir.resolve("honest-mnist.png"));
         assertTrue(png.length > 1000 && png[1] == 'P' && png[2] == 'N' && png[3] == 'G');
+        // --tuned-only skips the single runs and leaves the tunings exactly as they were
+        Run tunedOnly = run("reproduce", "honest-mnist", "--recipe", "scatternet-datanorm", "--epochs", "0.5", "--train-size", "6000",
+                "--seeds", "1", "--json", "--tuned-only", "--output", dir.resolve("tuned-only").toString());
+        assertEquals(0, tunedOnly.status(), tunedOnly.err());
+        assertEquals(j.get("tunings"), tunedOnly.lastJson().get("tunings"));
+        assertTrue(tunedOnly.lastJson().get("single_run") == null && !tunedOnly.out().contains("single run 1:"), tunedOnly.out());
         Run quickElsewhere = run("reproduce", "ps-figure6", "--quick", "--output", dir.toString());
         assertEquals(2, quickElsewhere.status());
         assertTrue(quickElsewhere.err().contains("--quick"), quickElsewhere.err());
