@@ -239,17 +239,14 @@ public final class HonestAccuracy {
             j.put("delta", DELTA);
             j.put("candidate", tuned.get(tuned.size() - 1).get("candidate"));
             j.put("tunings", tuned);
-            if (single.isEmpty()) { // --tuned-only
-                j.put("recipe", recipe.toMap());
-                j.put("quick", settings.quick());
-                return j;
+            if (!single.isEmpty()) { // absent with --tuned-only
+                Map<String, Object> s = new LinkedHashMap<>();
+                s.put("test_accuracy", mean(single, "test_accuracy"));
+                s.put("test_accuracy_std", std(single, "test_accuracy"));
+                s.put("epsilon", single.stream().mapToDouble(m -> (Double) m.get("epsilon")).max().orElse(Double.NaN));
+                s.put("runs", single);
+                j.put("single_run", s);
             }
-            Map<String, Object> s = new LinkedHashMap<>();
-            s.put("test_accuracy", mean(single, "test_accuracy"));
-            s.put("test_accuracy_std", std(single, "test_accuracy"));
-            s.put("epsilon", single.stream().mapToDouble(m -> (Double) m.get("epsilon")).max().orElse(Double.NaN));
-            s.put("runs", single);
-            j.put("single_run", s);
             j.put("recipe", recipe.toMap());
             j.put("quick", settings.quick());
             return j;
@@ -280,8 +277,8 @@ public final class HonestAccuracy {
             throw new IllegalArgumentException("epsilon " + s.epsilon() + " is spent by the recipe's data normalisation alone (epsilon "
                     + rdp.epsilon(norm, DELTA) + " at sigma_norm " + TramerBoneh.SIGMA_NORM + "): use a larger epsilon or recipe scatternet");
         }
-        double sigmaSingle = NoiseCalibration.smallestNoise(x -> ComposedEvent.of(norm, NoiseCalibration.dpSgd(q, x, steps)), s.epsilon(),
-                DELTA, pld, 1e-4);
+        double sigmaSingle = s.tunedOnly() ? Double.NaN
+                : NoiseCalibration.smallestNoise(x -> ComposedEvent.of(norm, NoiseCalibration.dpSgd(q, x, steps)), s.epsilon(), DELTA, pld, 1e-4);
         System.out.printf(Locale.ROOT, "honest-%s: recipe %s (%s, %s), B = %d (q = %.6g), %s epochs (T = %d), C = %s, "
                         + "moving average %s; %d repetition(s) of each row at total epsilon %s, delta %s%n", s.dataset(), recipe.name(),
                 recipe.model(), recipe.optimizer(), recipe.batchSize(),

@@ -1165,6 +1165,11 @@ class CliTest {
         Run quickElsewhere = run("reproduce", "ps-figure6", "--quick", "--output", dir.toString());
         assertEquals(2, quickElsewhere.status());
         assertTrue(quickElsewhere.err().contains("--quick"), quickElsewhere.err());
+        Run tunedOnlyElsewhere = run("reproduce", "ps-figure6", "--tuned-only", "--output", dir.resolve("elsewhere").toString());
+        assertEquals(2, tunedOnlyElsewhere.status());
+        assertTrue(tunedOnlyElsewhere.err().contains("--tuned-only apply to honest-mnist and honest-fashion-mnist only, not ps-figure6"),
+                tunedOnlyElsewhere.err());
+        assertTrue(!Files.exists(dir.resolve("elsewhere")), "nothing written for a refused command");
         Run badRecipe = run("reproduce", "honest-mnist", "--recipe", "nope", "--output", dir.resolve("bad").toString());
         assertEquals(2, badRecipe.status());
         assertTrue(badRecipe.err().contains("--recipe must be one of [scatternet, scatternet-datanorm, standard-cnn], got 'nope'"),
