@@ -97,7 +97,7 @@ public final class TramerBoneh {
             Row row = ROWS.get(i);
             TrainTest tt = data.computeIfAbsent(row.dataset(), d -> load(d, seed));
             double epochs = epochsOverride > 0 ? epochsOverride : row.epochs();
-            Run r = train(row, epochs, tt.train(), seed, workers, pld);
+            Run r = train(row, epochs, tt.train(), seed, workers, pld, EPSILON);
             double accuracy = DpSgdTrainer.accuracy(r.model(), tt.test());
             double epsilon = r.epsilon();
             double sigma = r.sigma();
@@ -123,19 +123,26 @@ public final class TramerBoneh {
     }
 
     /**
-     * Trains a row on {@code train} at total ε = 3: releases the feature statistics first if the row says so, then
-     * calibrates DP-SGD's σ so that the composition of both is (3, 1e-5)-DP.
+     * Trains a row on {@code train} at total ε = {@code epsilon} (3 in the paper's table): releases the feature
+     * statistics first if the row says so, then calibrates DP-SGD's σ by PLD so that the composition of both is
+     * (ε, 1e-5)-DP.
+     *
+     * @throws IllegalArgumentException if the data normalisation alone spends {@code epsilon}
      */
-    static Run train(Row row, double epochs, LabeledData train, long seed, int workers, PldAccountant pld) {
+    static Run train(Row row, double epochs, LabeledData train, long seed, int workers, PldAccountant pld, double epsilon) {
         int n = train.size();
         double q = (double) row.batchSize() / n;
         long steps = DpSgdConfig.stepsForEpochs(epochs, q);
+        PrivacyEvent before = row.dataNorm() ? normalisationEvent() : new NoOpEvent();
+        if (!(pld.epsilon(before, DELTA) < epsilon)) {
+            throw new IllegalArgumentException("epsilon " + epsilon + " is spent by the data normalisation alone (epsilon "
+                    + pld.epsilon(before, DELTA) + " at sigma_norm " + SIGMA_NORM + ")");
+        }
         PrivateNormalisation.Release norm = row.dataNorm() ? normalisation(train, seed, workers) : null;
         if (norm != null) {
             System.out.printf(Locale.ROOT, "[operator] data normalisation: %d of %d examples clipped%n", norm.clipped(), n);
         }
-        PrivacyEvent before = norm != null ? normalisationEvent() : new NoOpEvent();
-        double sigma = NoiseCalibration.smallestNoise(x -> ComposedEvent.of(before, NoiseCalibration.dpSgd(q, x, steps)), EPSILON,
+        double sigma = NoiseCalibration.smallestNoise(x -> ComposedEvent.of(before, NoiseCalibration.dpSgd(q, x, steps)), epsilon,
                 DELTA, pld, 1e-4);
         ModelOptions options = new ModelOptions(28, 28, 1, train.numClasses(), ModelOptions.activationNamed("tanh"),
                 ModelOptions.updaterNamed("momentum", row.lr()), seed, DataType.FLOAT).withFeatures(norm != null ? norm.statistics() : null);
@@ -156,7 +163,7 @@ public final class TramerBoneh {
 
     /**
      * {@code reproduce scatternet-ablation}: each normalisation and head on one seed, trained on 90 % of the training
-     * set with Tramèr &amp; Boneh's hyperparameters at ε = 3, scored on the held-out 10 % (validation: what a choice may
+     * set with Tramèr &amp; Boneh's hyperparameters at total ε = {@code epsilon} (theirs: 3), scored on the held-out 10 % (validation: what a choice may
      * read) and on the test set (reported only). Rows: ScatterNet + linear (the model of {@code reproduce honest-*}) with
      * GroupNorm(27) and/or the data normalisation, per data set, at each multiple of the paper's learning rate.
      *
@@ -165,11 +172,16 @@ public final class TramerBoneh {
      * @param dataNorms      the normalisations: {@code false} GroupNorm(27), {@code true} the private data normalisation
      * @param lrFactors      multiples of the paper's learning rate, each in (0, 1000] (e.g. the learning rates that
      *                       {@code honest-*}'s search can hand its final run, over the recipe's)
-     * @throws IllegalArgumentException if a dataset is not mnist or fashion-mnist, or a factor or either list is invalid
+     * @param epsilon        total ε of every row at δ = 1e-5, in (0, 100], the data normalisation's release included
+     * @throws IllegalArgumentException if a dataset is not mnist or fashion-mnist, or a factor, either list or
+     *                                  {@code epsilon} is invalid
      * @throws IOException if a dataset cannot be read
      */
-    public static Figure ablation(List<String> datasets, double epochsOverride, long seed, List<Boolean> dataNorms, List<Double> lrFactors)
-            throws IOException {
+    public static Figure ablation(List<String> datasets, double epochsOverride, long seed, List<Boolean> dataNorms, List<Double> lrFactors,
+                                  double epsilon) throws IOException {
+        if (!(epsilon > 0 && epsilon <= 100)) {
+            throw new IllegalArgumentException("epsilon must be in (0, 100], got " + epsilon);
+        }
         for (String d : datasets) {
             if (!d.equals("mnist") && !d.equals("fashion-mnist")) {
                 throw new IllegalArgumentException("datasets must be mnist and/or fashion-mnist, got '" + d + "'");
@@ -181,7 +193,8 @@ public final class TramerBoneh {
         checkLrFactors(lrFactors, "lr factors");
         int workers = Reporting.configureWorkers(null);
         PldAccountant pld = PldAccountant.standard();
-        Figure f = new Figure("scatternet-ablation", "ScatterNet levers at epsilon 3 (delta 1e-5), one seed: validation and test accuracy",
+        Figure f = new Figure("scatternet-ablation", String.format(Locale.ROOT,
+                "ScatterNet levers at epsilon %s (delta 1e-5), one seed: validation and test accuracy", epsilon),
                 "row", "accuracy", "epsilon", "noise_multiplier", "epochs", "lr").legendBelow();
         List<String> lines = new ArrayList<>();
         int x = 0;
@@ -196,7 +209,7 @@ public final class TramerBoneh {
                     for (double factor : lrFactors) {
                         Row row = new Row(dataset, paper.model(), paper.batchSize(), paper.lr() * factor, paper.epochs(), paper.paper(), dataNorm);
                         double epochs = epochsOverride > 0 ? epochsOverride : row.epochs();
-                        Run r = train(row, epochs, split.train(), seed, workers, pld);
+                        Run r = train(row, epochs, split.train(), seed, workers, pld, epsilon);
                         double validation = DpSgdTrainer.accuracy(r.model(), split.validation());
                         double test = DpSgdTrainer.accuracy(r.model(), tt.test());
                         x++;
@@ -209,7 +222,8 @@ public final class TramerBoneh {
                 }
             }
         }
-        System.out.println("scatternet-ablation: one seed, 90 % of the training set, epsilon 3 (choose by validation, never by test):");
+        System.out.printf(Locale.ROOT, "scatternet-ablation: one seed, 90 %% of the training set, epsilon %s (choose by validation, never by test):%n",
+                epsilon);
         lines.forEach(System.out::println);
         return f;
     }

@@ -38,7 +38,7 @@ import picocli.CommandLine.Parameters;
                         + "(trains: Tramer & Boneh 2021's ScatterNet rows for MNIST and Fashion-MNIST at epsilon 3, paper vs "
                         + "dpdl4j with the same models and hyperparameters; --epochs overrides theirs for a quick check), "
                         + "scatternet-ablation (trains: ScatterNet + linear with GroupNorm or with the private data "
-                        + "normalisation at epsilon 3, one seed, validation and test accuracy; --datasets, --epochs, --normalisations, --lr-factors)."})
+                        + "normalisation at epsilon 3 (--epsilon), one seed, validation and test accuracy; --datasets, --epochs, --normalisations, --lr-factors)."})
 final class ReproduceCommand implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "ID", description = "ps-figure2 ... ps-figure7, koskela-figure1, koskela-figure2, dphypo-table1, dingwu-figure2, dphype-noise-table, dphype-figure2, audit-table, honest-mnist, honest-fashion-mnist, tramer-boneh or scatternet-ablation.")
     String id;
@@ -113,7 +113,8 @@ final class ReproduceCommand implements Callable<Integer> {
     @Option(names = "--quick", description = "honest-*: 20 epochs instead of 40 and one repetition.")
     boolean quick;
 
-    @Option(names = "--epsilon", description = "honest-*: total epsilon of each row at delta 1e-5 (default 3; the issue's tables: 3 and 1).")
+    @Option(names = "--epsilon", description = "honest-* / scatternet-ablation: total epsilon of each row at delta 1e-5 (default 3; "
+            + "the issue's tables: 3 and 1).")
     Double epsilon;
 
     @Option(names = "--recipe", description = "honest-*: scatternet (Tramer & Boneh's ScatterNet + linear "
@@ -144,9 +145,12 @@ final class ReproduceCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         TrainingOptions.checkedOutput(output, true); // before hours of training, not after
-        if ((json || quick || epsilon != null || recipe != null || tunedOnly) && !id.startsWith("honest-")) {
-            throw new IllegalArgumentException("--json, --quick, --epsilon, --recipe and --tuned-only apply to honest-mnist and honest-fashion-mnist only, not "
+        if ((json || quick || recipe != null || tunedOnly) && !id.startsWith("honest-")) {
+            throw new IllegalArgumentException("--json, --quick, --recipe and --tuned-only apply to honest-mnist and honest-fashion-mnist only, not "
                     + id);
+        }
+        if (epsilon != null && !id.startsWith("honest-") && !id.equals("scatternet-ablation")) {
+            throw new IllegalArgumentException("--epsilon applies to honest-mnist, honest-fashion-mnist and scatternet-ablation only, not " + id);
         }
         if ((normalisations != null || lrFactors != null) && !id.equals("scatternet-ablation")) {
             throw new IllegalArgumentException("--normalisations and --lr-factors apply to scatternet-ablation only, not " + id);
@@ -203,7 +207,7 @@ final class ReproduceCommand implements Callable<Integer> {
                 }
                 List<Double> factors = lrFactors != null ? lrFactors : List.of(1.0);
                 TramerBoneh.checkLrFactors(factors, "--lr-factors"); // before the datasets load
-                yield TramerBoneh.ablation(datasets, epochs != null ? epochs(1) : 0, seed, dataNorms, factors);
+                yield TramerBoneh.ablation(datasets, epochs != null ? epochs(1) : 0, seed, dataNorms, factors, checkedEpsilon());
             }
             default -> throw new IllegalArgumentException("ID must be ps-figure2 ... ps-figure7, koskela-figure1, koskela-figure2, dphypo-table1, dingwu-figure2, dphype-noise-table, dphype-figure2, audit-table, honest-mnist, honest-fashion-mnist, tramer-boneh or scatternet-ablation, got '" + id + "'");
         };

@@ -1178,8 +1178,8 @@ class CliTest {
     }
 
     /**
-     * scatternet-ablation refuses an unknown normalisation and a learning-rate factor outside (0, 1000] before it trains;
-     * another ID refuses its options.
+     * scatternet-ablation refuses an unknown normalisation, a learning-rate factor outside (0, 1000] and an ε outside
+     * (0, 100] before it trains; other IDs refuse its options, and tramer-boneh (the paper's ε = 3) refuses --epsilon.
      */
     @Test
     void scatternetAblationRefusesBadLevers(@TempDir Path dir) throws Exception {
@@ -1193,8 +1193,16 @@ class CliTest {
         assertEquals(2, elsewhere.status());
         assertTrue(elsewhere.err().contains("--normalisations and --lr-factors apply to scatternet-ablation only, not honest-mnist"),
                 elsewhere.err());
-        assertTrue(!Files.exists(dir.resolve("a")) && !Files.exists(dir.resolve("b")) && !Files.exists(dir.resolve("c")),
-                "nothing written for a refused command");
+        Run badEpsilon = run("reproduce", "scatternet-ablation", "--epsilon", "0", "--output", dir.resolve("d").toString());
+        assertEquals(2, badEpsilon.status());
+        assertTrue(badEpsilon.err().contains("--epsilon must be in (0, 100], got 0.0"), badEpsilon.err());
+        Run epsilonElsewhere = run("reproduce", "tramer-boneh", "--epsilon", "1", "--output", dir.resolve("e").toString());
+        assertEquals(2, epsilonElsewhere.status());
+        assertTrue(epsilonElsewhere.err().contains("--epsilon applies to honest-mnist, honest-fashion-mnist and scatternet-ablation only, not tramer-boneh"),
+                epsilonElsewhere.err());
+        for (String d : List.of("a", "b", "c", "d", "e")) {
+            assertTrue(!Files.exists(dir.resolve(d)), "nothing written for a refused command: " + d);
+        }
     }
 
     @Test
