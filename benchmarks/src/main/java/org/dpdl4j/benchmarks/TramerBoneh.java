@@ -61,16 +61,16 @@ public final class TramerBoneh {
             new Row("fashion-mnist", "scatternet-linear", 8192, 16, 40, 0.897, false),
             new Row("fashion-mnist", "scatternet-cnn", 2048, 4, 40, 0.890, false));
 
-    /**
-     * Releases the feature statistics of {@code train} with the data normalisation (σ_norm = {@value #SIGMA_NORM},
-     * {@link PrivateNormalisation#releaseScatterNet}'s clipping norms); compose {@link #normalisationEvent()} into the
-     * total.
-     */
     /** The event of {@link #normalisation}'s release. */
     static PrivacyEvent normalisationEvent() {
         return PrivateNormalisation.event(SIGMA_NORM);
     }
 
+    /**
+     * Releases the feature statistics of {@code train} with the data normalisation (σ_norm = {@value #SIGMA_NORM},
+     * {@link PrivateNormalisation#releaseScatterNet}'s clipping norms); compose {@link #normalisationEvent()} into the
+     * total.
+     */
     static PrivateNormalisation.Release normalisation(LabeledData train, long seed, int workers) {
         return PrivateNormalisation.releaseScatterNet(train, SIGMA_NORM, seed, workers);
     }
