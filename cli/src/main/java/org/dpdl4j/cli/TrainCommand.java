@@ -125,6 +125,7 @@ final class TrainCommand implements Callable<Integer> {
         dataNorm.check(t.modelName(), t.nonPrivate);
         TrainTest data = load();
         int n = data.train().size();
+        t.checkDelta(n); // before the calibration, which at a large delta can take half a minute to be refused after
         double q = t.samplingRate(n);
         long steps = DpSgdConfig.stepsForEpochs(t.epochs, q);
         PrivacyAccountant accountant = accountantOption.accountant();
@@ -138,7 +139,6 @@ final class TrainCommand implements Callable<Integer> {
         } else {
             sigma = dataNorm.calibrate(q, steps, targetEpsilon != null ? targetEpsilon : 3.0, t.delta, accountant);
         }
-        t.checkDelta(n);
         DpSgdConfig config = config(q, sigma, steps);
         // with --data-normalisation: a ScatterNet without GroupNorm whose statistics are pending, released in finish() after
         // the charge and the step-0 checkpoint (a kill before the release leaves a checkpoint that releases them on --resume)

@@ -108,21 +108,27 @@ final class TrainingOptions {
 
     /** Model options for this data with the chosen activation and optimiser. */
     ModelOptions modelOptions(TrainTest data) {
-        IActivation a;
-        IUpdater u;
+        return new ModelOptions(data.train().height(), data.train().width(), data.train().channels(),
+                data.train().numClasses(), activationFunction(), updater(), weightSeed(), DataType.FLOAT);
+    }
+
+    /** --activation's function, refused by name. */
+    private IActivation activationFunction() {
         try {
-            a = ModelOptions.activationNamed(activation);
+            return ModelOptions.activationNamed(activation);
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("--activation: " + e.getMessage());
         }
+    }
+
+    /** --optimizer with --lr, refused by the name of the option at fault. */
+    private IUpdater updater() {
         try {
-            u = ModelOptions.updaterNamed(optimizer, lr);
+            return ModelOptions.updaterNamed(optimizer, lr);
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException((lr != null && !(lr > 0 && lr < Double.POSITIVE_INFINITY) ? "--lr: " : "--optimizer: ")
                     + e.getMessage());
         }
-        return new ModelOptions(data.train().height(), data.train().width(), data.train().channels(),
-                data.train().numClasses(), a, u, weightSeed(), DataType.FLOAT);
     }
 
     /**
@@ -173,10 +179,13 @@ final class TrainingOptions {
     }
 
     /**
-     * Checks the run's settings that do not need the data, by option name: epochs in (0, 10000], C finite and
-     * &gt; 0, δ in (0, 1), physical batch &gt;= 1, and not both --seed and --secure-noise.
+     * Checks the run's settings that do not need the data, by option name: the activation and the optimiser known, the
+     * learning rate finite and &gt; 0, epochs in (0, 10000], C finite and &gt; 0, δ in (0, 1), physical batch &gt;= 1, and
+     * not both --seed and --secure-noise.
      */
     void checkRunSettings() {
+        activationFunction(); // before the data are loaded and sigma calibrated, which take a while
+        updater();
         if (!org.dpdl4j.models.Models.isName(modelName())) {
             throw new IllegalArgumentException("--model must be one of " + org.dpdl4j.models.Models.NAMES + ", got '" + modelName() + "'");
         }

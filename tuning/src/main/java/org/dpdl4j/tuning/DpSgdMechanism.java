@@ -213,8 +213,7 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
         long steps = DpSgdConfig.stepsForEpochs(c.number("epochs", b.epochs), q);
         double sigma = noiseMultiplier(c, q, steps);
         if (sigma == 0 && !b.nonPrivate) {
-            throw new IllegalArgumentException("noise multiplier sigma = 0 in " + c + " trains without privacy: allow it explicitly "
-                    + "(Builder.nonPrivate(true); on the command line --non-private)");
+            throw sigmaZero(c);
         }
         DpSgdConfig.Builder cb = DpSgdConfig.builder().samplingRate(q).noiseMultiplier(sigma).nonPrivate(b.nonPrivate)
                 .clipNorm(c.number("clip", b.clip)).steps(steps)
@@ -343,6 +342,32 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
         }
         return new TrialResult(trial, c, net, Double.isNaN(score) ? Double.NEGATIVE_INFINITY : score, event(c),
                 (System.nanoTime() - start) / 1e9, null);
+    }
+
+    private static IllegalArgumentException sigmaZero(Candidate c) {
+        return new IllegalArgumentException("noise multiplier sigma = 0 in " + c + " trains without privacy: allow it explicitly "
+                + "(Builder.nonPrivate(true); on the command line --non-private)");
+    }
+
+    /**
+     * Checks every candidate of a space as a trial would, before any data are read (a space too large to enumerate,
+     * more than {@link HyperparameterSpace#MAX_CANDIDATES}, is left to its trials): known axes, optimiser and
+     * activation; lr, C and epochs finite and &gt; 0; σ finite and &gt;= 0, and 0 only when {@code nonPrivate}.
+     *
+     * @param space      the space a tuner will draw from
+     * @param nonPrivate whether σ = 0 is allowed ({@link Builder#nonPrivate})
+     * @throws IllegalArgumentException naming the hyperparameter, its value and the candidate
+     */
+    public static void checkSpace(HyperparameterSpace space, boolean nonPrivate) {
+        if (space.size() > HyperparameterSpace.MAX_CANDIDATES) {
+            return;
+        }
+        for (Candidate c : space.candidates()) {
+            check(c);
+            if (!nonPrivate && c.has("sigma") && c.number("sigma") == 0) {
+                throw sigmaZero(c);
+            }
+        }
     }
 
     /** Checks every value a candidate sets, so that a bad space is refused before anything is charged. */

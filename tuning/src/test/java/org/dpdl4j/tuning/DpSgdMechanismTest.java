@@ -72,4 +72,22 @@ class DpSgdMechanismTest {
         assertEquals(2, r.trials().size());
         assertTrue(r.best().score() >= r.trials().get(0).score() && r.best().score() >= r.trials().get(1).score());
     }
+
+    /**
+     * A space is checked whole before any data are read: every bad value is refused by name with its candidate, as a
+     * trial would refuse it; σ = 0 only when non-private; a good space passes.
+     */
+    @Test
+    void aBadSpaceIsRefusedBeforeAnyTrial() {
+        java.util.function.Function<String, HyperparameterSpace> space = axis -> HyperparameterSpace.of(HyperparameterSpace.parseAxis(axis));
+        String[][] bad = {{"lr=cat:0.5,-1", "hyperparameter lr in", "-1.0"}, {"optimizer=cat:sgd,rmsprop", "hyperparameter optimizer", "rmsprop"},
+                {"activation=cat:tanh,foo", "hyperparameter activation", "foo"}, {"clip=cat:1,0", "hyperparameter clip", "0.0"},
+                {"epochs=cat:1,-2", "hyperparameter epochs", "-2.0"}, {"sigma=cat:1,0", "sigma = 0", "--non-private"}};
+        for (String[] b : bad) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> DpSgdMechanism.checkSpace(space.apply(b[0]), false), b[0]);
+            assertTrue(e.getMessage().contains(b[1]) && e.getMessage().contains(b[2]), b[0] + ": " + e.getMessage());
+        }
+        DpSgdMechanism.checkSpace(space.apply("sigma=cat:0,1"), true);
+        DpSgdMechanism.checkSpace(space.apply("lr=log:0.01:1:5"), false);
+    }
 }
