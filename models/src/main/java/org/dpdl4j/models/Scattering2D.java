@@ -29,9 +29,12 @@ import org.nd4j.linalg.factory.Nd4j;
  * 2πσ²/s, which scales its outputs by about 1 + 3·10⁻⁵ per filter applied.
  *
  * <p>FFTs are JTransforms' (any size; double precision). Thread-safe: the filter bank is immutable and each call uses
- * its own FFT plans and scratch space.
+ * its own FFT plans and scratch space. {@link #transform(INDArray)} splits a batch of 128 or more images over the common
+ * fork-join pool; the result is the same as one image at a time.
  */
 public final class Scattering2D {
+    /** Images per part when a batch is split over threads: about 0.1 s of work each, far more than a part's set-up. */
+    private static final int MIN_IMAGES_PER_PART = 64;
     private final int height;
     private final int width;
     private final int scales;
@@ -162,10 +165,17 @@ public final class Scattering2D {
         int per = outputHeight() * outputWidth();
         double[] in = x.castTo(DataType.DOUBLE).reshape('c', new long[]{x.length()}).toDoubleVector();
         double[] out = new double[b * c * k * per];
-        Plans plans = new Plans();
-        for (int i = 0; i < b * c; i++) {
-            transform(in, i * height * width, out, i * k * per, plans);
-        }
+        int images = b * c;
+        // the images are independent: a large batch (a test set scored) is split over the common pool and the caller,
+        // each part with its own FFT plans; every image's output is the same whatever the split
+        int parts = Math.max(1, Math.min(images / MIN_IMAGES_PER_PART, java.util.concurrent.ForkJoinPool.getCommonPoolParallelism() + 1));
+        java.util.stream.IntStream range = java.util.stream.IntStream.range(0, parts);
+        (parts > 1 ? range.parallel() : range).forEach(part -> {
+            Plans plans = new Plans();
+            for (int i = (int) ((long) images * part / parts), end = (int) ((long) images * (part + 1) / parts); i < end; i++) {
+                transform(in, i * height * width, out, i * k * per, plans);
+            }
+        });
         DataType type = x.dataType().isFPType() ? x.dataType() : DataType.FLOAT;
         return Nd4j.create(out, new long[]{b, (long) c * k, outputHeight(), outputWidth()}, DataType.DOUBLE).castTo(type);
     }

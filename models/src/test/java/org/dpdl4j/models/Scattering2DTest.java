@@ -223,4 +223,18 @@ class Scattering2DTest {
         e = assertThrows(IllegalArgumentException.class, () -> s.transform(Nd4j.rand(DataType.FLOAT, 1, 1, 28, 28)));
         assertTrue(e.getMessage().contains("[1, 1, 28, 28]"), e.getMessage());
     }
+
+    /** A batch large enough to be split over threads gives, image for image, exactly the one-image transform. */
+    @Test
+    void aSplitBatchIsTheTransformOfEachImage() {
+        Scattering2D s = new Scattering2D(28, 28, 2, 8);
+        INDArray x = Nd4j.rand(DataType.DOUBLE, 300, 1, 28, 28);
+        INDArray y = s.transform(x);
+        double[] one = new double[81 * 49];
+        for (int i : new int[]{0, 127, 128, 149, 150, 299}) {
+            s.transform(x.get(org.nd4j.linalg.indexing.NDArrayIndex.point(i)).dup('c').data().asDouble(), 0, one, 0);
+            INDArray got = y.get(org.nd4j.linalg.indexing.NDArrayIndex.point(i)).reshape(81 * 49);
+            assertEquals(0, Nd4j.create(one).sub(got).amaxNumber().doubleValue(), 0, "image " + i);
+        }
+    }
 }
