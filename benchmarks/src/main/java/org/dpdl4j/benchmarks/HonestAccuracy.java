@@ -173,8 +173,8 @@ public final class HonestAccuracy {
          *   grid centred at the recipe's (0.803–1.246×) scored 0.5–1.2 points of validation accuracy below the best.
          *   From ε = √2 to √6 the grid is centred at 9^(−2/10), lr·{0.517, 0.644, 0.803}: the study at ε = 2 (seven
          *   learning rates from 0.333 to 1.246 times the recipe's) found MNIST's validation accuracy highest at 0.517×
-         *   and falling on either side, Fashion-MNIST's flat within 8 examples from 0.517× to 1.246×; by the same rule
-         *   the window centred at 0.644× won (the recipe's window 0.15 points below on MNIST, level on Fashion-MNIST).</li>
+         *   and falling on either side, Fashion-MNIST's flat within 5 examples from 0.517× to 1.246×; by the same rule
+         *   the window centred at 0.644× won (the recipe's window 0.14 points below on MNIST, level on Fashion-MNIST).</li>
          *   <li>{@code standard-cnn}: the first grid, lr·[1/30, 3/10], 6 points (final lr·[1/3, 3]); not studied.</li>
          * </ul>
          * The search's scores on X₁ carry noise of 10 correct predictions on about 600 examples (1.7 points), more than
