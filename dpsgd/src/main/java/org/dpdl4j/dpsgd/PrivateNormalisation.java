@@ -184,7 +184,7 @@ public final class PrivateNormalisation {
         INDArray images = rows.castTo(DataType.DOUBLE).reshape('c', new long[]{to - from, data.channels(), data.height(), data.width()});
         int channels = data.channels() * transform.coefficients();
         int positions = transform.outputHeight() * transform.outputWidth();
-        INDArray features = transform.transform(images);
+        INDArray features = transform.transform(images, 1); // one of the release's own threads
         double[] x = features.reshape('c', new long[]{features.length()}).toDoubleVector();
         double[] sums = new double[2 * channels + 1];
         double[] a = new double[channels];

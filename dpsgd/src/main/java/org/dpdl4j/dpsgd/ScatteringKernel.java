@@ -25,7 +25,7 @@ final class ScatteringKernel extends LayerKernel {
         if (transform == null || transform.inputHeight() != h || transform.inputWidth() != w) {
             transform = new Scattering2D(h, w, conf.getScales(), conf.getAngles());
         }
-        return conf.normalise(transform.transform(x));
+        return conf.normalise(transform.transform(x, 1)); // the DP-SGD workers are this run's threads
     }
 
     @Override

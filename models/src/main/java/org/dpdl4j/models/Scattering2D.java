@@ -30,7 +30,7 @@ import org.nd4j.linalg.factory.Nd4j;
  *
  * <p>FFTs are JTransforms' (any size; double precision). Thread-safe: the filter bank is immutable and each call uses
  * its own FFT plans and scratch space. {@link #transform(INDArray)} splits a batch of 128 or more images over the common
- * fork-join pool; the result is the same as one image at a time.
+ * fork-join pool ({@link #transform(INDArray, int)} bounds the threads); the result is the same as one image at a time.
  */
 public final class Scattering2D {
     /** Images per part when a batch is split over threads: about 0.1 s of work each, far more than a part's set-up. */
@@ -148,13 +148,31 @@ public final class Scattering2D {
     }
 
     /**
-     * The transform of a batch.
+     * The transform of a batch, a large one split over the common fork-join pool and the caller (see
+     * {@link #transform(INDArray, int)}).
      *
      * @param x NCHW images [B, C, H, W] (float or double)
      * @return [B, C·K, ⌊H/2^J⌋, ⌊W/2^J⌋] in x's data type; channel c·K + k is coefficient k of input channel c
      * @throws IllegalArgumentException if x is not [B, C, H, W] with this transform's H and W
      */
     public INDArray transform(INDArray x) {
+        return transform(x, java.util.concurrent.ForkJoinPool.getCommonPoolParallelism() + 1);
+    }
+
+    /**
+     * The transform of a batch on at most {@code threads} threads: the caller, and the common fork-join pool when a batch
+     * of at least 128 images is split. Callers that run their own threads (the DP-SGD workers) pass 1. Every image's
+     * output is the same whatever the split.
+     *
+     * @param x       NCHW images [B, C, H, W] (float or double)
+     * @param threads at most this many threads, &gt;= 1
+     * @return as {@link #transform(INDArray)}
+     * @throws IllegalArgumentException if x is not [B, C, H, W] with this transform's H and W, or threads &lt; 1
+     */
+    public INDArray transform(INDArray x, int threads) {
+        if (threads < 1) {
+            throw new IllegalArgumentException("threads must be >= 1, got " + threads);
+        }
         if (x.rank() != 4 || x.size(2) != height || x.size(3) != width) {
             throw new IllegalArgumentException("the scattering transform expects NCHW input [B, C, " + height + ", " + width
                     + "], got " + java.util.Arrays.toString(x.shape()));
@@ -168,7 +186,7 @@ public final class Scattering2D {
         int images = b * c;
         // the images are independent: a large batch (a test set scored) is split over the common pool and the caller,
         // each part with its own FFT plans; every image's output is the same whatever the split
-        int parts = Math.max(1, Math.min(images / MIN_IMAGES_PER_PART, java.util.concurrent.ForkJoinPool.getCommonPoolParallelism() + 1));
+        int parts = Math.max(1, Math.min(images / MIN_IMAGES_PER_PART, threads));
         java.util.stream.IntStream range = java.util.stream.IntStream.range(0, parts);
         (parts > 1 ? range.parallel() : range).forEach(part -> {
             Plans plans = new Plans();

@@ -224,7 +224,10 @@ class Scattering2DTest {
         assertTrue(e.getMessage().contains("[1, 1, 28, 28]"), e.getMessage());
     }
 
-    /** A batch large enough to be split over threads gives, image for image, exactly the one-image transform. */
+    /**
+     * A batch large enough to be split over threads gives, image for image, exactly the one-image transform, and the
+     * same batch as on one thread; zero threads are refused by name.
+     */
     @Test
     void aSplitBatchIsTheTransformOfEachImage() {
         Scattering2D s = new Scattering2D(28, 28, 2, 8);
@@ -236,5 +239,8 @@ class Scattering2DTest {
             INDArray got = y.get(org.nd4j.linalg.indexing.NDArrayIndex.point(i)).reshape(81 * 49);
             assertEquals(0, Nd4j.create(one).sub(got).amaxNumber().doubleValue(), 0, "image " + i);
         }
+        assertEquals(0, s.transform(x, 1).sub(y).amaxNumber().doubleValue(), 0, "one thread gives the same batch");
+        var e = assertThrows(IllegalArgumentException.class, () -> s.transform(x, 0));
+        assertTrue(e.getMessage().contains("threads must be >= 1, got 0"), e.getMessage());
     }
 }
