@@ -16,6 +16,8 @@ import org.dpdl4j.datasets.DatasetCache;
 import org.dpdl4j.datasets.Datasets;
 import org.dpdl4j.datasets.LabeledData;
 import org.dpdl4j.datasets.TrainTest;
+import org.dpdl4j.datasets.ImageAugmentation;
+import org.dpdl4j.dpsgd.ClippedSums;
 import org.dpdl4j.dpsgd.DpSgdConfig;
 import org.dpdl4j.dpsgd.DpSgdTrainer;
 import org.dpdl4j.dpsgd.PrivateNormalisation;
@@ -130,6 +132,15 @@ public final class TramerBoneh {
      * @throws IllegalArgumentException if the data normalisation alone spends {@code epsilon}
      */
     static Run train(Row row, double epochs, LabeledData train, long seed, int workers, PldAccountant pld, double epsilon) {
+        return train(row, epochs, train, seed, workers, pld, epsilon, 1);
+    }
+
+    /**
+     * {@link #train(Row, double, LabeledData, long, int, PldAccountant, double)} with augmentation multiplicity k
+     * ({@link org.dpdl4j.dpsgd.ClippedSums#augmented}, the data set's {@link ImageAugmentation#forDataset}); k = 1: none.
+     * The event does not depend on k.
+     */
+    static Run train(Row row, double epochs, LabeledData train, long seed, int workers, PldAccountant pld, double epsilon, int augmult) {
         int n = train.size();
         double q = (double) row.batchSize() / n;
         long steps = DpSgdConfig.stepsForEpochs(epochs, q);
@@ -150,9 +161,10 @@ public final class TramerBoneh {
         DpSgdConfig cfg = DpSgdConfig.builder().samplingRate(q).noiseMultiplier(sigma).clipNorm(CLIP).steps(steps).seed(seed)
                 .workers(workers).delta(DELTA).build();
         TrainingResult res;
-        String label = row.dataset() + " " + row.model() + (row.dataNorm() ? " data-norm" : " groupnorm");
+        String label = row.dataset() + " " + row.model() + (row.dataNorm() ? " data-norm" : " groupnorm") + (augmult > 1 ? " augmult " + augmult : "");
         try (var bar = Reporting.progressBar(label, steps, false)) {
-            res = new DpSgdTrainer(pld).train(net, train, cfg, info -> {
+            res = new DpSgdTrainer(pld).withClippedSums(ClippedSums.augmented(augmult > 1 ? ImageAugmentation.forDataset(row.dataset()) : null,
+                    augmult)).train(net, train, cfg, info -> {
                 if (bar != null) {
                     bar.stepTo(info.step());
                 }
@@ -165,7 +177,8 @@ public final class TramerBoneh {
      * {@code reproduce scatternet-ablation}: each normalisation and head on one seed, trained on 90 % of the training
      * set with Tramèr &amp; Boneh's hyperparameters at total ε = {@code epsilon} (theirs: 3), scored on the held-out 10 % (validation: what a choice may
      * read) and on the test set (reported only). Rows: ScatterNet + linear (the model of {@code reproduce honest-*}) with
-     * GroupNorm(27) and/or the data normalisation, per data set, at each multiple of the paper's learning rate.
+     * GroupNorm(27) and/or the data normalisation, per data set, at each multiple of the paper's learning rate and each
+     * augmentation multiplicity.
      *
      * @param datasets       mnist and/or fashion-mnist
      * @param epochsOverride epochs of every row instead of the paper's (0: the paper's)
@@ -173,12 +186,14 @@ public final class TramerBoneh {
      * @param lrFactors      multiples of the paper's learning rate, each in (0, 1000] (e.g. the learning rates that
      *                       {@code honest-*}'s search can hand its final run, over the recipe's)
      * @param epsilon        total ε of every row at δ = 1e-5, in (0, 100], the data normalisation's release included
-     * @throws IllegalArgumentException if a dataset is not mnist or fashion-mnist, or a factor, either list or
+     * @param augmults       augmentation multiplicities k, each in [1, 64] (1: no augmentation; see
+     *                       {@link ClippedSums#augmented})
+     * @throws IllegalArgumentException if a dataset is not mnist or fashion-mnist, or a factor, a k, a list or
      *                                  {@code epsilon} is invalid
      * @throws IOException if a dataset cannot be read
      */
     public static Figure ablation(List<String> datasets, double epochsOverride, long seed, List<Boolean> dataNorms, List<Double> lrFactors,
-                                  double epsilon) throws IOException {
+                                  double epsilon, List<Integer> augmults) throws IOException {
         if (!(epsilon > 0 && epsilon <= 100)) {
             throw new IllegalArgumentException("epsilon must be in (0, 100], got " + epsilon);
         }
@@ -187,15 +202,17 @@ public final class TramerBoneh {
                 throw new IllegalArgumentException("datasets must be mnist and/or fashion-mnist, got '" + d + "'");
             }
         }
-        if (dataNorms.isEmpty() || lrFactors.isEmpty()) {
-            throw new IllegalArgumentException("normalisations and lr factors must each name at least one, got " + dataNorms + " and " + lrFactors);
+        if (dataNorms.isEmpty() || lrFactors.isEmpty() || augmults.isEmpty()) {
+            throw new IllegalArgumentException("normalisations, lr factors and augmults must each name at least one, got " + dataNorms + ", "
+                    + lrFactors + " and " + augmults);
         }
+        checkAugmults(augmults, "augmults");
         checkLrFactors(lrFactors, "lr factors");
         int workers = Reporting.configureWorkers(null);
         PldAccountant pld = PldAccountant.standard();
         Figure f = new Figure("scatternet-ablation", String.format(Locale.ROOT,
                 "ScatterNet levers at epsilon %s (delta 1e-5), one seed: validation and test accuracy", epsilon),
-                "row", "accuracy", "epsilon", "noise_multiplier", "epochs", "lr").legendBelow();
+                "row", "accuracy", "epsilon", "noise_multiplier", "epochs", "lr", "augmult").legendBelow();
         List<String> lines = new ArrayList<>();
         int x = 0;
         for (String dataset : datasets) {
@@ -207,17 +224,19 @@ public final class TramerBoneh {
                 }
                 for (boolean dataNorm : dataNorms) {
                     for (double factor : lrFactors) {
-                        Row row = new Row(dataset, paper.model(), paper.batchSize(), paper.lr() * factor, paper.epochs(), paper.paper(), dataNorm);
-                        double epochs = epochsOverride > 0 ? epochsOverride : row.epochs();
-                        Run r = train(row, epochs, split.train(), seed, workers, pld, epsilon);
-                        double validation = DpSgdTrainer.accuracy(r.model(), split.validation());
-                        double test = DpSgdTrainer.accuracy(r.model(), tt.test());
-                        x++;
-                        f.add("validation accuracy", x, validation, r.epsilon(), r.sigma(), epochs, row.lr());
-                        f.add("test accuracy", x, test, r.epsilon(), r.sigma(), epochs, row.lr());
-                        lines.add(String.format(Locale.ROOT, "  %d. %-42s validation %.4f  test %.4f  (epsilon %.4f, sigma %.4f, B %d, lr %.4g, %s epochs, %.0f s)",
-                                x, r.label(), validation, test, r.epsilon(), r.sigma(), row.batchSize(), row.lr(), epochs, r.seconds()));
-                        System.out.println(lines.get(lines.size() - 1));
+                        for (int augmult : augmults) {
+                            Row row = new Row(dataset, paper.model(), paper.batchSize(), paper.lr() * factor, paper.epochs(), paper.paper(), dataNorm);
+                            double epochs = epochsOverride > 0 ? epochsOverride : row.epochs();
+                            Run r = train(row, epochs, split.train(), seed, workers, pld, epsilon, augmult);
+                            double validation = DpSgdTrainer.accuracy(r.model(), split.validation());
+                            double test = DpSgdTrainer.accuracy(r.model(), tt.test());
+                            x++;
+                            f.add("validation accuracy", x, validation, r.epsilon(), r.sigma(), epochs, row.lr(), augmult);
+                            f.add("test accuracy", x, test, r.epsilon(), r.sigma(), epochs, row.lr(), augmult);
+                            lines.add(String.format(Locale.ROOT, "  %d. %-42s validation %.4f  test %.4f  (epsilon %.4f, sigma %.4f, B %d, lr %.4g, %s epochs, %.0f s)",
+                                    x, r.label(), validation, test, r.epsilon(), r.sigma(), row.batchSize(), row.lr(), epochs, r.seconds()));
+                            System.out.println(lines.get(lines.size() - 1));
+                        }
                     }
                 }
             }
@@ -238,6 +257,19 @@ public final class TramerBoneh {
         for (double factor : lrFactors) {
             if (!(factor > 0 && factor <= 1000)) {
                 throw new IllegalArgumentException(name + " must each be in (0, 1000], got " + factor);
+            }
+        }
+    }
+
+    /**
+     * Checks {@link #ablation}'s augmentation multiplicities.
+     *
+     * @throws IllegalArgumentException naming {@code name} and the value if a k is outside [1, 64]
+     */
+    public static void checkAugmults(List<Integer> augmults, String name) {
+        for (int k : augmults) {
+            if (k < 1 || k > 64) {
+                throw new IllegalArgumentException(name + " must each be in [1, 64] (1: no augmentation), got " + k);
             }
         }
     }

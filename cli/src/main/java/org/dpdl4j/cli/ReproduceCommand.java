@@ -62,6 +62,11 @@ final class ReproduceCommand implements Callable<Integer> {
             + HonestAccuracy.FINAL_LR_FACTORS_TEXT + ").")
     List<Double> lrFactors;
 
+    @Option(names = "--augmults", paramLabel = "k", split = ",", description = "scatternet-ablation: augmentation multiplicities to "
+            + "train each row at: each example's gradient is the mean over k augmented copies (shifts of up to 2 pixels; "
+            + "Fashion-MNIST also mirrored), clipped as a whole, as train --augmult (default 1: none).")
+    List<Integer> augmults;
+
     @Option(names = "--epochs", description = "koskela-figure2 / dphypo-table1 / honest-* / tramer-boneh / scatternet-ablation: epochs of every run "
             + "(default 1 / 2 / 40, 20 with --quick / the paper's; papers 40 / 10).")
     Double epochs;
@@ -152,8 +157,8 @@ final class ReproduceCommand implements Callable<Integer> {
         if (epsilon != null && !id.startsWith("honest-") && !id.equals("scatternet-ablation")) {
             throw new IllegalArgumentException("--epsilon applies to honest-mnist, honest-fashion-mnist and scatternet-ablation only, not " + id);
         }
-        if ((normalisations != null || lrFactors != null) && !id.equals("scatternet-ablation")) {
-            throw new IllegalArgumentException("--normalisations and --lr-factors apply to scatternet-ablation only, not " + id);
+        if ((normalisations != null || lrFactors != null || augmults != null) && !id.equals("scatternet-ablation")) {
+            throw new IllegalArgumentException("--normalisations, --lr-factors and --augmults apply to scatternet-ablation only, not " + id);
         }
         HonestAccuracy.Result honest = null;
         if (id.equals("honest-mnist") || id.equals("honest-fashion-mnist")) {
@@ -207,7 +212,9 @@ final class ReproduceCommand implements Callable<Integer> {
                 }
                 List<Double> factors = lrFactors != null ? lrFactors : List.of(1.0);
                 TramerBoneh.checkLrFactors(factors, "--lr-factors"); // before the datasets load
-                yield TramerBoneh.ablation(datasets, epochs != null ? epochs(1) : 0, seed, dataNorms, factors, checkedEpsilon());
+                List<Integer> ks = augmults != null ? augmults : List.of(1);
+                TramerBoneh.checkAugmults(ks, "--augmults");
+                yield TramerBoneh.ablation(datasets, epochs != null ? epochs(1) : 0, seed, dataNorms, factors, checkedEpsilon(), ks);
             }
             default -> throw new IllegalArgumentException("ID must be ps-figure2 ... ps-figure7, koskela-figure1, koskela-figure2, dphypo-table1, dingwu-figure2, dphype-noise-table, dphype-figure2, audit-table, honest-mnist, honest-fashion-mnist, tramer-boneh or scatternet-ablation, got '" + id + "'");
         };

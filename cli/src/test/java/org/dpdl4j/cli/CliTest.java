@@ -143,6 +143,15 @@ class CliTest {
         r = run("train", "--dataset", "imagenet", "--no-progress");
         assertEquals(2, r.status());
         assertTrue(r.err().contains("imagenet"), r.err());
+        r = run("train", "--augmult", "0", "--no-progress", "--output", "unused");
+        assertEquals(2, r.status());
+        assertTrue(r.err().contains("--augmult must be in [1, 64]") && r.err().contains("got 0"), r.err());
+        r = run("train", "--augmult", "2", "--dataset", "folder:unused", "--no-progress", "--output", "unused");
+        assertEquals(2, r.status());
+        assertTrue(r.err().contains("--augmult 2 needs mnist") && r.err().contains("folder:unused"), r.err());
+        r = run("reproduce", "scatternet-ablation", "--augmults", "1,65", "--output", "unused");
+        assertEquals(2, r.status());
+        assertTrue(r.err().contains("--augmults") && r.err().contains("65"), r.err());
         assertEquals(0, run("--help").status());
         assertEquals(0, run("train", "--help").status());
     }
@@ -165,6 +174,27 @@ class CliTest {
         assertEquals(eps, privacy.get("epsilon").asDouble(), 1e-12);
         assertTrue(eps <= 1.0, "calibrated to the target: " + eps);
         assertTrue(RdpAccountant.standard().epsilon(event, 1e-5) > 1.0, "RDP would charge the same run more than the target");
+    }
+
+    /**
+     * train --augmult 3: each example's gradient is the mean of three augmented copies, clipped as a whole; the run's
+     * event and ε are those of the same DP-SGD run without it, and k is recorded in the JSON line and the sidecar.
+     */
+    @Test
+    void trainWithAugmentationMultiplicity() throws Exception {
+        Path out = tmp.resolve("augmult-run");
+        Run r = run("train", "--model", "mlp", "--augmult", "3", "--epochs", "0.02", "--noise-multiplier", "1", "--seed", "4",
+                "--output", out.toString(), "--no-progress", "--json");
+        assertEquals(0, r.status(), r.err());
+        JsonNode j = r.lastJson();
+        assertEquals(3, j.get("augmult").asInt());
+        long steps = j.get("steps").asLong();
+        assertEquals((long) Math.ceil(0.02 * 60000 / 256.0), steps);
+        double eps = org.dpdl4j.accounting.PldAccountant.standard().epsilon(NoiseCalibration.dpSgd(256.0 / 60000, 1.0, steps), 1e-5);
+        assertEquals(eps, j.get("epsilon").asDouble(), 1e-12, "k does not change the event");
+        JsonNode privacy = Reporting.JSON.readTree(out.resolve("privacy.json").toFile());
+        assertEquals(3, privacy.get("configuration").get("augmult").asInt(), privacy.toString());
+        assertTrue(j.get("test_accuracy").asDouble() > 0.15, "it trained (chance is 0.1): " + j);
     }
 
     /**

@@ -50,4 +50,22 @@ public interface ClippedSums {
     static ClippedSums local() {
         return LocalClippedSums.INSTANCE;
     }
+
+    /**
+     * The calling JVM's threads with augmentation multiplicity (De et al., "Unlocking High-Accuracy Differentially
+     * Private Image Classification through Scale", arXiv:2204.13650, Sec. 3.2): when the run starts, k augmented copies
+     * of every training example are drawn once (from the run's seed) and stored (through the network's fixed prefix, such
+     * as the scattering transform, when it has one); at each step an example's gradient is the mean of its k copies'
+     * gradients, clipped to C as a whole (see {@link PerExampleGradients#clippedSum(INDArray, INDArray, int[], double, int, INDArray, int)}).
+     * One example still adds at most C to a step's sum, so the run's event is unchanged by k. Unlike De et al., who
+     * draw fresh copies at every step, the copies are kept for the whole run: a fresh scattering transform of every copy
+     * at every step would cost more than the training. Memory: k times the stored inputs (or prefix outputs).
+     *
+     * @param augmentation the copies' random transformation (it must fit the training images)
+     * @param k            copies per example, in [1, 64] (1: {@link #local()}, the augmentation unused)
+     * @throws IllegalArgumentException if k is outside [1, 64] or the augmentation is null with k &gt; 1
+     */
+    static ClippedSums augmented(org.dpdl4j.datasets.ImageAugmentation augmentation, int k) {
+        return k == 1 ? local() : new LocalClippedSums(augmentation, k);
+    }
 }

@@ -8,7 +8,8 @@ import org.nd4j.linalg.api.ndarray.INDArray;
  * Dense (fully connected) layer z = xW + b, a = φ(z); W is [nIn, nOut]. Per-example gradients
  * have outer-product structure g_i = x_iᵀδ_i, so ‖g_i‖² = ‖x_i‖²‖δ_i‖² (+ ‖δ_i‖² for the bias)
  * exactly, without materialising g_i ("ghost norm", Goodfellow 2015), and the weighted sum is
- * xᵀ diag(w) δ.
+ * xᵀ diag(w) δ. The norm of a group's summed gradient Σ_a x_aᵀδ_a is exact too, from the groups' Gram matrices
+ * ({@link LayerKernel#groupGram}).
  */
 final class DenseKernel extends LayerKernel {
     private final INDArray weights;
@@ -56,6 +57,20 @@ final class DenseKernel extends LayerKernel {
         sq.addi(inputSq.muli(deltaSq));
         if (bias != null) {
             sq.addi(deltaSq);
+        }
+    }
+
+    @Override
+    boolean hasGroupSquaredNorms() {
+        return true;
+    }
+
+    @Override
+    void addGroupSquaredNorms(INDArray sq, int k) { // ‖Σ_a x_aᵀδ_a‖² = Σ_ab (x_a·x_b)(δ_a·δ_b); bias: Σ_ab δ_a·δ_b
+        INDArray deltaGram = LayerKernel.groupGram(delta, k);
+        sq.addi(LayerKernel.groupGram(input, k).muli(deltaGram).sum(1, 2));
+        if (bias != null) {
+            sq.addi(deltaGram.sum(1, 2));
         }
     }
 

@@ -73,6 +73,17 @@ final class GroupNormKernel extends LayerKernel {
     }
 
     @Override
+    boolean hasGroupSquaredNorms() {
+        return true;
+    }
+
+    @Override
+    void addGroupSquaredNorms(INDArray sq, int k) {
+        sq.addi(LayerKernel.rowSquaredNorms(LayerKernel.groupSums(perGamma, k)))
+                .addi(LayerKernel.rowSquaredNorms(LayerKernel.groupSums(perBeta, k)));
+    }
+
+    @Override
     void zeroNonFinite() {
         LayerKernel.zeroNonFinite(perGamma);
         LayerKernel.zeroNonFinite(perBeta);

@@ -6,6 +6,7 @@ import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.api.ops.DynamicCustomOp;
 import org.nd4j.linalg.factory.Nd4j;
 import org.nd4j.linalg.indexing.BooleanIndexing;
+import org.nd4j.linalg.indexing.NDArrayIndex;
 import org.nd4j.linalg.indexing.conditions.Conditions;
 
 /**
@@ -68,6 +69,47 @@ abstract class LayerKernel {
 
     /** Adds each example's squared gradient norm over this layer's parameters to {@code sq} [B]. */
     void addSquaredNorms(INDArray sq) {
+    }
+
+    /**
+     * Whether {@link #addGroupSquaredNorms} gives this layer's norms of summed groups of rows (else the engine forms each
+     * group's gradient itself, one group at a time).
+     */
+    boolean hasGroupSquaredNorms() {
+        return false;
+    }
+
+    /**
+     * Adds ‖Σ_{j&lt;k} g_{gk+j}‖² over this layer's parameters, for each group g of k consecutive rows (the augmented
+     * copies of one example), to {@code sq} [B/k] (float64). Only called when {@link #hasGroupSquaredNorms()}.
+     */
+    void addGroupSquaredNorms(INDArray sq, int k) {
+        throw new UnsupportedOperationException(getClass().getSimpleName() + " has no grouped norms");
+    }
+
+    /**
+     * The Gram matrices of each group of k consecutive rows of a 2-D matrix m [B, d]: [B/k, k, k] in float64, entry
+     * (g, a, b) = m_{gk+a}·m_{gk+b}. For a layer whose per-example gradient is an outer product x_iᵀδ_i,
+     * ‖Σ_a x_aᵀδ_a‖² = Σ_{a,b} (x_a·x_b)(δ_a·δ_b): the sum over (a, b) of the product of the two Gram matrices.
+     */
+    static INDArray groupGram(INDArray m, int k) {
+        long groups = m.size(0) / k;
+        INDArray wide = m.castTo(DataType.DOUBLE).reshape('c', groups, k, m.size(1));
+        INDArray gram = Nd4j.createUninitialized(DataType.DOUBLE, groups, k, k);
+        for (int a = 0; a < k; a++) {
+            INDArray rowA = wide.get(NDArrayIndex.all(), NDArrayIndex.point(a), NDArrayIndex.all());
+            for (int b = a; b < k; b++) {
+                INDArray dot = rowA.mul(wide.get(NDArrayIndex.all(), NDArrayIndex.point(b), NDArrayIndex.all())).sum(1);
+                gram.get(NDArrayIndex.all(), NDArrayIndex.point(a), NDArrayIndex.point(b)).assign(dot);
+                gram.get(NDArrayIndex.all(), NDArrayIndex.point(b), NDArrayIndex.point(a)).assign(dot);
+            }
+        }
+        return gram;
+    }
+
+    /** Σ over the k rows of each group of a 2-D matrix m [B, d]: [B/k, d]. */
+    static INDArray groupSums(INDArray m, int k) {
+        return m.reshape('c', m.size(0) / k, k, m.size(1)).sum(1);
     }
 
     /**

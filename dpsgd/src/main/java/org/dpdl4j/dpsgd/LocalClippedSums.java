@@ -8,10 +8,12 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import org.deeplearning4j.nn.api.Model;
+import org.dpdl4j.datasets.ImageAugmentation;
 import org.dpdl4j.datasets.LabeledData;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
+import org.nd4j.linalg.indexing.NDArrayIndex;
 
 /**
  * Clipped sums on this JVM: the batch is split into one contiguous part per worker, each processed in physical chunks
@@ -20,16 +22,34 @@ import org.nd4j.linalg.factory.Nd4j;
  * process-wide thread count is set to that and left there.
  */
 final class LocalClippedSums implements ClippedSums {
-    static final LocalClippedSums INSTANCE = new LocalClippedSums();
-    /** The most memory a run's precomputed fixed-prefix output may take (2 GiB); larger prefixes run at every step. */
+    static final LocalClippedSums INSTANCE = new LocalClippedSums(null, 1);
+    /**
+     * The least memory a run's precomputed fixed-prefix output may take (2 GiB); up to half of ND4J's off-heap limit
+     * ({@code org.bytedeco.javacpp.maxbytes}) when that is larger. Larger prefixes run at every step.
+     */
     static final long PREFIX_CACHE_BYTES = 1L << 31;
 
-    private LocalClippedSums() {
+    /** The augmentation of the stored copies (null when k = 1). */
+    private final ImageAugmentation augmentation;
+    /** Copies per example k ≥ 1. */
+    private final int copies;
+
+    LocalClippedSums(ImageAugmentation augmentation, int copies) {
+        if (copies < 1 || copies > 64 || copies > 1 && augmentation == null) {
+            throw new IllegalArgumentException("augmentation multiplicity k must be in [1, 64] (with an augmentation when k > 1), got "
+                    + copies);
+        }
+        this.augmentation = augmentation;
+        this.copies = copies;
     }
 
     @Override
     public Session open(Model network, LabeledData train, DpSgdConfig config, PoissonBatchSampler sampler) {
-        return new LocalSession(network, train, config, sampler);
+        return new LocalSession(network, train, config, sampler, augmentation, copies);
+    }
+
+    static long prefixCacheBytes() {
+        return Math.max(PREFIX_CACHE_BYTES, org.bytedeco.javacpp.Pointer.maxBytes() / 2);
     }
 
     static final class LocalSession implements Session {
@@ -43,8 +63,11 @@ final class LocalClippedSums implements ClippedSums {
         private final ExecutorService pool;
         private final int callerNativeThreads;
         private final boolean readsFixedPrefix;
+        private final int copies;
 
-        LocalSession(Model network, LabeledData train, DpSgdConfig config, PoissonBatchSampler sampler) {
+        LocalSession(Model network, LabeledData train, DpSgdConfig config, PoissonBatchSampler sampler, ImageAugmentation augmentation,
+                     int copies) {
+            this.copies = copies;
             int workers = config.workers();
             this.gradients = new PerExampleGradients[workers];
             for (int w = 0; w < workers; w++) {
@@ -52,6 +75,11 @@ final class LocalClippedSums implements ClippedSums {
             }
             DataType type = network.params().dataType();
             INDArray x = train.features().dataType() == type ? train.features() : train.features().castTo(type);
+            if (copies > 1) { // drawn once per run, from the run's seed (a secure one when the run's randomness is)
+                long seed = config.secureRandom() ? new java.security.SecureRandom().nextLong()
+                        : DpSgdTrainer.derivedSeed("augmentation", config.seed(), 0);
+                x = augmentation.copies(x, copies, seed).castTo(type);
+            }
             this.labels = train.labels().dataType() == type ? train.labels() : train.labels().castTo(type);
             this.c = config.clipNorm();
             this.physical = config.physicalBatchSize();
@@ -86,26 +114,23 @@ final class LocalClippedSums implements ClippedSums {
         private INDArray fixedPrefixOutput(INDArray x) {
             int n = (int) x.size(0);
             INDArray first = gradients[0].fixedPrefixOutput(x, 0, 1, 1);
-            if ((double) n * first.length() * first.dataType().width() > PREFIX_CACHE_BYTES) {
+            if ((double) n * first.length() * first.dataType().width() > prefixCacheBytes()) {
                 return x;
             }
             int workers = gradients.length;
             int per = (n + workers - 1) / workers;
-            List<Future<INDArray>> parts = new ArrayList<>();
+            INDArray out = Nd4j.create(first.dataType(), n, first.size(1)); // each worker writes its rows into it
+            List<Future<?>> parts = new ArrayList<>();
             for (int w = 1; w < workers; w++) {
                 int from = Math.min(n, w * per);
                 int to = Math.min(n, from + per);
                 PerExampleGradients g = gradients[w];
-                parts.add(pool.submit(() -> from == to ? null : g.fixedPrefixOutput(x, from, to, physical)));
+                parts.add(pool.submit(() -> fillFixedPrefixOutput(g, x, from, to, out)));
             }
-            List<INDArray> rows = new ArrayList<>();
-            rows.add(gradients[0].fixedPrefixOutput(x, 0, Math.min(n, per), physical));
+            fillFixedPrefixOutput(gradients[0], x, 0, Math.min(n, per), out);
             try {
-                for (Future<INDArray> part : parts) {
-                    INDArray r = part.get();
-                    if (r != null) {
-                        rows.add(r);
-                    }
+                for (Future<?> part : parts) {
+                    part.get();
                 }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
@@ -113,12 +138,21 @@ final class LocalClippedSums implements ClippedSums {
             } catch (ExecutionException e) {
                 throw new IllegalStateException("a DP-SGD worker failed on the fixed prefix", e.getCause());
             }
-            INDArray out = rows.size() == 1 ? rows.get(0) : Nd4j.vstack(rows.toArray(new INDArray[0]));
             long[] shape = gradients[0].fixedPrefixShape();
             for (PerExampleGradients g : gradients) {
                 g.readFixedPrefixOutput(true, shape);
             }
             return out;
+        }
+
+        /** Rows [from, to) of the prefix's output into {@code out}, a few thousand at a time (no second copy of the whole). */
+        private Void fillFixedPrefixOutput(PerExampleGradients g, INDArray x, int from, int to, INDArray out) {
+            int block = Math.max(physical, 4096);
+            for (int at = from; at < to; at += block) {
+                int end = Math.min(to, at + block);
+                out.get(NDArrayIndex.interval(at, end)).assign(g.fixedPrefixOutput(x, at, end, physical));
+            }
+            return null;
         }
 
         /** Whether the run reads the precomputed output of the network's fixed prefix (for tests). */
@@ -154,7 +188,7 @@ final class LocalClippedSums implements ClippedSums {
         }
 
         private double part(int[] batch, int from, int to, PerExampleGradients g, INDArray into) {
-            return g.clippedSum(features, labels, Arrays.copyOfRange(batch, from, to), c, physical, into);
+            return g.clippedSum(features, labels, Arrays.copyOfRange(batch, from, to), c, physical, into, copies);
         }
 
         @Override

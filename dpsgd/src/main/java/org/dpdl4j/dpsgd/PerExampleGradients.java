@@ -319,6 +319,93 @@ public final class PerExampleGradients {
     }
 
     /**
+     * {@link #clippedSum} with augmentation multiplicity (De et al., "Unlocking High-Accuracy Differentially Private Image
+     * Classification through Scale", arXiv:2204.13650, Sec. 3.2): {@code features} holds k consecutive rows per example,
+     * its augmented copies (example i at rows i·k … i·k + k − 1), and example i's gradient is the mean of its copies',
+     * ḡ_i = (1/k) Σ_j g_ij, clipped as a whole: {@code target} = Σ_i min(1, C/‖ḡ_i‖)·ḡ_i over the rows. One example
+     * still changes the sum by at most C, whatever k, so a step's event is DP-SGD's. Where every trained layer has
+     * grouped norms (dense, output and GroupNorm layers: exact, from Gram matrices) the chunks are as in
+     * {@link #clippedSum}; otherwise each example's summed gradient is formed one example at a time (exact, slower).
+     *
+     * @param features k·n rows: the copies of n examples (network inputs, or the fixed prefix's output)
+     * @param labels   one-hot labels of the n examples [n, classes]
+     * @param rows     the examples (indices into labels; may be empty: the sum is then 0)
+     * @param copies   k ≥ 1 (1: {@link #clippedSum})
+     * @return the rows' per-example losses, each the mean over its copies, summed
+     * @throws IllegalArgumentException if k &lt; 1, C is not finite and positive, or features do not hold k rows per label
+     */
+    public double clippedSum(INDArray features, INDArray labels, int[] rows, double clipNorm, int physicalBatchSize, INDArray target,
+                             int copies) {
+        if (copies < 1) {
+            throw new IllegalArgumentException("copies k must be >= 1, got " + copies);
+        }
+        if (copies == 1) {
+            return clippedSum(features, labels, rows, clipNorm, physicalBatchSize, target);
+        }
+        if (!(clipNorm > 0) || Double.isInfinite(clipNorm)) {
+            throw new IllegalArgumentException("augmentation multiplicity needs a finite clip norm C > 0, got " + clipNorm);
+        }
+        if (features.size(0) != labels.size(0) * copies) {
+            throw new IllegalArgumentException("features must hold k = " + copies + " rows per label, got " + features.size(0)
+                    + " rows for " + labels.size(0) + " labels");
+        }
+        target.assign(0);
+        boolean grouped = steps.stream().filter(NetworkPlan.Step::trainable).allMatch(s -> s.kernel().hasGroupSquaredNorms());
+        int examplesAtOnce = grouped ? Math.max(1, dpChunkRows(features, physicalBatchSize) / copies) : 1;
+        double loss = 0;
+        lastChunks = 0;
+        for (int at = 0; at < rows.length; at += examplesAtOnce, lastChunks++) {
+            int[] chunk = java.util.Arrays.copyOfRange(rows, at, Math.min(rows.length, at + examplesAtOnce));
+            loss += addClippedMeanOfCopies(features, labels, chunk, copies, clipNorm, grouped, target);
+        }
+        return loss;
+    }
+
+    /** One chunk of {@link #clippedSum(INDArray, INDArray, int[], double, int, INDArray, int)}; one example if not grouped. */
+    private double addClippedMeanOfCopies(INDArray features, INDArray labels, int[] examples, int k, double clipNorm, boolean grouped,
+                                          INDArray target) {
+        int[] copyRows = new int[examples.length * k];
+        int[] labelRows = new int[copyRows.length];
+        for (int i = 0; i < examples.length; i++) {
+            for (int j = 0; j < k; j++) {
+                copyRows[i * k + j] = examples[i] * k + j;
+                labelRows[i * k + j] = examples[i];
+            }
+        }
+        try (MemoryWorkspace ws = Nd4j.getWorkspaceManager().getAndActivateWorkspace(WORKSPACE, workspaceId)) {
+            passes(Nd4j.pullRows(features, 1, copyRows), Nd4j.pullRows(labels, 1, labelRows), true);
+            INDArray sq = Nd4j.zeros(DataType.DOUBLE, examples.length); // ‖Σ_j g_ij‖² per example
+            INDArray summed = null;
+            if (grouped) {
+                for (NetworkPlan.Step step : steps) {
+                    if (step.trainable()) {
+                        step.kernel().addGroupSquaredNorms(sq, k);
+                    }
+                }
+            } else { // one example: its summed gradient itself
+                summed = Nd4j.zeros(target.dataType(), target.shape());
+                forEachKernelWithViews(summed, (kernel, views) -> kernel.addWeightedSum(Nd4j.ones(dataType, k, 1), views));
+                sq.putScalar(0, summed.castTo(DataType.DOUBLE).norm2Number().doubleValue());
+                sq.muli(sq);
+            }
+            squaredNorms = sq; // the pass is computed (for the checks of addWeightedSum)
+            double[] factors = clipFactors(sq.toDoubleVector(), clipNorm, 1.0 / k); // ‖ḡ_i‖ = ‖Σ_j g_ij‖ / k
+            if (grouped) {
+                double[] w = new double[copyRows.length];
+                for (int r = 0; r < w.length; r++) {
+                    w[r] = factors[r / k] / k;
+                }
+                addWeightedSum(Nd4j.createFromArray(w), target);
+            } else if (factors[0] > 0) {
+                target.addi(summed.muli(factors[0] / k));
+            }
+            return losses.sumNumber().doubleValue() / k;
+        } finally {
+            clear();
+        }
+    }
+
+    /**
      * DL4J's estimate of one chunk's training memory that DP-SGD stays under, per worker: 128 MiB. DP-SGD keeps
      * per-example state (deltas, im2col columns, per-example weight gradients) that the non-private mode does not, and
      * on convolution-heavy networks it ran as fast in small chunks as in large ones while its peak memory fell by
@@ -478,14 +565,22 @@ public final class PerExampleGradients {
      */
     public INDArray clipFactors(double clipNorm) {
         requireComputed();
+        return Nd4j.createFromArray(clipFactors(squaredNorms.toDoubleVector(), clipNorm, 1));
+    }
+
+    /**
+     * min(1, C/(s·√sq_i)) per entry, shrunk by the margin of {@link #clipFactors(double)}; 0 where sq_i is not finite
+     * (and then every kernel's cached non-finite values are zeroed). A negative sq_i (float64 rounding of a sum whose
+     * true value is about 0) counts as 0.
+     */
+    private double[] clipFactors(double[] sq, double clipNorm, double scale) {
         double margin = dataType == DataType.DOUBLE ? 1e-12 : 1e-5;
         double c = clipNorm * (1 - margin);
-        double[] sq = squaredNorms.toDoubleVector();
         double[] factors = new double[sq.length];
         boolean nonFinite = false;
         for (int i = 0; i < sq.length; i++) {
             if (Double.isFinite(sq[i])) {
-                double norm = Math.sqrt(sq[i]);
+                double norm = scale * Math.sqrt(Math.max(0, sq[i]));
                 factors[i] = norm <= c ? 1.0 : c / norm;
             } else {
                 nonFinite = true;
@@ -496,7 +591,7 @@ public final class PerExampleGradients {
                 step.kernel().zeroNonFinite();
             }
         }
-        return Nd4j.createFromArray(factors);
+        return factors;
     }
 
     /**

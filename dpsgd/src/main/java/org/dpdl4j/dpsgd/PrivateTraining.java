@@ -40,6 +40,8 @@ public final class PrivateTraining {
     private int workers = 1;
     private double emaDecay;
     private int physicalBatchSize = 512;
+    private org.dpdl4j.datasets.ImageAugmentation augmentation;
+    private int augmult = 1;
     private TrainingListener[] listeners = new TrainingListener[0];
     private boolean started;
 
@@ -132,6 +134,20 @@ public final class PrivateTraining {
         return this;
     }
 
+    /**
+     * Augmentation multiplicity (De et al. 2022, arXiv:2204.13650, Sec. 3.2; see {@link ClippedSums#augmented}): each
+     * sampled example's gradient is the mean over k augmented copies, clipped to C as a whole; no privacy cost. In-memory
+     * data only. Default k = 1: none.
+     *
+     * @param augmentation the copies' transformation (for MNIST-like data {@code ImageAugmentation.forDataset("mnist")})
+     * @param k            copies per example, in [1, 64] (checked by {@link #train()})
+     */
+    public PrivateTraining augmult(org.dpdl4j.datasets.ImageAugmentation augmentation, int k) {
+        this.augmentation = augmentation;
+        this.augmult = k;
+        return this;
+    }
+
     /** Progress listeners (optional). */
     public PrivateTraining listeners(TrainingListener... listeners) {
         this.listeners = listeners.clone();
@@ -162,6 +178,12 @@ public final class PrivateTraining {
             throw new IllegalArgumentException("epochs must be set (> 0)");
         }
         DpSgdTrainer trainer = new DpSgdTrainer(Accountants.byName(accountant));
+        if (augmult != 1) {
+            if (data == null) {
+                throw new IllegalArgumentException("augmult k = " + augmult + " needs in-memory LabeledData, not a DataSetIterator");
+            }
+            trainer = trainer.withClippedSums(ClippedSums.augmented(augmentation, augmult)); // checks k and the augmentation
+        }
         StreamedClippedSums streamed = data != null ? null : new StreamedClippedSums(iterator); // counts n (one pass)
         int n = data != null ? data.size() : streamed.count();
         if (expectedBatchSize < 1 || expectedBatchSize > n) {
@@ -179,7 +201,8 @@ public final class PrivateTraining {
         started = true; // from here on the network changes
         TrainingResult result = data != null ? trainer.train(network, data, config, listeners)
                 : trainer.train(network, streamed, config, listeners);
-        return PrivateModel.of(network, "training", result.event(), accountant, delta, input,
-                config.describe(n, result.stepsTaken()));
+        java.util.Map<String, Object> configuration = config.describe(n, result.stepsTaken());
+        configuration.put("augmult", augmult);
+        return PrivateModel.of(network, "training", result.event(), accountant, delta, input, configuration);
     }
 }

@@ -44,6 +44,16 @@ final class SoftmaxCrossEntropyKernel extends LayerKernel {
     }
 
     @Override
+    boolean hasGroupSquaredNorms() {
+        return true;
+    }
+
+    @Override
+    void addGroupSquaredNorms(INDArray sq, int k) {
+        dense.addGroupSquaredNorms(sq, k);
+    }
+
+    @Override
     void addWeightedSum(INDArray w, Map<String, INDArray> views) {
         dense.addWeightedSum(w, views);
     }

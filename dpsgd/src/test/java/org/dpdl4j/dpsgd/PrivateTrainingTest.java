@@ -128,6 +128,29 @@ class PrivateTrainingTest {
         assertTrue(e.getMessage().contains("every pass must give the same examples"), e.getMessage());
     }
 
+    /** augmult(k): the same event and claim as without it, k recorded, and a model that learned; not with an iterator. */
+    @Test
+    void augmentationMultiplicityKeepsTheClaim(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+        var shifts = org.dpdl4j.datasets.ImageAugmentation.forDataset("mnist");
+        PrivateModel plain = PrivateTraining.of(net(), train).targetEpsilon(4).epochs(1).expectedBatchSize(100).seed(1).accountant("rdp")
+                .train();
+        PrivateModel augmented = PrivateTraining.of(net(), train).targetEpsilon(4).epochs(1).expectedBatchSize(100).seed(1)
+                .accountant("rdp").augmult(shifts, 3).train();
+        assertEquals(plain.event(), augmented.event());
+        assertEquals(3, augmented.save(dir.resolve("augmented")).configuration().get("augmult"));
+        assertEquals(1, plain.save(dir.resolve("plain")).configuration().get("augmult"));
+        double accuracy = DpSgdTrainer.accuracy(augmented.network(), test);
+        assertTrue(accuracy > 0.3, "it learned (chance is 0.1): test accuracy " + accuracy + ", without copies "
+                + DpSgdTrainer.accuracy(plain.network(), test));
+        var streamed = assertThrows(IllegalArgumentException.class, () -> PrivateTraining.of(net(), iterator(train, 100))
+                .targetEpsilon(4).epochs(1).expectedBatchSize(100).augmult(shifts, 2).train());
+        assertTrue(streamed.getMessage().contains("augmult k = 2") && streamed.getMessage().contains("DataSetIterator"),
+                streamed.getMessage());
+        var k = assertThrows(IllegalArgumentException.class, () -> PrivateTraining.of(net(), train).targetEpsilon(4).epochs(1)
+                .expectedBatchSize(100).augmult(shifts, 0).train());
+        assertTrue(k.getMessage().contains("[1, 64]"), k.getMessage());
+    }
+
     @Test
     void missingOrBadSettingsAreNamed() {
         var noTarget = assertThrows(IllegalArgumentException.class, () -> PrivateTraining.of(net(), train).epochs(1).expectedBatchSize(10).train());
