@@ -174,26 +174,47 @@ public final class TramerBoneh {
     }
 
     /**
-     * {@code reproduce scatternet-ablation}: each normalisation and head on one seed, trained on 90 % of the training
-     * set with Tramèr &amp; Boneh's hyperparameters at total ε = {@code epsilon} (theirs: 3), scored on the held-out 10 % (validation: what a choice may
-     * read) and on the test set (reported only). Rows: ScatterNet + linear (the model of {@code reproduce honest-*}) with
-     * GroupNorm(27) and/or the data normalisation, per data set, at each multiple of the paper's learning rate and each
-     * augmentation multiplicity.
+     * What {@link #ablation} varies; every combination is one row.
+     *
+     * @param dataNorms    the normalisations: {@code false} GroupNorm(27), {@code true} the private data normalisation
+     * @param lrFactors    multiples of the paper's learning rate, each in (0, 1000] (e.g. the learning rates that
+     *                     {@code honest-*}'s search can hand its final run, over the recipe's)
+     * @param augmults     augmentation multiplicities k, each in [1, 64] (1: no augmentation; see
+     *                     {@link ClippedSums#augmented})
+     * @param batchFactors multiples of the paper's expected batch size B, each in (0, 8] (B rounded, at least 1)
+     */
+    public record Levers(List<Boolean> dataNorms, List<Double> lrFactors, List<Integer> augmults, List<Double> batchFactors) {
+        /** @throws IllegalArgumentException if a list is empty or a value is outside its range */
+        public Levers {
+            if (dataNorms.isEmpty() || lrFactors.isEmpty() || augmults.isEmpty() || batchFactors.isEmpty()) {
+                throw new IllegalArgumentException("normalisations, lr factors, augmults and batch factors must each name at least one, "
+                        + "got " + dataNorms + ", " + lrFactors + ", " + augmults + " and " + batchFactors);
+            }
+            checkLrFactors(lrFactors, "lr factors");
+            checkAugmults(augmults, "augmults");
+            checkBatchFactors(batchFactors, "batch factors");
+            dataNorms = List.copyOf(dataNorms);
+            lrFactors = List.copyOf(lrFactors);
+            augmults = List.copyOf(augmults);
+            batchFactors = List.copyOf(batchFactors);
+        }
+    }
+
+    /**
+     * {@code reproduce scatternet-ablation}: each setting of the levers on one seed, trained on 90 % of the training
+     * set with Tramèr &amp; Boneh's hyperparameters at total ε = {@code epsilon} (theirs: 3), scored on the held-out 10 %
+     * (validation: what a choice may read) and on the test set (reported only). Rows: ScatterNet + linear (the model of
+     * {@code reproduce honest-*}) per data set, at each combination of normalisation, multiple of the paper's learning
+     * rate, augmentation multiplicity and multiple of the paper's batch size.
      *
      * @param datasets       mnist and/or fashion-mnist
      * @param epochsOverride epochs of every row instead of the paper's (0: the paper's)
-     * @param dataNorms      the normalisations: {@code false} GroupNorm(27), {@code true} the private data normalisation
-     * @param lrFactors      multiples of the paper's learning rate, each in (0, 1000] (e.g. the learning rates that
-     *                       {@code honest-*}'s search can hand its final run, over the recipe's)
      * @param epsilon        total ε of every row at δ = 1e-5, in (0, 100], the data normalisation's release included
-     * @param augmults       augmentation multiplicities k, each in [1, 64] (1: no augmentation; see
-     *                       {@link ClippedSums#augmented})
-     * @throws IllegalArgumentException if a dataset is not mnist or fashion-mnist, or a factor, a k, a list or
-     *                                  {@code epsilon} is invalid
+     * @throws IllegalArgumentException if a dataset is not mnist or fashion-mnist, or {@code epsilon} is invalid
      * @throws IOException if a dataset cannot be read
      */
-    public static Figure ablation(List<String> datasets, double epochsOverride, long seed, List<Boolean> dataNorms, List<Double> lrFactors,
-                                  double epsilon, List<Integer> augmults) throws IOException {
+    public static Figure ablation(List<String> datasets, double epochsOverride, long seed, Levers levers, double epsilon)
+            throws IOException {
         if (!(epsilon > 0 && epsilon <= 100)) {
             throw new IllegalArgumentException("epsilon must be in (0, 100], got " + epsilon);
         }
@@ -202,39 +223,33 @@ public final class TramerBoneh {
                 throw new IllegalArgumentException("datasets must be mnist and/or fashion-mnist, got '" + d + "'");
             }
         }
-        if (dataNorms.isEmpty() || lrFactors.isEmpty() || augmults.isEmpty()) {
-            throw new IllegalArgumentException("normalisations, lr factors and augmults must each name at least one, got " + dataNorms + ", "
-                    + lrFactors + " and " + augmults);
-        }
-        checkAugmults(augmults, "augmults");
-        checkLrFactors(lrFactors, "lr factors");
         int workers = Reporting.configureWorkers(null);
         PldAccountant pld = PldAccountant.standard();
         Figure f = new Figure("scatternet-ablation", String.format(Locale.ROOT,
                 "ScatterNet levers at epsilon %s (delta 1e-5), one seed: validation and test accuracy", epsilon),
-                "row", "accuracy", "epsilon", "noise_multiplier", "epochs", "lr", "augmult").legendBelow();
+                "row", "accuracy", "epsilon", "noise_multiplier", "epochs", "lr", "augmult", "batch_size").legendBelow();
         List<String> lines = new ArrayList<>();
         int x = 0;
         for (String dataset : datasets) {
             TrainTest tt = load(dataset, seed);
             LabeledData.Split split = tt.train().split(0.1, seed);
-            for (Row paper : ROWS) {
-                if (!paper.dataset().equals(dataset) || !paper.model().equals("scatternet-linear")) {
-                    continue;
-                }
-                for (boolean dataNorm : dataNorms) {
-                    for (double factor : lrFactors) {
-                        for (int augmult : augmults) {
-                            Row row = new Row(dataset, paper.model(), paper.batchSize(), paper.lr() * factor, paper.epochs(), paper.paper(), dataNorm);
-                            double epochs = epochsOverride > 0 ? epochsOverride : row.epochs();
+            Row paper = ROWS.stream().filter(r -> r.dataset().equals(dataset) && r.model().equals("scatternet-linear")).findFirst()
+                    .orElseThrow();
+            for (boolean dataNorm : levers.dataNorms()) {
+                for (double factor : levers.lrFactors()) {
+                    for (double batchFactor : levers.batchFactors()) {
+                        int b = (int) Math.max(1, Math.min(split.train().size(), Math.round(paper.batchSize() * batchFactor)));
+                        Row row = new Row(dataset, paper.model(), b, paper.lr() * factor, paper.epochs(), paper.paper(), dataNorm);
+                        double epochs = epochsOverride > 0 ? epochsOverride : row.epochs();
+                        for (int augmult : levers.augmults()) {
                             Run r = train(row, epochs, split.train(), seed, workers, pld, epsilon, augmult);
                             double validation = DpSgdTrainer.accuracy(r.model(), split.validation());
                             double test = DpSgdTrainer.accuracy(r.model(), tt.test());
                             x++;
-                            f.add("validation accuracy", x, validation, r.epsilon(), r.sigma(), epochs, row.lr(), augmult);
-                            f.add("test accuracy", x, test, r.epsilon(), r.sigma(), epochs, row.lr(), augmult);
+                            f.add("validation accuracy", x, validation, r.epsilon(), r.sigma(), epochs, row.lr(), augmult, b);
+                            f.add("test accuracy", x, test, r.epsilon(), r.sigma(), epochs, row.lr(), augmult, b);
                             lines.add(String.format(Locale.ROOT, "  %d. %-42s validation %.4f  test %.4f  (epsilon %.4f, sigma %.4f, B %d, lr %.4g, %s epochs, %.0f s)",
-                                    x, r.label(), validation, test, r.epsilon(), r.sigma(), row.batchSize(), row.lr(), epochs, r.seconds()));
+                                    x, r.label(), validation, test, r.epsilon(), r.sigma(), b, row.lr(), epochs, r.seconds()));
                             System.out.println(lines.get(lines.size() - 1));
                         }
                     }
@@ -270,6 +285,19 @@ public final class TramerBoneh {
         for (int k : augmults) {
             if (k < 1 || k > 64) {
                 throw new IllegalArgumentException(name + " must each be in [1, 64] (1: no augmentation), got " + k);
+            }
+        }
+    }
+
+    /**
+     * Checks {@link #ablation}'s batch-size factors.
+     *
+     * @throws IllegalArgumentException naming {@code name} and the value if a factor is outside (0, 8]
+     */
+    public static void checkBatchFactors(List<Double> batchFactors, String name) {
+        for (double factor : batchFactors) {
+            if (!(factor > 0 && factor <= 8)) {
+                throw new IllegalArgumentException(name + " must each be in (0, 8], got " + factor);
             }
         }
     }

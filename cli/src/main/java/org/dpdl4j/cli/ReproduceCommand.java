@@ -63,9 +63,14 @@ final class ReproduceCommand implements Callable<Integer> {
     List<Double> lrFactors;
 
     @Option(names = "--augmults", paramLabel = "k", split = ",", description = "scatternet-ablation: augmentation multiplicities to "
-            + "train each row at: each example's gradient is the mean over k augmented copies (shifts of up to 2 pixels; "
-            + "Fashion-MNIST also mirrored), clipped as a whole, as train --augmult (default 1: none).")
+            + "train each row at: each example's gradient is the mean over k augmented copies (shifts of up to 2 pixels), "
+            + "clipped as a whole, as train --augmult (default 1: none).")
     List<Integer> augmults;
+
+    @Option(names = "--batch-factors", split = ",", description = "scatternet-ablation: multiples of Tramer & Boneh's "
+            + "expected batch size (4096 MNIST, 8192 Fashion-MNIST) to train each row at, each in (0, 8]; the epochs stay, so "
+            + "the steps scale by the inverse (default 1).")
+    List<Double> batchFactors;
 
     @Option(names = "--epochs", description = "koskela-figure2 / dphypo-table1 / honest-* / tramer-boneh / scatternet-ablation: epochs of every run "
             + "(default 1 / 2 / 40, 20 with --quick / the paper's; papers 40 / 10).")
@@ -157,8 +162,9 @@ final class ReproduceCommand implements Callable<Integer> {
         if (epsilon != null && !id.startsWith("honest-") && !id.equals("scatternet-ablation")) {
             throw new IllegalArgumentException("--epsilon applies to honest-mnist, honest-fashion-mnist and scatternet-ablation only, not " + id);
         }
-        if ((normalisations != null || lrFactors != null || augmults != null) && !id.equals("scatternet-ablation")) {
-            throw new IllegalArgumentException("--normalisations, --lr-factors and --augmults apply to scatternet-ablation only, not " + id);
+        if ((normalisations != null || lrFactors != null || augmults != null || batchFactors != null) && !id.equals("scatternet-ablation")) {
+            throw new IllegalArgumentException("--normalisations, --lr-factors, --augmults and --batch-factors apply to "
+                    + "scatternet-ablation only, not " + id);
         }
         HonestAccuracy.Result honest = null;
         if (id.equals("honest-mnist") || id.equals("honest-fashion-mnist")) {
@@ -214,7 +220,10 @@ final class ReproduceCommand implements Callable<Integer> {
                 TramerBoneh.checkLrFactors(factors, "--lr-factors"); // before the datasets load
                 List<Integer> ks = augmults != null ? augmults : List.of(1);
                 TramerBoneh.checkAugmults(ks, "--augmults");
-                yield TramerBoneh.ablation(datasets, epochs != null ? epochs(1) : 0, seed, dataNorms, factors, checkedEpsilon(), ks);
+                List<Double> batches = batchFactors != null ? batchFactors : List.of(1.0);
+                TramerBoneh.checkBatchFactors(batches, "--batch-factors");
+                yield TramerBoneh.ablation(datasets, epochs != null ? epochs(1) : 0, seed,
+                        new TramerBoneh.Levers(dataNorms, factors, ks, batches), checkedEpsilon());
             }
             default -> throw new IllegalArgumentException("ID must be ps-figure2 ... ps-figure7, koskela-figure1, koskela-figure2, dphypo-table1, dingwu-figure2, dphype-noise-table, dphype-figure2, audit-table, honest-mnist, honest-fashion-mnist, tramer-boneh or scatternet-ablation, got '" + id + "'");
         };

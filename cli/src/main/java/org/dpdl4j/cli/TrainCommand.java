@@ -77,8 +77,8 @@ final class TrainCommand implements Callable<Integer> {
 
     @Option(names = "--augmult", paramLabel = "k", defaultValue = "1", description = {"Augmentation multiplicity (De et al. 2022, "
             + "arXiv:2204.13650, Sec. 3.2): each sampled example's gradient is the mean over k augmented copies, clipped to C as a "
-            + "whole, so the privacy cost does not change with k. The copies (shifts of up to 2 pixels for mnist; and mirrored "
-            + "for fashion-mnist; up to 4 pixels and mirrored for cifar10) are drawn once when training starts and kept; a "
+            + "whole, so the privacy cost does not change with k. The copies (shifts of up to 2 pixels for mnist and "
+            + "fashion-mnist; up to 4 pixels and mirrored for cifar10) are drawn once when training starts and kept; a "
             + "ScatterNet's transform of them is stored too (k times the memory). k in [1, 64] (default ${DEFAULT-VALUE}: none)."})
     int augmult;
 

@@ -1221,7 +1221,7 @@ class CliTest {
         assertTrue(badFactor.err().contains("--lr-factors must each be in (0, 1000], got 0.0"), badFactor.err());
         Run elsewhere = run("reproduce", "honest-mnist", "--lr-factors", "1", "--output", dir.resolve("c").toString());
         assertEquals(2, elsewhere.status());
-        assertTrue(elsewhere.err().contains("--normalisations and --lr-factors apply to scatternet-ablation only, not honest-mnist"),
+        assertTrue(elsewhere.err().contains("--normalisations, --lr-factors, --augmults and --batch-factors apply to scatternet-ablation only, not honest-mnist"),
                 elsewhere.err());
         Run badEpsilon = run("reproduce", "scatternet-ablation", "--epsilon", "0", "--output", dir.resolve("d").toString());
         assertEquals(2, badEpsilon.status());
