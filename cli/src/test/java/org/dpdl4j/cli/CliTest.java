@@ -1208,8 +1208,8 @@ class CliTest {
     }
 
     /**
-     * scatternet-ablation refuses an unknown normalisation, a learning-rate factor outside (0, 1000] and an ε outside
-     * (0, 100] before it trains; other IDs refuse its options, and tramer-boneh (the paper's ε = 3) refuses --epsilon.
+     * scatternet-ablation refuses an unknown normalisation, a learning-rate factor outside (0, 1000], a batch factor outside
+     * (0, 8] and an ε outside (0, 100] before it trains; other IDs refuse its options, and tramer-boneh (the paper's ε = 3) refuses --epsilon.
      */
     @Test
     void scatternetAblationRefusesBadLevers(@TempDir Path dir) throws Exception {
@@ -1219,6 +1219,9 @@ class CliTest {
         Run badFactor = run("reproduce", "scatternet-ablation", "--lr-factors", "0.5,0", "--output", dir.resolve("b").toString());
         assertEquals(2, badFactor.status());
         assertTrue(badFactor.err().contains("--lr-factors must each be in (0, 1000], got 0.0"), badFactor.err());
+        Run badBatch = run("reproduce", "scatternet-ablation", "--batch-factors", "2,9", "--output", dir.resolve("e").toString());
+        assertEquals(2, badBatch.status());
+        assertTrue(badBatch.err().contains("--batch-factors must each be in (0, 8], got 9.0"), badBatch.err());
         Run elsewhere = run("reproduce", "honest-mnist", "--lr-factors", "1", "--output", dir.resolve("c").toString());
         assertEquals(2, elsewhere.status());
         assertTrue(elsewhere.err().contains("--normalisations, --lr-factors, --augmults and --batch-factors apply to scatternet-ablation only, not honest-mnist"),
