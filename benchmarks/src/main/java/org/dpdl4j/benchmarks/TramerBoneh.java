@@ -132,15 +132,17 @@ public final class TramerBoneh {
      * @throws IllegalArgumentException if the data normalisation alone spends {@code epsilon}
      */
     static Run train(Row row, double epochs, LabeledData train, long seed, int workers, PldAccountant pld, double epsilon) {
-        return train(row, epochs, train, seed, workers, pld, epsilon, 1);
+        return train(row, epochs, train, seed, workers, pld, epsilon, 1, false);
     }
 
     /**
      * {@link #train(Row, double, LabeledData, long, int, PldAccountant, double)} with augmentation multiplicity k
      * ({@link org.dpdl4j.dpsgd.ClippedSums#augmented}, the data set's {@link ImageAugmentation#forDataset}); k = 1: none.
-     * The event does not depend on k.
+     * The event does not depend on k. With {@code linearDecay} the learning rate falls linearly from the row's to 0 over the
+     * run's steps ({@link LinearDecay}) instead of staying constant.
      */
-    static Run train(Row row, double epochs, LabeledData train, long seed, int workers, PldAccountant pld, double epsilon, int augmult) {
+    static Run train(Row row, double epochs, LabeledData train, long seed, int workers, PldAccountant pld, double epsilon, int augmult,
+                     boolean linearDecay) {
         int n = train.size();
         double q = (double) row.batchSize() / n;
         long steps = DpSgdConfig.stepsForEpochs(epochs, q);
@@ -156,12 +158,14 @@ public final class TramerBoneh {
         double sigma = NoiseCalibration.smallestNoise(x -> ComposedEvent.of(before, NoiseCalibration.dpSgd(q, x, steps)), epsilon,
                 DELTA, pld, 1e-4);
         ModelOptions options = new ModelOptions(28, 28, 1, train.numClasses(), ModelOptions.activationNamed("tanh"),
-                ModelOptions.updaterNamed("momentum", row.lr()), seed, DataType.FLOAT).withFeatures(norm != null ? norm.statistics() : null);
+                linearDecay ? new org.nd4j.linalg.learning.config.Nesterovs(new LinearDecay(row.lr(), steps), 0.9)
+                        : ModelOptions.updaterNamed("momentum", row.lr()), seed, DataType.FLOAT).withFeatures(norm != null ? norm.statistics() : null);
         Model net = Models.byName(row.model(), options);
         DpSgdConfig cfg = DpSgdConfig.builder().samplingRate(q).noiseMultiplier(sigma).clipNorm(CLIP).steps(steps).seed(seed)
                 .workers(workers).delta(DELTA).build();
         TrainingResult res;
-        String label = row.dataset() + " " + row.model() + (row.dataNorm() ? " data-norm" : " groupnorm") + (augmult > 1 ? " augmult " + augmult : "");
+        String label = row.dataset() + " " + row.model() + (row.dataNorm() ? " data-norm" : " groupnorm") + (augmult > 1 ? " augmult " + augmult : "")
+                + (linearDecay ? " lr decay" : "");
         try (var bar = Reporting.progressBar(label, steps, false)) {
             res = new DpSgdTrainer(pld).withClippedSums(ClippedSums.augmented(augmult > 1 ? ImageAugmentation.forDataset(row.dataset()) : null,
                     augmult)).train(net, train, cfg, info -> {
@@ -182,13 +186,15 @@ public final class TramerBoneh {
      * @param augmults     augmentation multiplicities k, each in [1, 64] (1: no augmentation; see
      *                     {@link ClippedSums#augmented})
      * @param batchFactors multiples of the paper's expected batch size B, each in (0, 8] (B rounded, at least 1)
+     * @param decays       {@code false}: the learning rate constant (the paper's), {@code true}: falling linearly to 0
      */
-    public record Levers(List<Boolean> dataNorms, List<Double> lrFactors, List<Integer> augmults, List<Double> batchFactors) {
+    public record Levers(List<Boolean> dataNorms, List<Double> lrFactors, List<Integer> augmults, List<Double> batchFactors,
+                         List<Boolean> decays) {
         /** @throws IllegalArgumentException if a list is empty or a value is outside its range */
         public Levers {
-            if (dataNorms.isEmpty() || lrFactors.isEmpty() || augmults.isEmpty() || batchFactors.isEmpty()) {
-                throw new IllegalArgumentException("normalisations, lr factors, augmults and batch factors must each name at least one, "
-                        + "got " + dataNorms + ", " + lrFactors + ", " + augmults + " and " + batchFactors);
+            if (dataNorms.isEmpty() || lrFactors.isEmpty() || augmults.isEmpty() || batchFactors.isEmpty() || decays.isEmpty()) {
+                throw new IllegalArgumentException("normalisations, lr factors, augmults, batch factors and lr schedules must each name at "
+                        + "least one, got " + dataNorms + ", " + lrFactors + ", " + augmults + ", " + batchFactors + " and " + decays);
             }
             checkLrFactors(lrFactors, "lr factors");
             checkAugmults(augmults, "augmults");
@@ -197,6 +203,7 @@ public final class TramerBoneh {
             lrFactors = List.copyOf(lrFactors);
             augmults = List.copyOf(augmults);
             batchFactors = List.copyOf(batchFactors);
+            decays = List.copyOf(decays);
         }
     }
 
@@ -205,7 +212,7 @@ public final class TramerBoneh {
      * set with Tramèr &amp; Boneh's hyperparameters at total ε = {@code epsilon} (theirs: 3), scored on the held-out 10 %
      * (validation: what a choice may read) and on the test set (reported only). Rows: ScatterNet + linear (the model of
      * {@code reproduce honest-*}) per data set, at each combination of normalisation, multiple of the paper's learning
-     * rate, augmentation multiplicity and multiple of the paper's batch size.
+     * rate, augmentation multiplicity, multiple of the paper's batch size and learning-rate schedule.
      *
      * @param datasets       mnist and/or fashion-mnist
      * @param epochsOverride epochs of every row instead of the paper's (0: the paper's)
@@ -227,7 +234,7 @@ public final class TramerBoneh {
         PldAccountant pld = PldAccountant.standard();
         Figure f = new Figure("scatternet-ablation", String.format(Locale.ROOT,
                 "ScatterNet levers at epsilon %s (delta 1e-5), one seed: validation and test accuracy", epsilon),
-                "row", "accuracy", "epsilon", "noise_multiplier", "epochs", "lr", "augmult", "batch_size").legendBelow();
+                "row", "accuracy", "epsilon", "noise_multiplier", "epochs", "lr", "augmult", "batch_size", "lr_decay").legendBelow();
         List<String> lines = new ArrayList<>();
         int x = 0;
         for (String dataset : datasets) {
@@ -242,15 +249,17 @@ public final class TramerBoneh {
                         Row row = new Row(dataset, paper.model(), b, paper.lr() * factor, paper.epochs(), paper.paper(), dataNorm);
                         double epochs = epochsOverride > 0 ? epochsOverride : row.epochs();
                         for (int augmult : levers.augmults()) {
-                            Run r = train(row, epochs, split.train(), seed, workers, pld, epsilon, augmult);
-                            double validation = DpSgdTrainer.accuracy(r.model(), split.validation());
-                            double test = DpSgdTrainer.accuracy(r.model(), tt.test());
-                            x++;
-                            f.add("validation accuracy", x, validation, r.epsilon(), r.sigma(), epochs, row.lr(), augmult, b);
-                            f.add("test accuracy", x, test, r.epsilon(), r.sigma(), epochs, row.lr(), augmult, b);
-                            lines.add(String.format(Locale.ROOT, "  %d. %-42s validation %.4f  test %.4f  (epsilon %.4f, sigma %.4f, B %d, lr %.4g, %s epochs, %.0f s)",
-                                    x, r.label(), validation, test, r.epsilon(), r.sigma(), b, row.lr(), epochs, r.seconds()));
-                            System.out.println(lines.get(lines.size() - 1));
+                            for (boolean decay : levers.decays()) {
+                                Run r = train(row, epochs, split.train(), seed, workers, pld, epsilon, augmult, decay);
+                                double validation = DpSgdTrainer.accuracy(r.model(), split.validation());
+                                double test = DpSgdTrainer.accuracy(r.model(), tt.test());
+                                x++;
+                                f.add("validation accuracy", x, validation, r.epsilon(), r.sigma(), epochs, row.lr(), augmult, b, decay ? 1 : 0);
+                                f.add("test accuracy", x, test, r.epsilon(), r.sigma(), epochs, row.lr(), augmult, b, decay ? 1 : 0);
+                                lines.add(String.format(Locale.ROOT, "  %d. %-42s validation %.4f  test %.4f  (epsilon %.4f, sigma %.4f, B %d, lr %.4g, %s epochs, %.0f s)",
+                                        x, r.label(), validation, test, r.epsilon(), r.sigma(), b, row.lr(), epochs, r.seconds()));
+                                System.out.println(lines.get(lines.size() - 1));
+                            }
                         }
                     }
                 }

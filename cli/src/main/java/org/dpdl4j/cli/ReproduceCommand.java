@@ -72,6 +72,10 @@ final class ReproduceCommand implements Callable<Integer> {
             + "the steps scale by the inverse (default 1).")
     List<Double> batchFactors;
 
+    @Option(names = "--lr-schedules", split = ",", description = "scatternet-ablation: constant (the paper's) and/or linear "
+            + "(from the row's learning rate down to 0 over the run's steps) (default constant).")
+    List<String> lrSchedules;
+
     @Option(names = "--epochs", description = "koskela-figure2 / dphypo-table1 / honest-* / tramer-boneh / scatternet-ablation: epochs of every run "
             + "(default 1 / 2 / 40, 20 with --quick / the paper's; papers 40 / 10).")
     Double epochs;
@@ -162,8 +166,9 @@ final class ReproduceCommand implements Callable<Integer> {
         if (epsilon != null && !id.startsWith("honest-") && !id.equals("scatternet-ablation")) {
             throw new IllegalArgumentException("--epsilon applies to honest-mnist, honest-fashion-mnist and scatternet-ablation only, not " + id);
         }
-        if ((normalisations != null || lrFactors != null || augmults != null || batchFactors != null) && !id.equals("scatternet-ablation")) {
-            throw new IllegalArgumentException("--normalisations, --lr-factors, --augmults and --batch-factors apply to "
+        if ((normalisations != null || lrFactors != null || augmults != null || batchFactors != null || lrSchedules != null)
+                && !id.equals("scatternet-ablation")) {
+            throw new IllegalArgumentException("--normalisations, --lr-factors, --augmults, --batch-factors and --lr-schedules apply to "
                     + "scatternet-ablation only, not " + id);
         }
         HonestAccuracy.Result honest = null;
@@ -222,8 +227,16 @@ final class ReproduceCommand implements Callable<Integer> {
                 TramerBoneh.checkAugmults(ks, "--augmults");
                 List<Double> batches = batchFactors != null ? batchFactors : List.of(1.0);
                 TramerBoneh.checkBatchFactors(batches, "--batch-factors");
+                List<Boolean> decays = new java.util.ArrayList<>();
+                for (String schedule : lrSchedules != null ? lrSchedules : List.of("constant")) {
+                    switch (schedule) {
+                        case "constant" -> decays.add(false);
+                        case "linear" -> decays.add(true);
+                        default -> throw new IllegalArgumentException("--lr-schedules must be constant and/or linear, got '" + schedule + "'");
+                    }
+                }
                 yield TramerBoneh.ablation(datasets, epochs != null ? epochs(1) : 0, seed,
-                        new TramerBoneh.Levers(dataNorms, factors, ks, batches), checkedEpsilon());
+                        new TramerBoneh.Levers(dataNorms, factors, ks, batches, decays), checkedEpsilon());
             }
             default -> throw new IllegalArgumentException("ID must be ps-figure2 ... ps-figure7, koskela-figure1, koskela-figure2, dphypo-table1, dingwu-figure2, dphype-noise-table, dphype-figure2, audit-table, honest-mnist, honest-fashion-mnist, tramer-boneh or scatternet-ablation, got '" + id + "'");
         };

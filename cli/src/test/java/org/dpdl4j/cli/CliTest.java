@@ -1222,9 +1222,13 @@ class CliTest {
         Run badBatch = run("reproduce", "scatternet-ablation", "--batch-factors", "2,9", "--output", dir.resolve("e").toString());
         assertEquals(2, badBatch.status());
         assertTrue(badBatch.err().contains("--batch-factors must each be in (0, 8], got 9.0"), badBatch.err());
+        Run badSchedule = run("reproduce", "scatternet-ablation", "--lr-schedules", "cosine", "--output", dir.resolve("f").toString());
+        assertEquals(2, badSchedule.status());
+        assertTrue(badSchedule.err().contains("--lr-schedules must be constant and/or linear, got 'cosine'"), badSchedule.err());
         Run elsewhere = run("reproduce", "honest-mnist", "--lr-factors", "1", "--output", dir.resolve("c").toString());
         assertEquals(2, elsewhere.status());
-        assertTrue(elsewhere.err().contains("--normalisations, --lr-factors, --augmults and --batch-factors apply to scatternet-ablation only, not honest-mnist"),
+        assertTrue(elsewhere.err().contains("--normalisations, --lr-factors, --augmults, --batch-factors and --lr-schedules apply to scatternet-ablation only, "
+                + "not honest-mnist"),
                 elsewhere.err());
         Run badEpsilon = run("reproduce", "scatternet-ablation", "--epsilon", "0", "--output", dir.resolve("d").toString());
         assertEquals(2, badEpsilon.status());
