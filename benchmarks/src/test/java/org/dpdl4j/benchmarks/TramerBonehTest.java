@@ -74,4 +74,28 @@ class TramerBonehTest {
         assertTrue(one.sigma() > three.sigma() + 0.1, "sigma at epsilon 1 " + one.sigma() + " vs at 3 " + three.sigma());
         assertEquals(3, ((MultiLayerNetwork) one.model()).getnLayers(), "GroupNorm between the features and the head");
     }
+
+    /** The ablation's learning-rate schedule falls linearly to 0 over the run (DL4J's PolySchedule would grow). */
+    @Test
+    void theLinearScheduleFallsToZeroOverTheRun() {
+        LinearDecay decay = new LinearDecay(8, 40);
+        assertEquals(8, decay.valueAt(0, 0), 0.0);
+        assertEquals(4, decay.valueAt(20, 0), 1e-12);
+        assertEquals(0.2, decay.valueAt(39, 0), 1e-12);
+        assertEquals(0, decay.valueAt(40, 3), 0.0);
+        assertEquals(0, decay.valueAt(41, 3), 0.0);
+        assertEquals(decay, decay.clone());
+        org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class, () -> new LinearDecay(8, 0));
+    }
+
+    /** The ablation's levers are refused by name before anything trains. */
+    @Test
+    void badLeversAreRefused() {
+        var empty = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class, () -> new TramerBoneh.Levers(
+                java.util.List.of(false), java.util.List.of(1.0), java.util.List.of(1), java.util.List.of(1.0), java.util.List.of()));
+        assertTrue(empty.getMessage().contains("lr schedules must each name at least one"), empty.getMessage());
+        var k = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class, () -> new TramerBoneh.Levers(
+                java.util.List.of(false), java.util.List.of(1.0), java.util.List.of(0), java.util.List.of(1.0), java.util.List.of(false)));
+        assertTrue(k.getMessage().contains("augmults must each be in [1, 64]") && k.getMessage().contains("got 0"), k.getMessage());
+    }
 }
