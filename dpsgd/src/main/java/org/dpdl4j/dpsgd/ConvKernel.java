@@ -219,16 +219,24 @@ final class ConvKernel extends LayerKernel {
      * taken.
      */
     private INDArray streamedWeightNorms(INDArray delta) {
+        return streamedWeightNorms(delta, 1);
+    }
+
+    /**
+     * ‖Σ_{j&lt;k} G_{gk+j}‖² per group g of k consecutive examples [B/k] (float64), streamed as in
+     * {@link #streamedWeightNorms(INDArray)} in blocks of whole groups.
+     */
+    private INDArray streamedWeightNorms(INDArray delta, int k) {
         long b = delta.size(0);
         long oc = weights.size(0);
         long perExample = weights.length();
-        int block = (int) Math.max(1, Math.min(b, GRADIENT_BLOCK_BYTES / (4 * perExample)));
+        int block = (int) Math.max(k, Math.min(b, GRADIENT_BLOCK_BYTES / (4 * perExample)) / k * k);
         if (gradientBlock == null || gradientBlock.length() < block * perExample) {
             try (MemoryWorkspace outside = Nd4j.getWorkspaceManager().scopeOutOfWorkspaces()) {
                 gradientBlock = Nd4j.createUninitializedDetached(DataType.FLOAT, block * perExample);
             }
         }
-        double[] norms = new double[(int) b];
+        double[] norms = new double[(int) (b / k)];
         for (long from = 0; from < b; from += block) {
             int n = (int) Math.min(block, b - from);
             INDArray g = gradientBlock.get(NDArrayIndex.interval(0, n * perExample)).reshape('c', n, perExample);
@@ -237,8 +245,8 @@ final class ConvKernel extends LayerKernel {
                     delta.get(range, NDArrayIndex.all(), NDArrayIndex.all(), NDArrayIndex.all()), window, g);
             INDArray mappedG = weightGradientMap == null ? g
                     : weightGradientMap.apply(g.reshape('c', n, oc, perExample / oc)).reshape('c', n, perExample);
-            double[] blockNorms = LayerKernel.rowSquaredNorms(mappedG).toDoubleVector();
-            System.arraycopy(blockNorms, 0, norms, (int) from, n);
+            double[] blockNorms = LayerKernel.rowSquaredNorms(k == 1 ? mappedG : LayerKernel.groupSums(mappedG, k)).toDoubleVector();
+            System.arraycopy(blockNorms, 0, norms, (int) (from / k), n / k);
         }
         return Nd4j.createFromArray(norms);
     }
@@ -344,6 +352,20 @@ final class ConvKernel extends LayerKernel {
         sq.addi(weightNorms != null ? weightNorms : LayerKernel.rowSquaredNorms(perExampleW.reshape('c', perExampleW.size(0), -1)));
         if (perExampleB != null) {
             sq.addi(LayerKernel.rowSquaredNorms(perExampleB));
+        }
+    }
+
+    @Override
+    boolean hasGroupSquaredNorms() {
+        return true;
+    }
+
+    @Override
+    void addGroupSquaredNorms(INDArray sq, int k) { // streamed: the per-example gradients once more, a block of groups at a time
+        sq.addi(delta != null ? streamedWeightNorms(delta, k)
+                : LayerKernel.rowSquaredNorms(LayerKernel.groupSums(perExampleW.reshape('c', perExampleW.size(0), -1), k)));
+        if (perExampleB != null) {
+            sq.addi(LayerKernel.rowSquaredNorms(LayerKernel.groupSums(perExampleB, k)));
         }
     }
 

@@ -324,8 +324,9 @@ public final class PerExampleGradients {
      * its augmented copies (example i at rows i·k … i·k + k − 1), and example i's gradient is the mean of its copies',
      * ḡ_i = (1/k) Σ_j g_ij, clipped as a whole: {@code target} = Σ_i min(1, C/‖ḡ_i‖)·ḡ_i over the rows. One example
      * still changes the sum by at most C, whatever k, so a step's event is DP-SGD's. Where every trained layer has
-     * grouped norms (dense, output and GroupNorm layers: exact, from Gram matrices) the chunks are as in
-     * {@link #clippedSum}; otherwise each example's summed gradient is formed one example at a time (exact, slower).
+     * grouped norms (all but layers on the DL4J fallback: dense and output layers from Gram matrices, GroupNorm and
+     * convolutions from their copies' summed gradients) the chunks are as in {@link #clippedSum}; otherwise each
+     * example's summed gradient is formed one example at a time (exact, slower).
      *
      * @param features k·n rows: the copies of n examples (network inputs, or the fixed prefix's output)
      * @param labels   one-hot labels of the n examples [n, classes]

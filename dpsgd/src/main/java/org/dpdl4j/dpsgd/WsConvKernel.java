@@ -58,6 +58,16 @@ final class WsConvKernel extends LayerKernel {
     }
 
     @Override
+    boolean hasGroupSquaredNorms() {
+        return true;
+    }
+
+    @Override
+    void addGroupSquaredNorms(INDArray sq, int k) {
+        conv.addGroupSquaredNorms(sq, k);
+    }
+
+    @Override
     void addWeightedSum(INDArray w, Map<String, INDArray> views) {
         conv.addWeightedSum(w, views);
     }

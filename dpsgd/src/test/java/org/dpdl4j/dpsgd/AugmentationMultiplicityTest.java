@@ -18,8 +18,8 @@ import org.nd4j.linalg.factory.Nd4j;
 /**
  * Augmentation multiplicity: each example's gradient is the mean of its k copies' gradients, clipped to C as a whole.
  * Checked against the mean formed from the engine's per-row gradients and clipped by hand, for networks whose layers
- * all have grouped norms (dense, output, GroupNorm: the Gram-matrix route) and for one that has not (convolutions: one
- * example at a time); one example's contribution has norm at most C (and C when clipped) for every k.
+ * all have grouped norms (dense and output layers from Gram matrices; GroupNorm and convolutions, materialised or
+ * streamed, from summed per-example gradients) and for one that has not (a PReLU: one example at a time); one example's contribution has norm at most C (and C when clipped) for every k.
  */
 class AugmentationMultiplicityTest {
     private static final int N = 5;
@@ -52,6 +52,12 @@ class AugmentationMultiplicityTest {
 
     /** clippedSum with k copies vs Σ_i min(1, C/‖ḡ_i‖)·ḡ_i with C at the median ‖ḡ_i‖ (some clipped, some not). */
     private static void assertClippedMeans(Model net, INDArray x, INDArray y, int k, double tolerance, String what) {
+        assertClippedMeans(PerExampleGradients.of(net), x, y, k, tolerance, what);
+    }
+
+    /** The same, with the clipped sum from {@code engine} (e.g. one whose convolutions stream their gradients). */
+    private static void assertClippedMeans(PerExampleGradients engine, INDArray x, INDArray y, int k, double tolerance, String what) {
+        Model net = engine.network();
         INDArray[] means = new INDArray[N];
         double[] norms = new double[N];
         for (int i = 0; i < N; i++) {
@@ -64,7 +70,7 @@ class AugmentationMultiplicityTest {
             expected.addi(means[i].castTo(DataType.DOUBLE).muli(Math.min(1, c / norms[i])));
         }
         INDArray actual = Nd4j.zeros(net.params().dataType(), 1, net.numParams());
-        PerExampleGradients.of(net).clippedSum(x, y, new int[]{3, 0, 4, 1, 2}, c, 2, actual, k);
+        engine.clippedSum(x, y, new int[]{3, 0, 4, 1, 2}, c, 2, actual, k);
         double error = actual.castTo(DataType.DOUBLE).sub(expected).norm2Number().doubleValue();
         assertTrue(error <= tolerance * expected.norm2Number().doubleValue(), what + ", k = " + k + ": error " + error
                 + " against " + expected.norm2Number());
@@ -77,9 +83,14 @@ class AugmentationMultiplicityTest {
             INDArray[] images = data(N, k, 784, 10, DataType.DOUBLE, 1);
             assertClippedMeans(Models.scatterNetLinear(o), images[0], images[1], k, 1e-9, "scatternet-linear (GroupNorm, dense)");
             assertClippedMeans(Models.mlp(o), images[0], images[1], k, 1e-9, "mlp (dense)");
+            assertClippedMeans(Models.standardCnn(o), images[0], images[1], k, 1e-9, "standard-cnn (convolutions, dense)");
             INDArray[] small = data(N, k, 72, 3, DataType.DOUBLE, 1);
             assertClippedMeans(GraphExactnessTest.graph(DataType.DOUBLE, null), small[0], small[1], k, 1e-9,
-                    "graph with convolutions (one example at a time)");
+                    "residual graph with a PReLU (the fallback: one example at a time)");
+            PerExampleGradients streamed = PerExampleGradients.of(Models.standardCnn(ModelOptions.mnist().withSeed(3)));
+            streamed.kernels(ConvKernel.class).forEach(c -> c.streamAbove = 0);
+            INDArray[] images32 = data(N, k, 784, 10, DataType.FLOAT, 1);
+            assertClippedMeans(streamed, images32[0], images32[1], k, 1e-4, "standard-cnn in float32, convolutions streamed");
         }
     }
 
