@@ -107,9 +107,9 @@ abstract class LayerKernel {
         return gram;
     }
 
-    /** Σ over the k rows of each group of a 2-D matrix m [B, d]: [B/k, d]. */
+    /** Σ over the k rows of each group of a 2-D matrix m [B, d], in float64 (for norms without float32 rounding): [B/k, d]. */
     static INDArray groupSums(INDArray m, int k) {
-        return m.reshape('c', m.size(0) / k, k, m.size(1)).sum(1);
+        return m.castTo(DataType.DOUBLE).reshape('c', m.size(0) / k, k, m.size(1)).sum(1);
     }
 
     /**
