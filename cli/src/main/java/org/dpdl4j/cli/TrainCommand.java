@@ -14,7 +14,6 @@ import org.deeplearning4j.util.ModelSerializer;
 import org.dpdl4j.accounting.PrivacyEvent;
 import org.dpdl4j.accounting.PrivacyGuarantee;
 import org.dpdl4j.accounting.PrivacyAccountant;
-import org.dpdl4j.datasets.ImageAugmentation;
 import org.dpdl4j.datasets.LabeledData;
 import org.dpdl4j.datasets.TrainTest;
 import org.dpdl4j.dpsgd.Checkpoint;
@@ -75,12 +74,8 @@ final class TrainCommand implements Callable<Integer> {
     @Mixin
     DataNormalisationOption dataNorm;
 
-    @Option(names = "--augmult", paramLabel = "k", defaultValue = "1", description = {"Augmentation multiplicity (De et al. 2022, "
-            + "arXiv:2204.13650, Sec. 3.2): each sampled example's gradient is the mean over k augmented copies, clipped to C as a "
-            + "whole, so the privacy cost does not change with k. The copies (shifts of up to 2 pixels for mnist and "
-            + "fashion-mnist; up to 4 pixels and mirrored for cifar10) are drawn once when training starts and kept; a "
-            + "ScatterNet's transform of them is stored too (k times the memory). k in [1, 64] (default ${DEFAULT-VALUE}: none)."})
-    int augmult;
+    @Mixin
+    AugmultOption augmult;
 
     @Option(names = "--dry-run", description = "Print sigma, epsilon, the steps and an estimate of the time, and stop: nothing is trained or charged.")
     boolean dryRun;
@@ -98,8 +93,8 @@ final class TrainCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--workers sets this JVM's threads; with --executor spark each part of a step is a "
                     + "Spark task with --spark-task-cpus cores: drop --workers");
         }
-        if (spark != null && augmult > 1) { // before the cluster starts
-            throw new IllegalArgumentException("--augmult " + augmult + " runs on this JVM only, not with --executor spark");
+        if (resume == null) { // before the cluster starts (a checkpoint's k is checked when it is read)
+            augmult.check(t.dataset, spark != null);
         }
         if (spark == null || dryRun) {
             return resume != null ? resumeRun() : plan();
@@ -134,7 +129,6 @@ final class TrainCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--checkpoint-every must be >= 1 step, got " + checkpointEvery);
         }
         t.checkRunSettings();
-        checkAugmult();
         dataNorm.check(t.modelName(), t.nonPrivate);
         TrainTest data = load();
         int n = data.train().size();
@@ -166,7 +160,7 @@ final class TrainCommand implements Callable<Integer> {
                 t.modelOptions(data).updater().getLearningRate(0, 0), net.numParams());
         if (dryRun) {
             PrivacyGuarantee g = accountant.guarantee(planned, t.delta);
-            double seconds = Cli.estimateSecondsPerStep(net, data.train(), config) * steps * augmult; // k rows per example
+            double seconds = Cli.estimateSecondsPerStep(net, data.train(), config) * steps * augmult.k; // k rows per example
             System.out.printf("dry run: epsilon %.4f at delta %s (%s); about %.0f s for %d steps (measured on random "
                     + "inputs); nothing was trained or charged%n", g.epsilon(), t.delta, AccountCommand.AccountantOption.how(g), seconds,
                     steps);
@@ -187,20 +181,6 @@ final class TrainCommand implements Callable<Integer> {
         Map<String, Object> state = checkpointState(n, q, sigma, steps, charge);
         state.put("plan_sha256", CheckpointState.planHash(state));
         return finish(out, data, net, config, state, 0, null);
-    }
-
-    /** Checks --augmult: k in [1, 64]; k &gt; 1 only on this JVM and on a data set with a known augmentation. */
-    private void checkAugmult() {
-        if (augmult < 1 || augmult > 64) {
-            throw new IllegalArgumentException("--augmult must be in [1, 64] (1: no augmentation), got " + augmult);
-        }
-        if (augmult > 1 && cluster != null) { // a checkpoint's k, resumed on a cluster
-            throw new IllegalArgumentException("--augmult " + augmult + " runs on this JVM only, not with --executor spark");
-        }
-        if (augmult > 1 && !java.util.List.of("mnist", "fashion-mnist", "cifar10").contains(t.dataset)) {
-            throw new IllegalArgumentException("--augmult " + augmult + " needs mnist, fashion-mnist or cifar10 (whose augmentation "
-                    + "is known), got --dataset " + t.dataset);
-        }
     }
 
     /** The run's DP-SGD settings; a seed only with --seed (without --secure-noise). */
@@ -247,7 +227,7 @@ final class TrainCommand implements Callable<Integer> {
         s.put("ledger_charge", charge);
         s.put("accountant", accountantOption.name);
         s.put("data_normalisation", dataNorm.sigma);
-        s.put("augmult", augmult);
+        s.put("augmult", augmult.k);
         return s;
     }
 
@@ -299,8 +279,8 @@ final class TrainCommand implements Callable<Integer> {
                 throw new IllegalArgumentException("data_normalisation must be a noise multiplier > 0 or null, got " + norm);
             }
             dataNorm.sigma = norm == null ? null : ((Number) norm).doubleValue();
-            augmult = state.get("augmult") instanceof Number k ? k.intValue() : 1; // absent: a checkpoint from before --augmult
-            checkAugmult();
+            augmult.k = state.get("augmult") instanceof Number k ? k.intValue() : 1; // absent: a checkpoint from before --augmult
+            augmult.check(t.dataset, cluster != null);
             stepsDone = ((Number) state.get("steps_done")).longValue();
             data = load();
             if (data.train().size() != ((Number) state.get("n")).intValue()) {
@@ -420,8 +400,8 @@ final class TrainCommand implements Callable<Integer> {
                 }
             };
             DpSgdTrainer trainer = new DpSgdTrainer(accountant);
-            if (augmult > 1) {
-                trainer = trainer.withClippedSums(ClippedSums.augmented(ImageAugmentation.forDataset(t.dataset), augmult));
+            if (augmult.k > 1) {
+                trainer = trainer.withClippedSums(ClippedSums.augmented(augmult.augmentation(t.dataset), augmult.k));
             }
             if (cluster != null) {
                 int parts = executorOptions.partitions != null ? executorOptions.partitions : cluster.parallelism();
@@ -448,7 +428,7 @@ final class TrainCommand implements Callable<Integer> {
         settings.put("ledger_charge", state.get("ledger_charge"));
         LabeledData shape = data.train();
         settings.put("data_normalisation", dataNorm.sigma);
-        settings.put("augmult", augmult);
+        settings.put("augmult", augmult.k);
         if (dataNorm.on()) {
             settings.put("data_normalisation_clip_mean", PrivateNormalisation.DEFAULT_CLIP_MEAN);
             settings.put("data_normalisation_clip_squares", PrivateNormalisation.DEFAULT_CLIP_SQUARES);
@@ -503,7 +483,7 @@ final class TrainCommand implements Callable<Integer> {
             j.put("optimizer", t.optimizer);
             j.put("model", t.modelName());
             j.put("data_normalisation", dataNorm.sigma);
-            j.put("augmult", augmult);
+            j.put("augmult", augmult.k);
             if (dataNorm.on()) {
                 j.put("data_normalisation_clip_mean", PrivateNormalisation.DEFAULT_CLIP_MEAN);
                 j.put("data_normalisation_clip_squares", PrivateNormalisation.DEFAULT_CLIP_SQUARES);

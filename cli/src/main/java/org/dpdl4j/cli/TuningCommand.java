@@ -79,6 +79,9 @@ abstract class TuningCommand implements Callable<Integer> {
     @Mixin
     ExecutorOptions executorOptions;
 
+    @Mixin
+    AugmultOption augmult;
+
     @Option(names = "--train-executor", defaultValue = "local", paramLabel = "local|spark", description = {"Where each trial's DP-SGD steps compute their clipped sums: local (the trial's own threads) or spark "
                         + "(one Spark job per step over --spark-partitions parts of the data on --spark-master; the noise stays "
                         + "on the driver).",
@@ -199,6 +202,7 @@ abstract class TuningCommand implements Callable<Integer> {
             case "spark" -> true;
             default -> throw new IllegalArgumentException("--train-executor must be local or spark, got '" + trainExecutor + "'");
         };
+        augmult.check(t.dataset, executorOptions.spark() || trainOnSpark); // before a cluster starts or anything loads
         org.dpdl4j.spark.SparkCluster.Settings sparkSettings = executorOptions.settings(executorOptions.spark() || trainOnSpark,
                 "--executor spark or --train-executor spark");
         if (trainOnSpark) {
@@ -511,7 +515,7 @@ abstract class TuningCommand implements Callable<Integer> {
                 .optimizer(t.optimizer, t.lr).activation(t.activation).noiseMultiplier(noiseMultiplier != null ? noiseMultiplier : 1)
                 .clipNorm(t.clip).batchSize(t.batchSize).epochs(t.epochs).physicalBatchSize(t.physicalBatchSize).delta(t.delta)
                 .emaDecay(t.ema).workers(workers).secureRandom(t.secureNoise).validation(validationFraction, t.weightSeed())
-                .scoring(scoring, scoreNoise).nonPrivate(t.nonPrivate);
+                .scoring(scoring, scoreNoise).nonPrivate(t.nonPrivate).augmult(augmult.augmentation(t.dataset), augmult.k);
         if (trainCluster != null) {
             org.dpdl4j.spark.SparkClippedSums s = trainCluster.clippedSums(executorOptions.partitions != null
                     ? executorOptions.partitions : trainCluster.parallelism());

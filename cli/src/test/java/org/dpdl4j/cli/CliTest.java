@@ -149,6 +149,9 @@ class CliTest {
         r = run("train", "--augmult", "2", "--dataset", "folder:unused", "--no-progress", "--output", "unused");
         assertEquals(2, r.status());
         assertTrue(r.err().contains("--augmult 2 needs mnist") && r.err().contains("folder:unused"), r.err());
+        r = run("tune", "--augmult", "2", "--dataset", "folder:unused", "--no-progress", "--output", "unused");
+        assertEquals(2, r.status());
+        assertTrue(r.err().contains("--augmult 2 needs mnist") && r.err().contains("folder:unused"), r.err());
         r = run("reproduce", "scatternet-ablation", "--augmults", "1,65", "--output", "unused");
         assertEquals(2, r.status());
         assertTrue(r.err().contains("--augmults") && r.err().contains("65"), r.err());

@@ -20,7 +20,7 @@ import org.nd4j.linalg.indexing.NDArrayIndex;
  * @param maxShift the largest shift in pixels, in [0, min(h, w))
  * @param flips    whether images are also mirrored left-right (not for digits)
  */
-public record ImageAugmentation(int channels, int height, int width, int maxShift, boolean flips) {
+public record ImageAugmentation(int channels, int height, int width, int maxShift, boolean flips) implements java.io.Serializable {
 
     /** @throws IllegalArgumentException if a size is below 1 or the shift is outside [0, min(h, w)) */
     public ImageAugmentation {

@@ -320,7 +320,11 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
     /** The trainer every run uses: with the audit's gradient canaries, if any, and its sums where the builder says. */
     private DpSgdTrainer trainer() {
         DpSgdTrainer t = b.canaries != null ? new DpSgdTrainer().withGradientCanaries(b.canaries) : new DpSgdTrainer();
-        return b.clippedSums != null ? t.withClippedSums(b.clippedSums) : t;
+        if (b.clippedSums != null && b.augmult > 1) {
+            throw new IllegalStateException("augmult " + b.augmult + " computes its clipped sums on this JVM: not with clippedSums");
+        }
+        return b.clippedSums != null ? t.withClippedSums(b.clippedSums)
+                : b.augmult > 1 ? t.withClippedSums(org.dpdl4j.dpsgd.ClippedSums.augmented(b.augmentation, b.augmult)) : t;
     }
 
     @Override
@@ -446,6 +450,8 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
         private boolean nonPrivate;
         private org.dpdl4j.dpsgd.GradientCanaries canaries;
         private transient org.dpdl4j.dpsgd.ClippedSums clippedSums;
+        private org.dpdl4j.datasets.ImageAugmentation augmentation;
+        private int augmult = 1;
 
         private Builder(LabeledData data) {
             this.data = Objects.requireNonNull(data, "data");
@@ -477,6 +483,8 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
             nonPrivate = other.nonPrivate;
             canaries = other.canaries;
             clippedSums = other.clippedSums;
+            augmentation = other.augmentation;
+            augmult = other.augmult;
         }
 
         /**
@@ -619,6 +627,23 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
          */
         public Builder clippedSums(org.dpdl4j.dpsgd.ClippedSums where) {
             this.clippedSums = Objects.requireNonNull(where, "where");
+            return this;
+        }
+
+        /**
+         * Every run with augmentation multiplicity k ({@link org.dpdl4j.dpsgd.ClippedSums#augmented}): each sampled
+         * example's gradient is the mean of its k augmented copies', clipped as a whole; the event does not change.
+         * Default k = 1 (none). Not with {@link #clippedSums}.
+         *
+         * @param augmentation the copies' transformation (may be null when k = 1)
+         * @throws IllegalArgumentException if k is outside [1, 64], or k &gt; 1 without an augmentation
+         */
+        public Builder augmult(org.dpdl4j.datasets.ImageAugmentation augmentation, int k) {
+            if (k < 1 || k > 64 || k > 1 && augmentation == null) {
+                throw new IllegalArgumentException("augmult k must be in [1, 64] (with an augmentation when k > 1), got " + k);
+            }
+            this.augmentation = augmentation;
+            this.augmult = k;
             return this;
         }
 

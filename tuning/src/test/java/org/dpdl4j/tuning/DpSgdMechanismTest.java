@@ -77,6 +77,27 @@ class DpSgdMechanismTest {
      * A space is checked whole before any data are read: every bad value is refused by name with its candidate, as a
      * trial would refuse it; σ = 0 only when non-private; a good space passes.
      */
+    /**
+     * With augmentation multiplicity every run has the same event as without it, still learns the easy task, trains other
+     * weights than without it (the copies are used); bad k is refused by name.
+     */
+    @Test
+    void augmentationMultiplicityKeepsTheEvent() {
+        var shifts = new org.dpdl4j.datasets.ImageAugmentation(1, 6, 6, 1, false);
+        DpSgdMechanism plain = builder().build();
+        DpSgdMechanism augmented = builder().augmult(shifts, 3).build();
+        Candidate c = new Candidate(Map.of("lr", 0.5));
+        assertEquals(plain.event(c), augmented.event(c));
+        TrialResult a = augmented.run(c, 11, TuningListener.NONE, 0);
+        TrialResult p = plain.run(c, 11, TuningListener.NONE, 0);
+        double accuracy = DpSgdTrainer.accuracy(a.model(), augmented.validation());
+        assertTrue(accuracy > 0.8, "the task is easy, shifted by a pixel too: " + accuracy);
+        assertTrue(a.model().params().sub(p.model().params()).norm2Number().doubleValue() > 1e-3, "the copies were trained on");
+        var k = assertThrows(IllegalArgumentException.class, () -> builder().augmult(shifts, 65));
+        assertTrue(k.getMessage().contains("augmult k must be in [1, 64]") && k.getMessage().contains("65"), k.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> builder().augmult(null, 2));
+    }
+
     @Test
     void aBadSpaceIsRefusedBeforeAnyTrial() {
         java.util.function.Function<String, HyperparameterSpace> space = axis -> HyperparameterSpace.of(HyperparameterSpace.parseAxis(axis));
