@@ -26,7 +26,8 @@ final class AugmultOption {
             throw new IllegalArgumentException("--augmult must be in [1, 64] (1: no augmentation), got " + k);
         }
         if (k > 1 && onSpark) {
-            throw new IllegalArgumentException("--augmult " + k + " runs on this JVM only, not with --executor spark");
+            throw new IllegalArgumentException("--augmult " + k + " runs on this JVM only, not on Spark (--executor spark, "
+                    + "--train-executor spark)");
         }
         if (k > 1 && !java.util.List.of("mnist", "fashion-mnist", "cifar10").contains(dataset)) {
             throw new IllegalArgumentException("--augmult " + k + " needs mnist, fashion-mnist or cifar10 (whose augmentation "
