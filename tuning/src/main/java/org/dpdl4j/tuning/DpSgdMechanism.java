@@ -320,9 +320,6 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
     /** The trainer every run uses: with the audit's gradient canaries, if any, and its sums where the builder says. */
     private DpSgdTrainer trainer() {
         DpSgdTrainer t = b.canaries != null ? new DpSgdTrainer().withGradientCanaries(b.canaries) : new DpSgdTrainer();
-        if (b.clippedSums != null && b.augmult > 1) {
-            throw new IllegalStateException("augmult " + b.augmult + " computes its clipped sums on this JVM: not with clippedSums");
-        }
         return b.clippedSums != null ? t.withClippedSums(b.clippedSums)
                 : b.augmult > 1 ? t.withClippedSums(org.dpdl4j.dpsgd.ClippedSums.augmented(b.augmentation, b.augmult)) : t;
     }
@@ -633,7 +630,7 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
         /**
          * Every run with augmentation multiplicity k ({@link org.dpdl4j.dpsgd.ClippedSums#augmented}): each sampled
          * example's gradient is the mean of its k augmented copies', clipped as a whole; the event does not change.
-         * Default k = 1 (none). Not with {@link #clippedSums}.
+         * Default k = 1 (none). Not with {@link #clippedSums} ({@link #build} refuses both).
          *
          * @param augmentation the copies' transformation (may be null when k = 1)
          * @throws IllegalArgumentException if k is outside [1, 64], or k &gt; 1 without an augmentation
@@ -691,8 +688,16 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
             return this;
         }
 
-        /** The mechanism; its splits are made now. */
+        /**
+         * The mechanism; its splits are made now.
+         *
+         * @throws IllegalArgumentException if {@link #augmult} above 1 is combined with {@link #clippedSums}
+         */
         public DpSgdMechanism build() {
+            if (clippedSums != null && augmult > 1) {
+                throw new IllegalArgumentException("augmult k = " + augmult + " computes its clipped sums on this JVM: not with "
+                        + "clippedSums");
+            }
             LabeledData.Split split = data.splitByRecord(validationFraction, splitSeed);
             return new DpSgdMechanism(copy(), split.train(), split.validation());
         }

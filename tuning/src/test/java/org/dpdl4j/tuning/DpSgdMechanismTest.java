@@ -96,6 +96,10 @@ class DpSgdMechanismTest {
         var k = assertThrows(IllegalArgumentException.class, () -> builder().augmult(shifts, 65));
         assertTrue(k.getMessage().contains("augmult k must be in [1, 64]") && k.getMessage().contains("65"), k.getMessage());
         assertThrows(IllegalArgumentException.class, () -> builder().augmult(null, 2));
+        var elsewhere = assertThrows(IllegalArgumentException.class,
+                () -> builder().augmult(shifts, 2).clippedSums(org.dpdl4j.dpsgd.ClippedSums.local()).build());
+        assertTrue(elsewhere.getMessage().contains("augmult k = 2") && elsewhere.getMessage().contains("clippedSums"),
+                elsewhere.getMessage());
     }
 
     @Test
