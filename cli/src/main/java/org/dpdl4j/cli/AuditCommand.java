@@ -184,6 +184,9 @@ final class AuditCommand {
         @Mixin
         ExecutorOptions executorOptions;
 
+        @Mixin
+        AugmultOption augmult;
+
         @Override
         public Integer call() throws Exception {
             a.check();
@@ -204,6 +207,7 @@ final class AuditCommand {
             }
             accountantOption.accountant(); // a bad name is refused before a cluster starts or data loads
             org.dpdl4j.spark.SparkCluster.Settings spark = executorOptions.settings(executorOptions.spark(), "--executor spark");
+            augmult.check(t.dataset, spark != null);
             if (spark == null) {
                 return audit(null);
             }
@@ -247,12 +251,15 @@ final class AuditCommand {
             CanaryAudit.Outcome o = CanaryAudit.run(net, train, data.test(), cfg.build(), a.kind(), a.canaries,
                     a.canaryNorm != null ? a.canaryNorm : t.clip, a.confidence, a.inclusion(t.seed),
                     cluster != null ? cluster.clippedSums(executorOptions.partitions != null ? executorOptions.partitions
-                            : cluster.parallelism()) : org.dpdl4j.dpsgd.ClippedSums.local());
+                            : cluster.parallelism()) : augmult.k > 1 // the audited run averages k copies of each example, canaries too
+                            ? org.dpdl4j.dpsgd.ClippedSums.augmented(augmult.augmentation(t.dataset), augmult.k)
+                            : org.dpdl4j.dpsgd.ClippedSums.local(), augmult.augmentation(t.dataset));
             Map<String, Object> extra = new LinkedHashMap<>();
             extra.put("noise_multiplier", sigma);
             extra.put("sampling_rate", q);
             extra.put("steps", steps);
             extra.put("data_normalisation", dataNorm.sigma);
+            extra.put("augmult", augmult.k);
             extra.put("accountant", accountantOption.name());
             extra.put("design", o.design());
             return a.report(o.audit(), claim, t.delta, o.design(), extra, t.json);

@@ -967,6 +967,38 @@ class CliTest {
     }
 
     /**
+     * audit train --augmult: the audited run averages k augmented copies of every example, the input canaries too, and
+     * each canary is scored on augmented copies of itself. An honest run passes; a noise-free run claiming ε = 1 fails
+     * (scored on the canary alone, as before the copies were scored, the same noise-free run at k = 2 measured only 0.49
+     * and passed), with input canaries and with gradient canaries. Spark is refused before a cluster starts.
+     */
+    @Test
+    void auditTrainWithAugmentationMultiplicity() throws Exception {
+        String[] base = {"audit", "train", "--model", "mlp", "--train-size", "200", "--batch-size", "100", "--epochs", "200",
+                "--clip", "10", "--canaries", "400", "--canary-type", "input", "--augmult", "2", "--seed", "3", "--no-progress", "--json"};
+        Run honest = run(concat(base, "--target-epsilon", "2"));
+        assertEquals(0, honest.status(), honest.err() + honest.out());
+        JsonNode h = honest.lastJson();
+        assertEquals(2, h.get("augmult").asInt(), h.toString());
+        assertTrue(h.get("design").asText().contains("32 augmented copies"), h.toString());
+        assertTrue(h.get("passed").asBoolean() && h.get("epsilon_lower_bound").asDouble() <= h.get("claimed_epsilon").asDouble(), h.toString());
+        Run overclaim = run(concat(base, "--noise-multiplier", "0", "--allow-non-private", "--claimed-epsilon", "1"));
+        assertEquals(4, overclaim.status(), overclaim.err() + overclaim.out());
+        assertTrue(overclaim.lastJson().get("epsilon_lower_bound").asDouble() > 1, overclaim.lastJson().toString());
+        // gradient canaries sit on first-layer weights whose inputs no copy lights (CanaryAuditTest checks the set)
+        Run gradient = run("audit", "train", "--model", "mlp", "--train-size", "2000", "--batch-size", "200", "--epochs", "6",
+                "--canaries", "1000", "--augmult", "2", "--seed", "3", "--no-progress", "--json", "--noise-multiplier", "0",
+                "--allow-non-private", "--claimed-epsilon", "1");
+        assertEquals(4, gradient.status(), gradient.err() + gradient.out());
+        JsonNode g = gradient.lastJson();
+        assertTrue(g.get("design").asText().contains("inputs are 0 in all training data and its augmented copies"), g.toString());
+        assertTrue(g.get("epsilon_lower_bound").asDouble() > 1, g.toString());
+        Run spark = run("audit", "train", "--augmult", "2", "--executor", "spark", "--spark-master", "local[1]", "--no-progress");
+        assertEquals(2, spark.status(), spark.err());
+        assertTrue(spark.err().contains("--augmult 2 runs on this JVM only"), spark.err());
+    }
+
+    /**
      * A fresh tuning never reuses an earlier tuning's trials (here: noise-free ones written with the same seed into the
      * same directory), and --resume never adopts a charge that another command made after a refused tuning.
      */

@@ -15,6 +15,7 @@ import org.dpdl4j.dpsgd.DpSgdTrainer;
 import org.dpdl4j.dpsgd.GradientCanaries;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
+import org.nd4j.linalg.indexing.NDArrayIndex;
 import org.nd4j.linalg.ops.transforms.Transforms;
 
 /**
@@ -78,13 +79,32 @@ public final class CanaryAudit {
     public static Outcome run(Model network, LabeledData train, LabeledData canarySource, DpSgdConfig config, Kind kind,
                               int m, double canaryNorm, double confidence, RandomGenerator inclusion,
                               org.dpdl4j.dpsgd.ClippedSums where) {
+        return run(network, train, canarySource, config, kind, m, canaryNorm, confidence, inclusion, where, null);
+    }
+
+    /** Copies of each input canary that its score averages over, when the run trains on augmented copies. */
+    public static final int SCORED_COPIES = 32;
+
+    /**
+     * {@link #run(Model, LabeledData, LabeledData, DpSgdConfig, Kind, int, double, double, RandomGenerator,
+     * org.dpdl4j.dpsgd.ClippedSums)} for a run that trains on augmented copies of its examples (augmentation
+     * multiplicity, {@link org.dpdl4j.dpsgd.ClippedSums#augmented}): an input canary's score is then the log of its
+     * wrong label's probability averaged over {@value #SCORED_COPIES} copies drawn by {@code augmentation} from a seed
+     * independent of the inclusion bits, for a model that saw only shifted copies of a canary barely fits the canary
+     * itself. The score is a function of the released model and public randomness alone, as the audit requires.
+     *
+     * @param augmentation the run's augmentation (null: score each input canary as it is); unused for gradient canaries
+     */
+    public static Outcome run(Model network, LabeledData train, LabeledData canarySource, DpSgdConfig config, Kind kind,
+                              int m, double canaryNorm, double confidence, RandomGenerator inclusion,
+                              org.dpdl4j.dpsgd.ClippedSums where, org.dpdl4j.datasets.ImageAugmentation augmentation) {
         DpSgdTrainer trainer = new DpSgdTrainer().withClippedSums(where);
         if (m < 2) {
             throw new IllegalArgumentException("canaries m must be >= 2, got " + m);
         }
         boolean[] included = inclusionBits(m, inclusion);
         if (kind == Kind.GRADIENT) {
-            GradientDesign d = gradientDesign(network, train, included, inclusion.nextLong());
+            GradientDesign d = gradientDesign(network, train, included, inclusion.nextLong(), augmentation);
             INDArray before = network.params().dup();
             trainer.withGradientCanaries(d.canaries(canaryNorm)).train(network, train, config);
             double[] scores = d.scores(before, network.params());
@@ -107,14 +127,26 @@ public final class CanaryAudit {
         LabeledData mislabelled = new LabeledData(canaries.features(), wrong, canaries.channels(), canaries.height(), canaries.width());
         int[] in = java.util.stream.IntStream.range(0, m).filter(i -> included[i]).toArray();
         LabeledData withCanaries = in.length == 0 ? train : concat(train, mislabelled.rows(in));
+        long scoringSeed = inclusion.nextLong();
         trainer.train(network, withCanaries, config);
-        INDArray probabilities = PerExampleGradients.of(network).output(mislabelled.features());
+        int r = augmentation == null ? 1 : SCORED_COPIES;
+        PerExampleGradients engine = PerExampleGradients.of(network);
         double[] scores = new double[m];
-        for (int i = 0; i < m; i++) {
-            scores[i] = Math.log(Math.max(probabilities.getDouble(i, wrongLabel[i]), 1e-300));
+        int block = Math.max(1, 4096 / r); // canaries per forward pass
+        for (int first = 0; first < m; first += block) {
+            INDArray rows = mislabelled.features().get(NDArrayIndex.interval(first, Math.min(m, first + block)), NDArrayIndex.all());
+            INDArray probabilities = engine.output(augmentation == null ? rows : augmentation.copies(rows, r, scoringSeed + first));
+            for (int i = first; i < Math.min(m, first + block); i++) {
+                double p = 0;
+                for (int j = 0; j < r; j++) { // copy j of canary i is row (i − first)·r + j
+                    p += probabilities.getDouble((long) (i - first) * r + j, wrongLabel[i]);
+                }
+                scores[i] = Math.log(Math.max(p / r, 1e-300));
+            }
         }
         return new Outcome(OneRunAudit.audit(scores, included, config.delta(), confidence), network, included, scores,
-                "input canaries: " + m + " held-out examples with a random wrong label");
+                "input canaries: " + m + " held-out examples with a random wrong label"
+                        + (augmentation == null ? "" : ", each scored on " + r + " augmented copies"));
     }
 
     /** m inclusion bits, each true with probability ½. */
@@ -158,6 +190,17 @@ public final class CanaryAudit {
      * @throws IllegalArgumentException if there are fewer parameters than canaries
      */
     public static GradientDesign gradientDesign(Model net, LabeledData train, boolean[] included, long seed) {
+        return gradientDesign(net, train, included, seed, null);
+    }
+
+    /**
+     * {@link #gradientDesign(Model, LabeledData, boolean[], long)} for a run that trains on augmented copies: a
+     * first-layer input is quiet only if it is 0 in every copy the augmentation can make of every training image.
+     *
+     * @param augmentation the run's augmentation, or null when it trains on the images as they are
+     */
+    public static GradientDesign gradientDesign(Model net, LabeledData train, boolean[] included, long seed,
+                                                org.dpdl4j.datasets.ImageAugmentation augmentation) {
         int m = included.length;
         SplittableRandom random = new SplittableRandom(seed);
         List<Integer> quiet = new ArrayList<>();
@@ -165,9 +208,9 @@ public final class CanaryAudit {
         if (first.conf().getLayer() instanceof DenseLayer) {
             INDArray w = first.getParam("W"); // [nIn, nOut], a view into the flattened parameters
             long base = w.offset() - net.params().offset();
-            INDArray maxAbs = Transforms.abs(train.features(), true).max(0);
+            boolean[] quietInput = quietInputs(train, augmentation);
             for (int i = 0; i < w.size(0); i++) {
-                if (maxAbs.getDouble(i) == 0) {
+                if (i < quietInput.length && quietInput[i]) {
                     for (int h = 0; h < w.size(1); h++) {
                         quiet.add((int) (base + i * w.stride(0) + h * w.stride(1)));
                     }
@@ -182,7 +225,8 @@ public final class CanaryAudit {
                 chosen[i] = quiet.get(i);
             }
             return new GradientDesign(chosen, included.clone(), "gradient canaries on " + m + " of " + quiet.size()
-                    + " first-layer weights whose inputs are 0 in all training data (data gradient exactly 0)");
+                    + " first-layer weights whose inputs are 0 in all training data" + (augmentation == null ? "" : " and its augmented copies")
+                    + " (data gradient exactly 0)");
         }
         long p = net.numParams();
         if (p < m) {
@@ -198,6 +242,42 @@ public final class CanaryAudit {
         }
         return new GradientDesign(chosen, included.clone(), "gradient canaries on " + m
                 + " uniformly chosen parameters (the data's gradients move them too)");
+    }
+
+    /**
+     * Which inputs (flattened NCHW, C order) are 0 in every training image and, with an augmentation, in every copy it
+     * can make: a copy's pixel (y, x) comes from within maxShift of (y, x), or of (y, w − 1 − x) when mirrored, in the
+     * same channel, or is the zero fill. Length: the features' width.
+     */
+    static boolean[] quietInputs(LabeledData train, org.dpdl4j.datasets.ImageAugmentation augmentation) {
+        double[] maxAbs = Transforms.abs(train.features(), true).max(0).toDoubleVector();
+        boolean[] quiet = new boolean[maxAbs.length];
+        if (augmentation == null) {
+            for (int i = 0; i < quiet.length; i++) {
+                quiet[i] = maxAbs[i] == 0;
+            }
+            return quiet;
+        }
+        int c = augmentation.channels(), h = augmentation.height(), w = augmentation.width(), s = augmentation.maxShift();
+        if ((long) c * h * w != maxAbs.length) {
+            throw new IllegalArgumentException("the augmentation's " + c + "x" + h + "x" + w + " images do not match the training "
+                    + "data's " + maxAbs.length + " features");
+        }
+        for (int ch = 0; ch < c; ch++) {
+            for (int y = 0; y < h; y++) {
+                for (int x = 0; x < w; x++) {
+                    boolean zero = true;
+                    for (int yy = Math.max(0, y - s); yy <= Math.min(h - 1, y + s) && zero; yy++) {
+                        for (int xx = Math.max(0, x - s); xx <= Math.min(w - 1, x + s) && zero; xx++) {
+                            int base = (ch * h + yy) * w;
+                            zero = maxAbs[base + xx] == 0 && (!augmentation.flips() || maxAbs[base + w - 1 - xx] == 0);
+                        }
+                    }
+                    quiet[(ch * h + y) * w + x] = zero;
+                }
+            }
+        }
+        return quiet;
     }
 
     private static LabeledData concat(LabeledData a, LabeledData b) {

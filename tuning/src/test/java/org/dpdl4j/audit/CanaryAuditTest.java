@@ -1,5 +1,7 @@
 package org.dpdl4j.audit;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.SplittableRandom;
@@ -131,5 +133,46 @@ class CanaryAuditTest {
                 assertTrue(lb <= claim, "honest tuning at epsilon " + claim + ": lower bound " + lb);
             }
         }
+    }
+
+    /**
+     * With augmentation multiplicity the gradient canaries sit on inputs that no copy can light: the quiet set is
+     * exactly the inputs that are 0 in every one of 600 drawn copies of each image (brute force: all 25 shifts, or 50
+     * with mirrors, are drawn), so it is neither too large (a copy lights a chosen input) nor needlessly small.
+     */
+    @Test
+    void quietInputsAreZeroInEveryAugmentedCopy() {
+        int h = 28, w = 28;
+        org.nd4j.linalg.api.ndarray.INDArray x = org.nd4j.linalg.factory.Nd4j.zeros(org.nd4j.linalg.api.buffer.DataType.FLOAT, 3, h * w);
+        x.putScalar(0, 14 * w + 14, 1);
+        x.putScalar(1, 14 * w + 14, 0.5);
+        x.putScalar(2, 3 * w + 20, -1);
+        org.nd4j.linalg.api.ndarray.INDArray y = org.nd4j.linalg.factory.Nd4j.zeros(org.nd4j.linalg.api.buffer.DataType.FLOAT, 3, 10);
+        y.putScalar(0, 1, 1);
+        y.putScalar(1, 2, 1);
+        y.putScalar(2, 3, 1);
+        LabeledData lit = new LabeledData(x, y, 1, h, w);
+        assertEquals(h * w - 2, count(CanaryAudit.quietInputs(lit, null)));
+        int[] expected = {h * w - 2 * 25, h * w - 30 - 2 * 25}; // shifts: two 5x5 windows; mirrored too: (14,14) and (14,13) overlap
+        int i = 0;
+        for (boolean flips : new boolean[]{false, true}) {
+            org.dpdl4j.datasets.ImageAugmentation augmentation = new org.dpdl4j.datasets.ImageAugmentation(1, h, w, 2, flips);
+            boolean[] quiet = CanaryAudit.quietInputs(lit, augmentation);
+            assertEquals(expected[i++], count(quiet), "flips " + flips);
+            double[] reached = org.nd4j.linalg.ops.transforms.Transforms.abs(augmentation.copies(x, 600, 7), true).max(0).toDoubleVector();
+            for (int j = 0; j < quiet.length; j++) {
+                assertEquals(quiet[j], reached[j] == 0, "input " + j + ", flips " + flips);
+            }
+        }
+        assertThrows(IllegalArgumentException.class, () -> CanaryAudit.quietInputs(lit,
+                new org.dpdl4j.datasets.ImageAugmentation(3, 32, 32, 4, true)));
+    }
+
+    private static int count(boolean[] b) {
+        int n = 0;
+        for (boolean v : b) {
+            n += v ? 1 : 0;
+        }
+        return n;
     }
 }
