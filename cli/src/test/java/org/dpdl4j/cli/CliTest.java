@@ -986,13 +986,16 @@ class CliTest {
         assertEquals(4, overclaim.status(), overclaim.err() + overclaim.out());
         assertTrue(overclaim.lastJson().get("epsilon_lower_bound").asDouble() > 1, overclaim.lastJson().toString());
         // gradient canaries sit on first-layer weights whose inputs no copy lights (CanaryAuditTest checks the set)
-        Run gradient = run("audit", "train", "--model", "mlp", "--train-size", "2000", "--batch-size", "200", "--epochs", "6",
-                "--canaries", "1000", "--augmult", "2", "--seed", "3", "--no-progress", "--json", "--noise-multiplier", "0",
-                "--allow-non-private", "--claimed-epsilon", "1");
+        String[] gradientBase = {"audit", "train", "--model", "mlp", "--train-size", "2000", "--batch-size", "200", "--epochs", "6",
+                "--canaries", "1000", "--augmult", "2", "--seed", "3", "--no-progress", "--json"};
+        Run gradient = run(concat(gradientBase, "--noise-multiplier", "0", "--allow-non-private", "--claimed-epsilon", "1"));
         assertEquals(4, gradient.status(), gradient.err() + gradient.out());
         JsonNode g = gradient.lastJson();
         assertTrue(g.get("design").asText().contains("inputs are 0 in all training data and its augmented copies"), g.toString());
         assertTrue(g.get("epsilon_lower_bound").asDouble() > 1, g.toString());
+        Run gradientHonest = run(concat(gradientBase, "--target-epsilon", "2"));
+        assertEquals(0, gradientHonest.status(), gradientHonest.err() + gradientHonest.out());
+        assertTrue(gradientHonest.lastJson().get("epsilon_lower_bound").asDouble() <= 2.0 + 1e-3, gradientHonest.lastJson().toString());
         Run spark = run("audit", "train", "--augmult", "2", "--executor", "spark", "--spark-master", "local[1]", "--no-progress");
         assertEquals(2, spark.status(), spark.err());
         assertTrue(spark.err().contains("--augmult 2 runs on this JVM only"), spark.err());

@@ -132,7 +132,7 @@ public final class CanaryAudit {
         int r = augmentation == null ? 1 : SCORED_COPIES;
         PerExampleGradients engine = PerExampleGradients.of(network);
         double[] scores = new double[m];
-        int block = Math.max(1, 4096 / r); // canaries per forward pass
+        int block = Math.max(1, 1024 / r); // canaries per forward pass: at most 1,024 rows, whose activations are all kept
         for (int first = 0; first < m; first += block) {
             INDArray rows = mislabelled.features().get(NDArrayIndex.interval(first, Math.min(m, first + block)), NDArrayIndex.all());
             INDArray probabilities = engine.output(augmentation == null ? rows : augmentation.copies(rows, r, scoringSeed + first));
@@ -209,8 +209,12 @@ public final class CanaryAudit {
             INDArray w = first.getParam("W"); // [nIn, nOut], a view into the flattened parameters
             long base = w.offset() - net.params().offset();
             boolean[] quietInput = quietInputs(train, augmentation);
+            if (quietInput.length != w.size(0)) {
+                throw new IllegalArgumentException("the first layer takes " + w.size(0) + " inputs, the training data has "
+                        + quietInput.length + " features");
+            }
             for (int i = 0; i < w.size(0); i++) {
-                if (i < quietInput.length && quietInput[i]) {
+                if (quietInput[i]) {
                     for (int h = 0; h < w.size(1); h++) {
                         quiet.add((int) (base + i * w.stride(0) + h * w.stride(1)));
                     }

@@ -138,7 +138,8 @@ class CanaryAuditTest {
     /**
      * With augmentation multiplicity the gradient canaries sit on inputs that no copy can light: the quiet set is
      * exactly the inputs that are 0 in every one of 600 drawn copies of each image (brute force: all 25 shifts, or 50
-     * with mirrors, are drawn), so it is neither too large (a copy lights a chosen input) nor needlessly small.
+     * with mirrors, are drawn), so it is neither too large (a copy lights a chosen input) nor needlessly small; and so
+     * on three-channel 7×11 images lit on their borders, with shifts of 1 and 3 (3,000 copies: up to 98 transforms).
      */
     @Test
     void quietInputsAreZeroInEveryAugmentedCopy() {
@@ -166,6 +167,33 @@ class CanaryAuditTest {
         }
         assertThrows(IllegalArgumentException.class, () -> CanaryAudit.quietInputs(lit,
                 new org.dpdl4j.datasets.ImageAugmentation(3, 32, 32, 4, true)));
+        // three channels, a non-square image, lit pixels on the borders: the same brute force
+        java.util.Random random = new java.util.Random(11);
+        int c = 3, hh = 7, ww = 11;
+        org.nd4j.linalg.api.ndarray.INDArray images = org.nd4j.linalg.factory.Nd4j.zeros(org.nd4j.linalg.api.buffer.DataType.FLOAT, 2, c * hh * ww);
+        int[][] border = {{0, 0, 0}, {1, hh - 1, ww - 1}, {2, 0, ww - 1}, {0, hh - 1, 3}};
+        for (int[] p : border) {
+            images.putScalar(0, (p[0] * hh + p[1]) * ww + p[2], 1);
+        }
+        for (int k = 0; k < 3; k++) {
+            images.putScalar(1, random.nextInt(c * hh * ww), 0.5);
+        }
+        LabeledData edges = new LabeledData(images, y.get(org.nd4j.linalg.indexing.NDArrayIndex.interval(0, 2),
+                org.nd4j.linalg.indexing.NDArrayIndex.all()), c, hh, ww);
+        for (int shift : new int[]{1, 3}) {
+            for (boolean flips : new boolean[]{false, true}) {
+                org.dpdl4j.datasets.ImageAugmentation augmentation = new org.dpdl4j.datasets.ImageAugmentation(c, hh, ww, shift, flips);
+                boolean[] quiet = CanaryAudit.quietInputs(edges, augmentation);
+                double[] reached = org.nd4j.linalg.ops.transforms.Transforms.abs(augmentation.copies(images, 3000, 13), true).max(0)
+                        .toDoubleVector();
+                int quietCount = 0;
+                for (int j = 0; j < quiet.length; j++) {
+                    assertEquals(quiet[j], reached[j] == 0, "input " + j + ", shift " + shift + ", flips " + flips);
+                    quietCount += quiet[j] ? 1 : 0;
+                }
+                assertTrue(quietCount > 0 && quietCount < c * hh * ww, "shift " + shift + ", flips " + flips + ": " + quietCount);
+            }
+        }
     }
 
     private static int count(boolean[] b) {
