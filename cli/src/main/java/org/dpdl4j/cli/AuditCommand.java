@@ -304,6 +304,9 @@ final class AuditCommand {
         @Option(names = "--score-noise", defaultValue = "0.05", description = "Std of the noisy validation accuracy (default ${DEFAULT-VALUE}).")
         double scoreNoise;
 
+        @Mixin
+        AugmultOption augmult;
+
         @Override
         public Integer call() throws Exception {
             a.check();
@@ -316,6 +319,7 @@ final class AuditCommand {
             if (!(scoreNoise > 0) || Double.isInfinite(scoreNoise)) {
                 throw new IllegalArgumentException("--score-noise must be finite and > 0, got " + scoreNoise);
             }
+            augmult.check(t.dataset, false);
             boolean zero = a.noiseFree(noiseMultiplier);
             RepetitionDistribution k = RepetitionSpec.parse(repetitions, maxRepetitions);
             List<HyperparameterSpace.Axis> axes = new ArrayList<>();
@@ -330,12 +334,15 @@ final class AuditCommand {
             RandomGenerator inclusion = a.inclusion(t.seed);
             org.deeplearning4j.nn.api.Model template = Models.byName(t.modelName(), t.modelOptions(data));
             CanaryAudit.GradientDesign design = CanaryAudit.gradientDesign(template, train,
-                    CanaryAudit.inclusionBits(a.canaries, inclusion), inclusion.nextLong());
+                    CanaryAudit.inclusionBits(a.canaries, inclusion), inclusion.nextLong(), augmult.augmentation(t.dataset));
             DpSgdMechanism.Builder builder = DpSgdMechanism.builder(train).model(t.modelName(), t.modelOptions(data))
                     .optimizer(t.optimizer, t.lr).activation(t.activation).noiseMultiplier(1).clipNorm(t.clip).batchSize(t.batchSize)
                     .epochs(t.epochs).physicalBatchSize(t.physicalBatchSize).delta(t.delta).workers(Reporting.configureWorkers(null))
                     .emaDecay(t.ema).validation(0.1, seed).scoring(DpSgdMechanism.Scoring.PRIVATE_VALIDATION, scoreNoise)
                     .gradientCanaries(design.canaries(a.canaryNorm != null ? a.canaryNorm : t.clip));
+            if (augmult.k > 1) { // every trial averages k augmented copies of each example, as tune --augmult runs it
+                builder.augmult(augmult.augmentation(t.dataset), augmult.k);
+            }
             long tunerSeed = t.seed != null ? t.seed : new SecureRandom().nextLong();
             java.util.function.Function<DpSgdMechanism, org.dpdl4j.accounting.PrivacyEvent> eventOf;
             java.util.function.Function<DpSgdMechanism, Release> runOn;
@@ -382,6 +389,7 @@ final class AuditCommand {
             extra.put("noise_multiplier", sigma);
             extra.put("distribution", k.describe());
             extra.put("tuner", this.tuner);
+            extra.put("augmult", augmult.k);
             extra.put("design", design.description());
             return a.report(r, claim, t.delta, design.description(), extra, t.json);
         }

@@ -4,7 +4,7 @@ import org.dpdl4j.datasets.ImageAugmentation;
 import picocli.CommandLine.Option;
 
 /**
- * {@code --augmult k}, shared by {@code train}, {@code tune} and {@code audit train}: augmentation multiplicity (De et al. 2022,
+ * {@code --augmult k}, shared by {@code train}, {@code tune}, {@code audit train} and {@code audit tune}: augmentation multiplicity (De et al. 2022,
  * arXiv:2204.13650, Sec. 3.2; {@link org.dpdl4j.dpsgd.ClippedSums#augmented}).
  */
 final class AugmultOption {

@@ -970,7 +970,8 @@ class CliTest {
      * audit train --augmult: the audited run averages k augmented copies of every example, the input canaries too, and
      * each canary is scored on augmented copies of itself. An honest run passes; a noise-free run claiming ε = 1 fails
      * (scored on the canary alone, as before the copies were scored, the same noise-free run at k = 2 measured only 0.49
-     * and passed), with input canaries and with gradient canaries. Spark is refused before a cluster starts.
+     * and passed), with input canaries and with gradient canaries, and in audit tune. Spark is refused before a cluster
+     * starts.
      */
     @Test
     void auditTrainWithAugmentationMultiplicity() throws Exception {
@@ -996,6 +997,13 @@ class CliTest {
         Run gradientHonest = run(concat(gradientBase, "--target-epsilon", "2"));
         assertEquals(0, gradientHonest.status(), gradientHonest.err() + gradientHonest.out());
         assertTrue(gradientHonest.lastJson().get("epsilon_lower_bound").asDouble() <= 2.0 + 1e-3, gradientHonest.lastJson().toString());
+        // audit tune --augmult: every trial averages the copies; noise-free trials claiming the tuning's epsilon of 2 are caught
+        Run tune = run("audit", "tune", "--model", "mlp", "--train-size", "4000", "--batch-size", "32", "--epochs", "3",
+                "--repetitions", "fixed:2", "--space", "lr=cat:0.3,0.6", "--augmult", "2", "--noise-multiplier", "0",
+                "--allow-non-private", "--claimed-epsilon", "2", "--seed", "3", "--no-progress", "--json");
+        assertEquals(4, tune.status(), tune.err() + tune.out());
+        assertEquals(2, tune.lastJson().get("augmult").asInt(), tune.lastJson().toString());
+        assertTrue(tune.lastJson().get("epsilon_lower_bound").asDouble() > 2, tune.lastJson().toString());
         Run spark = run("audit", "train", "--augmult", "2", "--executor", "spark", "--spark-master", "local[1]", "--no-progress");
         assertEquals(2, spark.status(), spark.err());
         assertTrue(spark.err().contains("--augmult 2 runs on this JVM only"), spark.err());
