@@ -251,9 +251,7 @@ final class AuditCommand {
             CanaryAudit.Outcome o = CanaryAudit.run(net, train, data.test(), cfg.build(), a.kind(), a.canaries,
                     a.canaryNorm != null ? a.canaryNorm : t.clip, a.confidence, a.inclusion(t.seed),
                     cluster != null ? cluster.clippedSums(executorOptions.partitions != null ? executorOptions.partitions
-                            : cluster.parallelism()) : augmult.k > 1 // the audited run averages k copies of each example, canaries too
-                            ? org.dpdl4j.dpsgd.ClippedSums.augmented(augmult.augmentation(t.dataset), augmult.k)
-                            : org.dpdl4j.dpsgd.ClippedSums.local(), augmult.augmentation(t.dataset));
+                            : cluster.parallelism()) : augmult.clippedSums(t.dataset), augmult.augmentation(t.dataset));
             Map<String, Object> extra = new LinkedHashMap<>();
             extra.put("noise_multiplier", sigma);
             extra.put("sampling_rate", q);

@@ -35,6 +35,11 @@ final class AugmultOption {
         }
     }
 
+    /** Where a run's clipped sums are computed on this JVM: over k augmented copies of each example when k &gt; 1. */
+    org.dpdl4j.dpsgd.ClippedSums clippedSums(String dataset) {
+        return k > 1 ? org.dpdl4j.dpsgd.ClippedSums.augmented(augmentation(dataset), k) : org.dpdl4j.dpsgd.ClippedSums.local();
+    }
+
     /** The data set's augmentation when k &gt; 1, else null. */
     ImageAugmentation augmentation(String dataset) {
         return k > 1 ? ImageAugmentation.forDataset(dataset) : null;

@@ -17,7 +17,6 @@ import org.dpdl4j.accounting.PrivacyAccountant;
 import org.dpdl4j.datasets.LabeledData;
 import org.dpdl4j.datasets.TrainTest;
 import org.dpdl4j.dpsgd.Checkpoint;
-import org.dpdl4j.dpsgd.ClippedSums;
 import org.dpdl4j.dpsgd.DpSgdConfig;
 import org.dpdl4j.dpsgd.DpSgdTrainer;
 import org.dpdl4j.dpsgd.PrivateNormalisation;
@@ -399,10 +398,7 @@ final class TrainCommand implements Callable<Integer> {
                             info.meanLoss()));
                 }
             };
-            DpSgdTrainer trainer = new DpSgdTrainer(accountant);
-            if (augmult.k > 1) {
-                trainer = trainer.withClippedSums(ClippedSums.augmented(augmult.augmentation(t.dataset), augmult.k));
-            }
+            DpSgdTrainer trainer = new DpSgdTrainer(accountant).withClippedSums(augmult.clippedSums(t.dataset));
             if (cluster != null) {
                 int parts = executorOptions.partitions != null ? executorOptions.partitions : cluster.parallelism();
                 sums = cluster.clippedSums(parts);
