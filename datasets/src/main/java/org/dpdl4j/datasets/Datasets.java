@@ -24,8 +24,17 @@ public final class Datasets {
      */
     public static TrainTest load(String name, Path cacheRoot, int height, int width, int channels, long seed)
             throws IOException {
+        return load(name, cacheRoot, height, width, channels, seed, w -> { });
+    }
+
+    /**
+     * As {@link #load(String, Path, int, int, int, long)}, with the data set's warnings (a {@code folder:} data set's
+     * duplicate images left out) given to {@code warnings}.
+     */
+    public static TrainTest load(String name, Path cacheRoot, int height, int width, int channels, long seed,
+                                 java.util.function.Consumer<String> warnings) throws IOException {
         if (name.startsWith("folder:")) {
-            return ImageFolder.load(Paths.get(name.substring("folder:".length())), height, width, channels, seed);
+            return ImageFolder.load(Paths.get(name.substring("folder:".length())), height, width, channels, seed, warnings);
         }
         return switch (name) {
             case "mnist" -> Mnist.load(cacheRoot.resolve("mnist"));

@@ -1,48 +1,81 @@
 package org.dpdl4j.datasets;
 
+import java.io.File;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.FileSystemLoopException;
+import java.nio.file.FileVisitOption;
+import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.SimpleFileVisitor;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Random;
-import org.datavec.api.io.labels.ParentPathLabelGenerator;
-import org.datavec.api.split.FileSplit;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.function.Consumer;
 import org.datavec.image.loader.NativeImageLoader;
-import org.datavec.image.recordreader.ImageRecordReader;
-import org.deeplearning4j.datasets.datavec.RecordReaderDataSetIterator;
+import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
-import org.nd4j.linalg.dataset.DataSet;
 import org.nd4j.linalg.factory.Nd4j;
 
 /**
- * A user's own images: a directory with one sub-directory per class (the sub-directory's name is
- * the label, classes sorted by name), read through DataVec's {@link ImageRecordReader} with a
- * {@link ParentPathLabelGenerator}, resized to height×width with the given channel count, pixels
- * scaled to [0, 1]. If the directory has {@code train/} and {@code test/} sub-directories they are
- * used as the split; otherwise a seeded 20 % of the images are held out as the test set.
+ * A user's own images: a directory with one sub-directory per class (the sub-directory's name is the label, classes
+ * sorted by name), each image decoded by DataVec's {@link NativeImageLoader}, resized to height×width with the given
+ * channel count, pixels scaled to [0, 1]. If the directory has {@code train/} and {@code test/} sub-directories they are
+ * used as the split (a test class that {@code train/} lacks is refused); otherwise a seeded 20 % of the images are held
+ * out as the test set.
  *
- * <p>Needs DataVec on the classpath: {@code org.datavec:datavec-data-image} and
- * {@code org.deeplearning4j:deeplearning4j-datavec-iterators} (version 1.0.0-M2.1) are optional dependencies of
- * {@code dpdl4j-datasets}, left out of an application that does not read image folders (they bring OpenCV and JavaCV).
+ * <p>Differential privacy counts examples, so each image counts once: every file's SHA-256 is taken, and a file whose
+ * bytes equal an earlier one's (a copy, a hard or symbolic link) is counted once, with a warning naming both (the same
+ * bytes under two classes are refused: which label would count?); a test image whose bytes are a training image's is
+ * left out of the test set. Directory links are followed only inside the folder: a link that leaves it, or that leads
+ * back into a directory above it (a loop), is refused by name. Files are read in the order of their paths, so the same
+ * folder gives the same data set, identified by {@link TrainTest#digest()}: the SHA-256 of every kept image's split,
+ * class and content.
+ *
+ * <p>Needs DataVec on the classpath: {@code org.datavec:datavec-data-image} (version 1.0.0-M2.1) is an optional
+ * dependency of {@code dpdl4j-datasets}, left out of an application that does not read image folders (it brings
+ * OpenCV and JavaCV).
  */
 public final class ImageFolder {
-    private static final String[] EXTENSIONS = NativeImageLoader.ALLOWED_FORMATS;
+    /** The largest height or width an image is resized to. */
+    public static final int MAX_SIDE = 4096;
+    private static final Set<String> EXTENSIONS = Set.of(NativeImageLoader.ALLOWED_FORMATS);
 
     private ImageFolder() {
     }
 
     /**
-     * @param directory class-per-sub-directory root
-     * @param height    target height ≥ 1
-     * @param width     target width ≥ 1
-     * @param channels  1 (grey) or 3 (colour)
-     * @param seed      seed of the held-out split
-     * @throws InvalidDatasetException if the directory is missing, holds fewer than 2 classes or no images
+     * Loads a folder without reporting warnings (see {@link #load(Path, int, int, int, long, Consumer)}).
+     *
+     * @throws InvalidDatasetException if the folder is missing, malformed, or holds an image that cannot be decoded
      */
     public static TrainTest load(Path directory, int height, int width, int channels, long seed) throws IOException {
-        if (height < 1 || width < 1) {
-            throw new IllegalArgumentException("image height and width must be >= 1, got " + height + "x" + width);
+        return load(directory, height, width, channels, seed, w -> { });
+    }
+
+    /**
+     * @param directory class-per-sub-directory root
+     * @param height    target height in [1, {@link #MAX_SIDE}]
+     * @param width     target width in [1, {@link #MAX_SIDE}]
+     * @param channels  1 (grey) or 3 (colour)
+     * @param seed      seed of the held-out split
+     * @param warnings  receives one sentence per duplicate image left out
+     * @throws IllegalArgumentException on a size or channel count outside the ranges
+     * @throws InvalidDatasetException  if the directory is missing, holds fewer than 2 classes or no images, has a directory
+     *                                  link that leaves it or loops, the same image under two classes, an image that cannot
+     *                                  be decoded, or more pixels than ND4J may hold
+     */
+    public static TrainTest load(Path directory, int height, int width, int channels, long seed, Consumer<String> warnings)
+            throws IOException {
+        if (height < 1 || width < 1 || height > MAX_SIDE || width > MAX_SIDE) {
+            throw new IllegalArgumentException("image height and width must be in [1, " + MAX_SIDE + "], got " + height + "x" + width);
         }
         if (channels != 1 && channels != 3) {
             throw new IllegalArgumentException("channels must be 1 or 3, got " + channels);
@@ -54,18 +87,42 @@ public final class ImageFolder {
         if (!Files.isDirectory(directory)) {
             throw new InvalidDatasetException("image folder " + directory + " does not exist");
         }
+        Path root = directory.toRealPath();
         Path train = directory.resolve("train");
         Path test = directory.resolve("test");
         String name = "folder:" + directory;
+        Map<String, String> seen = new LinkedHashMap<>(); // SHA-256 -> the first file with those bytes
+        Map<String, String> labelOf = new LinkedHashMap<>(); // SHA-256 -> its class
+        List<String> identity = new ArrayList<>();
         if (Files.isDirectory(train) && Files.isDirectory(test)) {
             List<String> classes = classes(train);
-            return new TrainTest(name, read(train, classes, height, width, channels),
-                    read(test, classes, height, width, channels));
+            List<String> testClasses = classes(test);
+            for (String c : testClasses) {
+                if (!classes.contains(c)) {
+                    throw new InvalidDatasetException("image folder " + directory + ": class '" + c + "' is in test/ but not in "
+                            + "train/ (" + String.join(", ", classes) + "): a model trained without it cannot be scored on it; "
+                            + "add its training images or remove it from test/");
+                }
+            }
+            List<Image> trainImages = list(root, train, classes, seen, labelOf, warnings, null);
+            List<Image> testImages = list(root, test, classes, seen, labelOf, warnings, "training");
+            checkMemory(directory, trainImages.size() + testImages.size(), height, width, channels);
+            trainImages.forEach(i -> identity.add("train " + i.label + " " + i.sha256));
+            testImages.forEach(i -> identity.add("test " + i.label + " " + i.sha256));
+            return new TrainTest(name, decode(directory, trainImages, classes.size(), height, width, channels),
+                    decode(directory, testImages, classes.size(), height, width, channels), digest(identity, height, width, channels));
         }
         List<String> classes = classes(directory);
-        LabeledData all = read(directory, classes, height, width, channels);
+        List<Image> images = list(root, directory, classes, seen, labelOf, warnings, null);
+        checkMemory(directory, images.size(), height, width, channels);
+        images.forEach(i -> identity.add("all " + i.label + " " + i.sha256));
+        LabeledData all = decode(directory, images, classes.size(), height, width, channels);
         LabeledData.Split split = all.split(0.2, seed);
-        return new TrainTest(name, split.train(), split.validation());
+        return new TrainTest(name, split.train(), split.validation(), digest(identity, height, width, channels));
+    }
+
+    /** One image file: its path, class index and SHA-256. */
+    private record Image(Path file, int label, String sha256) {
     }
 
     private static List<String> classes(Path dir) throws IOException {
@@ -80,44 +137,124 @@ public final class ImageFolder {
         return classes;
     }
 
-    private static LabeledData read(Path dir, List<String> classes, int h, int w, int c) throws IOException {
-        FileSplit files = new FileSplit(dir.toFile(), EXTENSIONS, new Random(0));
-        if (files.length() == 0) {
-            throw new InvalidDatasetException("image folder " + dir + " holds no images (" + String.join(", ", EXTENSIONS) + ")");
-        }
-        try (ImageRecordReader reader = new ImageRecordReader(h, w, c, new ParentPathLabelGenerator())) {
-            reader.setLabels(classes);
-            reader.initialize(files);
-            var it = new RecordReaderDataSetIterator(reader, 256, 1, classes.size());
-            List<INDArray> xs = new ArrayList<>();
-            List<INDArray> ys = new ArrayList<>();
-            try {
-                while (it.hasNext()) {
-                    DataSet ds = it.next();
-                    INDArray x = ds.getFeatures();
-                    xs.add(x.reshape('c', x.size(0), (long) c * h * w).div(255.0));
-                    ys.add(ds.getLabels());
+    /**
+     * The images under {@code dir}'s class directories, in path order, each file once by content. With {@code
+     * dropIfSeenIn} (the test split), an image already seen (in training) is left out with a warning.
+     */
+    private static List<Image> list(Path root, Path dir, List<String> classes, Map<String, String> seen, Map<String, String> labelOf,
+                                    Consumer<String> warnings, String dropIfSeenIn) throws IOException {
+        List<Image> images = new ArrayList<>();
+        int firstOfSplit = seen.size();
+        Set<String> earlier = Set.copyOf(seen.keySet());
+        for (int c = 0; c < classes.size(); c++) {
+            String cls = classes.get(c);
+            for (Path f : files(root, dir.resolve(cls))) {
+                String sha = Sha256.hex(Files.readAllBytes(f));
+                String first = seen.get(sha);
+                if (first != null) {
+                    if (!labelOf.get(sha).equals(cls)) {
+                        throw new InvalidDatasetException("image folder " + root + ": " + f + " (class '" + cls + "') has the same "
+                                + "bytes as " + first + " (class '" + labelOf.get(sha) + "'): the same image under two classes; "
+                                + "remove one of them");
+                    }
+                    warnings.accept(dropIfSeenIn != null && earlier.contains(sha)
+                            ? "image " + f + " is left out of the test set: it has the same bytes as the " + dropIfSeenIn + " image "
+                            + first
+                            : "image " + f + " has the same bytes as " + first + " and is counted once (privacy counts examples, "
+                            + "and a copy is the same example)");
+                    continue;
                 }
-            } catch (RuntimeException e) {
-                throw new InvalidDatasetException("image folder " + dir + ": " + unreadable(files, h, w, c)
-                        + " cannot be decoded (" + e.getClass().getSimpleName() + "); remove or replace it");
+                seen.put(sha, f.toString());
+                labelOf.put(sha, cls);
+                images.add(new Image(f, c, sha));
             }
-            INDArray features = Nd4j.vstack(xs).castTo(org.nd4j.linalg.api.buffer.DataType.FLOAT);
-            INDArray labels = Nd4j.vstack(ys).castTo(org.nd4j.linalg.api.buffer.DataType.FLOAT);
-            return new LabeledData(features, labels, c, h, w);
+        }
+        if (images.isEmpty() && seen.size() == firstOfSplit) {
+            throw new InvalidDatasetException("image folder " + dir + " holds no images (" + String.join(", ",
+                    new java.util.TreeSet<>(EXTENSIONS)) + ")");
+        }
+        return images;
+    }
+
+    /**
+     * The image files under {@code classDir} in path order, following directory links only inside {@code root}; a link
+     * that leaves it or loops is refused.
+     */
+    private static List<Path> files(Path root, Path classDir) throws IOException {
+        TreeMap<String, Path> found = new TreeMap<>();
+        Files.walkFileTree(classDir, EnumSet.of(FileVisitOption.FOLLOW_LINKS), Integer.MAX_VALUE, new SimpleFileVisitor<>() {
+            @Override
+            public FileVisitResult preVisitDirectory(Path d, BasicFileAttributes attrs) throws IOException {
+                Path real = d.toRealPath();
+                if (!real.startsWith(root)) {
+                    throw new InvalidDatasetException("image folder " + root + ": " + d + " leads to " + real + ", outside the "
+                            + "folder; dpdl4j follows directory links only inside it (copy the images in, or remove the link)");
+                }
+                return FileVisitResult.CONTINUE;
+            }
+
+            @Override
+            public FileVisitResult visitFile(Path f, BasicFileAttributes attrs) {
+                String n = f.getFileName().toString();
+                int dot = n.lastIndexOf('.');
+                if (attrs.isRegularFile() && dot > 0 && EXTENSIONS.contains(n.substring(dot + 1).toLowerCase(Locale.ROOT))) {
+                    found.put(classDir.relativize(f).toString(), f);
+                }
+                return FileVisitResult.CONTINUE;
+            }
+
+            @Override
+            public FileVisitResult visitFileFailed(Path f, IOException e) throws IOException {
+                if (e instanceof FileSystemLoopException) {
+                    throw new InvalidDatasetException("image folder " + root + ": the directory link " + f + " leads back to "
+                            + f.toRealPath() + ", a directory it is in (a loop that would count its images again and again); "
+                            + "remove the link");
+                }
+                if (Files.isSymbolicLink(f)) { // a dangling link is no image
+                    return FileVisitResult.CONTINUE;
+                }
+                throw e;
+            }
+        });
+        return List.copyOf(found.values());
+    }
+
+    /** Refuses a folder whose decoded pixels (float32) would not fit in what ND4J may allocate. */
+    private static void checkMemory(Path dir, long images, int h, int w, int c) throws InvalidDatasetException {
+        long bytes = images * h * w * c * 4L;
+        long limit = org.bytedeco.javacpp.Pointer.maxBytes();
+        if (limit > 0 && bytes > limit / 2) {
+            throw new InvalidDatasetException(String.format("image folder %s: %d images at %dx%dx%d take %.3g GB as float32, more "
+                    + "than half of the %.3g GB ND4J may allocate (-Dorg.bytedeco.javacpp.maxbytes): choose a smaller --image-size",
+                    dir, images, h, w, c, bytes / 1e9, limit / 1e9));
         }
     }
 
-    /** The first file the native loader cannot decode, found one by one after a batch failed. */
-    private static String unreadable(FileSplit files, int h, int w, int c) {
+    private static LabeledData decode(Path dir, List<Image> images, int classes, int h, int w, int c) throws IOException {
         NativeImageLoader loader = new NativeImageLoader(h, w, c);
-        for (java.net.URI uri : files.locations()) {
+        INDArray features = Nd4j.create(DataType.FLOAT, images.size(), (long) c * h * w);
+        INDArray labels = Nd4j.create(DataType.FLOAT, images.size(), classes);
+        for (int i = 0; i < images.size(); i++) {
+            Image image = images.get(i);
+            INDArray x;
             try {
-                loader.asMatrix(new java.io.File(uri));
+                x = loader.asMatrix(new File(image.file.toString()));
             } catch (IOException | RuntimeException e) {
-                return "image " + java.nio.file.Paths.get(uri);
+                x = null;
             }
+            if (x == null || x.length() != (long) c * h * w) {
+                throw new InvalidDatasetException("image folder " + dir + ": image " + image.file + " cannot be decoded as a "
+                        + h + "x" + w + "x" + c + " image; remove or replace it");
+            }
+            features.putRow(i, x.reshape('c', 1, (long) c * h * w).castTo(DataType.FLOAT).divi(255.0));
+            labels.putScalar(i, image.label, 1f);
         }
-        return "an image";
+        return new LabeledData(features, labels, c, h, w);
+    }
+
+    private static String digest(List<String> identity, int h, int w, int c) {
+        StringBuilder sb = new StringBuilder("dpdl4j image folder " + h + "x" + w + "x" + c + "\n");
+        identity.forEach(line -> sb.append(line).append('\n'));
+        return Sha256.hex(sb.toString().getBytes(StandardCharsets.UTF_8));
     }
 }

@@ -13,6 +13,7 @@ import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
+import java.util.List;
 import java.util.zip.GZIPOutputStream;
 import javax.imageio.ImageIO;
 import org.junit.jupiter.api.Test;
@@ -115,14 +116,7 @@ class LoadersTest {
         for (String cls : new String[]{"cat", "dog"}) {
             Files.createDirectories(tmp.resolve("imgs").resolve(cls));
             for (int i = 0; i < 5; i++) {
-                BufferedImage img = new BufferedImage(6, 4, BufferedImage.TYPE_BYTE_GRAY);
-                int v = cls.equals("cat") ? 0 : 255;
-                for (int x = 0; x < 6; x++) {
-                    for (int y = 0; y < 4; y++) {
-                        img.getRaster().setSample(x, y, 0, v);
-                    }
-                }
-                ImageIO.write(img, "png", tmp.resolve("imgs").resolve(cls).resolve(i + ".png").toFile());
+                writeImage(tmp.resolve("imgs").resolve(cls).resolve(i + ".png"), cls.equals("cat") ? 0 : 255, i);
             }
         }
         TrainTest t = ImageFolder.load(tmp.resolve("imgs"), 4, 6, 1, 1);
@@ -134,6 +128,7 @@ class LoadersTest {
             float pixel = t.train().features().getFloat(i, 0);
             assertEquals(y[i] == 0 ? 0f : 1f, pixel, 1e-6f, "cat images are black, dog images white");
         }
+        assertEquals(t.digest(), ImageFolder.load(tmp.resolve("imgs"), 4, 6, 1, 1).digest(), "the same folder, the same digest");
         var e = assertThrows(InvalidDatasetException.class, () -> ImageFolder.load(tmp.resolve("imgs/cat"), 4, 6, 1, 1));
         assertTrue(e.getMessage().contains("at least 2 class"), e.getMessage());
         var file = assertThrows(InvalidDatasetException.class, () -> ImageFolder.load(tmp.resolve("imgs/cat/0.png"), 4, 6, 1, 1));
@@ -142,6 +137,81 @@ class LoadersTest {
         Files.write(corrupt, new byte[]{(byte) 0x89, 'P', 'N', 'G', 13, 10, 26, 10, 0, 0, 0, 13, 'I', 'H', 'D', 'R', 1, 2, 3});
         var broken = assertThrows(InvalidDatasetException.class, () -> ImageFolder.load(tmp.resolve("imgs"), 4, 6, 1, 1));
         assertTrue(broken.getMessage().contains("broken.png") && broken.getMessage().contains("cannot be decoded"), broken.getMessage());
+    }
+
+    /** A 6x4 grey PNG of value {@code v} whose last pixel is {@code mark}, so that images differ. */
+    private static void writeImage(Path file, int v, int mark) throws IOException {
+        BufferedImage img = new BufferedImage(6, 4, BufferedImage.TYPE_BYTE_GRAY);
+        for (int x = 0; x < 6; x++) {
+            for (int y = 0; y < 4; y++) {
+                img.getRaster().setSample(x, y, 0, v);
+            }
+        }
+        img.getRaster().setSample(5, 3, 0, mark);
+        Files.createDirectories(file.getParent());
+        ImageIO.write(img, "png", file.toFile());
+    }
+
+    /**
+     * Each image counts once (the issue's folder: a link {@code a/up -> ..} made 10 files into 3,608 examples): a directory
+     * link that loops or leaves the folder is refused by name; a copy (or a file link) is counted once with a warning
+     * naming both; the same bytes under two classes are refused; a test image equal to a training image is left out of
+     * the test set; a test class without training images is refused; the digest changes with the content.
+     */
+    @Test
+    void imageFolderCountsEachImageOnce() throws IOException {
+        Path loop = tmp.resolve("loop");
+        for (int i = 0; i < 5; i++) {
+            writeImage(loop.resolve("a").resolve(i + ".png"), 0, i);
+            writeImage(loop.resolve("b").resolve(i + ".png"), 255, i);
+        }
+        Files.createSymbolicLink(loop.resolve("a").resolve("up"), Path.of(".."));
+        var e = assertThrows(InvalidDatasetException.class, () -> ImageFolder.load(loop, 4, 6, 1, 1));
+        assertTrue(e.getMessage().contains("a/up") && e.getMessage().contains("loop"), e.getMessage());
+        Files.delete(loop.resolve("a").resolve("up"));
+        Path outside = tmp.resolve("elsewhere");
+        writeImage(outside.resolve("x.png"), 128, 1);
+        Files.createSymbolicLink(loop.resolve("a").resolve("more"), outside);
+        e = assertThrows(InvalidDatasetException.class, () -> ImageFolder.load(loop, 4, 6, 1, 1));
+        assertTrue(e.getMessage().contains("a/more") && e.getMessage().contains("outside the folder"), e.getMessage());
+        Files.delete(loop.resolve("a").resolve("more"));
+        Files.createSymbolicLink(loop.resolve("a").resolve("same"), loop.resolve("a")); // inside, but a loop all the same
+        assertThrows(InvalidDatasetException.class, () -> ImageFolder.load(loop, 4, 6, 1, 1));
+        Files.delete(loop.resolve("a").resolve("same"));
+        String before = ImageFolder.load(loop, 4, 6, 1, 1).digest();
+
+        Files.copy(loop.resolve("a").resolve("0.png"), loop.resolve("a").resolve("copy.png"));
+        Files.createSymbolicLink(loop.resolve("a").resolve("link.png"), loop.resolve("a").resolve("1.png"));
+        List<String> warnings = new java.util.ArrayList<>();
+        TrainTest t = ImageFolder.load(loop, 4, 6, 1, 1, warnings::add);
+        assertEquals(10, t.train().size() + t.test().size(), "10 images, each once");
+        assertEquals(2, warnings.size(), warnings.toString());
+        assertTrue(warnings.stream().anyMatch(w -> w.contains("copy.png") && w.contains("0.png") && w.contains("counted once")), warnings.toString());
+        assertEquals(before, t.digest(), "copies add nothing");
+        Files.copy(loop.resolve("a").resolve("2.png"), loop.resolve("b").resolve("from-a.png"));
+        e = assertThrows(InvalidDatasetException.class, () -> ImageFolder.load(loop, 4, 6, 1, 1));
+        assertTrue(e.getMessage().contains("from-a.png") && e.getMessage().contains("two classes"), e.getMessage());
+        Files.delete(loop.resolve("b").resolve("from-a.png"));
+        writeImage(loop.resolve("b").resolve("5.png"), 255, 5);
+        assertTrue(!before.equals(ImageFolder.load(loop, 4, 6, 1, 1).digest()), "a new image, a new digest");
+
+        Path split = tmp.resolve("split");
+        for (int i = 0; i < 4; i++) {
+            writeImage(split.resolve("train").resolve("a").resolve(i + ".png"), 0, i);
+            writeImage(split.resolve("train").resolve("b").resolve(i + ".png"), 255, i);
+        }
+        writeImage(split.resolve("test").resolve("a").resolve("t.png"), 0, 9);
+        writeImage(split.resolve("test").resolve("b").resolve("t.png"), 255, 9);
+        Files.copy(split.resolve("train").resolve("b").resolve("0.png"), split.resolve("test").resolve("b").resolve("leak.png"));
+        warnings.clear();
+        TrainTest s = ImageFolder.load(split, 4, 6, 1, 1, warnings::add);
+        assertEquals(8, s.train().size());
+        assertEquals(2, s.test().size(), "the test copy of a training image is left out");
+        assertTrue(warnings.size() == 1 && warnings.get(0).contains("leak.png") && warnings.get(0).contains("test set"), warnings.toString());
+        writeImage(split.resolve("test").resolve("c").resolve("t.png"), 60, 1);
+        e = assertThrows(InvalidDatasetException.class, () -> ImageFolder.load(split, 4, 6, 1, 1));
+        assertTrue(e.getMessage().contains("class 'c'") && e.getMessage().contains("not in train/"), e.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> ImageFolder.load(split, 100000, 100000, 3, 1));
     }
 
     @Test
