@@ -39,8 +39,14 @@ final class ServeCommand implements Callable<Integer> {
     @Option(names = "--allow-non-private", description = "Also serve a model trained without privacy (non_private: true); refused otherwise.")
     boolean allowNonPrivate;
 
-    @Option(names = "--threads", paramLabel = "N", description = "Request threads, each with its own copy of the network (default: the number of cores).")
+    @Option(names = "--threads", paramLabel = "N", description = {"Request threads, each with its own copy of the network (default: the number of cores).",
+            "Connections are read by " + ModelServer.CONNECTIONS_PER_THREAD + " I/O threads per request thread (at least "
+                    + ModelServer.MIN_CONNECTION_THREADS + "), so that GET /health is answered while the copies are busy."})
     Integer threads;
+
+    @Option(names = "--read-timeout", paramLabel = "SECONDS", description = "Close a connection whose request has not arrived whole "
+            + "within this time, so that stalled clients cannot hold the server (default ${DEFAULT-VALUE}).")
+    int readTimeout = ModelServer.DEFAULT_READ_TIMEOUT_SECONDS;
 
     @Override
     public Integer call() throws Exception {
@@ -64,10 +70,19 @@ final class ServeCommand implements Callable<Integer> {
             }
             policy = policy.withMaxDelta(maxDelta);
         }
+        if (readTimeout < 1 || readTimeout > 3600) {
+            throw new IllegalArgumentException("--read-timeout must be in [1, 3600] seconds, got " + readTimeout);
+        }
         InetSocketAddress address = new InetSocketAddress(host, port);
         if (address.isUnresolved()) {
             throw new IllegalArgumentException("--host " + host + " is not an address of this machine (cannot be resolved)");
         }
+        if (!address.getAddress().isAnyLocalAddress() && java.net.NetworkInterface.getByInetAddress(address.getAddress()) == null) {
+            throw new IllegalArgumentException("--host " + host + " is not an address of this machine (give one of its addresses, "
+                    + "127.0.0.1 for this machine only, or 0.0.0.0 for every interface)");
+        }
+        // read by the JDK once, when its first server starts (this JVM starts one)
+        System.setProperty(ModelServer.READ_TIMEOUT_PROPERTY, Integer.toString(readTimeout));
         ModelServer server;
         try {
             server = ModelServer.start(dir, policy, address, n, 10);

@@ -10,6 +10,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -63,13 +64,17 @@ class ServeTest {
         Run badHost = run("serve", ok.toString(), "--port", "0", "--host", "no-such-host.invalid");
         assertEquals(2, badHost.status());
         assertTrue(badHost.err().contains("--host no-such-host.invalid"), badHost.err());
+        Run notHere = run("serve", ok.toString(), "--port", "0", "--host", "192.0.2.1"); // TEST-NET-1: no machine's address
+        assertEquals(2, notHere.status());
+        assertTrue(notHere.err().contains("--host 192.0.2.1 is not an address of this machine") && !notHere.err().contains("--port"),
+                notHere.err());
     }
 
     @Test
     void servesUntilTerminated() throws Exception {
         Path dir = release("served", 1.0);
         Path log = tmp.resolve("serve.log");
-        Process p = CliRunner.startCli(log, "serve", dir.toString(), "--port", "0", "--threads", "2");
+        Process p = CliRunner.startCli(log, "serve", dir.toString(), "--port", "0", "--threads", "2", "--read-timeout", "3");
         try {
             Pattern listening = Pattern.compile("on http://127\\.0\\.0\\.1:(\\d+)");
             long end = System.nanoTime() + 120_000_000_000L;
@@ -89,10 +94,53 @@ class ServeTest {
                     .POST(HttpRequest.BodyPublishers.ofByteArray(new byte[2 * 784])).build(), HttpResponse.BodyHandlers.ofString());
             assertEquals(200, predict.statusCode(), predict.body());
             assertEquals(2, Reporting.JSON.readTree(predict.body()).get("classes").size());
+            stalledClientsDoNotFreezeTheServer(Integer.parseInt(m.group(1)), http, base);
             p.destroy(); // SIGTERM: the shutdown hook stops the server gracefully
             assertTrue(p.waitFor(30, TimeUnit.SECONDS), "serve did not stop on SIGTERM");
         } finally {
             p.destroyForcibly();
+        }
+    }
+
+    /**
+     * The issue's stalled clients (item 6), more of them than request threads: each sends the headers of a 3,200-byte
+     * POST and 2 bytes of it, then nothing. /health and /predict are still answered at once, and the server closes the
+     * stalled connections after its read timeout (3 s here).
+     */
+    private static void stalledClientsDoNotFreezeTheServer(int port, HttpClient http, String base) throws Exception {
+        List<java.net.Socket> stalled = new java.util.ArrayList<>();
+        try {
+            for (int i = 0; i < 4; i++) {
+                java.net.Socket s = new java.net.Socket("127.0.0.1", port);
+                s.getOutputStream().write(("POST /predict HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/octet-stream\r\n"
+                        + "Content-Length: 3200\r\n\r\n\0\0").getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+                s.getOutputStream().flush();
+                stalled.add(s);
+            }
+            Thread.sleep(200); // the server has taken them up
+            long start = System.nanoTime();
+            var health = http.send(HttpRequest.newBuilder(URI.create(base + "/health")).timeout(java.time.Duration.ofSeconds(2)).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertEquals(200, health.statusCode());
+            var predict = http.send(HttpRequest.newBuilder(URI.create(base + "/predict")).timeout(java.time.Duration.ofSeconds(2))
+                    .header("Content-Type", "application/octet-stream").POST(HttpRequest.BodyPublishers.ofByteArray(new byte[784]))
+                    .build(), HttpResponse.BodyHandlers.ofString());
+            assertEquals(200, predict.statusCode(), predict.body());
+            assertTrue(System.nanoTime() - start < 2_000_000_000L, "answered while the stalled clients wait");
+            for (java.net.Socket s : stalled) {
+                s.setSoTimeout(15_000);
+                int read;
+                try {
+                    read = s.getInputStream().read();
+                } catch (java.net.SocketException e) {
+                    read = -1; // reset: closed too
+                }
+                assertEquals(-1, read, "the server closes a connection whose request does not arrive in time");
+            }
+        } finally {
+            for (java.net.Socket s : stalled) {
+                s.close();
+            }
         }
     }
 }

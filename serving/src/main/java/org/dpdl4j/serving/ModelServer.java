@@ -16,7 +16,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.dpdl4j.release.InputSpec;
@@ -42,15 +41,30 @@ import org.nd4j.linalg.factory.Nd4j;
  *   <li>{@code GET /health}: {@code {"status": "ok"}}.</li>
  * </ul>
  *
- * <p>The JDK's own {@code jdk.httpserver} serves the requests (no dependency to keep up to date; a fixed pool of
- * {@code threads}, each with its own copy of the network, since DL4J networks are not thread-safe). {@link #close()}
- * stops accepting connections and lets requests in flight finish (up to {@code gracePeriodSeconds}).
+ * <p>The JDK's own {@code jdk.httpserver} serves the requests (no dependency to keep up to date). Reading requests and
+ * computing answers are kept apart, so that slow or stalled clients cannot take the server down: connections are read
+ * and answered by a bounded pool of {@link #connectionThreads} I/O threads ({@value #CONNECTIONS_PER_THREAD} per request
+ * thread, at least {@value #MIN_CONNECTION_THREADS}; connections beyond them and a short queue are closed at once), a
+ * request must arrive whole within the read timeout (the JDK's {@code sun.net.httpserver.maxReqTime}, which this class
+ * sets to {@value #DEFAULT_READ_TIMEOUT_SECONDS} s unless the application set it; the JDK reads it once per JVM, before
+ * its first server starts) or its connection is closed, and only a complete request waits for one of the
+ * {@code threads} copies of the network (DL4J networks are not thread-safe). {@code GET /health} needs no network, so
+ * it is answered while every copy is busy. {@link #close()} stops accepting connections and lets requests in flight
+ * finish (up to {@code gracePeriodSeconds}).
  */
 public final class ModelServer implements AutoCloseable {
     /** The largest request body accepted, in bytes (a 413 above it). */
     public static final int MAX_BODY_BYTES = 64 << 20;
     /** The largest batch accepted in one request (a 400 above it). */
     public static final int MAX_BATCH = 4096;
+    /** How long a request may take to arrive whole unless the JVM was told otherwise ({@code sun.net.httpserver.maxReqTime}). */
+    public static final int DEFAULT_READ_TIMEOUT_SECONDS = 30;
+    /** I/O threads per request thread. */
+    public static final int CONNECTIONS_PER_THREAD = 4;
+    /** The fewest I/O threads. */
+    public static final int MIN_CONNECTION_THREADS = 8;
+    /** The JDK's system property for the read timeout, in seconds. */
+    public static final String READ_TIMEOUT_PROPERTY = "sun.net.httpserver.maxReqTime";
 
     private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -62,22 +76,35 @@ public final class ModelServer implements AutoCloseable {
         if (System.getProperty("sun.net.httpserver.nodelay") == null) {
             System.setProperty("sun.net.httpserver.nodelay", "true");
         }
+        // without it a client that stalls half-way through its request holds an I/O thread for ever
+        if (System.getProperty(READ_TIMEOUT_PROPERTY) == null) {
+            System.setProperty(READ_TIMEOUT_PROPERTY, Integer.toString(DEFAULT_READ_TIMEOUT_SECONDS));
+        }
     }
 
     private final HttpServer server;
     private final ExecutorService executor;
     private final PrivateModel model;
     private final byte[] sidecar;
-    private final ThreadLocal<PrivateModel> perThread;
+    private final java.util.concurrent.BlockingQueue<PrivateModel> copies; // one per request thread
     private final int gracePeriodSeconds;
 
-    private ModelServer(HttpServer server, ExecutorService executor, PrivateModel model, PrivacySidecar sidecar, int gracePeriodSeconds) {
+    private ModelServer(HttpServer server, ExecutorService executor, PrivateModel model, PrivacySidecar sidecar, int threads,
+                        int gracePeriodSeconds) {
         this.server = server;
         this.executor = executor;
         this.model = model;
         this.sidecar = sidecar.toJson();
-        this.perThread = ThreadLocal.withInitial(model::copy);
+        this.copies = new java.util.concurrent.ArrayBlockingQueue<>(threads);
+        for (int i = 0; i < threads; i++) {
+            copies.add(model.copy());
+        }
         this.gracePeriodSeconds = gracePeriodSeconds;
+    }
+
+    /** The I/O threads that read and answer connections for {@code threads} request threads. */
+    public static int connectionThreads(int threads) {
+        return Math.max(MIN_CONNECTION_THREADS, CONNECTIONS_PER_THREAD * threads);
     }
 
     /**
@@ -86,7 +113,7 @@ public final class ModelServer implements AutoCloseable {
      * @param modelDir           a release directory ({@code model.zip} and {@code privacy.json})
      * @param policy             what the loader accepts
      * @param address            where to listen (port 0: any free port; see {@link #port()})
-     * @param threads            request threads ≥ 1 (each holds a copy of the network)
+     * @param threads            request threads ≥ 1: copies of the network computing answers at once
      * @param gracePeriodSeconds how long {@link #close()} waits for requests in flight, ≥ 0
      * @return the running server
      * @throws org.dpdl4j.release.UnverifiedModelException if the loader refuses the directory (nothing is served)
@@ -104,12 +131,15 @@ public final class ModelServer implements AutoCloseable {
         PrivateModel model = PrivateModel.load(modelDir, policy);
         HttpServer server = HttpServer.create(address, 0);
         AtomicInteger count = new AtomicInteger();
-        ExecutorService executor = Executors.newFixedThreadPool(threads, r -> {
+        int io = connectionThreads(threads);
+        // a full pool and queue refuse a connection (the JDK then closes it) rather than queue it behind stalled ones
+        ExecutorService executor = new java.util.concurrent.ThreadPoolExecutor(io, io, 60, TimeUnit.SECONDS,
+                new java.util.concurrent.ArrayBlockingQueue<>(io), r -> {
             Thread t = new Thread(r, "dpdl4j-serve-" + count.incrementAndGet());
             t.setDaemon(true);
             return t;
-        });
-        ModelServer s = new ModelServer(server, executor, model, model.sidecar(), gracePeriodSeconds);
+        }, new java.util.concurrent.ThreadPoolExecutor.AbortPolicy());
+        ModelServer s = new ModelServer(server, executor, model, model.sidecar(), threads, gracePeriodSeconds);
         server.createContext("/predict", e -> s.exactly("/predict", e, s::predict));
         server.createContext("/privacy", e -> s.exactly("/privacy", e, x -> s.get(x, s.sidecar)));
         server.createContext("/health", e -> s.exactly("/health", e,
@@ -190,12 +220,21 @@ public final class ModelServer implements AutoCloseable {
                 send(e, 415, error("Content-Type must be application/json or application/octet-stream, got " + type));
                 return;
             }
-            PrivateModel mine = perThread.get(); // this thread's copy (made on its first request)
+            PrivateModel mine;
+            try {
+                mine = copies.take(); // the request is whole: wait for a free copy of the network
+            } catch (InterruptedException ex) {
+                Thread.currentThread().interrupt();
+                send(e, 503, error("the server is stopping"));
+                return;
+            }
             INDArray out;
             try {
                 out = mine.output(features);
             } catch (RuntimeException ex) { // DL4J's shape checks: the input does not fit the network
                 throw new BadRequest("the input does not fit the model: " + ex.getMessage());
+            } finally {
+                copies.add(mine);
             }
             send(e, 200, answer(out));
         } catch (BadRequest ex) {
