@@ -49,6 +49,15 @@ final class Cli {
         CREATED.addAll(missing);
     }
 
+    /** Deletes a directory if it exists and is empty; one with files in it is kept. */
+    static void deleteIfEmpty(Path dir) throws IOException {
+        try {
+            Files.deleteIfExists(dir);
+        } catch (java.nio.file.DirectoryNotEmptyException e) {
+            // other files stay
+        }
+    }
+
     /** After a command: if it failed, the output directories it created and left empty are removed, innermost first. */
     static void removeEmptyCreated(boolean failed) {
         for (int i = CREATED.size() - 1; failed && i >= 0; i--) {
@@ -67,7 +76,8 @@ final class Cli {
                 cmd.getErr().println("error: " + oneLine(ex.getMessage()));
                 return 2;
             }
-            if (ex instanceof org.dpdl4j.tuning.PrivacyLedger.BudgetExceededException) {
+            if (ex instanceof org.dpdl4j.release.PrivacyLedger.BudgetExceededException
+                    || ex instanceof org.dpdl4j.release.PrivacyLedger.AlreadyReleasedException) {
                 cmd.getErr().println("refused: " + oneLine(ex.getMessage()));
                 return 3;
             }
@@ -75,7 +85,11 @@ final class Cli {
                 cmd.getErr().println("failed: " + oneLine(ex.getMessage()));
                 return 4;
             }
-            if (ex instanceof org.dpdl4j.tuning.PrivacyLedger.LedgerException) {
+            if (ex instanceof org.dpdl4j.spark.ClusterUnavailableException) {
+                cmd.getErr().println("unavailable: " + oneLine(ex.getMessage()));
+                return 6;
+            }
+            if (ex instanceof org.dpdl4j.release.PrivacyLedger.LedgerException) {
                 cmd.getErr().println("ledger: " + oneLine(ex.getMessage()));
                 return 5;
             }
@@ -117,15 +131,15 @@ final class Cli {
      *
      * @throws IllegalArgumentException naming --ledger when the path is a directory
      */
-    static org.dpdl4j.tuning.PrivacyLedger openLedger(Path file, Double budget, String dataset, double delta) throws IOException {
+    static org.dpdl4j.release.PrivacyLedger openLedger(Path file, Double budget, String dataset, double delta) throws IOException {
         if (Files.isDirectory(file)) {
             throw new IllegalArgumentException("--ledger " + file + " is a directory; give a file");
         }
-        org.dpdl4j.tuning.PrivacyLedger l;
+        org.dpdl4j.release.PrivacyLedger l;
         try {
             l = budget == null && Files.exists(file) && Files.size(file) > 0
-                    ? org.dpdl4j.tuning.PrivacyLedger.open(file, dataset)
-                    : org.dpdl4j.tuning.PrivacyLedger.open(file, dataset, budget != null ? budget : Double.POSITIVE_INFINITY, delta);
+                    ? org.dpdl4j.release.PrivacyLedger.open(file, dataset)
+                    : org.dpdl4j.release.PrivacyLedger.open(file, dataset, budget != null ? budget : Double.POSITIVE_INFINITY, delta);
         } catch (IOException e) {
             throw new IllegalArgumentException("--ledger " + file + " cannot be opened (" + why(e) + ")");
         }

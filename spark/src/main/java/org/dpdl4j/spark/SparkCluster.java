@@ -140,8 +140,8 @@ public final class SparkCluster implements AutoCloseable {
      * one elsewhere), so that a tuning starts, and is charged, only once it can run.
      *
      * @throws IllegalArgumentException if the master URL is malformed
-     * @throws IllegalStateException    if a standalone master cannot be reached, or no executor registers in time
-     *                                  (the context is stopped again)
+     * @throws ClusterUnavailableException if a standalone master cannot be reached, or no executor registers in time
+     *                                     (the context is stopped again)
      */
     public static SparkCluster start(Settings settings) {
         String master = settings.master();
@@ -241,7 +241,7 @@ public final class SparkCluster implements AutoCloseable {
                 errors.add(hostPort + ": " + e.getMessage());
             }
         }
-        throw new IllegalStateException("cannot reach the Spark master " + master + " (" + String.join("; ", errors)
+        throw new ClusterUnavailableException("cannot reach the Spark master " + master + " (" + String.join("; ", errors)
                 + "); nothing was charged or trained");
     }
 
@@ -253,7 +253,7 @@ public final class SparkCluster implements AutoCloseable {
                 return;
             }
             if (System.nanoTime() > deadline || sc.sc().isStopped()) {
-                throw new IllegalStateException(registered + " of " + expected + " Spark executor(s) registered with " + master
+                throw new ClusterUnavailableException(registered + " of " + expected + " Spark executor(s) registered with " + master
                         + " within " + seconds + " s: check that the master is up and has workers with free cores (spark.task.cpus) "
                         + "and memory (spark.executor.memory); nothing was charged or trained");
             }
