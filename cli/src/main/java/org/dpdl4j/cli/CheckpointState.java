@@ -17,35 +17,32 @@ import org.dpdl4j.benchmarks.Reporting;
 import org.dpdl4j.dpsgd.DpSgdConfig;
 import org.dpdl4j.dpsgd.DpSgdTrainer;
 import org.dpdl4j.dpsgd.PrivateNormalisation;
-import org.dpdl4j.tuning.PrivacyLedger;
+import org.dpdl4j.release.PrivacyLedger;
 
 /**
  * A train checkpoint's {@code state.json}, bound to what it may continue. The plan (every setting that defines the run's
- * event or its release) has a SHA-256 ({@code plan_sha256}); the model and moving-average files have theirs; the whole
- * state has one over all of it ({@code state_sha256}). {@link #verify} refuses a checkpoint whose hashes do not match,
- * whose plan contradicts itself (q ≠ B/n, T ≠ ⌈E/q⌉, steps done outside [0, T], an event so far that is not the one of
- * the steps done), whose files lie outside the checkpoint folder, or whose plan is not the event the ledger charged.
+ * event or its release, the run's identifier and the data's digest) has a SHA-256 ({@code plan_sha256}); the model and
+ * moving-average files have theirs; the whole state has one over all of it ({@code state_sha256}). {@link #verify} refuses
+ * a checkpoint whose hashes do not match, whose plan contradicts itself (q ≠ B/n, T ≠ ⌈E/q⌉, steps done outside [0, T],
+ * an event so far that is not the one of the steps done) or whose files lie outside the checkpoint folder.
  *
- * <p>What this protects against: an edited or damaged state.json, a swapped model file, a plan that would run more
- * steps, or with other noise, than was charged. A file's hash can be recomputed by whoever edits it, so without a
- * ledger the checks hold against mistakes and careless edits only; with a ledger (itself hash-chained) the plan must
- * also equal the charged event, which an edit of the checkpoint cannot change.
+ * <p>A file's hash can be recomputed by whoever edits it, so without a ledger these checks hold against mistakes and
+ * careless edits only. With a ledger (itself hash-chained) the checkpoint is also checked against what the ledger holds,
+ * which an edit of the checkpoint cannot change ({@link #checkAgainstLedger}): the charge was made for this run
+ * (its identifier), for this plan (its digest: data set and data digest, model, σ, q, C, T, …), for this event, on this
+ * ledger's data set; the state to continue from is the charge's starting state or a checkpoint the ledger recorded under
+ * it (its steps done and its files' digest); and the charge has not released yet.
  */
 final class CheckpointState {
     /** The field holding the hash of the rest of the state. */
     static final String STATE_HASH = "state_sha256";
+    /** The checkpoint format this dpdl4j writes and reads. */
+    static final int FORMAT = 2;
     /** The settings that define the run (its event, its data, its release); hashed as {@code plan_sha256}. */
-    static final List<String> PLAN = List.of("dataset", "image_size", "n", "model", "optimizer", "activation", "batch_size", "epochs",
-            "sampling_rate", "noise_multiplier", "clip_norm", "steps", "physical_batch_size", "ema_decay", "delta", "secure_noise",
-            "non_private", "weights_seed", "ledger", "ledger_charge", "accountant", "data_normalisation");
-    /** Plan keys hashed only when set, so that checkpoints written before they existed keep their hash. */
-    private static final List<String> OPTIONAL = List.of("data_normalisation");
-
-    /** Opens a ledger named by a checkpoint (to compare the plan with its charge). */
-    @FunctionalInterface
-    interface LedgerOpener {
-        PrivacyLedger open(Path file) throws IOException;
-    }
+    static final List<String> PLAN = List.of("format", "run", "dataset", "data_sha256", "image_size", "n", "model", "optimizer",
+            "activation", "batch_size", "epochs", "sampling_rate", "noise_multiplier", "clip_norm", "steps", "physical_batch_size",
+            "ema_decay", "delta", "secure_noise", "non_private", "weights_seed", "ledger", "accountant", "data_normalisation",
+            "augmult");
 
     private CheckpointState() {
     }
@@ -54,9 +51,7 @@ final class CheckpointState {
     static String planHash(Map<String, Object> state) {
         Map<String, Object> plan = new LinkedHashMap<>();
         for (String key : PLAN) {
-            if (state.get(key) != null || !OPTIONAL.contains(key)) {
-                plan.put(key, state.get(key));
-            }
+            plan.put(key, state.get(key));
         }
         return sha256(json(plan));
     }
@@ -66,6 +61,14 @@ final class CheckpointState {
         Map<String, Object> rest = new LinkedHashMap<>(state);
         rest.remove(STATE_HASH);
         return sha256(json(rest));
+    }
+
+    /**
+     * The digest of the saved iterate a state continues from (its model file's and moving average's SHA-256): what the
+     * ledger binds to a charge's start and to each checkpoint.
+     */
+    static String iterateDigest(Map<String, Object> state) {
+        return sha256("model " + state.get("model_sha256") + " ema " + state.get("ema_sha256"));
     }
 
     /** SHA-256 (hex) of a file's bytes. */
@@ -81,21 +84,27 @@ final class CheckpointState {
     }
 
     /**
-     * Reads and verifies {@code dir/state.json}.
+     * Reads and verifies {@code dir/state.json} on its own (its hashes, its plan against itself, its files).
      *
      * @return the state, verified
      * @throws IllegalArgumentException naming the file, the field and what is wrong
      * @throws IOException              if a file cannot be read
      */
-    static Map<String, Object> verify(Path dir, LedgerOpener ledgers) throws IOException {
+    static Map<String, Object> verify(Path dir) throws IOException {
         Path file = dir.resolve("state.json");
         Map<String, Object> state = readObject(file, "--resume");
-        for (String key : List.of("dataset", "image_size", "model", "optimizer", "activation", "accountant", "model_file",
+        if (!(state.get("format") instanceof Number f) || f.intValue() != FORMAT) {
+            throw new IllegalArgumentException("--resume: checkpoint " + file + " was written by an earlier dpdl4j (checkpoint "
+                    + "format " + (state.get("format") == null ? 1 : state.get("format")) + ", this one reads " + FORMAT + "), "
+                    + "without the bindings to its ledger charge that this dpdl4j checks; finish it with the dpdl4j that started "
+                    + "it, or start a new run");
+        }
+        for (String key : List.of("run", "dataset", "image_size", "model", "optimizer", "activation", "accountant", "model_file",
                 "plan_sha256", STATE_HASH, "model_sha256")) {
             text(file, state, key);
         }
         for (String key : List.of("n", "batch_size", "epochs", "sampling_rate", "noise_multiplier", "clip_norm", "steps",
-                "physical_batch_size", "ema_decay", "delta", "steps_done", "checkpoint_every")) {
+                "physical_batch_size", "ema_decay", "delta", "steps_done", "checkpoint_every", "augmult")) {
             number(file, state, key);
         }
         if (!stateHash(state).equals(state.get(STATE_HASH))) {
@@ -139,31 +148,72 @@ final class CheckpointState {
             throw refused(file, "data_normalisation " + norm + " is not a noise multiplier > 0");
         }
         if (state.get("ledger_charge") != null) {
-            PrivacyEvent training = DpSgdTrainer.event(q, sigma, steps);
-            checkCharge(file, state, ledgers, state.get("data_normalisation") != null
-                    ? ComposedEvent.of(PrivateNormalisation.event(number(file, state, "data_normalisation").doubleValue()), training)
-                    : training);
+            number(file, state, "ledger_charge");
+            if (state.get("ledger") == null) {
+                throw refused(file, "it names a ledger charge but no ledger");
+            }
         }
         return state;
     }
 
-    /** The plan's whole event must be the ledger's charge, entry {@code ledger_charge}. */
-    private static void checkCharge(Path file, Map<String, Object> state, LedgerOpener ledgers, PrivacyEvent planned)
-            throws IOException {
-        long entry = number(file, state, "ledger_charge").longValue();
-        Path ledgerFile = Path.of(text(file, state, "ledger"));
-        if (!Files.exists(ledgerFile)) {
-            throw refused(file, "its run was charged to " + ledgerFile + ", which does not exist: the plan cannot be checked "
-                    + "against its charge");
+    /** The whole event a state's plan charges: the DP-SGD run's, after the data normalisation's if any. */
+    static PrivacyEvent plannedEvent(Map<String, Object> state) {
+        PrivacyEvent training = DpSgdTrainer.event(((Number) state.get("sampling_rate")).doubleValue(),
+                ((Number) state.get("noise_multiplier")).doubleValue(), ((Number) state.get("steps")).longValue());
+        return state.get("data_normalisation") instanceof Number norm
+                ? ComposedEvent.of(PrivateNormalisation.event(norm.doubleValue()), training) : training;
+    }
+
+    /**
+     * Checks a verified state against its ledger (see the class comment) and returns the charge that pays for it, or null
+     * when the ledger holds none for this run (the run was stopped between its plan and its charge: nothing ran).
+     *
+     * @throws IllegalArgumentException naming what does not match the ledger
+     * @throws PrivacyLedger.AlreadyReleasedException if the charge has released already
+     */
+    static PrivacyLedger.Entry checkAgainstLedger(Path dir, Map<String, Object> state, PrivacyLedger ledger) {
+        Path file = dir.resolve("state.json");
+        String run = (String) state.get("run");
+        if (!ledger.dataset().equals(state.get("dataset"))) {
+            throw refused(file, "its plan trains on " + state.get("dataset") + ", but ledger " + ledger.file() + " is for "
+                    + ledger.dataset());
         }
-        try (PrivacyLedger ledger = ledgers.open(ledgerFile)) {
-            PrivacyLedger.Entry charge = ledger.entries().stream().filter(e -> e.sequence() == entry && e.charged()).findFirst()
-                    .orElseThrow(() -> refused(file, "ledger " + ledgerFile + " has no charge " + entry));
-            if (!charge.event().equals(planned)) {
-                throw refused(file, "its plan (" + planned + ") is not what ledger " + ledgerFile + " charged in entry " + entry
-                        + " (" + charge.event() + ")");
+        PrivacyLedger.Entry charge;
+        if (state.get("ledger_charge") instanceof Number seq) {
+            charge = ledger.entries().stream().filter(e -> e.charged() && e.sequence() == seq.longValue()).findFirst()
+                    .orElseThrow(() -> refused(file, "ledger " + ledger.file() + " has no charge " + seq));
+        } else {
+            charge = ledger.chargeOf(run).orElse(null);
+            if (charge == null) {
+                if (((Number) state.get("steps_done")).longValue() != 0) {
+                    throw refused(file, "it has done steps, but ledger " + ledger.file() + " holds no charge for its run " + run);
+                }
+                return null;
             }
         }
+        PrivacyEvent planned = plannedEvent(state);
+        if (!run.equals(charge.run())) {
+            throw refused(file, "ledger " + ledger.file() + " made charge " + charge.sequence() + " for run " + charge.run()
+                    + ", not for this checkpoint's run " + run);
+        }
+        if (!charge.event().equals(planned) || !state.get("plan_sha256").equals(charge.plan())) {
+            throw refused(file, "its plan (" + planned + ", plan digest " + state.get("plan_sha256") + ") is not what ledger "
+                    + ledger.file() + " charged in entry " + charge.sequence() + " (" + charge.event() + ", plan digest "
+                    + charge.plan() + ")");
+        }
+        long done = ((Number) state.get("steps_done")).longValue();
+        if (!ledger.reached(charge.sequence(), done, iterateDigest(state))) {
+            throw refused(file, "its model after " + done + " steps is not a state that ledger " + ledger.file() + " recorded "
+                    + "for charge " + charge.sequence() + " (neither its start nor one of its checkpoints): the run cannot go on "
+                    + "from it under that charge");
+        }
+        ledger.releaseOf(charge.sequence()).ifPresent(released -> {
+            throw new PrivacyLedger.AlreadyReleasedException("--resume: the run of checkpoint " + file + " was charged to ledger "
+                    + ledger.file() + " (entry " + charge.sequence() + "), and that charge has already released (entry "
+                    + released.sequence() + ", " + released.time() + ": " + released.label() + "): a copy of this run released "
+                    + "first, and one charge releases once. Start a new run (a new charge) instead", released);
+        });
+        return charge;
     }
 
     /** A file named by the state: a plain name of the expected form (inside the checkpoint folder) with the recorded hash. */

@@ -34,7 +34,7 @@ import org.dpdl4j.tuning.Candidate;
 import org.dpdl4j.accounting.DpHypeVoting;
 import org.dpdl4j.tuning.DpSgdMechanism;
 import org.dpdl4j.tuning.HyperparameterSpace;
-import org.dpdl4j.tuning.PrivacyLedger;
+import org.dpdl4j.release.PrivacyLedger;
 import org.dpdl4j.tuning.TuningListener;
 
 import picocli.CommandLine.Command;
@@ -221,8 +221,7 @@ final class DpHypeCommand extends TuningCommand {
             System.out.printf("[operator] NON-PRIVATE evaluation (each candidate trained without privacy on all training data, "
                     + "research only): DP-HYPE %.4f | OPT %.4f | RANDGUESS %.4f%n", accuracy[result.winner()], opt, randGuess);
         }
-        TuningOutput.write(out, null, report, null, operator);
-        finished(out);
+        release(out, null, report, null, operator, params.event());
         System.out.printf("epsilon at delta %s: %.4f (client level, remove-then-add; RDP order %s)%n", t.delta,
                 guarantee.epsilon(), guarantee.order());
         printEnd(out, List.of(), false, false, report);

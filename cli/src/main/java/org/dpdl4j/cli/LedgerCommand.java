@@ -8,7 +8,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import org.dpdl4j.accounting.Accountants;
-import org.dpdl4j.tuning.PrivacyLedger;
+import org.dpdl4j.release.PrivacyLedger;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -23,7 +23,8 @@ final class LedgerCommand {
     /** {@code ledger show FILE}: every entry with its own epsilon, the spent total and what remains. */
     @Command(name = "show", mixinStandardHelpOptions = true, description = {"Print what a ledger has spent: each entry (charges and the records they cover) with its own epsilon "
                         + "at the ledger's delta, the total spent and the remaining budget.",
-                "Opening repairs a torn last line (a crash during a write), counted conservatively, and says so."})
+                "Reads only: a torn last line (a crash during a write, never acknowledged, no cost) is reported, and the "
+                        + "next run that writes to the ledger records it as torn."})
     static final class Show implements Callable<Integer> {
         @Parameters(paramLabel = "FILE", description = "The ledger (JSON lines).")
         Path file;
@@ -31,28 +32,43 @@ final class LedgerCommand {
         @Option(names = "--json", description = "Print one JSON object as the last line of stdout.")
         boolean json;
 
+        @Option(names = "--all", description = "Also list each run's checkpoint entries (counted, not listed, by default; they cost nothing).")
+        boolean all;
+
         @Override
         public Integer call() throws Exception {
             try (PrivacyLedger ledger = openExisting(file)) {
                 String dataset = ledger.dataset();
+                int hidden = 0;
                 for (String repair : ledger.repairs()) {
-                    System.out.println("repaired: " + repair);
+                    System.out.println("found: " + repair);
                 }
                 System.out.printf("ledger %s: dataset %s, budget epsilon %s at delta %s%n", file, dataset, ledger.epsilonBudget(),
                         ledger.delta());
                 List<Map<String, Object>> rows = new ArrayList<>();
                 for (PrivacyLedger.Entry e : ledger.entries()) {
-                    double eps = Accountants.tightest(e.event(), ledger.delta()).epsilon();
-                    System.out.printf("%4d  %s  %-22s  epsilon %-10s  %s%n", e.sequence(), e.time(),
-                            e.charged() ? "charge" : "record (under " + e.coveredBy() + ")", String.format("%.4f", eps), e.label());
+                    boolean checkpoint = e.kind() == PrivacyLedger.Kind.CHECKPOINT;
+                    // a checkpoint's steps so far cost nothing beyond its charge: no accountant is run for it
+                    Double eps = e.event() == null || checkpoint ? null : Accountants.tightest(e.event(), ledger.delta()).epsilon();
+                    String kind = e.kind().name().toLowerCase(java.util.Locale.ROOT);
+                    hidden += checkpoint && !all ? 1 : 0;
+                    if (!checkpoint || all) {
+                        System.out.printf("%4d  %s  %-26s  epsilon %-10s  %s%n", e.sequence(), e.time(),
+                                e.coveredBy() == null ? kind : kind + " (under " + e.coveredBy() + ")",
+                                eps == null ? "-" : String.format("%.4f", eps), e.label());
+                    }
                     Map<String, Object> row = new LinkedHashMap<>();
                     row.put("seq", e.sequence());
                     row.put("time", e.time());
+                    row.put("kind", kind);
                     row.put("charged", e.charged());
                     row.put("covered_by", e.coveredBy());
                     row.put("label", e.label());
                     row.put("epsilon", eps);
                     rows.add(row);
+                }
+                if (hidden > 0) {
+                    System.out.println("      (" + hidden + " checkpoint entries not listed: --all lists them)");
                 }
                 org.dpdl4j.accounting.PrivacyGuarantee spentGuarantee = ledger.spent();
                 double spent = spentGuarantee.epsilon();
@@ -78,7 +94,7 @@ final class LedgerCommand {
         }
     }
 
-    /** Opens FILE as an existing ledger, or says clearly why not (missing, a directory). */
+    /** Opens FILE read-only as an existing ledger (nothing is written), or says clearly why not (missing, a directory). */
     private static PrivacyLedger openExisting(Path file) throws java.io.IOException {
         if (Files.isDirectory(file)) {
             throw new IllegalArgumentException("ledger " + file + " is a directory; give the ledger file");
@@ -86,14 +102,15 @@ final class LedgerCommand {
         if (!Files.exists(file)) {
             throw new IllegalArgumentException("ledger " + file + " does not exist");
         }
-        return PrivacyLedger.openExisting(file);
+        return PrivacyLedger.inspect(file);
     }
 
     /** {@code ledger verify FILE [--head HASH]}: the hash chain, and optionally that an anchored head is still in it. */
     @Command(name = "verify", mixinStandardHelpOptions = true, description = {"Check a ledger's hash chain from its header to its last entry (exit 5 naming the first line that was "
-                        + "edited, removed, inserted, duplicated or reordered) and print its head hash; keep that hash where "
-                        + "the operator cannot change it, and give it later as --head to check that the ledger was not "
-                        + "rewritten or cut short since."})
+                        + "edited, removed, inserted, duplicated or reordered), and that it still holds the head kept in "
+                        + "FILE.head, and print its head hash; keep that hash where the operator cannot change it, and give it "
+                        + "later as --head to check that the ledger was not rewritten or cut short since.",
+                "Reads only: nothing is written, not even a repair."})
     static final class Verify implements Callable<Integer> {
         @Parameters(paramLabel = "FILE", description = "The ledger (JSON lines).")
         Path file;
@@ -111,7 +128,7 @@ final class LedgerCommand {
             }
             try (PrivacyLedger ledger = openExisting(file)) {
                 for (String repair : ledger.repairs()) {
-                    System.out.println("repaired: " + repair);
+                    System.out.println("found: " + repair);
                 }
                 if (head != null && !ledger.containsHash(head)) {
                     throw new PrivacyLedger.LedgerException("privacy ledger " + file + " does not contain the head " + head

@@ -2,7 +2,7 @@ package org.dpdl4j.cli;
 
 import java.io.IOException;
 import java.nio.file.Path;
-import org.dpdl4j.tuning.PrivacyLedger;
+import org.dpdl4j.release.PrivacyLedger;
 import picocli.CommandLine.Option;
 
 /** The privacy-ledger options that {@code train} and {@code tune} share. */

@@ -15,7 +15,7 @@ import org.dpdl4j.tuning.DpSgdMechanism;
 import org.dpdl4j.tuning.HyperparameterSpace;
 import org.dpdl4j.tuning.OperatorRecord;
 import org.dpdl4j.tuning.Release;
-import org.dpdl4j.tuning.PrivacyLedger;
+import org.dpdl4j.release.PrivacyLedger;
 import org.dpdl4j.tuning.ProposeTestTuner;
 
 import picocli.CommandLine.Command;
@@ -106,7 +106,6 @@ final class ProposeTestCommand extends TuningCommand {
                 ledger.close();
             }
         }
-        finished(out);
         double delta = t.delta;
         PrivacyGuarantee total = acc.guarantee(r.event(), delta);
         PrivacyGuarantee loop = acc.guarantee(tuner.loopEvent(), delta);
@@ -120,7 +119,7 @@ final class ProposeTestCommand extends TuningCommand {
                 loop.epsilon(), fin.epsilon(), delta, tuner.maxIterations(), partitions, granularity, epsilon0, lowerUtility,
                 noiseMultiplier, provenance(space, data.train().size(), release.notes(), release.event()));
         OperatorRecord record = r.operatorRecord();
-        TuningOutput.write(out, released(release.model(), r.event(), data), report, null, withExecutorRecord(record.toMap()));
+        release(out, released(release.model(), r.event(), data), report, null, withExecutorRecord(record.toMap()), r.event());
         System.out.printf("selected %s | final model test accuracy %.4f%n", release.candidate(), testAccuracy);
         System.out.printf("epsilon at delta %s: total %.4f (%s) | RDP %.4f, advanced composition + RDP %.4f | selection loop alone "
                         + "%.4f (T_max = %d iterations) | final run alone %.4f%n", delta, best,

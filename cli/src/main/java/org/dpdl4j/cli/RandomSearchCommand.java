@@ -24,7 +24,7 @@ import org.dpdl4j.tuning.HyperparameterSpace;
 import org.dpdl4j.tuning.TrainingMechanism;
 import org.dpdl4j.tuning.OperatorRecord;
 import org.dpdl4j.tuning.Release;
-import org.dpdl4j.tuning.PrivacyLedger;
+import org.dpdl4j.release.PrivacyLedger;
 import org.dpdl4j.tuning.DpHypoTuner;
 import org.dpdl4j.tuning.RandomSearchTuner;
 import org.dpdl4j.tuning.Tuner;
@@ -115,7 +115,6 @@ class RandomSearchCommand extends TuningCommand {
                 ledger.close();
             }
         }
-        finished(out);
 
         Release release = result.release();
         OperatorRecord record = result.operatorRecord();
@@ -141,7 +140,8 @@ class RandomSearchCommand extends TuningCommand {
         operator.put("epsilon_naive_composition", naive);
         operator.put("train_split_size", mechanism.train().size());
         operator.put("validation_split_size", mechanism.validation().size());
-        TuningOutput.write(out, released(release.model(), release.event(), data), report, release.trialsRevealed() ? release.trialMaps() : null, operator);
+        release(out, released(release.model(), release.event(), data), report, release.trialsRevealed() ? release.trialMaps() : null, operator,
+                release.event());
 
         System.out.printf("best: %s | validation score %s | test accuracy %s%n", release.candidate(),
                 release.score() == null ? "n/a" : String.format("%.4f", release.score()),

@@ -18,7 +18,7 @@ import org.dpdl4j.tuning.Extrapolation;
 import org.dpdl4j.tuning.HyperparameterSpace;
 import org.dpdl4j.tuning.OperatorRecord;
 import org.dpdl4j.tuning.Release;
-import org.dpdl4j.tuning.PrivacyLedger;
+import org.dpdl4j.release.PrivacyLedger;
 import org.dpdl4j.tuning.RandomSearchTuner;
 import org.dpdl4j.tuning.Tuner;
 import org.dpdl4j.tuning.TuningResult;
@@ -170,7 +170,6 @@ final class SubsampledCommand extends TuningCommand {
                 ledger.close();
             }
         }
-        finished(out);
 
         Release release = r.release();
         OperatorRecord record = r.operatorRecord();
@@ -189,7 +188,7 @@ final class SubsampledCommand extends TuningCommand {
                 provenance(space, n, release.notes(), release.event()));
         Map<String, Object> operator = withExecutorRecord(record.toMap());
         operator.put("baseline_seconds_estimated", cost.baselineGradients() * secondsPerGradient);
-        TuningOutput.write(out, released(release.model(), release.event(), data), report, null, operator);
+        release(out, released(release.model(), release.event(), data), report, null, operator, release.event());
 
         System.out.printf("tuned on X1: best %s; final run with %s%n", r.tuned(), r.transferred());
         System.out.printf("final model test accuracy %.4f%n", testAccuracy);

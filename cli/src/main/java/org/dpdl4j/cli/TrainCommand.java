@@ -26,7 +26,8 @@ import org.dpdl4j.models.FeatureStatistics;
 import org.dpdl4j.models.Models;
 import org.dpdl4j.release.InputSpec;
 import org.dpdl4j.release.PrivateModel;
-import org.dpdl4j.tuning.PrivacyLedger;
+import org.dpdl4j.release.PrivacyLedger;
+import org.dpdl4j.release.StagedRelease;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
 import picocli.CommandLine.Command;
@@ -38,7 +39,10 @@ import picocli.CommandLine.Option;
         description = {"Train a differentially private model with DP-SGD and report its test accuracy and (epsilon, delta).",
                 "Saves the model (DL4J ModelSerializer) and privacy.json in --output; with --checkpoint-every (or a "
                         + "--ledger), a checkpoint in --output/operator/checkpoint/ (operator-only, never to be published) that "
-                        + "--resume continues after a crash."})
+                        + "--resume continues after a crash.",
+                "With a --ledger a charge releases once: the ledger records the release, and a copy of the checkpoint "
+                        + "(a backup restored, a folder copied) cannot release a second, differently noised model under the "
+                        + "same charge. Without a ledger nothing records it, and each copy of a checkpoint can release."})
 final class TrainCommand implements Callable<Integer> {
     @Mixin
     TrainingOptions t;
@@ -55,7 +59,8 @@ final class TrainCommand implements Callable<Integer> {
 
     @Option(names = "--checkpoint-every", paramLabel = "N", description = {"Save a checkpoint (model, updater state, steps done, event so far) into "
                         + "--output/operator/checkpoint/ every N steps, atomically; removed when the run finishes.",
-                "A run charged to a --ledger also saves one at step 0, right after the charge."})
+                "A run charged to a --ledger also saves one at step 0, before the charge, so that every charge has a "
+                        + "checkpoint to resume."})
     Long checkpointEvery;
 
     @Mixin
@@ -64,8 +69,19 @@ final class TrainCommand implements Callable<Integer> {
     @Option(names = "--resume", paramLabel = "DIR", description = {"Continue the run whose checkpoint is in DIR/operator/checkpoint/ to its planned steps, with fresh "
                         + "randomness; its settings come from the checkpoint (give --seed again for a reproducible "
                         + "continuation).",
-                "The result is written into DIR."})
+                "The result is written into DIR. A release interrupted on its way to DIR is finished. Only --workers, --seed, "
+                        + "--checkpoint-every, --no-progress, --json and the executor options may be given with it.",
+                "Without a --ledger, every copy of a checkpoint can be resumed and release: the ledger is what makes a "
+                        + "charge release once."})
     Path resume;
+
+    @picocli.CommandLine.Spec
+    picocli.CommandLine.Model.CommandSpec spec;
+
+    /** What --resume accepts besides itself: how the rest of the run is computed and shown, never what it is. */
+    private static final java.util.Set<String> RESUME_OPTIONS = java.util.Set.of("--resume", "--workers", "--seed",
+            "--checkpoint-every", "--no-progress", "--json", "--executor", "--spark-master", "--spark-data", "--spark-task-cpus",
+            "--spark-wait", "--spark-conf", "--spark-partitions");
 
     @Mixin
     LedgerOptions ledger;
@@ -85,6 +101,9 @@ final class TrainCommand implements Callable<Integer> {
     /** The cluster that computes the clipped sums (--executor spark), or null for this JVM. */
     private org.dpdl4j.spark.SparkCluster cluster;
 
+    /** The ledger this run is charged to (no lock is held between its operations), or null. */
+    private PrivacyLedger runLedger;
+
     @Override
     public Integer call() throws IOException {
         org.dpdl4j.spark.SparkCluster.Settings spark = executorOptions.settings(executorOptions.spark(), "--executor spark");
@@ -94,6 +113,8 @@ final class TrainCommand implements Callable<Integer> {
         }
         if (resume == null) { // before the cluster starts (a checkpoint's k is checked when it is read)
             augmult.check(t.dataset, spark != null);
+        } else {
+            checkResumeOptions();
         }
         if (spark == null || dryRun) {
             return resume != null ? resumeRun() : plan();
@@ -107,7 +128,19 @@ final class TrainCommand implements Callable<Integer> {
         }
     }
 
-    /** A new run: checks, σ, the charge, then {@link #finish}. */
+    /** --resume continues the run as planned and charged: an option that would change it is refused by name. */
+    private void checkResumeOptions() {
+        java.util.List<String> refused = spec.commandLine().getParseResult().matchedOptions().stream()
+                .map(o -> o.longestName()).filter(n -> !RESUME_OPTIONS.contains(n)).distinct().toList();
+        if (!refused.isEmpty()) {
+            throw new IllegalArgumentException("--resume continues the run as it was planned and charged; "
+                    + String.join(", ", refused) + (refused.size() == 1 ? " is" : " are") + " part of that plan and cannot change "
+                    + "on resume: drop " + (refused.size() == 1 ? "it" : "them") + " (the checkpoint's settings are used; "
+                    + "allowed with --resume: " + String.join(", ", new java.util.TreeSet<>(RESUME_OPTIONS)) + ")");
+        }
+    }
+
+    /** A new run: checks, σ, then {@link #start}. */
     private Integer plan() throws IOException {
         if (accountantOption.name == null) {
             accountantOption.name = org.dpdl4j.dpsgd.PrivateTraining.DEFAULT_ACCOUNTANT; // one run: the tighter accountant
@@ -176,10 +209,73 @@ final class TrainCommand implements Callable<Integer> {
             }
             return 0;
         }
-        Long charge = charge(planned);
-        Map<String, Object> state = checkpointState(n, q, sigma, steps, charge);
+        Map<String, Object> state = checkpointState(data, n, q, sigma, steps);
         state.put("plan_sha256", CheckpointState.planHash(state));
-        return finish(out, data, net, config, state, 0, null);
+        return start(out, data, net, config, state, planned);
+    }
+
+    /**
+     * The run's start, in the order that loses no charge: the ledger opened and its budget checked; the step-0 checkpoint
+     * (the plan and the initial model) written, which also shows that --output can take a model; then the charge, bound
+     * to the run's identifier, its plan and its starting model; then the training ({@link #finish}). A kill between the
+     * checkpoint and the charge leaves a plan that --resume charges (nothing ran); a kill after the charge leaves a plan
+     * the charge names.
+     */
+    private Integer start(Path out, TrainTest data, org.deeplearning4j.nn.api.Model net, DpSgdConfig config,
+                          Map<String, Object> state, PrivacyEvent planned) throws IOException {
+        Path dir = out.resolve(CHECKPOINT);
+        RunLock lock = null;
+        boolean charged = false;
+        try {
+            runLedger = ledger.open(t.dataset, t.delta);
+            if (runLedger != null && runLedger.epsilonAfter(planned) > runLedger.epsilonBudget()) {
+                runLedger.charge(chargeLabel(), planned); // refused by the budget, with the ledger's own message
+            }
+            long every = checkpointEvery != null ? checkpointEvery : 0;
+            if (every > 0 || runLedger != null) {
+                lock = RunLock.acquire(out);
+                saveCheckpoint(dir, new Checkpoint(net, config, 0), state);
+                checkSpace(out, dir.resolve((String) state.get("model_file")));
+                org.dpdl4j.release.CrashPoint.reached("train:before-charge");
+            }
+            if (runLedger != null) {
+                state.put("ledger_charge", runLedger.charge(chargeLabel(), planned, (String) state.get("run"),
+                        (String) state.get("plan_sha256"), CheckpointState.iterateDigest(state)).sequence());
+                charged = true;
+                org.dpdl4j.release.CrashPoint.reached("train:after-charge");
+                writeState(dir, state);
+            }
+        } catch (IOException | RuntimeException e) {
+            if (!charged) { // nothing was charged: nothing is left behind
+                deleteCheckpoint(dir);
+                Cli.deleteIfEmpty(out.resolve(TuningOutput.OPERATOR_DIRECTORY));
+            }
+            if (lock != null) {
+                lock.close();
+            }
+            throw e;
+        }
+        return finish(out, data, net, config, state, 0, null, lock);
+    }
+
+    /** The ledger entry's label for this run. */
+    private String chargeLabel() {
+        return "train " + t.modelName() + " on " + t.dataset;
+    }
+
+    /**
+     * Refuses (before the charge) an --output whose file system cannot take the rest of the run: one more checkpoint
+     * model while the previous one is kept, and the released model.
+     */
+    private static void checkSpace(Path out, Path model) throws IOException {
+        long size = Files.size(model);
+        long usable = Files.getFileStore(model).getUsableSpace();
+        long need = 2 * size + (1 << 20);
+        if (usable < need) {
+            throw new IllegalArgumentException(String.format("--output %s has %d bytes free, and the run needs about %d (a model "
+                    + "of %d bytes for the next checkpoint, another for the release): nothing was charged; free some space or "
+                    + "choose another --output", out, usable, need, size));
+        }
     }
 
     /** The run's DP-SGD settings; a seed only with --seed (without --secure-noise). */
@@ -194,17 +290,13 @@ final class TrainCommand implements Callable<Integer> {
         return builder.build();
     }
 
-    /** Charges the planned run to --ledger, if given, before anything trains; the charge's sequence number or null. */
-    private Long charge(PrivacyEvent planned) throws IOException {
-        try (PrivacyLedger l = ledger.open(t.dataset, t.delta)) {
-            return l == null ? null : l.charge("train " + t.modelName() + " on " + t.dataset, planned).sequence();
-        }
-    }
-
     /** What a checkpoint must hold besides the network to continue the run (never the seed). */
-    private Map<String, Object> checkpointState(int n, double q, double sigma, long steps, Long charge) {
+    private Map<String, Object> checkpointState(TrainTest data, int n, double q, double sigma, long steps) {
         Map<String, Object> s = new LinkedHashMap<>();
+        s.put("format", CheckpointState.FORMAT);
+        s.put("run", java.util.UUID.randomUUID().toString());
         s.put("dataset", t.dataset);
+        s.put("data_sha256", data.digest());
         s.put("image_size", t.imageSize);
         s.put("n", n);
         s.put("model", t.modelName());
@@ -223,10 +315,10 @@ final class TrainCommand implements Callable<Integer> {
         s.put("non_private", t.nonPrivate);
         s.put("weights_seed", t.weightSeed());
         s.put("ledger", ledger.file == null ? null : ledger.file.toAbsolutePath().toString());
-        s.put("ledger_charge", charge);
         s.put("accountant", accountantOption.name);
         s.put("data_normalisation", dataNorm.sigma);
         s.put("augmult", augmult.k);
+        s.put("checkpoint_every", checkpointEvery != null ? checkpointEvery : 0L);
         return s;
     }
 
@@ -239,11 +331,16 @@ final class TrainCommand implements Callable<Integer> {
         Path dir = resume;
         Path checkpointDir = dir.resolve(CHECKPOINT);
         Path stateFile = checkpointDir.resolve("state.json");
-        for (String done : new String[]{"model.zip", "privacy.json"}) {
-            if (Files.exists(dir.resolve(done))) { // a second continuation would be a second, differently noised release
-                throw new IllegalArgumentException("--resume " + dir + ": the run there has finished (" + done + " exists); it is "
-                        + "not continued again");
-            }
+        java.util.Optional<StagedRelease> pending;
+        try {
+            pending = StagedRelease.pending(dir);
+        } catch (IllegalStateException e) {
+            throw new IllegalArgumentException("--resume " + dir + ": " + e.getMessage());
+        }
+        if (pending.isEmpty() && Files.exists(dir.resolve(PrivateModel.SIDECAR_FILE))) {
+            // a second continuation would be a second, differently noised release
+            throw new IllegalArgumentException("--resume " + dir + ": the run there has finished (" + PrivateModel.SIDECAR_FILE
+                    + " exists); it is not continued again");
         }
         if (!Files.exists(stateFile)) {
             if (Files.exists(dir.resolve("checkpoint").resolve("state.json"))) {
@@ -252,7 +349,61 @@ final class TrainCommand implements Callable<Integer> {
             }
             throw new IllegalArgumentException("--resume " + dir + ": no checkpoint (" + stateFile + " does not exist)");
         }
-        Map<String, Object> state = CheckpointState.verify(checkpointDir, PrivacyLedger::openExisting);
+        RunLock lock = RunLock.acquire(dir);
+        try {
+            Map<String, Object> state = CheckpointState.verify(checkpointDir);
+            PrivacyLedger.Entry charge = null;
+            if (state.get("ledger") instanceof String ledgerPath) {
+                Path ledgerFile = Path.of(ledgerPath);
+                if (!Files.exists(ledgerFile)) {
+                    throw new IllegalArgumentException("--resume: checkpoint " + stateFile + " refused: its run was charged to "
+                            + ledgerFile + ", which does not exist: the plan cannot be checked against its charge");
+                }
+                runLedger = PrivacyLedger.openExisting(ledgerFile);
+                for (String repair : runLedger.repairs()) {
+                    System.out.println("repaired: " + repair);
+                }
+                if (pending.isEmpty()) {
+                    charge = CheckpointState.checkAgainstLedger(checkpointDir, state, runLedger);
+                    if (charge != null && state.get("ledger_charge") == null) { // stopped right after its charge: found by its run
+                        state.put("ledger_charge", charge.sequence());
+                        writeState(checkpointDir, state);
+                    }
+                } else {
+                    charge = runLedger.entries().stream().filter(e -> e.charged() && state.get("ledger_charge") instanceof Number c
+                            && e.sequence() == c.longValue()).findFirst().orElseThrow(() -> new IllegalArgumentException(
+                            "--resume " + dir + ": a release is staged, but ledger " + ledgerFile + " has no charge "
+                                    + state.get("ledger_charge") + " for it"));
+                }
+            }
+            if (pending.isPresent()) { // the run was stopped while releasing: the staged files go out as they are
+                pending.get().release(runLedger, charge == null ? null : charge.sequence(), CheckpointState.plannedEvent(state));
+                deleteCheckpoint(checkpointDir);
+                Cli.deleteIfEmpty(dir.resolve(TuningOutput.OPERATOR_DIRECTORY));
+                System.out.println("the release interrupted before was finished: " + dir.resolve(PrivateModel.MODEL_FILE) + ", "
+                        + dir.resolve(PrivateModel.SIDECAR_FILE));
+                lock.close();
+                return 0;
+            }
+            if (runLedger != null && charge == null) { // stopped between the plan and the charge: nothing ran, charge it now
+                charge = runLedger.charge("train " + state.get("model") + " on " + state.get("dataset"),
+                        CheckpointState.plannedEvent(state), (String) state.get("run"), (String) state.get("plan_sha256"),
+                        CheckpointState.iterateDigest(state));
+                state.put("ledger_charge", charge.sequence());
+                writeState(checkpointDir, state);
+                System.out.printf("charged the planned run to %s now (entry %d): it had been stopped before its charge%n",
+                        runLedger.file(), charge.sequence());
+            }
+            return resumeTraining(dir, checkpointDir, stateFile, state, lock);
+        } catch (IOException | RuntimeException e) {
+            lock.close();
+            throw e;
+        }
+    }
+
+    /** Continues a verified checkpoint's training (settings from the state, network from its model file). */
+    private Integer resumeTraining(Path dir, Path checkpointDir, Path stateFile, Map<String, Object> state, RunLock lock)
+            throws IOException {
         TrainTest data;
         DpSgdConfig config;
         org.deeplearning4j.nn.api.Model net;
@@ -282,9 +433,12 @@ final class TrainCommand implements Callable<Integer> {
             augmult.check(t.dataset, cluster != null);
             stepsDone = ((Number) state.get("steps_done")).longValue();
             data = load();
-            if (data.train().size() != ((Number) state.get("n")).intValue()) {
+            if (data.train().size() != ((Number) state.get("n")).intValue()
+                    || !java.util.Objects.equals(data.digest(), state.get("data_sha256"))) {
                 throw new IllegalArgumentException("--resume " + dir + ": the checkpoint was made on " + state.get("n") + " training "
-                        + "examples of " + t.dataset + ", the data now has " + data.train().size());
+                        + "examples of " + t.dataset + (state.get("data_sha256") != null ? " (digest " + state.get("data_sha256")
+                        + ")" : "") + ", the data now has " + data.train().size() + (data.digest() != null ? " (digest "
+                        + data.digest() + ")" : "") + ": it changed, and the charge was for the data as it was");
             }
             config = config(((Number) state.get("sampling_rate")).doubleValue(),
                     ((Number) state.get("noise_multiplier")).doubleValue(), ((Number) state.get("steps")).longValue());
@@ -310,7 +464,7 @@ final class TrainCommand implements Callable<Integer> {
         System.out.printf("dpdl4j %s | resuming %s on %s from step %d of %d (fresh randomness; the ledger is not charged again)%n",
                 Cli.version(), t.modelName(), t.dataset, stepsDone, config.steps());
         t.output = dir;
-        return finish(dir, data, net, config, state, stepsDone, ema);
+        return finish(dir, data, net, config, state, stepsDone, ema, lock);
     }
 
     /** With --data-normalisation, statistics of the right shape (mean 0, variance 1) to build the model; else null. */
@@ -356,29 +510,33 @@ final class TrainCommand implements Callable<Integer> {
     /** Where a run's checkpoint lives under --output: operator-only (iterates under a noise stream that may be discarded). */
     static final String CHECKPOINT = "operator/checkpoint";
 
-    /** Trains (from step {@code from}), checkpointing if asked, then writes the model and privacy.json and prints the report. */
+    /**
+     * Trains (from step {@code from}), checkpointing if asked, then releases the model and privacy.json (through
+     * {@link StagedRelease}: bound to the ledger's charge before it is published) and prints the report. {@code lock}
+     * (held when the run checkpoints or is charged) is released when the release is out.
+     */
     private Integer finish(Path out, TrainTest data, org.deeplearning4j.nn.api.Model net, DpSgdConfig config, Map<String, Object> state, long from,
-                           INDArray ema) throws IOException {
+                           INDArray ema, RunLock lock) throws IOException {
         PrivacyAccountant accountant = accountantOption.accountant();
         long every = checkpointEvery != null ? checkpointEvery : state.get("checkpoint_every") instanceof Number e ? e.longValue() : 0;
+        if (checkpointEvery != null && checkpointEvery < 1) {
+            throw new IllegalArgumentException("--checkpoint-every must be >= 1 step, got " + checkpointEvery);
+        }
         state.put("checkpoint_every", every);
         Checkpoint.Sink sink = every > 0 ? c -> saveCheckpoint(out.resolve(CHECKPOINT), c, state) : null;
-        boolean charged = state.get("ledger_charge") != null;
-        java.nio.channels.FileChannel lockChannel = null;
-        if (every > 0 || from > 0 || charged) { // one process continues a run at a time
-            Files.createDirectories(out.resolve(CHECKPOINT));
-            lockChannel = java.nio.channels.FileChannel.open(out.resolve(CHECKPOINT).resolve(".lock"),
-                    java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.WRITE);
-            if (lockChannel.tryLock() == null) {
-                lockChannel.close();
-                throw new IllegalArgumentException("the run in " + out + " is being trained or resumed by another process");
+        try {
+            return train(out, data, net, config, state, from, ema, lock, accountant, every, sink);
+        } finally {
+            if (lock != null) {
+                lock.close(); // held until the release is written and the checkpoint gone, or the run failed
             }
         }
-        if (from == 0 && charged && !Files.exists(out.resolve(CHECKPOINT).resolve("state.json"))) {
-            // the budget is spent: a crash before the first checkpoint must still be resumable under this charge
-            saveCheckpoint(out.resolve(CHECKPOINT), new Checkpoint(net, config, 0), state);
-        }
-        Cli.InterruptNotice notice = Cli.InterruptNotice.install("train interrupted" + (every > 0
+    }
+
+    private Integer train(Path out, TrainTest data, org.deeplearning4j.nn.api.Model net, DpSgdConfig config, Map<String, Object> state,
+                          long from, INDArray ema, RunLock lock, PrivacyAccountant accountant, long every, Checkpoint.Sink sink)
+            throws IOException {
+        Cli.InterruptNotice notice = Cli.InterruptNotice.install("train interrupted" + (every > 0 || state.get("ledger_charge") != null
                 ? ": continue with ./dpdl4j train --resume " + out : "") + (state.get("ledger_charge") != null
                 ? "; the whole run was charged to " + state.get("ledger") + " (entry " + state.get("ledger_charge") + ")" : ""));
         if (dataNorm.on() && scattering(net).getFeatureMean() == null) {
@@ -432,18 +590,13 @@ final class TrainCommand implements Callable<Integer> {
         PrivacyEvent released = dataNorm.compose(result.event());
         PrivateModel release = PrivateModel.of(net, "training", released, accountantOption.name(), config.delta(),
                 new InputSpec(shape.channels(), shape.height(), shape.width(), 255), settings);
-        for (String stale : new String[]{"tuning.json", "trials.json"}) { // an earlier tuning's, kept by --overwrite
-            Files.deleteIfExists(out.resolve(stale));
-        }
-        release.save(out);
+        StagedRelease staged = StagedRelease.stage(out, release.releaseFiles(Map.of()), java.util.List.of("tuning.json",
+                "trials.json")); // an earlier tuning's, kept by --overwrite, would pass for this run's
+        Long charge = state.get("ledger_charge") instanceof Number c ? c.longValue() : null;
+        staged.release(runLedger, charge, released); // refused if a copy of this run released first
         PrivacyGuarantee g = release.guarantee();
         Path modelPath = out.resolve(PrivateModel.MODEL_FILE);
         deleteCheckpoint(out.resolve(CHECKPOINT)); // the final model supersedes it
-        try {
-            Files.deleteIfExists(out.resolve(CHECKPOINT).getParent()); // operator/, if nothing else is in it
-        } catch (java.nio.file.DirectoryNotEmptyException e) {
-            // other operator files stay
-        }
         if (sums != null) { // what the cluster did: operator-only, never released
             Map<String, Object> record = new LinkedHashMap<>();
             record.put("executor", cluster.operatorSummary());
@@ -451,8 +604,9 @@ final class TrainCommand implements Callable<Integer> {
             Files.createDirectories(out.resolve("operator"));
             Reporting.writeJsonAtomically(out.resolve("operator").resolve("record.json"), record);
         }
-        if (lockChannel != null) {
-            lockChannel.close(); // held until the release is written and the checkpoint gone
+        Cli.deleteIfEmpty(out.resolve(TuningOutput.OPERATOR_DIRECTORY)); // operator/, if nothing else is in it
+        if (lock != null) {
+            lock.close(); // the release is out: another process may use the folder
         }
 
         System.out.printf("test accuracy %.4f | epsilon %.4f at delta %s (%s) | %d steps, %.1f s, %.0f examples/s%n",
@@ -494,10 +648,11 @@ final class TrainCommand implements Callable<Integer> {
     }
 
     /**
-     * Writes a checkpoint atomically: the model to a new file, then state.json (naming that file) by rename, then
-     * removes the previous model file. A crash at any point leaves a state.json that names a complete model.
+     * Writes a checkpoint: the model (and moving average) to new files; for a charged run, the ledger's record that the
+     * run reached this state; then state.json (naming the files) by rename; then the previous files go. A crash at any
+     * point leaves a state.json that names complete files, which the ledger knows.
      */
-    private static void saveCheckpoint(Path dir, Checkpoint c, Map<String, Object> state) {
+    private void saveCheckpoint(Path dir, Checkpoint c, Map<String, Object> state) {
         try {
             Files.createDirectories(dir);
             String modelFile = "model-step-" + c.stepsDone() + ".zip";
@@ -531,9 +686,11 @@ final class TrainCommand implements Callable<Integer> {
             }
             state.put("steps_done", c.stepsDone());
             state.put("event_so_far", c.eventSoFar().toMap());
-            state.remove(CheckpointState.STATE_HASH);
-            state.put(CheckpointState.STATE_HASH, CheckpointState.stateHash(state));
-            Reporting.writeJsonAtomically(dir.resolve("state.json"), state);
+            if (state.get("ledger_charge") instanceof Number charge && c.stepsDone() > 0) {
+                runLedger.recordCheckpoint(charge.longValue(), c.stepsDone(), c.eventSoFar(), CheckpointState.iterateDigest(state));
+            }
+            writeState(dir, state);
+            org.dpdl4j.release.CrashPoint.reached("train:checkpoint:" + c.stepsDone());
             if (previous instanceof String p && !p.equals(modelFile)) {
                 Files.deleteIfExists(dir.resolve(p));
             }
@@ -541,8 +698,19 @@ final class TrainCommand implements Callable<Integer> {
                 Files.deleteIfExists(dir.resolve(p));
             }
         } catch (IOException e) {
-            throw new UncheckedIOException("could not write the checkpoint in " + dir, e);
+            throw new java.io.UncheckedIOException("could not write the checkpoint in " + dir + " (" + Cli.why(e) + ")"
+                    + (state.get("ledger_charge") == null ? (state.get("ledger") != null ? "; nothing was charged" : "")
+                    : "; the whole run was charged to " + state.get("ledger") + " (entry "
+                    + state.get("ledger_charge") + "): once there is space, continue it with ./dpdl4j train --resume "
+                    + dir.getParent().getParent() + " (from its last checkpoint)"), e);
         }
+    }
+
+    /** Writes state.json atomically, with its hash. */
+    private static void writeState(Path dir, Map<String, Object> state) throws IOException {
+        state.remove(CheckpointState.STATE_HASH);
+        state.put(CheckpointState.STATE_HASH, CheckpointState.stateHash(state));
+        Reporting.writeJsonAtomically(dir.resolve("state.json"), state);
     }
 
     private static void deleteCheckpoint(Path dir) throws IOException {

@@ -98,7 +98,8 @@ final class TrainingOptions {
     /** Train and test data, fetched and verified. */
     TrainTest load() throws IOException {
         int[] hwc = parseImageSize(imageSize);
-        return Datasets.load(dataset, DatasetCache.root(), hwc[0], hwc[1], hwc[2], weightSeed());
+        return Datasets.load(dataset, DatasetCache.root(), hwc[0], hwc[1], hwc[2], weightSeed(),
+                w -> System.err.println("warning: " + w));
     }
 
     /** The model name: --model, else the dataset's default. */
@@ -253,12 +254,17 @@ final class TrainingOptions {
             if (p.length == 3) {
                 int[] hwc = {Integer.parseInt(p[0]), Integer.parseInt(p[1]), Integer.parseInt(p[2])};
                 if (hwc[0] > 0 && hwc[1] > 0 && (hwc[2] == 1 || hwc[2] == 3)) {
+                    if (hwc[0] > org.dpdl4j.datasets.ImageFolder.MAX_SIDE || hwc[1] > org.dpdl4j.datasets.ImageFolder.MAX_SIDE) {
+                        throw new IllegalArgumentException("--image-size " + s + " is too large: height and width must be at most "
+                                + org.dpdl4j.datasets.ImageFolder.MAX_SIDE);
+                    }
                     return hwc;
                 }
             }
         } catch (NumberFormatException ignored) {
             // falls through to the error below
         }
-        throw new IllegalArgumentException("--image-size must be HxWxC with C = 1 or 3, got '" + s + "'");
+        throw new IllegalArgumentException("--image-size must be HxWxC with H and W in [1, " + org.dpdl4j.datasets.ImageFolder.MAX_SIDE
+                + "] and C = 1 or 3, got '" + s + "'");
     }
 }

@@ -19,7 +19,8 @@ import org.dpdl4j.datasets.TrainTest;
 import org.dpdl4j.tuning.DpSgdMechanism;
 import org.dpdl4j.tuning.HyperparameterSpace;
 import org.dpdl4j.tuning.Release;
-import org.dpdl4j.tuning.PrivacyLedger;
+import org.dpdl4j.release.PrivacyLedger;
+import org.dpdl4j.release.StagedRelease;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
@@ -127,6 +128,16 @@ abstract class TuningCommand implements Callable<Integer> {
     @Override
     public final Integer call() throws Exception {
         if (resume != null) {
+            if (resumeState == null) { // the user's command line, not the saved one parsed again
+                List<String> refused = spec.commandLine().getParseResult().matchedOptions().stream().map(o -> o.longestName())
+                        .filter(n -> !List.of("--resume", "--no-progress", "--json").contains(n)).distinct().toList();
+                if (!refused.isEmpty()) {
+                    throw new IllegalArgumentException("--resume continues the tuning as it was started and charged, with its saved "
+                            + "command line; " + String.join(", ", refused) + (refused.size() == 1 ? " is" : " are")
+                            + " not taken with it: drop " + (refused.size() == 1 ? "it" : "them") + " (allowed with --resume: "
+                            + "--no-progress, --json)");
+                }
+            }
             return resumeTuning();
         }
         revealTrialScores |= revealTrialScoresOldName;
@@ -391,12 +402,16 @@ abstract class TuningCommand implements Callable<Integer> {
         try {
             if (resumeState == null) {
                 Reporting.deleteTree(trialsDirectory(out)); // an earlier tuning's trials never stand in for this one's
-                Long charge = ledger != null ? ledger.charge(label, event.get()).sequence() : null;
+                Reporting.deleteTree(out.resolve(StagedRelease.STAGING)); // nor does its unpublished release
                 runId = java.util.UUID.randomUUID().toString();
-                saveResumeState(out, charge, runId);
+                saveResumeState(out, null, runId); // the state first: a charge on file always has a tuning to resume
+                charge = ledger != null ? ledger.charge(label, event.get(), runId, null, null).sequence() : null;
+                if (charge != null) {
+                    saveResumeState(out, charge, runId);
+                }
                 return charge;
             }
-            Long charge = resumeState.get("ledger_charge") instanceof Number n ? n.longValue() : null;
+            charge = resumeState.get("ledger_charge") instanceof Number n ? n.longValue() : null;
             runId = (String) resumeState.get("run");
             if (ledger == null) {
                 if (charge != null) {
@@ -405,27 +420,71 @@ abstract class TuningCommand implements Callable<Integer> {
                 }
                 return null;
             }
-            if (charge == null) {
-                return ledger.charge(label, event.get()).sequence();
+            if (charge == null) { // stopped between its state and its charge: found by its run, or (nothing ran) made now
+                charge = ledger.chargeOf(runId).map(PrivacyLedger.Entry::sequence).orElse(null);
+                if (charge == null) {
+                    charge = ledger.charge(label, event.get(), runId, null, null).sequence();
+                }
+                saveResumeState(out, charge, runId);
             }
             long seq = charge;
             PrivacyEvent expected = event.get();
-            if (ledger.entries().stream().noneMatch(e -> e.charged() && e.sequence() == seq && e.event().equals(expected))) {
+            if (ledger.entries().stream().noneMatch(e -> e.charged() && e.sequence() == seq && e.event().equals(expected)
+                    && (e.run() == null || e.run().equals(runId)))) {
                 throw new IllegalArgumentException("--resume " + out + ": the ledger " + ledgerOptions.file + " has no charge " + seq
                         + " of this tuning's cost; it was not made for this tuning");
             }
+            ledger.releaseOf(seq).ifPresent(released -> {
+                throw alreadyReleased(out, seq, released);
+            });
             return charge;
         } catch (IOException | RuntimeException e) {
             if (ledger != null) {
-                ledger.close(); // nothing ran: release the ledger's lock
+                ledger.close(); // nothing ran
+            }
+            if (resumeState == null && charge == null) { // nothing was charged: no state to resume is left behind
+                Files.deleteIfExists(TuningOutput.operatorDirectory(out).resolve(STATE));
+                Cli.deleteIfEmpty(TuningOutput.operatorDirectory(out));
             }
             throw e;
         }
     }
 
-    /** The tuning has ended: its resume state (which holds the seed) is deleted. */
-    void finished(Path out) throws IOException {
+    /** The charge that pays for this tuning (set by {@link #chargeOnce}), or null. */
+    Long charge;
+
+    /**
+     * Writes the operator record and releases the tuning: staged, bound to its ledger charge (a charge releases once),
+     * published, and only then is the resume state (which holds the seed) deleted, so that a crash at any point leaves
+     * either the state to resume from or the release on disk.
+     *
+     * @param event the release's event (what the tuning's ε covers)
+     * @throws PrivacyLedger.AlreadyReleasedException if a copy of this tuning released under the same charge first
+     */
+    void release(Path out, org.dpdl4j.release.PrivateModel model, Object report, List<Map<String, Object>> revealedTrials,
+                 Map<String, Object> operator, PrivacyEvent event) throws IOException {
+        org.dpdl4j.release.CrashPoint.reached("tune:before-release");
+        StagedRelease staged = TuningOutput.stage(out, model, report, revealedTrials, operator);
+        publish(out, staged, charge, ledgerOptions.file, event);
+    }
+
+    /** Binds a staged release to its charge (when there is one), publishes it, then deletes the resume state. */
+    private static void publish(Path out, StagedRelease staged, Long charge, Path ledgerFile, PrivacyEvent event) throws IOException {
+        if (charge != null && ledgerFile != null) {
+            try (PrivacyLedger ledger = PrivacyLedger.openExisting(ledgerFile)) {
+                staged.release(ledger, charge, event);
+            }
+        } else {
+            staged.publish();
+        }
         Files.deleteIfExists(TuningOutput.operatorDirectory(out).resolve(STATE));
+    }
+
+    private PrivacyLedger.AlreadyReleasedException alreadyReleased(Path out, long seq, PrivacyLedger.Entry released) {
+        return new PrivacyLedger.AlreadyReleasedException("--resume " + out + ": the tuning was charged to ledger entry " + seq
+                + ", which has already released (entry " + released.sequence() + ", " + released.time() + ": " + released.label()
+                + "): a copy of this tuning released first, and one charge releases once. Start a new tuning (a new charge) "
+                + "instead", released);
     }
 
     /** The one-line notice printed if the JVM is stopped during the tuning. */
@@ -453,7 +512,13 @@ abstract class TuningCommand implements Callable<Integer> {
     /** tune --resume DIR: the saved command line, parsed anew, with the saved seed and DIR as the output. */
     private Integer resumeTuning() throws Exception {
         Path stateFile = TuningOutput.operatorDirectory(resume).resolve(STATE);
-        if (Files.exists(resume.resolve("tuning.json"))) {
+        java.util.Optional<StagedRelease> pending;
+        try {
+            pending = StagedRelease.pending(resume);
+        } catch (IllegalStateException e) {
+            throw new IllegalArgumentException("--resume " + resume + ": " + e.getMessage());
+        }
+        if (pending.isEmpty() && Files.exists(resume.resolve("tuning.json"))) {
             throw new IllegalArgumentException("--resume " + resume + ": that tuning has finished (tuning.json exists)");
         }
         if (!Files.exists(stateFile)) {
@@ -475,6 +540,29 @@ abstract class TuningCommand implements Callable<Integer> {
         }
         if (!(state.get("run") instanceof String)) {
             throw new IllegalArgumentException("--resume " + resume + ": " + stateFile + ": field 'run' is missing or not a string");
+        }
+        Long savedCharge = state.get("ledger_charge") instanceof Number c ? c.longValue() : null;
+        Path savedLedger = state.get("ledger") instanceof String l ? Path.of(l) : null;
+        if (pending.isPresent()) { // stopped while releasing: the staged files go out as they are, nothing runs again
+            PrivacyEvent event = null;
+            if (savedCharge != null && savedLedger != null) {
+                try (PrivacyLedger ledger = PrivacyLedger.openExisting(savedLedger)) {
+                    event = ledger.entries().stream().filter(e -> e.charged() && e.sequence() == savedCharge).findFirst()
+                            .map(PrivacyLedger.Entry::event).orElseThrow(() -> new IllegalArgumentException("--resume " + resume
+                                    + ": a release is staged, but ledger " + savedLedger + " has no charge " + savedCharge));
+                }
+            }
+            publish(resume, pending.get(), savedCharge, savedLedger, event);
+            System.out.println("the release interrupted before was finished: " + resume.resolve("tuning.json"));
+            return 0;
+        }
+        if (savedCharge != null && savedLedger != null && Files.exists(savedLedger)) { // a copy whose charge has released
+            try (PrivacyLedger ledger = PrivacyLedger.openExisting(savedLedger)) {
+                var released = ledger.releaseOf(savedCharge);
+                if (released.isPresent()) {
+                    throw alreadyReleased(resume, savedCharge, released.get());
+                }
+            }
         }
         @SuppressWarnings("unchecked")
         List<String> args = (List<String>) state.get("args");

@@ -10,6 +10,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.dpdl4j.release.PrivateModel;
+import org.dpdl4j.release.StagedRelease;
 
 /**
  * Where a tuning's results go. {@code --output DIR} holds the release, exactly what the printed ε covers:
@@ -40,42 +41,43 @@ final class TuningOutput {
     }
 
     /**
-     * Writes the operator record, then the release, each file atomically.
+     * Writes the operator record, then stages the release ({@link StagedRelease}): the caller binds it to its charge and
+     * publishes it.
      *
      * @param out            the output directory (created if missing)
-     * @param model          the released model with its claim (written as model.zip and privacy.json), or null
-     * @param release        the release report, one of {@link TuningReports}' records (written as tuning.json)
+     * @param model          the released model with its claim (model.zip and privacy.json), or null
+     * @param release        the release report, one of {@link TuningReports}' records (tuning.json)
      * @param revealedTrials the revealed trials for trials.json, or null when they are not released
      * @param operator       the operator record (written as operator/record.json)
+     * @return the staged release, not yet published
      */
-    static void write(Path out, PrivateModel model, Object release, List<Map<String, Object>> revealedTrials,
-                      Map<String, Object> operator) throws IOException {
+    static StagedRelease stage(Path out, PrivateModel model, Object release, List<Map<String, Object>> revealedTrials,
+                               Map<String, Object> operator) throws IOException {
         Path op = out.resolve(OPERATOR_DIRECTORY);
         Files.createDirectories(op);
         Reporting.writeAtomically(op.resolve("README.txt"), OPERATOR_README.getBytes(StandardCharsets.UTF_8));
         Reporting.writeJsonAtomically(op.resolve("record.json"), operator);
-        // an earlier run's sidecar goes first (it would vouch for files of this run), then the release files, and the
-        // sidecar that lists them last: a crash in between leaves no sidecar, which the loader refuses
-        Files.deleteIfExists(out.resolve(PrivateModel.SIDECAR_FILE));
-        if (model == null) {
-            Files.deleteIfExists(out.resolve(PrivateModel.MODEL_FILE)); // an earlier run's would pass for this one's
-        }
-        Reporting.writeJsonAtomically(out.resolve("tuning.json"), release);
+        Map<String, byte[]> files = new LinkedHashMap<>();
+        files.put("tuning.json", json(release));
         if (revealedTrials != null) {
             Map<String, Object> trials = new LinkedHashMap<>();
             trials.put("repetitions", revealedTrials.size());
             trials.put("trials", revealedTrials);
-            Reporting.writeJsonAtomically(out.resolve("trials.json"), trials);
-        } else {
-            Files.deleteIfExists(out.resolve("trials.json")); // an earlier run's would pass for this one's
+            files.put("trials.json", json(trials));
         }
-        if (model != null) {
-            if (revealedTrials != null) {
-                model.save(out, "tuning.json", "trials.json");
-            } else {
-                model.save(out, "tuning.json");
-            }
+        List<String> obsolete = new java.util.ArrayList<>(); // an earlier run's would pass for this one's
+        if (revealedTrials == null) {
+            obsolete.add("trials.json");
         }
+        if (model == null) {
+            obsolete.add(PrivateModel.MODEL_FILE);
+            obsolete.add(PrivateModel.SIDECAR_FILE);
+        }
+        return StagedRelease.stage(out, model != null ? model.releaseFiles(files) : files, obsolete);
+    }
+
+    private static byte[] json(Object value) throws IOException {
+        return (Reporting.PRETTY.writeValueAsString(value) + "\n").getBytes(StandardCharsets.UTF_8);
     }
 
     /** The operator directory of an output directory. */

@@ -39,13 +39,37 @@ final class CliRunner {
 
     /** Starts the command line in a child JVM (one ND4J thread), its output in {@code log}. */
     static Process startCli(Path log, String... args) throws Exception {
+        return startCliCrashingAt(log, null, args);
+    }
+
+    /**
+     * Starts the command line in a child JVM that halts as {@code kill -9} would at the named {@link
+     * org.dpdl4j.release.CrashPoint} (null: none); its output in {@code log}.
+     */
+    static Process startCliCrashingAt(Path log, String crashPoint, String... args) throws Exception {
         String javaBinary = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        java.util.List<String> cmd = new java.util.ArrayList<>(java.util.List.of(javaBinary, "-Xmx2g", "-cp",
-                System.getProperty("java.class.path"), Main.class.getName()));
+        java.util.List<String> cmd = new java.util.ArrayList<>(java.util.List.of(javaBinary, "-Xmx2g"));
+        if (crashPoint != null) {
+            cmd.add("-D" + org.dpdl4j.release.CrashPoint.PROPERTY + "=" + crashPoint);
+        }
+        cmd.addAll(java.util.List.of("-cp", System.getProperty("java.class.path"), Main.class.getName()));
         cmd.addAll(java.util.List.of(args));
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile());
         pb.environment().put("OMP_NUM_THREADS", "1");
         return pb.start();
+    }
+
+    /** Runs the command line in a child JVM halting at {@code crashPoint}, and waits for it: its exit status (137 if it halted). */
+    static int crashAt(Path log, String crashPoint, String... args) throws Exception {
+        Process p = startCliCrashingAt(log, crashPoint, args);
+        try {
+            if (!p.waitFor(300, java.util.concurrent.TimeUnit.SECONDS)) {
+                throw new AssertionError("the child did not end; its log:\n" + Files.readString(log));
+            }
+            return p.exitValue();
+        } finally {
+            p.destroyForcibly();
+        }
     }
 
     /** Waits for a file to appear while the process lives; fails with the process's log otherwise. */

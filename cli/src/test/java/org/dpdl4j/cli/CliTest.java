@@ -259,7 +259,7 @@ class CliTest {
                 j.get("steps").asLong()), 1e-5) < j.get("epsilon").asDouble() - 0.01, "the release costs something");
         JsonNode privacy = Reporting.JSON.readTree(out.resolve("privacy.json").toFile());
         assertEquals(expected, PrivacyEvents.fromMap(Reporting.JSON.convertValue(privacy.get("event"), java.util.Map.class)));
-        try (var ledger = org.dpdl4j.tuning.PrivacyLedger.openExisting(ledgerFile)) {
+        try (var ledger = org.dpdl4j.release.PrivacyLedger.openExisting(ledgerFile)) {
             assertEquals(java.util.List.of(expected), ledger.entries().stream().filter(e -> e.charged()).map(e -> e.event()).toList(),
                     "charged once, with the release");
         }
@@ -369,7 +369,8 @@ class CliTest {
         assertReleaseOnly(out, j, RANDOM_SEARCH_RELEASE, false);
         assertTrue(Files.exists(out.resolve("model.zip")));
         java.util.List<String> lines = Files.readAllLines(ledger);
-        assertEquals(5, lines.size(), "header, the tuning's charge, the tuning and two trials recorded under it");
+        assertEquals(6, lines.size(), "header, the tuning's charge, the tuning and two trials recorded under it, its release");
+        assertTrue(lines.get(5).contains("\"kind\":\"release\"") && lines.get(5).contains("\"covered_by\":1"), lines.get(5));
         JsonNode charge = Reporting.JSON.readTree(lines.get(1));
         assertEquals(total, RdpAccountant.standard().epsilon(PrivacyEvents.fromMap(
                 Reporting.JSON.convertValue(charge.get("event"), java.util.Map.class)), 1e-5), 1e-12);
@@ -377,7 +378,8 @@ class CliTest {
         Run again = run("tune", "--dataset", "mnist", "--epochs", "20", "--repetitions", "fixed:2", "--space", "lr=cat:0.5",
                 "--noise-multiplier", "0.5", "--ledger", ledger.toString(), "--output", tmp.resolve("tune2").toString(), "--no-progress");
         assertTrue(again.status() != 0 && (again.err() + again.out()).contains("budget"), again.err() + again.out());
-        assertEquals(5, Files.readAllLines(ledger).size(), "a refused charge writes nothing");
+        assertEquals(6, Files.readAllLines(ledger).size(), "a refused charge writes nothing");
+        assertTrue(!Files.exists(tmp.resolve("tune2")), "nor leaves an output behind");
     }
 
     /**
@@ -521,7 +523,8 @@ class CliTest {
         assertEquals(0.0, j.get("adaptivity_cost").asDouble(), 1e-12, "a fixed number of runs composes: adaptivity is free");
         assertEquals(3, operatorRecord(tmp.resolve("hypo")).get("repetitions").asLong());
         assertTrue(j.get("test_accuracy").asDouble() > 0.3, r.out());
-        assertEquals(1 + 1 + 1 + 3, Files.readAllLines(ledger).size(), "header, the charge, the tuning and three trials recorded");
+        assertEquals(1 + 1 + 1 + 3 + 1, Files.readAllLines(ledger).size(), "header, the charge, the tuning and three trials "
+                + "recorded, its release");
         assertReleaseOnly(tmp.resolve("hypo"), j, DP_HYPO_RELEASE, false);
         assertTrue(r.out().contains("[operator] observed density ratios"), r.out());
         Run bad = run("tune", "--tuner", "dp-hypo", "--ucb-tau", "-1", "--no-progress");
@@ -572,7 +575,7 @@ class CliTest {
         assertEquals(j.get("winner_index").asInt() == 0 ? a0 : a1, evaluation.get("winner_test_accuracy").asDouble(), 0.0);
         assertReleaseOnly(tmp.resolve("hype"), j, DP_HYPE_RELEASE, false);
         java.util.List<String> lines = Files.readAllLines(ledger);
-        assertEquals(2, lines.size(), "header and the vote's charge");
+        assertEquals(3, lines.size(), "header, the vote's charge and its release");
         assertEquals(epsilon, org.dpdl4j.accounting.DpHypeVoting.accountant().epsilon(PrivacyEvents.fromMap(
                 Reporting.JSON.convertValue(Reporting.JSON.readTree(lines.get(1)).get("event"), java.util.Map.class)), 1e-5), 1e-12);
 
@@ -600,7 +603,7 @@ class CliTest {
     @Test
     void badInputIsRefusedBeforeTheLedgerChanges() throws Exception {
         Path ledger = tmp.resolve("guard.jsonl");
-        try (var l = org.dpdl4j.tuning.PrivacyLedger.open(ledger, "mnist", 10, 1e-5)) {
+        try (var l = org.dpdl4j.release.PrivacyLedger.open(ledger, "mnist", 10, 1e-5)) {
             l.charge("earlier", new org.dpdl4j.accounting.GaussianEvent(5));
         }
         byte[] before = Files.readAllBytes(ledger);
@@ -677,7 +680,7 @@ class CliTest {
         Path ledger = tmp.resolve("show.jsonl");
         var a = new org.dpdl4j.accounting.GaussianEvent(4);
         var b = NoiseCalibration.dpSgd(0.01, 1, 100);
-        try (var l = org.dpdl4j.tuning.PrivacyLedger.open(ledger, "mnist", 8, 1e-5)) {
+        try (var l = org.dpdl4j.release.PrivacyLedger.open(ledger, "mnist", 8, 1e-5)) {
             long charge = l.charge("a", a).sequence();
             l.record("trial under a", a, charge);
             l.charge("b", b);

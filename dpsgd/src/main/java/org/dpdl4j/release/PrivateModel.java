@@ -155,7 +155,8 @@ public final class PrivateModel {
     /**
      * Writes {@code dir/model.zip} and {@code dir/privacy.json}, each atomically: the model first, then the sidecar
      * naming its SHA-256 (an older sidecar is removed before the model is replaced, so a crash in between leaves a model
-     * that {@link #load} refuses, never a mismatched pair it accepts).
+     * that {@link #load} refuses, never a mismatched pair it accepts). A run charged to a ledger publishes through
+     * {@link StagedRelease} instead, with {@link #releaseFiles}.
      *
      * @param dir          the release directory (created if missing)
      * @param alsoReleased further files of the same release (e.g. {@code tuning.json}), listed in the sidecar
@@ -164,6 +165,24 @@ public final class PrivateModel {
      */
     public PrivacySidecar save(Path dir, String... alsoReleased) throws IOException {
         Files.createDirectories(dir);
+        Map<String, byte[]> files = releaseFiles(java.util.Arrays.stream(alsoReleased)
+                .collect(java.util.stream.Collectors.toMap(n -> n, n -> new byte[0], (a, b) -> a, java.util.LinkedHashMap::new)));
+        Files.deleteIfExists(dir.resolve(SIDECAR_FILE));
+        AtomicFiles.write(dir.resolve(MODEL_FILE), files.get(MODEL_FILE));
+        AtomicFiles.write(dir.resolve(SIDECAR_FILE), files.get(SIDECAR_FILE));
+        return sidecar;
+    }
+
+    /**
+     * The release's files in the order they are to be published: {@code model.zip}, then {@code also} (e.g.
+     * {@code tuning.json}), then the sidecar {@code privacy.json}, which names the model's SHA-256 and lists them all.
+     * Becomes this model's {@link #sidecar()}.
+     *
+     * @param also further files of the same release, name → bytes (may be empty)
+     * @return name → bytes, in publishing order
+     * @throws IOException if the network cannot be serialised
+     */
+    public Map<String, byte[]> releaseFiles(Map<String, byte[]> also) throws IOException {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         if (network instanceof MultiLayerNetwork m) {
             ModelSerializer.writeModel(m, bytes, true);
@@ -172,14 +191,14 @@ public final class PrivateModel {
         }
         byte[] model = bytes.toByteArray();
         List<String> released = new ArrayList<>(List.of(MODEL_FILE, SIDECAR_FILE));
-        released.addAll(List.of(alsoReleased));
+        released.addAll(also.keySet());
         PrivacySidecar written = sidecarFor(Sha256.hex(model), released);
-        byte[] json = written.toJson();
-        Files.deleteIfExists(dir.resolve(SIDECAR_FILE));
-        AtomicFiles.write(dir.resolve(MODEL_FILE), model);
-        AtomicFiles.write(dir.resolve(SIDECAR_FILE), json);
+        Map<String, byte[]> files = new java.util.LinkedHashMap<>();
+        files.put(MODEL_FILE, model);
+        files.putAll(also);
+        files.put(SIDECAR_FILE, written.toJson());
         sidecar = written;
-        return written;
+        return files;
     }
 
     /**

@@ -21,7 +21,7 @@ import org.dpdl4j.datasets.LabeledData;
 import org.dpdl4j.models.ModelOptions;
 import org.dpdl4j.tuning.DpSgdMechanism;
 import org.dpdl4j.tuning.HyperparameterSpace;
-import org.dpdl4j.tuning.PrivacyLedger;
+import org.dpdl4j.release.PrivacyLedger;
 import org.dpdl4j.tuning.RandomSearchTuner;
 import org.dpdl4j.tuning.TrialResult;
 import org.dpdl4j.tuning.TuningListener;

@@ -1,5 +1,6 @@
 package org.dpdl4j.tuning;
 
+import org.dpdl4j.release.PrivacyLedger;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;

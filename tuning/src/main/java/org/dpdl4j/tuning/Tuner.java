@@ -1,5 +1,6 @@
 package org.dpdl4j.tuning;
 
+import org.dpdl4j.release.PrivacyLedger;
 import org.dpdl4j.accounting.PrivacyEvent;
 
 /**

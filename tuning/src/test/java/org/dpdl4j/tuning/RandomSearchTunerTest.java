@@ -1,5 +1,6 @@
 package org.dpdl4j.tuning;
 
+import org.dpdl4j.release.PrivacyLedger;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;

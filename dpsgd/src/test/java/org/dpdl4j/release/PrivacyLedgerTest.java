@@ -1,4 +1,4 @@
-package org.dpdl4j.tuning;
+package org.dpdl4j.release;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -47,75 +47,52 @@ class PrivacyLedgerTest {
         assertThrows(IllegalArgumentException.class, () -> PrivacyLedger.open(file, "mnist", 100, 1e-5));
     }
 
-    /** A torn record (visibly charged:false) costs nothing: it is dropped, the original saved, and the ledger reopens. */
+    /**
+     * A torn last line (a crash during an append) was never acknowledged, so nothing ran under it: whatever it was (a record,
+     * a charge with its event, bytes of unknown kind, a cut multi-byte character) it costs nothing. The next writer saves
+     * the original, cuts the bytes off and records them as a torn entry (evidence in the chain); a reader only reports them.
+     */
     @Test
-    void aTornRecordIsDroppedAndTheOriginalKept(@TempDir Path dir) throws Exception {
-        Path file = dir.resolve("l.jsonl");
-        try (PrivacyLedger l = PrivacyLedger.open(file, "mnist", 10, 1e-5)) {
-            l.charge("one", new GaussianEvent(3));
-        }
-        String before = Files.readString(file);
-        Files.writeString(file, "{\"seq\":2,\"time\":\"x\",\"charged\":false,\"label\":\"trial", StandardOpenOption.APPEND);
-        try (PrivacyLedger l = PrivacyLedger.open(file, "mnist", 10, 1e-5)) {
-            assertEquals(1, l.entries().size());
-            assertEquals(1, l.repairs().size());
-            assertTrue(l.repairs().get(0).contains("line 3") && l.repairs().get(0).contains("dropped"), l.repairs().toString());
-        }
-        assertEquals(before, Files.readString(file), "repaired to the acknowledged entries");
-        try (var saved = Files.list(dir)) {
-            assertTrue(saved.anyMatch(f -> f.getFileName().toString().startsWith("l.jsonl.torn-")), "the original is saved");
-        }
-    }
-
-    /** A torn charge whose event can be read back is counted as spent (conservatively: it was never acknowledged). */
-    @Test
-    void aTornChargeWithItsEventIsCounted(@TempDir Path dir) throws Exception {
-        Path file = dir.resolve("l.jsonl");
-        try (PrivacyLedger l = PrivacyLedger.open(file, "mnist", 10, 1e-5)) {
-            l.charge("one", new GaussianEvent(3));
-        }
-        String full = "{\"seq\":2,\"time\":\"x\",\"charged\":true,\"label\":\"two\",\"event\":"
-                + org.dpdl4j.tuning.PrivacyLedgerTest.json(new GaussianEvent(2)) + ",\"covered_by\":nu";
-        Files.writeString(file, full, StandardOpenOption.APPEND);
-        try (PrivacyLedger l = PrivacyLedger.open(file, "mnist", 10, 1e-5)) {
-            assertEquals(2, l.entries().size());
-            assertTrue(l.entries().get(1).charged() && l.entries().get(1).event().equals(new GaussianEvent(2)));
-            assertEquals(org.dpdl4j.accounting.Accountants.tightest(new org.dpdl4j.accounting.ComposedEvent(List.of(new GaussianEvent(3),
-                    new GaussianEvent(2))), 1e-5).epsilon(), l.spent().epsilon(), 1e-12);
-        }
-        try (PrivacyLedger l = PrivacyLedger.open(file, "mnist", 10, 1e-5)) {
-            assertTrue(l.repairs().isEmpty(), "repaired once, then a normal ledger");
-        }
-    }
-
-    /** A torn line whose kind or cost cannot be read is kept as an infinite charge: the budget is exhausted, never undercounted. */
-    @Test
-    void aTornLineOfUnknownCostExhaustsTheBudget(@TempDir Path dir) throws Exception {
-        Path file = dir.resolve("l.jsonl");
-        try (PrivacyLedger l = PrivacyLedger.open(file, "mnist", 10, 1e-5)) {
-            l.charge("one", new GaussianEvent(3));
-        }
-        Files.writeString(file, "{\"seq\":2,\"time\":\"x\",\"char", StandardOpenOption.APPEND);
-        try (PrivacyLedger l = PrivacyLedger.open(file, "mnist", 10, 1e-5)) {
-            assertTrue(Double.isInfinite(l.spent().epsilon()));
-            assertTrue(l.repairs().get(0).contains("infinite"), l.repairs().toString());
-            assertThrows(PrivacyLedger.BudgetExceededException.class, () -> l.charge("more", new GaussianEvent(100)));
-        }
-    }
-
-    /** A tear inside a multi-byte character (a non-ASCII label) still reopens, counted conservatively. */
-    @Test
-    void aTornMultiByteCharacterStillReopens(@TempDir Path dir) throws Exception {
-        Path file = dir.resolve("l.jsonl");
-        try (PrivacyLedger l = PrivacyLedger.open(file, "mnist", 10, 1e-5)) {
-            l.charge("caf\u00e9", new GaussianEvent(3));
-        }
-        byte[] line = "{\"seq\":2,\"time\":\"x\",\"charged\":true,\"label\":\"caf\u00e9".getBytes(StandardCharsets.UTF_8);
-        Files.write(file, java.util.Arrays.copyOf(line, line.length - 1), StandardOpenOption.APPEND); // half of the é
-        try (PrivacyLedger l = PrivacyLedger.open(file, "mnist", 10, 1e-5)) {
-            assertEquals(1, l.repairs().size(), l.repairs().toString());
-            assertEquals("caf\u00e9", l.entries().get(0).label(), "the complete lines keep their characters");
-            assertTrue(Double.isInfinite(l.spent().epsilon()), "a torn charge of unknown cost counts as infinite");
+    void aTornLineCostsNothingAndIsKeptAsEvidence(@TempDir Path dir) throws Exception {
+        byte[] cafe = "{\"seq\":2,\"time\":\"x\",\"charged\":true,\"label\":\"caf\u00e9".getBytes(StandardCharsets.UTF_8);
+        List<byte[]> tails = List.of(
+                "{\"seq\":2,\"time\":\"x\",\"charged\":false,\"label\":\"trial".getBytes(StandardCharsets.UTF_8),
+                ("{\"seq\":2,\"time\":\"x\",\"charged\":true,\"label\":\"two\",\"event\":" + json(new GaussianEvent(0.1))
+                        + ",\"covered_by\":nu").getBytes(StandardCharsets.UTF_8),
+                "{\"seq\":2,\"time\":\"x\",\"char".getBytes(StandardCharsets.UTF_8),
+                java.util.Arrays.copyOf(cafe, cafe.length - 1)); // half of the é
+        double one = org.dpdl4j.accounting.Accountants.tightest(new ComposedEvent(List.of(new GaussianEvent(3))), 1e-5).epsilon();
+        for (int i = 0; i < tails.size(); i++) {
+            Path file = dir.resolve("l" + i + ".jsonl");
+            try (PrivacyLedger l = PrivacyLedger.open(file, "mnist", 10, 1e-5)) {
+                l.charge("caf\u00e9", new GaussianEvent(3));
+            }
+            Files.write(file, tails.get(i), StandardOpenOption.APPEND);
+            byte[] torn = Files.readAllBytes(file);
+            try (PrivacyLedger l = PrivacyLedger.inspect(file)) { // a reader reports, writes nothing
+                assertEquals(1, l.entries().size());
+                assertEquals(one, l.spent().epsilon(), 1e-12);
+                assertTrue(l.repairs().get(0).contains("torn") && l.repairs().get(0).contains("costs nothing"), l.repairs().toString());
+            }
+            assertTrue(java.util.Arrays.equals(torn, Files.readAllBytes(file)), "inspect wrote nothing");
+            try (PrivacyLedger l = PrivacyLedger.open(file, "mnist", 10, 1e-5)) { // a writer repairs
+                assertEquals(2, l.entries().size(), "tail " + i);
+                PrivacyLedger.Entry e = l.entries().get(1);
+                assertEquals(PrivacyLedger.Kind.TORN, e.kind());
+                assertTrue(!e.charged() && e.event() == null && e.label().contains("never acknowledged"), e.toString());
+                assertEquals(one, l.spent().epsilon(), 1e-12, "tail " + i + " costs nothing");
+                assertEquals("caf\u00e9", l.entries().get(0).label(), "the complete lines keep their characters");
+                assertTrue(l.repairs().get(0).contains("saved as"), l.repairs().toString());
+                l.charge("more", new GaussianEvent(3)); // the budget is not exhausted
+            }
+            try (PrivacyLedger l = PrivacyLedger.open(file, "mnist")) {
+                assertTrue(l.repairs().isEmpty(), "repaired once, then a normal ledger");
+                assertEquals(3, l.entries().size());
+            }
+            try (var saved = Files.list(dir)) {
+                int n = i;
+                assertTrue(saved.anyMatch(f -> f.getFileName().toString().startsWith("l" + n + ".jsonl.torn-")), "the original is saved");
+            }
         }
     }
 
@@ -143,12 +120,146 @@ class PrivacyLedgerTest {
         assertTrue(directory.getMessage().contains("is a directory"), directory.getMessage());
     }
 
+    /**
+     * Two handles on one ledger in one JVM (and, through the file lock, in two processes) see each other's entries: no
+     * lock is held between operations, and each operation reads what the other appended before it checks the budget.
+     */
     @Test
-    void theFileIsLockedWhileOpen(@TempDir Path dir) throws Exception {
+    void twoHandlesSeeEachOthersCharges(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("l.jsonl");
+        double one = org.dpdl4j.accounting.Accountants.tightest(new GaussianEvent(2), 1e-5).epsilon();
+        try (PrivacyLedger a = PrivacyLedger.open(file, "mnist", 1.2 * one, 1e-5);
+             PrivacyLedger b = PrivacyLedger.open(file, "mnist")) {
+            a.charge("a", new GaussianEvent(2));
+            assertEquals(1, b.entries().size());
+            assertThrows(PrivacyLedger.BudgetExceededException.class, () -> b.charge("b", new GaussianEvent(2)));
+            b.record("b's audit", new GaussianEvent(2), 1);
+            assertEquals(2, a.entries().size());
+            assertEquals(a.headHash(), b.headHash());
+        }
+    }
+
+    /**
+     * A charge releases once: the release binds the charge to a digest; the same digest again (a release resumed after a
+     * crash) is the same entry; another digest, or a checkpoint after the release, is refused naming the first release. A
+     * run's charge is found by its identifier, and only its start or a recorded checkpoint is a state it reached.
+     */
+    @Test
+    void aChargeReleasesOnce(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("l.jsonl");
+        PrivacyEvent run = new GaussianEvent(3);
+        try (PrivacyLedger l = PrivacyLedger.open(file, "mnist", 100, 1e-5)) {
+            long c = l.charge("train", run, "run-1", "plan-digest", "start-digest").sequence();
+            assertEquals(c, l.chargeOf("run-1").orElseThrow().sequence());
+            assertTrue(l.chargeOf("run-2").isEmpty());
+            assertEquals("plan-digest", l.chargeOf("run-1").orElseThrow().plan());
+            assertThrows(IllegalArgumentException.class, () -> l.charge("again", run, "run-1", null, null));
+            assertTrue(l.reached(c, 0, "start-digest") && !l.reached(c, 0, "other") && !l.reached(c, 10, "start-digest"));
+            l.recordCheckpoint(c, 10, new GaussianEvent(4), "state-10");
+            assertTrue(l.reached(c, 10, "state-10") && !l.reached(c, 10, "state-20") && !l.reached(c, 20, "state-10"));
+            PrivacyLedger.Entry first = l.recordRelease(c, "release-a", run, "model.zip sha256 aaa");
+            assertEquals(first, l.recordRelease(c, "release-a", run, "model.zip sha256 aaa"), "the same release is not written twice");
+            var twice = assertThrows(PrivacyLedger.AlreadyReleasedException.class, () -> l.recordRelease(c, "release-b", run, "b"));
+            assertTrue(twice.getMessage().contains("charge " + c) && twice.getMessage().contains("aaa")
+                    && twice.getMessage().contains("new run"), twice.getMessage());
+            assertThrows(PrivacyLedger.AlreadyReleasedException.class, () -> l.recordCheckpoint(c, 20, new GaussianEvent(4), "s"));
+            assertEquals(first, l.releaseOf(c).orElseThrow());
+            assertThrows(IllegalArgumentException.class, () -> l.recordRelease(first.sequence(), "x", run, "x"), "not a charge");
+            assertEquals(org.dpdl4j.accounting.Accountants.tightest(new ComposedEvent(List.of(run)), 1e-5).epsilon(), l.spent().epsilon(), 1e-12,
+                    "checkpoints and releases cost nothing");
+        }
+        // a second release line forged into the chain is refused when the ledger is read
+        List<String> lines = new ArrayList<>(Files.readAllLines(file));
+        List<String> bodies = new ArrayList<>();
+        for (String line : lines) {
+            bodies.add(line.replaceAll(",\"prev\":\"[0-9a-f]{64}\"", "").replaceAll(",\"hash\":\"[0-9a-f]{64}\"", ""));
+        }
+        bodies.add(bodies.get(bodies.size() - 1).replace("\"seq\":3", "\"seq\":4").replace("release-a", "release-b"));
+        Path forged = dir.resolve("forged.jsonl");
+        Files.writeString(forged, chained(bodies));
+        var e = assertThrows(PrivacyLedger.LedgerException.class, () -> PrivacyLedger.open(forged, "mnist"));
+        assertTrue(e.getMessage().contains("second release"), e.getMessage());
+    }
+
+    /**
+     * The head is kept beside the ledger (FILE.head): a ledger whose last line was cut off no longer holds it and is
+     * refused, by readers too; an intact ledger brings a lagging head file up to date.
+     */
+    @Test
+    void aLedgerCutShortIsRefusedByItsHeadFile(@TempDir Path dir) throws Exception {
         Path file = dir.resolve("l.jsonl");
         try (PrivacyLedger l = PrivacyLedger.open(file, "mnist", 10, 1e-5)) {
-            var e = assertThrows(PrivacyLedger.LedgerException.class, () -> PrivacyLedger.open(file, "mnist", 10, 1e-5));
-            assertTrue(e.getMessage().contains("in use") && !e.getMessage().contains("\n"), e.getMessage());
+            l.charge("one", new GaussianEvent(3));
+            l.charge("two", new GaussianEvent(3));
+            assertTrue(Files.readString(dir.resolve("l.jsonl.head")).startsWith(l.headHash()));
+        }
+        List<String> lines = Files.readAllLines(file);
+        Files.write(file, lines.subList(0, lines.size() - 1)); // the last charge cut off: a valid chain, spent 1 charge
+        var e = assertThrows(PrivacyLedger.LedgerException.class, () -> PrivacyLedger.open(file, "mnist"));
+        assertTrue(e.getMessage().contains("l.jsonl.head") && e.getMessage().contains("cut off"), e.getMessage());
+        assertThrows(PrivacyLedger.LedgerException.class, () -> PrivacyLedger.inspect(file));
+        Files.write(file, lines);
+        String head;
+        try (PrivacyLedger l = PrivacyLedger.open(file, "mnist")) {
+            head = l.headHash();
+        }
+        // a crash between an append and the head file's rewrite leaves the head file one entry behind: accepted, updated
+        Files.writeString(dir.resolve("l.jsonl.head"), lines.get(1).substring(lines.get(1).length() - 66, lines.get(1).length() - 2) + "\n");
+        try (PrivacyLedger l = PrivacyLedger.open(file, "mnist")) {
+            assertEquals(head, l.headHash());
+        }
+        assertTrue(Files.readString(dir.resolve("l.jsonl.head")).startsWith(head));
+    }
+
+    /**
+     * A write that fails half-way (here: the file-size limit, which fails a write as a full disk does) names the ledger and
+     * leaves nothing behind: the child's partial line is cut off under the lock, and the ledger reads as before.
+     */
+    @Test
+    void aFailedWriteNamesTheLedgerAndLeavesNoTornLine(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("l.jsonl");
+        try (PrivacyLedger l = PrivacyLedger.open(file, "mnist", 10, 1e-5)) {
+            l.charge("one", new GaussianEvent(3));
+        }
+        long size = Files.size(file);
+        // a limit (in 1024-byte blocks) that the next line (over 400 bytes) crosses: the write fails part-way
+        Files.write(file, new byte[0], StandardOpenOption.APPEND);
+        while ((size + 400) / 1024 == size / 1024) {
+            try (PrivacyLedger l = PrivacyLedger.open(file, "mnist")) {
+                l.record("pad", new GaussianEvent(3), 1);
+            }
+            size = Files.size(file);
+        }
+        byte[] before = Files.readAllBytes(file);
+        long blocks = size / 1024 + 1;
+        String javaBinary = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        Process p = new ProcessBuilder("bash", "-c", "trap '' XFSZ; ulimit -f " + blocks + "; exec \"$0\" \"$@\"", javaBinary, "-cp",
+                System.getProperty("java.class.path"), LedgerOneCharge.class.getName(), file.toString())
+                .redirectError(dir.resolve("child.err").toFile()).start();
+        String said;
+        try {
+            said = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
+            assertTrue(p.waitFor(120, TimeUnit.SECONDS));
+        } finally {
+            p.destroyForcibly();
+        }
+        assertTrue(said.startsWith("failed: could not write the privacy ledger " + file) && said.contains("nothing was recorded"),
+                said + " / " + Files.readString(dir.resolve("child.err")));
+        assertTrue(java.util.Arrays.equals(before, Files.readAllBytes(file)), "the partial line was cut off");
+        try (PrivacyLedger l = PrivacyLedger.open(file, "mnist")) {
+            assertTrue(l.repairs().isEmpty(), l.repairs().toString());
+        }
+    }
+
+    /** The child of {@link #aFailedWriteNamesTheLedgerAndLeavesNoTornLine}: one charge, and what became of it. */
+    public static final class LedgerOneCharge {
+        public static void main(String[] args) throws Exception {
+            try (PrivacyLedger l = PrivacyLedger.open(Path.of(args[0]), "mnist")) {
+                l.charge("a charge whose write fails", new GaussianEvent(3));
+                System.out.println("charged");
+            } catch (java.io.IOException e) {
+                System.out.println("failed: " + e.getMessage());
+            }
         }
     }
 
@@ -188,9 +299,8 @@ class PrivacyLedgerTest {
             List<Long> onFile = l.entries().stream().map(PrivacyLedger.Entry::sequence).toList();
             assertTrue(onFile.containsAll(acknowledged), "on file " + onFile.size() + ", acknowledged " + acknowledged);
             PrivacyEvent g = new GaussianEvent(50);
-            assertTrue(l.entries().stream().allMatch(e -> e.event().equals(g)
-                    || e.event() instanceof org.dpdl4j.accounting.NonPrivateEvent && e.label().startsWith("repaired")));
-            // the kill may land inside a write of an unacknowledged entry: it is repaired, counted conservatively
+            assertTrue(l.entries().stream().allMatch(e -> e.charged() && e.event().equals(g) || e.kind() == PrivacyLedger.Kind.TORN));
+            // the kill may land inside a write of an unacknowledged entry: it is kept as torn, at no cost
             assertTrue(l.repairs().size() <= 1, l.repairs().toString());
         }
     }
@@ -352,6 +462,17 @@ class PrivacyLedgerTest {
             assertTrue(files.anyMatch(f -> f.getFileName().toString().startsWith("old.jsonl.v1-")), "the original is kept");
         }
         assertThrows(PrivacyLedger.LedgerException.class, () -> PrivacyLedger.upgrade(file));
+        // a version-2 ledger relabelled version 1 (after a charge was cut out) is neither used nor upgraded
+        List<String> relabelled = new ArrayList<>(Files.readAllLines(file));
+        relabelled.set(0, relabelled.get(0).replace("\"version\":2", "\"version\":1"));
+        relabelled.remove(1);
+        Path v2 = dir.resolve("relabelled.jsonl");
+        Files.write(v2, relabelled);
+        for (var open : List.<org.junit.jupiter.api.function.Executable>of(() -> PrivacyLedger.upgrade(v2), () -> PrivacyLedger.open(v2, "mnist"))) {
+            var refused = assertThrows(PrivacyLedger.LedgerException.class, open);
+            assertTrue(refused.getMessage().contains("relabelled") || refused.getMessage().contains("hash"), refused.getMessage());
+        }
+        assertEquals(relabelled, Files.readAllLines(v2), "nothing was rewritten");
     }
 
     /** A resumed tuning recording a trial it had recorded before the crash writes no second record; charges always write. */

@@ -1,0 +1,1030 @@
+package org.dpdl4j.release;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
+import org.dpdl4j.accounting.Accountants;
+import org.dpdl4j.accounting.ComposedEvent;
+import org.dpdl4j.accounting.PrivacyEvent;
+import org.dpdl4j.accounting.PrivacyEvents;
+import org.dpdl4j.accounting.PrivacyGuarantee;
+
+/**
+ * An append-only journal of what has been spent against one dataset, with a budget (ε, δ). One JSON object per line: a
+ * header line (dataset, budget), then one line per entry. Each entry is written with a single write and forced to disk
+ * (fsync) before the method that writes it returns, so a caller that writes before acting never loses an entry to a
+ * crash.
+ *
+ * <p>Kinds of entry ({@link Kind}): a <em>charge</em> adds its event to the spent budget (the spent ε is that of the
+ * composition of all charges at the ledger's δ, by the tightest registered accountant that supports it,
+ * {@link Accountants#tightest}); a <em>record</em> is an audit entry whose cost an earlier charge already covers (a trial
+ * of a tuning charged up front); a <em>checkpoint</em> binds a run's progress (its steps done and the digest of its
+ * saved state) to its charge, so that a resumed run can start only from a state that run really reached; a
+ * <em>release</em> binds a charge to the one release it paid for ({@link #recordRelease}: a second, different release
+ * under the same charge is refused); a <em>torn</em> entry says that a write was cut off (below). Only charges cost ε.
+ *
+ * <p>A torn last line (bytes without the final newline) is what a crash in the middle of an append leaves. The method
+ * that wrote it never returned, so nothing ran under it, and it costs nothing: the next writer saves the file beside it
+ * as {@code FILE.torn-TIME}, cuts the torn bytes off and appends a torn entry quoting them, so the evidence stays in the
+ * chain ({@link #repairs()} says so). An append that fails (a full disk) cuts its own bytes off before it reports the
+ * failure, under the lock, so that no other process sees them.
+ *
+ * <p>Tamper evidence (format version 2): every line ends with {@code "hash"}, the SHA-256 of the line's bytes without that
+ * field, and every line after the header carries {@code "prev"}, the hash of the line before it, so the lines form a hash
+ * chain from the header (which holds the budget) to the last entry, the head. Reading checks the whole chain and the
+ * consecutive sequence numbers and refuses a ledger where any line was edited, removed, inserted, duplicated or
+ * reordered ({@link LedgerException}, naming the line). The head is also kept in {@code FILE.head}, rewritten atomically
+ * after every append and compared on every read: a ledger whose last lines were cut off no longer contains that head and
+ * is refused. What neither catches: someone who rewrites or cuts both files consistently, or deletes {@code FILE.head}
+ * with the lines; against that, keep the head hash ({@link #headHash}, printed by {@code ledger show} and
+ * {@code ledger verify}) somewhere the operator does not control, and check it later with {@code ledger verify --head}.
+ * Ledgers written before the chain (version 1) are refused until {@link #upgrade}d.
+ *
+ * <p>Several processes and threads may hold the same ledger open: every operation takes the file's lock (an exclusive
+ * fcntl lock to write, a shared one to read; waiting up to a minute for another process) and first reads what others
+ * appended since, checking that it continues the chain; nothing is locked between operations. Within one JVM a
+ * per-file mutex comes first, because closing a second descriptor of the file would release the process's fcntl lock.
+ * {@link #inspect} opens a ledger read-only: it never writes, and reports a torn tail instead of repairing it.
+ */
+public final class PrivacyLedger implements AutoCloseable {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    /** What an entry is (see the class comment); only a {@link #CHARGE} costs ε. */
+    public enum Kind {
+        /** Adds its event to the spent budget. */
+        CHARGE,
+        /** An audit entry covered by an earlier charge. */
+        RECORD,
+        /** A run's progress under its charge: steps done and the digest of the saved state. */
+        CHECKPOINT,
+        /** The one release of a charge: the digest of what was released. */
+        RELEASE,
+        /** A write that was cut off (never acknowledged): its bytes as evidence, no cost. */
+        TORN
+    }
+
+    /**
+     * One journal line.
+     *
+     * @param sequence  1, 2, … in file order
+     * @param time      when it was written (ISO-8601)
+     * @param kind      what it is
+     * @param label     what it was for, for people
+     * @param event     what it cost (a charge) or what the covered part cost (a record, a checkpoint's steps so far, a
+     *                  release's whole event); null for a torn entry
+     * @param coveredBy the charge a record, checkpoint or release falls under; null for a charge or a torn entry
+     * @param run       a charge's run identifier (null when the caller gave none)
+     * @param plan      a charge's plan digest: SHA-256 of the settings the run was charged for (or null)
+     * @param digest    a charge's starting state, a checkpoint's state, a release's files: a SHA-256 (or null)
+     * @param stepsDone a checkpoint's steps done (null otherwise)
+     */
+    public record Entry(long sequence, String time, Kind kind, String label, PrivacyEvent event, Long coveredBy, String run,
+                        String plan, String digest, Long stepsDone) {
+        /** Whether this entry costs ε (a charge). */
+        public boolean charged() {
+            return kind == Kind.CHARGE;
+        }
+    }
+
+    /** The ledger file cannot be used: corrupt, tampered with, not a ledger, or locked too long. The message is one line. */
+    public static final class LedgerException extends IllegalStateException {
+        /** @param message names the file, the line and what is wrong */
+        public LedgerException(String message) {
+            super(message);
+        }
+    }
+
+    /** Thrown by {@link #charge} when the entry would take the spent ε above the budget; nothing is written. */
+    public static final class BudgetExceededException extends IllegalStateException {
+        /** @param message says what would have been spent and the budget */
+        public BudgetExceededException(String message) {
+            super(message);
+        }
+    }
+
+    /** Thrown by {@link #recordRelease} when the charge has already released something else; nothing is written. */
+    public static final class AlreadyReleasedException extends IllegalStateException {
+        private final Entry release;
+
+        /** @param message names the charge, the first release and the way out; @param release that first release */
+        public AlreadyReleasedException(String message, Entry release) {
+            super(message);
+            this.release = release;
+        }
+
+        /** The release already on file for the charge. */
+        public Entry release() {
+            return release;
+        }
+    }
+
+    /** How long an operation waits for another process that holds the ledger. */
+    static final long LOCK_WAIT_SECONDS = 60;
+    /** The format version this file is written in. */
+    static final int VERSION = 2;
+    private static final String HASH_FIELD = ",\"hash\":\"";
+    /** What a line's hash field adds after the body's closing brace is removed: ,"hash":"&lt;64 hex&gt;"} */
+    private static final int HASH_SUFFIX = HASH_FIELD.length() + 64 + 2;
+    /** One mutex per ledger file in this JVM (see the class comment). */
+    private static final Map<Path, ReentrantLock> JVM_LOCKS = new ConcurrentHashMap<>();
+
+    private final Path file;
+    private final Path headFile;
+    private final Path key;
+    private final boolean readOnly;
+    private String dataset;        // null until read from the header when opened without one
+    private double epsilonBudget;  // NaN until read from the header when opened without one
+    private double delta;
+    private final List<Entry> entries = new ArrayList<>();
+    private final java.util.Set<String> hashes = new java.util.HashSet<>(); // every line's hash
+    private final List<String> repairs = new ArrayList<>();
+    /** The hash of the last line read or written: the next line's "prev". */
+    private String head = "";
+    /** Bytes of complete lines read so far (where the next line starts). */
+    private long readUpTo;
+    /** Lines read so far, the header included. */
+    private int lines;
+    private int version;
+    private boolean closed;
+    private boolean tornReported;
+
+    private PrivacyLedger(Path file, String dataset, double epsilonBudget, double delta, boolean readOnly) {
+        this.file = file;
+        this.headFile = file.resolveSibling(file.getFileName() + ".head");
+        this.key = file.toAbsolutePath().normalize();
+        this.dataset = dataset;
+        this.epsilonBudget = epsilonBudget;
+        this.delta = delta;
+        this.readOnly = readOnly;
+    }
+
+    /**
+     * Opens the ledger at {@code file}, creating it with this dataset and budget if it does not exist. An existing ledger
+     * keeps the dataset and budget it was created with; asking for another is an error (a budget is not raised silently).
+     *
+     * @param epsilonBudget ε budget &gt; 0 (+∞ for a journal without a limit)
+     * @param delta         δ ∈ (0, 1) at which spent ε is computed
+     * @throws IllegalArgumentException on an invalid budget, or a dataset/budget that differs from the file's
+     * @throws LedgerException          if the file is corrupt (the message names the line), not a ledger, or locked too long
+     * @throws IOException              if it cannot be read or written
+     */
+    public static PrivacyLedger open(Path file, String dataset, double epsilonBudget, double delta) throws IOException {
+        if (!(epsilonBudget > 0)) {
+            throw new IllegalArgumentException("ledger epsilon budget must be > 0 (or infinite), got " + epsilonBudget);
+        }
+        if (!(delta > 0 && delta < 1)) {
+            throw new IllegalArgumentException("ledger delta must be in (0, 1), got " + delta);
+        }
+        checkNotDirectory(file);
+        Path dir = file.toAbsolutePath().getParent();
+        if (dir != null) {
+            Files.createDirectories(dir);
+        }
+        PrivacyLedger ledger = new PrivacyLedger(file, dataset, epsilonBudget, delta, false);
+        ledger.locked(true, () -> {
+            if (ledger.readUpTo == 0 && ledger.entries.isEmpty() && ledger.lines == 0) {
+                ledger.writeHeader();
+            }
+            return null;
+        });
+        return ledger;
+    }
+
+    /**
+     * Opens an existing ledger with the budget and δ it was created with.
+     *
+     * @throws IllegalArgumentException if the file does not exist or belongs to another dataset
+     * @throws LedgerException          if it is corrupt, tampered with, not a ledger, or locked too long
+     * @throws IOException              if it cannot be read
+     */
+    public static PrivacyLedger open(Path file, String dataset) throws IOException {
+        return openExisting(file, dataset, false, false);
+    }
+
+    /**
+     * Opens an existing ledger whatever its dataset, with the budget and δ it was created with, for use (a torn last
+     * line is repaired by the first write).
+     *
+     * @throws IllegalArgumentException if the file does not exist or is a directory
+     * @throws LedgerException          if it is corrupt, tampered with, not a ledger, or locked too long
+     * @throws IOException              if it cannot be read
+     */
+    public static PrivacyLedger openExisting(Path file) throws IOException {
+        return openExisting(file, null, false, false);
+    }
+
+    /**
+     * Opens an existing ledger read-only, for inspection: nothing is ever written (a torn last line is reported in
+     * {@link #repairs()} as found, not repaired); every write method throws {@link IllegalStateException}.
+     *
+     * @throws IllegalArgumentException if the file does not exist or is a directory
+     * @throws LedgerException          if it is corrupt, tampered with, or not a ledger
+     * @throws IOException              if it cannot be read
+     */
+    public static PrivacyLedger inspect(Path file) throws IOException {
+        return openExisting(file, null, true, false);
+    }
+
+    /**
+     * Rewrites a version-1 ledger (written before the hash chain) in version 2, in place and under its lock, after saving
+     * the original beside it as {@code FILE.v1-TIME}; the entries are kept as they are. The chain then vouches for the
+     * lines from now on only: what was edited before the upgrade cannot be told. A version-1 file whose lines carry the
+     * chain's fields ({@code prev}, {@code hash}) is a version-2 ledger relabelled, and is refused.
+     *
+     * @return the ledger, open, with its new head hash
+     * @throws LedgerException if the file is not a version-1 ledger or is corrupt
+     * @throws IOException     if it cannot be read or written
+     */
+    public static PrivacyLedger upgrade(Path file) throws IOException {
+        return openExisting(file, null, false, true);
+    }
+
+    private static PrivacyLedger openExisting(Path file, String dataset, boolean readOnly, boolean upgrade) throws IOException {
+        checkNotDirectory(file);
+        if (!Files.exists(file)) {
+            throw new IllegalArgumentException("privacy ledger " + file + " does not exist; give a budget to create it");
+        }
+        if (Files.size(file) == 0) {
+            throw new IllegalArgumentException("privacy ledger " + file + " is empty (not a ledger); give a budget to create one");
+        }
+        PrivacyLedger ledger = new PrivacyLedger(file, dataset, Double.NaN, Double.NaN, readOnly);
+        if (upgrade) {
+            ledger.locked(true, () -> {
+                ledger.rewriteChained();
+                return null;
+            }, true);
+        } else {
+            ledger.locked(!readOnly, () -> null);
+        }
+        return ledger;
+    }
+
+    private static void checkNotDirectory(Path file) {
+        if (Files.isDirectory(file)) {
+            throw new IllegalArgumentException("privacy ledger " + file + " is a directory; give a file");
+        }
+    }
+
+    /** What was repaired (or, read-only, found to need repair), one sentence each; empty when nothing was. */
+    public synchronized List<String> repairs() {
+        return List.copyOf(repairs);
+    }
+
+    // ------------------------------------------------------------------------------------------------------------------
+    // Locking and reading
+
+    @FunctionalInterface
+    private interface Action<T> {
+        T run() throws IOException;
+    }
+
+    /** The open channel of the operation in progress (null between operations). */
+    private FileChannel channel;
+
+    private <T> T locked(boolean write, Action<T> action) throws IOException {
+        return locked(write, action, false);
+    }
+
+    /**
+     * Runs {@code action} with the file locked (exclusively to write) after reading what was appended since the last
+     * operation; the channel is closed, and the lock released, when it returns.
+     */
+    private synchronized <T> T locked(boolean write, Action<T> action, boolean upgrading) throws IOException {
+        if (closed) {
+            throw new IllegalStateException("privacy ledger " + file + " is closed");
+        }
+        if (write && readOnly) {
+            throw new IllegalStateException("privacy ledger " + file + " was opened read-only (inspect): it is not written");
+        }
+        ReentrantLock jvm = JVM_LOCKS.computeIfAbsent(key, k -> new ReentrantLock());
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(LOCK_WAIT_SECONDS);
+        try {
+            if (!jvm.tryLock(LOCK_WAIT_SECONDS, TimeUnit.SECONDS)) {
+                throw inUse();
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw inUse();
+        }
+        try {
+            channel = write ? FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE)
+                    : FileChannel.open(file, StandardOpenOption.READ);
+            try {
+                FileLock lock = null;
+                try {
+                    while ((lock = channel.tryLock(0, Long.MAX_VALUE, !write)) == null && System.nanoTime() < deadline) {
+                        Thread.sleep(50);
+                    }
+                } catch (OverlappingFileLockException e) {
+                    lock = null; // this JVM's mutex makes this impossible unless someone else opened the file
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    lock = null;
+                }
+                if (lock == null) {
+                    throw inUse();
+                }
+                refresh(upgrading, write);
+                return action.run();
+            } finally {
+                channel.close(); // releases the lock
+                channel = null;
+            }
+        } finally {
+            jvm.unlock();
+        }
+    }
+
+    private LedgerException inUse() {
+        return new LedgerException("privacy ledger " + file + " is in use by another dpdl4j process (or thread; waited up to "
+                + LOCK_WAIT_SECONDS + " s for it); try again when it has finished");
+    }
+
+    /** Reads the bytes appended since the last operation: complete lines are checked and added; a torn tail is handled. */
+    private void refresh(boolean upgrading, boolean write) throws IOException {
+        long size = channel.size();
+        if (size < readUpTo) {
+            throw new LedgerException("privacy ledger " + file + " is shorter (" + size + " bytes) than when it was last read ("
+                    + readUpTo + " bytes): lines were removed while it was open; dpdl4j will not use it");
+        }
+        if (size > Integer.MAX_VALUE - 16 + readUpTo) {
+            throw new LedgerException("privacy ledger " + file + " grew by more than 2 GiB");
+        }
+        byte[] raw = read(readUpTo, (int) (size - readUpTo));
+        int lastNewline = raw.length - 1;
+        while (lastNewline >= 0 && raw[lastNewline] != '\n') {
+            lastNewline--;
+        }
+        String text = new String(raw, 0, lastNewline + 1, StandardCharsets.UTF_8);
+        int start = 0;
+        for (int nl; (nl = text.indexOf('\n', start)) >= 0; start = nl + 1) {
+            readLine(text.substring(start, nl), upgrading);
+        }
+        readUpTo += lastNewline + 1;
+        if (lines == 0 && lastNewline + 1 < raw.length) {
+            throw new LedgerException(file + " is not a dpdl4j privacy ledger (no complete header line)");
+        }
+        if (lines > 0 && version == 1 && !upgrading) {
+            throw new LedgerException("privacy ledger " + file + " was written by an earlier dpdl4j (format version 1, "
+                    + "without a hash chain); run 'dpdl4j ledger upgrade " + file + "' to add the chain (it then vouches for "
+                    + "the lines as they are now, not for edits made before)");
+        }
+        if (lastNewline + 1 < raw.length) {
+            torn(java.util.Arrays.copyOfRange(raw, lastNewline + 1, raw.length), write && !upgrading);
+        }
+        if (!upgrading) {
+            checkHeadFile(write);
+        }
+    }
+
+    private byte[] read(long position, int length) throws IOException {
+        ByteBuffer buf = ByteBuffer.allocate(length);
+        while (buf.hasRemaining()) {
+            int r = channel.read(buf, position + buf.position());
+            if (r < 0) {
+                break;
+            }
+        }
+        return java.util.Arrays.copyOf(buf.array(), buf.position());
+    }
+
+    /** One complete line: the header (the first) or an entry, checked against the chain. */
+    private void readLine(String line, boolean upgrading) {
+        int number = ++lines;
+        Map<?, ?> m;
+        try {
+            m = JSON.readValue(line, Map.class);
+        } catch (JsonProcessingException e) {
+            if (number == 1) {
+                throw new LedgerException(file + " is not a dpdl4j privacy ledger (its first line is not JSON)");
+            }
+            throw corrupt(number, line, "not JSON: " + e.getOriginalMessage());
+        }
+        if (number == 1) {
+            if (m == null) {
+                throw new LedgerException(file + " is not a dpdl4j privacy ledger (its first line is not a ledger header)");
+            }
+            checkHeader(m);
+            version = m.get("version") instanceof Number v ? v.intValue() : 1;
+            if (version == 2 && upgrading) {
+                throw new LedgerException("privacy ledger " + file + " is already in format version 2");
+            }
+            if (version != 1 && version != 2) {
+                throw new LedgerException("privacy ledger " + file + " has format version " + m.get("version")
+                        + ", which this dpdl4j does not know (it reads 1 and 2): use a newer dpdl4j");
+            }
+        }
+        if (m == null) {
+            throw corrupt(number, line, "not a JSON object");
+        }
+        if (version == 2) {
+            checkChain(number, line, m);
+        } else if (m.containsKey("prev") || m.containsKey("hash")) {
+            throw new LedgerException("privacy ledger " + file + " line " + number + " carries the hash chain's fields (prev, "
+                    + "hash) although the file says it is format version 1: a version-2 ledger was relabelled; dpdl4j will "
+                    + "neither use nor upgrade it");
+        }
+        if (number == 1) {
+            return;
+        }
+        Entry entry = entry(number, line, m);
+        long due = entries.isEmpty() ? 1 : entries.get(entries.size() - 1).sequence() + 1;
+        if (entry.sequence() != due) {
+            throw new LedgerException("privacy ledger " + file + " line " + number + " is entry " + entry.sequence()
+                    + " where entry " + due + " was due: a line was removed, duplicated or reordered; dpdl4j will not use it");
+        }
+        if (entry.coveredBy() != null && charge(entry.coveredBy()) == null) {
+            throw new LedgerException("privacy ledger " + file + " line " + number + " falls under charge "
+                    + entry.coveredBy() + ", which is not a charge before it");
+        }
+        if (entry.kind() == Kind.RELEASE && releaseOf(entries, entry.coveredBy()) != null) {
+            throw new LedgerException("privacy ledger " + file + " line " + number + " is a second release of charge "
+                    + entry.coveredBy() + "; a charge releases once; dpdl4j will not use this ledger");
+        }
+        entries.add(entry);
+    }
+
+    private Entry entry(int number, String line, Map<?, ?> m) {
+        if (!(m.get("seq") instanceof Number seq) || seq.doubleValue() != seq.longValue()) {
+            throw corrupt(number, line, "its sequence number is missing or not a whole number");
+        }
+        Kind kind;
+        try {
+            kind = m.get("kind") instanceof String k ? Kind.valueOf(k.toUpperCase(java.util.Locale.ROOT))
+                    : Boolean.TRUE.equals(m.get("charged")) ? Kind.CHARGE : Kind.RECORD;
+        } catch (IllegalArgumentException e) {
+            throw corrupt(number, line, "unknown kind " + m.get("kind"));
+        }
+        if ((kind == Kind.CHARGE) != Boolean.TRUE.equals(m.get("charged"))) {
+            throw corrupt(number, line, "its kind " + kind + " contradicts charged: " + m.get("charged"));
+        }
+        if (kind != Kind.TORN && !(m.get("event") instanceof Map<?, ?>)) {
+            throw corrupt(number, line, "it has no event");
+        }
+        boolean covered = kind == Kind.RECORD || kind == Kind.CHECKPOINT || kind == Kind.RELEASE;
+        if (covered != (m.get("covered_by") != null)) {
+            throw corrupt(number, line, "a " + kind.name().toLowerCase(java.util.Locale.ROOT) + (covered ? " must" : " cannot")
+                    + " fall under a charge");
+        }
+        if ((kind == Kind.CHECKPOINT || kind == Kind.RELEASE) && !(m.get("digest") instanceof String)
+                || kind == Kind.CHECKPOINT && !(m.get("steps_done") instanceof Number)) {
+            throw corrupt(number, line, "a " + kind.name().toLowerCase(java.util.Locale.ROOT) + " needs its digest"
+                    + (kind == Kind.CHECKPOINT ? " and steps_done" : ""));
+        }
+        try {
+            return new Entry(seq.longValue(), (String) m.get("time"), kind, (String) m.get("label"),
+                    kind == Kind.TORN ? null : PrivacyEvents.fromMap((Map<?, ?>) m.get("event")),
+                    m.get("covered_by") == null ? null : ((Number) m.get("covered_by")).longValue(), (String) m.get("run"),
+                    (String) m.get("plan"), (String) m.get("digest"),
+                    m.get("steps_done") == null ? null : ((Number) m.get("steps_done")).longValue());
+        } catch (RuntimeException e) {
+            throw corrupt(number, line, "not a ledger entry: " + e.getMessage());
+        }
+    }
+
+    /**
+     * Checks a version-2 line: it ends with its own hash, the hash matches the bytes before it, and (after the header)
+     * its "prev" is the hash of the line before.
+     */
+    private void checkChain(int lineNumber, String line, Map<?, ?> m) {
+        int at = line.length() - HASH_SUFFIX;
+        if (at < 1 || !line.startsWith(HASH_FIELD, at) || !line.endsWith("\"}")) {
+            throw new LedgerException("privacy ledger " + file + " line " + lineNumber + " has no hash at its end: it was "
+                    + "edited after it was written (or not written by dpdl4j); dpdl4j will not use this ledger");
+        }
+        String body = line.substring(0, at) + "}";
+        String hash = line.substring(at + HASH_FIELD.length(), line.length() - 2);
+        if (!hash.equals(sha256(body))) {
+            throw new LedgerException("privacy ledger " + file + " line " + lineNumber + " does not match its hash: it was "
+                    + "edited after it was written; dpdl4j will not use this ledger");
+        }
+        Object prev = m.get("prev");
+        if (!head.equals(prev == null ? "" : prev)) {
+            throw new LedgerException("privacy ledger " + file + " line " + lineNumber + " does not follow line "
+                    + (lineNumber - 1) + " (the hash chain is broken: a line was removed, inserted, duplicated or reordered); "
+                    + "dpdl4j will not use this ledger");
+        }
+        head = hash;
+        hashes.add(hash);
+    }
+
+    /**
+     * A torn tail (see the class comment): repaired when writing (the original saved, the bytes cut off, a torn entry
+     * appended), reported when reading only.
+     */
+    private void torn(byte[] tail, boolean repair) throws IOException {
+        String shown = new String(tail, StandardCharsets.UTF_8).replaceAll("[^\\x20-\\x7e]", "?");
+        shown = shown.length() > 300 ? shown.substring(0, 300) + "..." : shown;
+        int lineNumber = lines + 1;
+        if (!repair) {
+            if (tornReported) {
+                return;
+            }
+            tornReported = true;
+            repairs.add("privacy ledger " + file + " line " + lineNumber + " is torn (" + tail.length + " bytes without a newline: "
+                    + "a write cut off by a crash, never acknowledged, so nothing ran under it); it costs nothing, and the next "
+                    + "run that writes to the ledger records it as torn");
+            return;
+        }
+        Path backup = file.resolveSibling(file.getFileName() + ".torn-" + Instant.now().toString().replace(':', '-'));
+        byte[] whole = read(0, (int) channel.size()); // from this channel: another descriptor would drop the lock
+        Files.write(backup, whole, StandardOpenOption.CREATE_NEW);
+        channel.truncate(readUpTo);
+        channel.force(true);
+        Entry e = write(Kind.TORN, "torn write of " + tail.length + " bytes, never acknowledged (nothing ran under it): "
+                + shown, null, null, null, null, null, null);
+        repairs.add("privacy ledger " + file + " line " + lineNumber + " was torn (a crash during a write, never acknowledged, "
+                + "so nothing ran under it): it costs nothing, and is kept as torn entry " + e.sequence() + " quoting its bytes; "
+                + "the original file is saved as " + backup);
+    }
+
+    /**
+     * FILE.head must name a line of the chain (else the ledger's end was cut off); when writing, it is brought up to the
+     * head (it lags by the entries whose append finished before a crash stopped the head's rewrite).
+     */
+    private void checkHeadFile(boolean write) throws IOException {
+        if (version != 2) {
+            return;
+        }
+        String recorded = null;
+        if (Files.exists(headFile)) {
+            String text = Files.readString(headFile, StandardCharsets.UTF_8).trim();
+            recorded = text.split("\\s+")[0];
+            if (!recorded.matches("[0-9a-f]{64}")) {
+                throw new LedgerException("privacy ledger " + file + ": its head file " + headFile + " does not hold a head hash ('"
+                        + (text.length() > 80 ? text.substring(0, 80) : text) + "'); restore it, or delete it if you know "
+                        + "the ledger is complete");
+            }
+            if (!hashes.contains(recorded)) {
+                throw new LedgerException("privacy ledger " + file + " does not contain the head recorded in " + headFile + " ("
+                        + recorded + "): its last entries were cut off or the file was replaced; dpdl4j will not use it "
+                        + "(restore the ledger from a backup)");
+            }
+        }
+        if (write && !head.equals(recorded)) {
+            writeHeadFile();
+        }
+    }
+
+    private void writeHeadFile() throws IOException {
+        long last = entries.isEmpty() ? 0 : entries.get(entries.size() - 1).sequence();
+        AtomicFiles.write(headFile, (head + " entry " + last + "\n").getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** Rewrites the loaded version-1 lines as version 2 (see {@link #upgrade}), after saving the original. */
+    private void rewriteChained() throws IOException {
+        if (version != 1) {
+            throw new LedgerException("privacy ledger " + file + " is already in format version 2");
+        }
+        byte[] raw = read(0, (int) channel.size());
+        if (readUpTo != raw.length) {
+            throw new LedgerException("privacy ledger " + file + " ends in a torn line; it is not upgraded (remove the "
+                    + "incomplete last line by hand, then upgrade)");
+        }
+        Path backup = file.resolveSibling(file.getFileName() + ".v1-" + Instant.now().toString().replace(':', '-'));
+        Files.write(backup, raw, StandardOpenOption.CREATE_NEW);
+        String[] old = new String(raw, StandardCharsets.UTF_8).split("\n");
+        channel.truncate(0);
+        head = "";
+        hashes.clear();
+        version = 2;
+        for (int i = 0; i < old.length; i++) {
+            @SuppressWarnings("unchecked")
+            Map<String, Object> m = JSON.readValue(old[i], LinkedHashMap.class);
+            if (i == 0) {
+                m.put("version", VERSION);
+                m.put("upgraded", Instant.now().toString());
+            }
+            append(m);
+        }
+        readUpTo = channel.size();
+        writeHeadFile();
+        repairs.add("privacy ledger " + file + " was upgraded to format version 2 (hash chain) with its " + entries.size()
+                + " entries as they were; the original is saved as " + backup);
+    }
+
+    private void checkHeader(Map<?, ?> h) {
+        if (!"dpdl4j-privacy-ledger".equals(h.get("ledger"))) {
+            throw new LedgerException(file + " is not a dpdl4j privacy ledger (its first line is not a ledger header)");
+        }
+        Object hb = h.get("epsilon_budget");
+        if (!(h.get("delta") instanceof Number hd) || !(h.get("dataset") instanceof String hs) || !("inf".equals(hb) || hb instanceof Number)) {
+            throw new LedgerException(file + " is not a dpdl4j privacy ledger (its first line has no dataset, budget and delta)");
+        }
+        if (dataset == null) {
+            dataset = hs;
+        }
+        double headerBudget = "inf".equals(hb) ? Double.POSITIVE_INFINITY : ((Number) hb).doubleValue();
+        if (!(headerBudget > 0) || !(hd.doubleValue() > 0 && hd.doubleValue() < 1)) {
+            throw new LedgerException(file + " is not a usable dpdl4j privacy ledger: its header has budget " + hb + " and delta "
+                    + hd + " (a budget > 0 and a delta in (0, 1) are allowed)");
+        }
+        if (Double.isNaN(epsilonBudget)) {
+            epsilonBudget = headerBudget;
+            delta = hd.doubleValue();
+        }
+        if (!dataset.equals(hs)) {
+            throw new IllegalArgumentException("ledger " + file + " is for dataset '" + hs + "', not '" + dataset + "'");
+        }
+        if (headerBudget != epsilonBudget || hd.doubleValue() != delta) {
+            throw new IllegalArgumentException("ledger " + file + " was created with budget (epsilon " + hb + ", delta " + hd
+                    + "); it cannot be reopened with (" + epsilonBudget + ", " + delta + ")");
+        }
+    }
+
+    private LedgerException corrupt(int line, String content, String why) {
+        String shown = content.length() > 80 ? content.substring(0, 80) + "..." : content;
+        return new LedgerException("privacy ledger " + file + " line " + line + " is corrupt (" + why.replace('\n', ' ') + "): '"
+                + shown.replace('\n', ' ') + "'; dpdl4j drops no entry: repair the line by hand (ledger show FILE lists the rest)");
+    }
+
+    // ------------------------------------------------------------------------------------------------------------------
+    // What the ledger holds
+
+    /** The file. */
+    public Path file() {
+        return file;
+    }
+
+    /** The dataset this ledger is for. */
+    public String dataset() {
+        return dataset;
+    }
+
+    /** The ε budget. */
+    public double epsilonBudget() {
+        return epsilonBudget;
+    }
+
+    /** The δ at which spent ε is computed. */
+    public double delta() {
+        return delta;
+    }
+
+    /**
+     * Every entry, in order, as of now (what other processes appended is read first).
+     *
+     * @throws LedgerException if the file was tampered with since, or is locked too long
+     */
+    public List<Entry> entries() {
+        return snapshot(() -> List.copyOf(entries));
+    }
+
+    /** The composition of all charged events (as of now). */
+    public PrivacyEvent spentEvent() {
+        return snapshot(this::spentEventNow);
+    }
+
+    private PrivacyEvent spentEventNow() {
+        return new ComposedEvent(entries.stream().filter(Entry::charged).map(Entry::event).toList());
+    }
+
+    /** (ε, δ) spent so far: the composition of all charges at the ledger's δ. */
+    public PrivacyGuarantee spent() {
+        PrivacyEvent spent = spentEvent();
+        return Accountants.tightest(spent, delta);
+    }
+
+    /** ε left before the budget: budget − spent (never below 0). */
+    public double remaining() {
+        return Math.max(0, epsilonBudget - spent().epsilon());
+    }
+
+    /** The ε spent if this event were charged too (nothing is written). */
+    public double epsilonAfter(PrivacyEvent event) {
+        return snapshot(() -> epsilonAfterNow(event));
+    }
+
+    private double epsilonAfterNow(PrivacyEvent event) {
+        List<PrivacyEvent> all = new ArrayList<>(entries.stream().filter(Entry::charged).map(Entry::event).toList());
+        all.add(event);
+        return Accountants.tightest(new ComposedEvent(all), delta).epsilon();
+    }
+
+    /** The charge with this sequence number, or null. */
+    private Entry charge(long sequence) {
+        for (Entry e : entries) {
+            if (e.sequence() == sequence) {
+                return e.charged() ? e : null;
+            }
+        }
+        return null;
+    }
+
+    /**
+     * The charge made for the run {@code run} (its identifier, given to {@link #charge(String, PrivacyEvent, String, String,
+     * String)}), if there is one.
+     */
+    public Optional<Entry> chargeOf(String run) {
+        return snapshot(() -> entries.stream().filter(e -> e.charged() && run.equals(e.run())).findFirst());
+    }
+
+    /** The release recorded under charge {@code charge}, if any. */
+    public Optional<Entry> releaseOf(long charge) {
+        return snapshot(() -> Optional.ofNullable(releaseOf(entries, charge)));
+    }
+
+    private static Entry releaseOf(List<Entry> entries, Long charge) {
+        for (Entry e : entries) {
+            if (e.kind() == Kind.RELEASE && charge.equals(e.coveredBy())) {
+                return e;
+            }
+        }
+        return null;
+    }
+
+    /**
+     * Whether a run of charge {@code charge} may continue from a state with {@code stepsDone} steps and this digest: the
+     * charge's own starting state (steps 0 and its digest), or a checkpoint recorded under it.
+     */
+    public boolean reached(long charge, long stepsDone, String digest) {
+        return snapshot(() -> {
+            Entry c = charge(charge);
+            if (c == null) {
+                return false;
+            }
+            if (stepsDone == 0 && digest.equals(c.digest())) {
+                return true;
+            }
+            return entries.stream().anyMatch(e -> e.kind() == Kind.CHECKPOINT && Long.valueOf(charge).equals(e.coveredBy())
+                    && e.stepsDone() == stepsDone && digest.equals(e.digest()));
+        });
+    }
+
+    private <T> T snapshot(Action<T> read) {
+        try {
+            return locked(false, read);
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException("could not read the privacy ledger " + file, e);
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------------------------
+    // Writing
+
+    /**
+     * Checks the budget and appends a charge, forced to disk before returning.
+     *
+     * @return the entry written
+     * @throws BudgetExceededException if spent ε with this event would exceed the budget (nothing is written)
+     * @throws IOException             if the write fails (nothing is then on file: the bytes are cut off again)
+     */
+    public Entry charge(String label, PrivacyEvent event) throws IOException {
+        return charge(label, event, null, null, null);
+    }
+
+    /**
+     * Checks the budget and appends a charge bound to a run, forced to disk before returning. The binding is what a
+     * resumed run is later checked against: its identifier ({@link #chargeOf}), the digest of the settings it was charged
+     * for, and the digest of the state it starts from ({@link #reached}).
+     *
+     * @param run   the run's identifier (unique; null for none)
+     * @param plan  SHA-256 (hex) of the run's settings, or null
+     * @param start SHA-256 (hex) of the run's starting state, or null
+     * @return the entry written
+     * @throws BudgetExceededException  if spent ε with this event would exceed the budget (nothing is written)
+     * @throws IllegalArgumentException if the run already has a charge
+     * @throws IOException              if the write fails (nothing is then on file)
+     */
+    public Entry charge(String label, PrivacyEvent event, String run, String plan, String start) throws IOException {
+        return locked(true, () -> {
+            if (run != null && entries.stream().anyMatch(e -> e.charged() && run.equals(e.run()))) {
+                throw new IllegalArgumentException("run " + run + " already has a charge in " + file);
+            }
+            double after = epsilonAfterNow(event);
+            if (after > epsilonBudget) {
+                double spent = Accountants.tightest(spentEventNow(), delta).epsilon();
+                throw new BudgetExceededException(String.format("privacy budget exceeded in %s: '%s' would bring epsilon to %.6g "
+                        + "at delta %s, above the budget %s (spent so far %.6g)", file, label, after, delta, epsilonBudget, spent));
+            }
+            return write(Kind.CHARGE, label, event, null, run, plan, start, null);
+        });
+    }
+
+    /**
+     * Appends an audit entry whose cost is covered by the charge {@code coveredBy}, forced to disk.
+     *
+     * @throws IllegalArgumentException if {@code coveredBy} is not a charge in this ledger
+     * @throws IOException              if the write fails
+     */
+    public Entry record(String label, PrivacyEvent event, long coveredBy) throws IOException {
+        return locked(true, () -> {
+            requireCharge(coveredBy);
+            return write(Kind.RECORD, label, event, coveredBy, null, null, null, null);
+        });
+    }
+
+    /**
+     * Records that the run of charge {@code charge} has saved a state after {@code stepsDone} steps, with this digest (what
+     * {@link #reached} later accepts).
+     *
+     * @param soFar the event of the steps done
+     * @throws IllegalArgumentException if {@code charge} is not a charge in this ledger
+     * @throws AlreadyReleasedException if the charge has released already (its run must not go on)
+     * @throws IOException              if the write fails
+     */
+    public Entry recordCheckpoint(long charge, long stepsDone, PrivacyEvent soFar, String digest) throws IOException {
+        return locked(true, () -> {
+            requireCharge(charge);
+            Entry released = releaseOf(entries, charge);
+            if (released != null) {
+                throw alreadyReleased(charge, released);
+            }
+            return write(Kind.CHECKPOINT, "checkpoint of charge " + charge + " after " + stepsDone + " steps", soFar, charge, null,
+                    null, digest, stepsDone);
+        });
+    }
+
+    /**
+     * Records the one release of charge {@code charge}: the digest of what is about to be published. The same digest again
+     * (a release that was recorded, then interrupted before its files were all in place) is not written twice.
+     *
+     * @param event what the release costs (the charge's event, for people)
+     * @param what  what is released, for people (e.g. the model's SHA-256)
+     * @return the release entry (the one already on file when the digest is the same)
+     * @throws AlreadyReleasedException if the charge has already released something else: nothing is written
+     * @throws IllegalArgumentException if {@code charge} is not a charge in this ledger
+     * @throws IOException              if the write fails
+     */
+    public Entry recordRelease(long charge, String digest, PrivacyEvent event, String what) throws IOException {
+        return locked(true, () -> {
+            requireCharge(charge);
+            Entry released = releaseOf(entries, charge);
+            if (released != null) {
+                if (released.digest().equals(digest)) {
+                    return released;
+                }
+                throw alreadyReleased(charge, released);
+            }
+            return write(Kind.RELEASE, "release of charge " + charge + ": " + what, event, charge, null, null, digest, null);
+        });
+    }
+
+    private AlreadyReleasedException alreadyReleased(long charge, Entry released) {
+        return new AlreadyReleasedException("charge " + charge + " of privacy ledger " + file + " has already released (entry "
+                + released.sequence() + ", " + released.time() + ": " + released.label() + "; release digest " + released.digest()
+                + "): one charge releases once, so this copy of the run cannot release again. Start a new run, which is a new "
+                + "charge", released);
+    }
+
+    private void requireCharge(long charge) {
+        if (charge(charge) == null) {
+            throw new IllegalArgumentException("entry " + charge + " is not a charge in " + file);
+        }
+    }
+
+    /**
+     * For tuners: {@link #charge} when {@code coveredBy} is null, else {@link #record} under it; the entry's sequence
+     * number. A record equal to one already on file (same label, event and charge: a resumed tuning reaching a trial it
+     * had recorded before the crash) is not written again. A failed write is an {@link java.io.UncheckedIOException} (and
+     * nothing runs).
+     */
+    public long chargeOrRecord(String label, PrivacyEvent event, Long coveredBy) {
+        try {
+            return locked(true, () -> {
+                if (coveredBy != null) {
+                    for (Entry e : entries) {
+                        if (e.kind() == Kind.RECORD && coveredBy.equals(e.coveredBy()) && label.equals(e.label())
+                                && event.equals(e.event())) {
+                            return e.sequence();
+                        }
+                    }
+                    requireCharge(coveredBy);
+                    return write(Kind.RECORD, label, event, coveredBy, null, null, null, null).sequence();
+                }
+                double after = epsilonAfterNow(event);
+                if (after > epsilonBudget) {
+                    throw new BudgetExceededException(String.format("privacy budget exceeded in %s: '%s' would bring epsilon to "
+                            + "%.6g at delta %s, above the budget %s", file, label, after, delta, epsilonBudget));
+                }
+                return write(Kind.CHARGE, label, event, null, null, null, null, null).sequence();
+            });
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException("could not write the privacy ledger " + file, e);
+        }
+    }
+
+    private void writeHeader() throws IOException {
+        Map<String, Object> header = new LinkedHashMap<>();
+        header.put("ledger", "dpdl4j-privacy-ledger");
+        header.put("version", VERSION);
+        header.put("dataset", dataset);
+        header.put("epsilon_budget", Double.isInfinite(epsilonBudget) ? "inf" : epsilonBudget);
+        header.put("delta", delta);
+        header.put("created", Instant.now().toString());
+        version = VERSION;
+        append(header);
+        lines = 1;
+        writeHeadFile();
+    }
+
+    private Entry write(Kind kind, String label, PrivacyEvent event, Long coveredBy, String run, String plan, String digest,
+                        Long stepsDone) throws IOException {
+        Entry e = new Entry(entries.isEmpty() ? 1 : entries.get(entries.size() - 1).sequence() + 1, Instant.now().toString(),
+                kind, label, event, coveredBy, run, plan, digest, stepsDone);
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("seq", e.sequence());
+        m.put("time", e.time());
+        m.put("charged", e.charged());
+        if (kind != Kind.CHARGE && kind != Kind.RECORD) { // charges and records keep the lines they always had
+            m.put("kind", kind.name().toLowerCase(java.util.Locale.ROOT));
+        }
+        m.put("label", label);
+        m.put("event", event == null ? null : event.toMap());
+        m.put("covered_by", coveredBy);
+        putIfSet(m, "run", run);
+        putIfSet(m, "plan", plan);
+        putIfSet(m, "digest", digest);
+        putIfSet(m, "steps_done", stepsDone);
+        append(m);
+        lines++;
+        entries.add(e);
+        writeHeadFile();
+        return e;
+    }
+
+    private static void putIfSet(Map<String, Object> m, String key, Object value) {
+        if (value != null) {
+            m.put(key, value);
+        }
+    }
+
+    /**
+     * Appends one line: its content, "prev" (the head so far, after the header), then its own hash; the hash becomes the
+     * head. A failed write cuts its bytes off again before the failure is reported, naming the ledger.
+     */
+    private void append(Map<String, Object> content) throws IOException {
+        Map<String, Object> line = new LinkedHashMap<>(content);
+        if (!head.isEmpty()) {
+            line.put("prev", head);
+        }
+        String body = JSON.writeValueAsString(line);
+        String hash = sha256(body);
+        byte[] bytes = (body.substring(0, body.length() - 1) + HASH_FIELD + hash + "\"}\n").getBytes(StandardCharsets.UTF_8);
+        ByteBuffer buf = ByteBuffer.wrap(bytes);
+        long start = channel.size();
+        long position = start;
+        try {
+            while (buf.hasRemaining()) {
+                position += channel.write(buf, position);
+            }
+            channel.force(true);
+        } catch (IOException e) {
+            String undo;
+            try {
+                channel.truncate(start);
+                channel.force(true);
+                undo = "its partial line was removed, so nothing was recorded";
+            } catch (IOException again) {
+                undo = "its partial line could not be removed (" + again.getMessage() + "); it costs nothing and the next "
+                        + "write records it as torn";
+            }
+            throw new IOException("could not write the privacy ledger " + file + " (" + e + "); " + undo, e);
+        }
+        head = hash;
+        hashes.add(hash);
+        readUpTo = position;
+    }
+
+    /** The SHA-256 of a line's UTF-8 bytes, in hex. */
+    private static String sha256(String text) {
+        return org.dpdl4j.datasets.Sha256.hex(text.getBytes(StandardCharsets.UTF_8));
+    }
+
+    /**
+     * The hash of the last line, the head of the chain: keep it where the operator cannot change it, and check later
+     * that the ledger still contains it ({@link #containsHash}), to detect a rewritten or truncated ledger.
+     */
+    public String headHash() {
+        return snapshot(() -> head);
+    }
+
+    /** Whether some line of this ledger has this hash (an anchored head is still in the chain). */
+    public boolean containsHash(String hash) {
+        return snapshot(() -> hashes.contains(hash));
+    }
+
+    /** Ends the use of this object (no lock is held between operations, so nothing else is released). */
+    @Override
+    public synchronized void close() {
+        closed = true;
+    }
+
+}
