@@ -9,15 +9,17 @@ import org.nd4j.linalg.dataset.DataSet;
 import org.nd4j.linalg.factory.Nd4j;
 
 /**
- * Labelled images held in memory.
+ * Labelled examples held in memory: images, sequences or plain feature vectors.
  *
- * <p>Features: a float32 matrix of shape [n, channels·height·width], each row an image flattened
- * in NCHW (channel-major, then row, then column) order — the layout DL4J's
- * {@code InputType.convolutionalFlat} expects. Labels: a float32 one-hot matrix [n, classes].
- * Instances are immutable by convention: never write into the arrays handed out.
+ * <p>Features: a float matrix [n, d] of flattened examples, or an array of any rank [n, ...] in the shape the network
+ * reads (images [n, c, h, w] in NCHW, sequences [n, f, T] in NCW). A flattened image is stored channel-major, then
+ * row, then column (NCHW), the layout DL4J's {@code InputType.convolutionalFlat} expects, with its channels, height and
+ * width as metadata, so that it can be handed to a network that reads [n, c, h, w] ({@link #features(int)}). Labels: a
+ * float matrix [n, outputs] (one-hot for classification). Instances are immutable by convention: never write into the
+ * arrays handed out.
  *
- * @param features    [n, c·h·w] float32
- * @param labels      [n, classes] one-hot float32
+ * @param features    [n, d] with d = c·h·w, or [n, c, h, w], or [n, f, T] (then c = f, h = 1, w = T)
+ * @param labels      [n, outputs]
  * @param channels    c ≥ 1
  * @param height      h ≥ 1
  * @param width       w ≥ 1
@@ -26,14 +28,104 @@ public record LabeledData(INDArray features, INDArray labels, int channels, int 
 
     /** @throws IllegalArgumentException if the shapes disagree */
     public LabeledData {
-        if (features.rank() != 2 || labels.rank() != 2 || features.rows() != labels.rows()) {
-            throw new IllegalArgumentException("features must be [n, c*h*w] and labels [n, classes], got "
+        if (features.rank() < 2 || features.rank() > 4 || labels.rank() != 2 || features.size(0) != labels.size(0)) {
+            throw new IllegalArgumentException("features must be [n, d], [n, c, h, w] or [n, f, T] and labels [n, outputs], got "
                     + Arrays.toString(features.shape()) + " and " + Arrays.toString(labels.shape()));
         }
-        if (features.columns() != (long) channels * height * width) {
-            throw new IllegalArgumentException("features have " + features.columns() + " columns, expected c*h*w = "
+        long[] expected = features.rank() == 4 ? new long[]{features.size(1), features.size(2), features.size(3)}
+                : features.rank() == 3 ? new long[]{features.size(1), 1, features.size(2)} : null;
+        if (expected != null && (channels != expected[0] || height != expected[1] || width != expected[2])) {
+            throw new IllegalArgumentException("features " + Arrays.toString(features.shape()) + " do not have channels, height "
+                    + "and width " + channels + ", " + height + ", " + width);
+        }
+        if (expected == null && features.size(1) != (long) channels * height * width) {
+            throw new IllegalArgumentException("features have " + features.size(1) + " columns, expected c*h*w = "
                     + channels + "*" + height + "*" + width);
         }
+    }
+
+    /**
+     * Data whose features already have the shape a network reads: [n, d] (vectors: c = h = 1, w = d), [n, f, T]
+     * (sequences) or [n, c, h, w] (images).
+     *
+     * @throws IllegalArgumentException if the features are of another rank or the row counts differ
+     */
+    public static LabeledData of(INDArray features, INDArray labels) {
+        return switch (features.rank()) {
+            case 2 -> new LabeledData(features, labels, 1, 1, (int) features.size(1));
+            case 3 -> new LabeledData(features, labels, (int) features.size(1), 1, (int) features.size(2));
+            case 4 -> new LabeledData(features, labels, (int) features.size(1), (int) features.size(2), (int) features.size(3));
+            default -> throw new IllegalArgumentException("features must be [n, d], [n, f, T] or [n, c, h, w], got "
+                    + Arrays.toString(features.shape()));
+        };
+    }
+
+    /**
+     * The features as an array of the given rank: 2 → [n, c·h·w] (flattened in C order), 4 → [n, c, h, w], 3 → [n, f, T]
+     * (sequence data, or flattened data stored as [n, f·T] with h = 1). Views where the layout allows.
+     *
+     * @param rank 2, 3 or 4
+     * @throws IllegalArgumentException if the data cannot be read in that rank (e.g. images as sequences)
+     */
+    public INDArray features(int rank) {
+        return shaped(features, rank, channels, height, width);
+    }
+
+    /**
+     * {@link #features(int)} for an array of examples with this data's layout (e.g. augmented copies of its rows).
+     *
+     * @param examples [m, c·h·w], [m, c, h, w] or [m, c, w] (h = 1)
+     * @throws IllegalArgumentException if the examples cannot be read in that rank
+     */
+    public INDArray features(INDArray examples, int rank) {
+        return shaped(examples, rank, channels, height, width);
+    }
+
+    private static INDArray shaped(INDArray features, int rank, int channels, int height, int width) {
+        if (rank == features.rank()) {
+            return features;
+        }
+        INDArray c = features.ordering() == 'c' ? features : features.dup('c');
+        long n = features.size(0);
+        if (rank == 2) {
+            return c.reshape('c', n, (long) channels * height * width);
+        }
+        if (rank == 4) {
+            return c.reshape('c', n, channels, height, width);
+        }
+        if (rank == 3 && height == 1) {
+            return c.reshape('c', n, channels, width);
+        }
+        throw new IllegalArgumentException("data of shape " + Arrays.toString(features.shape()) + " (channels " + channels
+                + ", height " + height + ", width " + width + ") cannot be read as an array of rank " + rank
+                + (rank == 3 ? " (a sequence [n, f, T] needs height 1)" : ""));
+    }
+
+    /** The shape of one example as stored: [d] for flattened data, else the features' shape without n. */
+    public long[] exampleShape() {
+        return Arrays.copyOfRange(features.shape(), 1, features.rank());
+    }
+
+    /**
+     * Rows of an array of any rank, copied, in the given order, with the rank kept ({@code Nd4j.pullRows} alone keeps it
+     * for matrices only: on [n, c, h, w] it would gather [c] vectors).
+     *
+     * @param a       [n, ...]
+     * @param indices rows in [0, n)
+     * @return [indices.length, ...]
+     */
+    public static INDArray gatherRows(INDArray a, int[] indices) {
+        if (a.rank() <= 2) {
+            return indices.length == 0 ? Nd4j.create(a.dataType(), 0, a.rank() == 2 ? a.size(1) : 1)
+                    : Nd4j.pullRows(a.rank() == 2 ? a : a.reshape(a.length(), 1), 1, indices);
+        }
+        long[] shape = a.shape().clone();
+        shape[0] = indices.length;
+        if (indices.length == 0) {
+            return Nd4j.create(a.dataType(), shape);
+        }
+        INDArray c = a.ordering() == 'c' && a.elementWiseStride() == 1 ? a : a.dup('c');
+        return Nd4j.pullRows(c.reshape('c', a.size(0), a.length() / a.size(0)), 1, indices).reshape('c', shape);
     }
 
     /**
@@ -67,7 +159,7 @@ public record LabeledData(INDArray features, INDArray labels, int channels, int 
 
     /** Number of examples n. */
     public int size() {
-        return (int) features.rows();
+        return (int) features.size(0);
     }
 
     /** Number of classes. */
@@ -75,14 +167,9 @@ public record LabeledData(INDArray features, INDArray labels, int channels, int 
         return (int) labels.columns();
     }
 
-    /** The examples at the given row indices (copied), in that order. */
+    /** The examples at the given row indices (copied), in that order, in the same shape. */
     public LabeledData rows(int[] indices) {
-        if (indices.length == 0) {
-            return new LabeledData(Nd4j.create(features.dataType(), 0, features.columns()),
-                    Nd4j.create(labels.dataType(), 0, labels.columns()), channels, height, width);
-        }
-        return new LabeledData(Nd4j.pullRows(features, 1, indices), Nd4j.pullRows(labels, 1, indices),
-                channels, height, width);
+        return new LabeledData(gatherRows(features, indices), gatherRows(labels, indices), channels, height, width);
     }
 
     /** The first {@code count} examples of a seeded random permutation (a uniform random subset). */
@@ -177,10 +264,11 @@ public record LabeledData(INDArray features, INDArray labels, int channels, int 
     private double[] recordCoins(long seed) {
         int n = size();
         int[] classes = classIndices();
+        INDArray flat = features(2);
         double[] u = new double[n];
         for (int i = 0; i < n; i++) {
             long h = seed ^ 0x632BE59BD9B4E019L;
-            for (float f : features.getRow(i).toFloatVector()) {
+            for (float f : flat.getRow(i).toFloatVector()) {
                 h = (h ^ Float.floatToIntBits(f)) * 0x9E3779B97F4A7C15L;
             }
             h = (h ^ classes[i]) * 0x9E3779B97F4A7C15L;
@@ -224,12 +312,12 @@ public record LabeledData(INDArray features, INDArray labels, int channels, int 
         return labels.argMax(1).toIntVector();
     }
 
-    /** Features reshaped to [n, c, h, w] (a view). */
+    /** Features reshaped to [n, c, h, w] (a view where the layout allows). */
     public INDArray featuresNchw() {
-        return features.reshape('c', size(), channels, height, width);
+        return features(4);
     }
 
-    /** As a DL4J {@link DataSet} with flat features [n, c·h·w] (views, not copies). */
+    /** As a DL4J {@link DataSet} with the features as stored (views, not copies). */
     public DataSet toDataSet() {
         return new DataSet(features, labels);
     }

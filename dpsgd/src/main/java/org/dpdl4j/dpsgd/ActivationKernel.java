@@ -5,6 +5,12 @@ import org.nd4j.linalg.api.ndarray.INDArray;
 
 /** DL4J's {@code ActivationLayer}: a = φ(x), element-wise, any shape; no parameters. */
 final class ActivationKernel extends LayerKernel {
+    /** {@inheritDoc} */
+    @Override
+    boolean passesShape() {
+        return true;
+    }
+
     private final ActivationDerivative derivative;
     private INDArray kept;
 

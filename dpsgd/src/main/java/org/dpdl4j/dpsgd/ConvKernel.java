@@ -28,6 +28,12 @@ import org.nd4j.linalg.indexing.NDArrayIndex;
  * </ul>
  */
 final class ConvKernel extends LayerKernel {
+    /** {@inheritDoc} ([B, c, h, w]) */
+    @Override
+    int inputRank() {
+        return 4;
+    }
+
     private final INDArray weights; // [oC, iC, kH, kW]
     private final INDArray bias;    // [1, oC] or null
     private final ActivationDerivative derivative;

@@ -12,6 +12,12 @@ import org.nd4j.linalg.api.ndarray.INDArray;
  * ({@link LayerKernel#groupGram}).
  */
 final class DenseKernel extends LayerKernel {
+    /** {@inheritDoc} ([B, nIn]) */
+    @Override
+    int inputRank() {
+        return 2;
+    }
+
     private final INDArray weights;
     private final INDArray bias;
     private final ActivationDerivative derivative;

@@ -312,9 +312,10 @@ public final class DpSgdTrainer {
         for (int from = 0; from < n; from += 1000) {
             int to = Math.min(n, from + 1000);
             int[] idx = java.util.stream.IntStream.range(from, to).toArray();
-            INDArray p = forward.output(Nd4j.pullRows(data.features(), 1, idx));
+            INDArray x = LabeledData.gatherRows(forward.inputRank() > 0 ? data.features(forward.inputRank()) : data.features(), idx);
+            INDArray p = forward.output(x);
             INDArray predicted = p.argMax(1);
-            INDArray truth = Nd4j.pullRows(data.labels(), 1, idx).argMax(1);
+            INDArray truth = LabeledData.gatherRows(data.labels(), idx).argMax(1);
             correct += predicted.eq(truth).castTo(DataType.INT).sumNumber().longValue();
         }
         return n == 0 ? Double.NaN : (double) correct / n;

@@ -13,6 +13,12 @@ import org.nd4j.linalg.factory.Nd4j;
  * mask, so the step's privacy event is unchanged.
  */
 final class DropoutKernel extends LayerKernel {
+    /** {@inheritDoc} */
+    @Override
+    boolean passesShape() {
+        return true;
+    }
+
     /** Draws a mask per pass. */
     @Override
     boolean deterministic() {

@@ -40,12 +40,38 @@ final class FallbackKernel extends LayerKernel {
 
     private final String where;
     private boolean checked; // the one-time mixing check of the batch path
+    private final int rank;
 
     private FallbackKernel(Layer layer, INDArray gradientView, String where) {
         this.where = where;
         this.layer = layer;
         this.gradientView = gradientView;
         this.n = gradientView == null ? 0 : gradientView.length();
+        this.rank = rankOf(layer);
+    }
+
+    /** The rank DL4J's layer reads: 2 for feed-forward layers, 3 for recurrent and 1-D layers, 4 for 2-D ones; 0 if unknown. */
+    static int rankOf(Layer layer) {
+        org.deeplearning4j.nn.conf.layers.Layer c = layer.conf().getLayer();
+        if (c instanceof org.deeplearning4j.nn.conf.layers.Convolution1DLayer || c instanceof org.deeplearning4j.nn.conf.layers.Subsampling1DLayer
+                || c instanceof org.deeplearning4j.nn.conf.layers.Upsampling1D
+                || c instanceof org.deeplearning4j.nn.conf.layers.convolutional.Cropping1D
+                || c instanceof org.deeplearning4j.nn.conf.layers.ZeroPadding1DLayer) {
+            return 3;
+        }
+        return switch (layer.type()) {
+            case FEED_FORWARD -> c instanceof org.deeplearning4j.nn.conf.layers.EmbeddingSequenceLayer ? 0 : 2;
+            case RECURRENT -> 3;
+            case CONVOLUTIONAL, SUBSAMPLING, UPSAMPLING -> 4;
+            case CONVOLUTIONAL3D -> 5;
+            default -> 0;
+        };
+    }
+
+    /** {@inheritDoc} (what DL4J's layer reads) */
+    @Override
+    int inputRank() {
+        return rank;
     }
 
     /**

@@ -8,6 +8,12 @@ import org.nd4j.linalg.factory.Nd4j;
  * positions of each channel (the gradient of max goes to the first position holding the maximum). No parameters.
  */
 final class GlobalPoolingKernel extends LayerKernel {
+    /** {@inheritDoc} ([B, c, h, w]) */
+    @Override
+    int inputRank() {
+        return 4;
+    }
+
     enum Kind { AVG, SUM, MAX }
 
     private final Kind kind;

@@ -10,6 +10,12 @@ import org.nd4j.linalg.api.ndarray.INDArray;
  * per-example gradients are exact and cheap: dγ_i = Σ_positions δ_i ∘ x̂_i and dβ_i = Σ_positions δ_i, [B, C] each.
  */
 final class GroupNormKernel extends LayerKernel {
+    /** {@inheritDoc} */
+    @Override
+    boolean passesShape() {
+        return true;
+    }
+
     private final INDArray gamma;
     private final INDArray beta;
     private final int groups;

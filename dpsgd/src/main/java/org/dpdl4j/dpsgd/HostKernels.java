@@ -244,7 +244,7 @@ final class HostKernels {
      * (the output size is then libnd4j's: ⌊(h − kH)/sH⌋ + 1).
      */
     static boolean maxPoolSupported(Ops.Window g, long h, long w) {
-        return g.dH() == 1 && g.dW() == 1 && g.pH() == 0 && g.pW() == 0 && h >= g.kH() && w >= g.kW();
+        return !g.same() && g.dH() == 1 && g.dW() == 1 && g.pH() == 0 && g.pW() == 0 && h >= g.kH() && w >= g.kW();
     }
 
     /**

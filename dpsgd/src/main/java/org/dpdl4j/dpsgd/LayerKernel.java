@@ -38,6 +38,19 @@ abstract class LayerKernel {
         return true;
     }
 
+    /**
+     * The rank of the input this kernel reads: 2 ([B, d]), 3 ([B, f, T]), 4 ([B, c, h, w]), or 0 when it takes what it is
+     * given. The engine hands the network's input to the first steps in that rank ({@link PerExampleGradients#inputRank}).
+     */
+    int inputRank() {
+        return 0;
+    }
+
+    /** Whether the kernel's output has its input's shape and the kernel reads any rank (the rank asked of its input is its readers'). */
+    boolean passesShape() {
+        return false;
+    }
+
     /** Whether {@link #backward} can return the gradient with respect to the input (false: the layer must come first). */
     boolean hasInputGradient() {
         return true;

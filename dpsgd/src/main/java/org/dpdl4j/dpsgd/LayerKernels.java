@@ -54,10 +54,10 @@ final class LayerKernels {
     private static final Map<Class<? extends Layer>, String> INSTEAD = new LinkedHashMap<>();
 
     static {
-        register(ConvolutionLayer.class, LayerKernels::checkConvolution, (c, layer) -> new ConvKernel(layer.getParam("W"),
-                c.hasBias() ? layer.getParam("b") : null, c.getActivationFn(), convolutionWindow(c)));
-        register(WeightStandardizedConvolution.class, LayerKernels::checkConvolution, (c, layer) -> new WsConvKernel(
-                layer.getParam("W"), c.hasBias() ? layer.getParam("b") : null, c.getActivationFn(), convolutionWindow(c), c.getEps()));
+        register(ConvolutionLayer.class, LayerKernels::checkConvolution, (c, layer) -> samePadded(c, new ConvKernel(layer.getParam("W"),
+                c.hasBias() ? layer.getParam("b") : null, c.getActivationFn(), convolutionWindow(c))));
+        register(WeightStandardizedConvolution.class, LayerKernels::checkConvolution, (c, layer) -> samePadded(c, new WsConvKernel(
+                layer.getParam("W"), c.hasBias() ? layer.getParam("b") : null, c.getActivationFn(), convolutionWindow(c), c.getEps())));
         register(GroupNormalization.class, (g, where) -> {
         }, (g, layer) -> new GroupNormKernel(layer.getParam("gamma"), layer.getParam("beta"), g.getGroups(), g.getEps(),
                 g.getActivationFn()));
@@ -72,7 +72,12 @@ final class LayerKernels {
         }, (s, layer) -> {
             boolean max = s.getPoolingType() == PoolingType.MAX;
             int extra = !max && s.isAvgPoolIncludePadInDivisor() ? 1 : 0; // as DL4J's SubsamplingLayer sets it
-            return new PoolKernel(window(s.getKernelSize(), s.getStride(), s.getPadding(), s.getDilation()), max, extra);
+            boolean same = s.getConvolutionMode() == ConvolutionMode.Same; // libnd4j pads as DL4J does in this mode
+            int[] k = s.getKernelSize();
+            int[] st = s.getStride();
+            int[] p = same ? new int[]{0, 0} : s.getPadding();
+            int[] d = s.getDilation();
+            return new PoolKernel(new Ops.Window(k[0], k[1], st[0], st[1], p[0], p[1], d[0], d[1], same), max, extra);
         });
         register(DenseLayer.class, (d, where) -> {
             if (d.hasLayerNorm()) {
@@ -188,14 +193,21 @@ final class LayerKernels {
         requireExplicitPadding(where, c.getConvolutionMode());
     }
 
+    /** A convolution's window: its padding, or none in Same mode (where {@link SamePaddingKernel} pads). */
     private static Ops.Window convolutionWindow(ConvolutionLayer c) {
-        return window(c.getKernelSize(), c.getStride(), c.getPadding(), c.getDilation());
+        return window(c.getKernelSize(), c.getStride(), c.getConvolutionMode() == ConvolutionMode.Same ? new int[]{0, 0}
+                : c.getPadding(), c.getDilation());
+    }
+
+    /** The kernel, behind DL4J's Same-mode padding when the layer asks for it. */
+    private static LayerKernel samePadded(ConvolutionLayer c, LayerKernel kernel) {
+        return c.getConvolutionMode() == ConvolutionMode.Same ? new SamePaddingKernel(kernel, convolutionWindow(c)) : kernel;
     }
 
     private static void requireExplicitPadding(String where, ConvolutionMode mode) {
-        if (mode != ConvolutionMode.Truncate && mode != ConvolutionMode.Strict) {
-            throw new IllegalArgumentException(where + ": convolution mode " + mode
-                    + " is not supported; use explicit padding with ConvolutionMode.Truncate");
+        if (mode != ConvolutionMode.Truncate && mode != ConvolutionMode.Strict && mode != ConvolutionMode.Same) {
+            throw new IllegalArgumentException(where + ": convolution mode " + mode + " is not supported for 2-D layers; use "
+                    + "Same, Truncate or Strict (Causal is for 1-D convolutions)");
         }
     }
 

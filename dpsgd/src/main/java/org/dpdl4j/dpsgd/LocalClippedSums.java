@@ -74,12 +74,14 @@ final class LocalClippedSums implements ClippedSums {
                 gradients[w] = PerExampleGradients.of(network);
             }
             DataType type = network.params().dataType();
+            int rank = gradients[0].inputRank();
             INDArray x = train.features().dataType() == type ? train.features() : train.features().castTo(type);
             if (copies > 1) { // drawn once per run, from the run's seed (a secure one when the run's randomness is)
                 long seed = config.secureRandom() ? new java.security.SecureRandom().nextLong()
                         : DpSgdTrainer.derivedSeed("augmentation", config.seed(), 0);
-                x = augmentation.copies(x, copies, seed).castTo(type);
+                x = augmentation.copies(train.features(x, 2), copies, seed).castTo(type);
             }
+            x = rank > 0 ? train.features(x, rank) : x; // the network's own shape: flat, images or sequences
             this.labels = train.labels().dataType() == type ? train.labels() : train.labels().castTo(type);
             this.c = config.clipNorm();
             this.physical = config.physicalBatchSize();

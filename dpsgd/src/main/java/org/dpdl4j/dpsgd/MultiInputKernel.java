@@ -4,6 +4,12 @@ import org.nd4j.linalg.api.ndarray.INDArray;
 
 /** A graph vertex with any number of inputs and no parameters: the one-input methods are the case of one input. */
 abstract class MultiInputKernel extends LayerKernel {
+    /** {@inheritDoc} */
+    @Override
+    boolean passesShape() {
+        return true;
+    }
+
     @Override
     final INDArray forward(INDArray x, boolean keep) {
         return forward(new INDArray[]{x}, keep);

@@ -13,20 +13,34 @@ final class Ops {
     private Ops() {
     }
 
-    /** Spatial geometry of a convolution or pooling window (explicit padding, no "same" mode). */
-    record Window(int kH, int kW, int sH, int sW, int pH, int pW, int dH, int dW) {
+    /**
+     * Spatial geometry of a convolution or pooling window: explicit padding (DL4J's {@code Truncate} and {@code Strict}
+     * modes), or DL4J's {@code Same} mode ({@code same}: output ⌈in/s⌉, padding computed by libnd4j from the input's
+     * size, the odd row or column at the bottom or right), which the engine uses for pooling only.
+     */
+    record Window(int kH, int kW, int sH, int sW, int pH, int pW, int dH, int dW, boolean same) {
+        Window(int kH, int kW, int sH, int sW, int pH, int pW, int dH, int dW) {
+            this(kH, kW, sH, sW, pH, pW, dH, dW, false);
+        }
+
         long outH(long h) {
-            return (h + 2L * pH - ((long) dH * (kH - 1) + 1)) / sH + 1;
+            return same ? (h + sH - 1) / sH : (h + 2L * pH - ((long) dH * (kH - 1) + 1)) / sH + 1;
         }
 
         long outW(long w) {
-            return (w + 2L * pW - ((long) dW * (kW - 1) + 1)) / sW + 1;
+            return same ? (w + sW - 1) / sW : (w + 2L * pW - ((long) dW * (kW - 1) + 1)) / sW + 1;
         }
 
-        /** kH, kW, sH, sW, pH, pW, dH, dW followed by the op's further arguments. */
+        /**
+         * kH, kW, sH, sW, pH, pW, dH, dW followed by the op's further arguments, the first of which is libnd4j's
+         * isSameMode (set from this window).
+         */
         int[] args(int... tail) {
             int[] a = java.util.Arrays.copyOf(new int[]{kH, kW, sH, sW, pH, pW, dH, dW}, 8 + tail.length);
             System.arraycopy(tail, 0, a, 8, tail.length);
+            if (tail.length > 0) {
+                a[8] = same ? 1 : 0;
+            }
             return a;
         }
     }

@@ -65,6 +65,8 @@ public final class PerExampleGradients {
     private long[] prefixShape;
     private INDArray squaredNorms;
     private INDArray losses;
+    /** The rank of the network's input: 2, 3 or 4; 0 when its first steps take any shape. */
+    private final int inputRank;
 
     /**
      * @param network an initialised network that passes {@link DpCompatibility#check(org.deeplearning4j.nn.conf.MultiLayerConfiguration)}
@@ -116,6 +118,71 @@ public final class PerExampleGradients {
             }
         }
         this.fixedPrefix = fixedPrefix(steps, upstream);
+        this.inputRank = inputRank(steps);
+    }
+
+    /** The rank the steps reading the network's input declare (looking through the kernels that pass any shape on). */
+    private static int inputRank(List<NetworkPlan.Step> steps) {
+        int rank = 0;
+        java.util.Deque<Integer> readers = new java.util.ArrayDeque<>();
+        for (int s = 0; s < steps.size(); s++) {
+            for (int in : steps.get(s).inputs()) {
+                if (in == NetworkPlan.NETWORK_INPUT) {
+                    readers.add(s);
+                }
+            }
+        }
+        java.util.Set<Integer> seen = new java.util.HashSet<>();
+        while (!readers.isEmpty() && rank == 0) {
+            int s = readers.poll();
+            if (!seen.add(s)) {
+                continue;
+            }
+            LayerKernel k = steps.get(s).kernel();
+            if (k.inputRank() > 0) {
+                rank = k.inputRank();
+            } else if (k.passesShape()) {
+                for (int t = s + 1; t < steps.size(); t++) {
+                    for (int in : steps.get(t).inputs()) {
+                        if (in == s) {
+                            readers.add(t);
+                        }
+                    }
+                }
+            }
+        }
+        return rank;
+    }
+
+    /**
+     * The rank of the features this network reads: 2 ([B, d]: a first dense layer, or DL4J's feed-forward-to-CNN
+     * preprocessor of {@code InputType.convolutionalFlat}), 4 ([B, c, h, w]: a first convolution, as
+     * {@code InputType.convolutional} builds it), 3 ([B, f, T]: a recurrent or 1-D first layer), or 0 when its first
+     * layers take any shape. {@link org.dpdl4j.datasets.LabeledData#features(int)} gives data in this rank.
+     */
+    public int inputRank() {
+        return inputRank;
+    }
+
+    /**
+     * @throws IllegalArgumentException if {@code features} are not of the rank the network reads (saying which, and
+     *                                  how to give them)
+     */
+    private void requireInputRank(INDArray features) {
+        if (inputRank > 0 && features.rank() != inputRank && !prefixInput) {
+            throw new IllegalArgumentException("the network reads " + describeRank(inputRank) + " input (its first layer: "
+                    + steps.get(0).where() + "), got features of shape " + java.util.Arrays.toString(features.shape())
+                    + ": give the data in that shape (LabeledData.features(" + inputRank + ") reshapes flattened images)");
+        }
+    }
+
+    private static String describeRank(int rank) {
+        return switch (rank) {
+            case 2 -> "flat [B, d]";
+            case 3 -> "sequence [B, f, T]";
+            case 4 -> "image [B, c, h, w]";
+            default -> "rank-" + rank;
+        };
     }
 
     /** The largest k such that steps 0..k−1 form a fixed prefix (see {@link #fixedPrefix}); 0 if none. */
@@ -243,6 +310,10 @@ public final class PerExampleGradients {
      * {@code network.output(features)}.
      */
     public INDArray output(INDArray features) {
+        if (inputRank > 0 && features.rank() != inputRank) {
+            throw new IllegalArgumentException("the network reads " + describeRank(inputRank) + " input, got features of shape "
+                    + java.util.Arrays.toString(features.shape()));
+        }
         for (NetworkPlan.Step step : steps) {
             step.kernel().training = false;
         }
@@ -283,7 +354,7 @@ public final class PerExampleGradients {
      */
     public double addClippedSum(INDArray features, INDArray labels, int[] rows, double clipNorm, INDArray target) {
         try (MemoryWorkspace ws = Nd4j.getWorkspaceManager().getAndActivateWorkspace(WORKSPACE, workspaceId)) {
-            compute(Nd4j.pullRows(features, 1, rows), Nd4j.pullRows(labels, 1, rows));
+            compute(rowsOf(features, rows), rowsOf(labels, rows));
             addWeightedSum(clipFactors(clipNorm), target);
             return losses.sumNumber().doubleValue();
         } finally {
@@ -374,7 +445,7 @@ public final class PerExampleGradients {
             }
         }
         try (MemoryWorkspace ws = Nd4j.getWorkspaceManager().getAndActivateWorkspace(WORKSPACE, workspaceId)) {
-            passes(Nd4j.pullRows(features, 1, copyRows), Nd4j.pullRows(labels, 1, labelRows), true);
+            passes(rowsOf(features, copyRows), rowsOf(labels, labelRows), true);
             INDArray sq = Nd4j.zeros(DataType.DOUBLE, examples.length); // ‖Σ_j g_ij‖² per example
             INDArray summed = null;
             if (grouped) {
@@ -422,7 +493,8 @@ public final class PerExampleGradients {
     /** The rows of this instance's DP-SGD chunks for these features (network inputs, or the fixed prefix's output). */
     int dpChunkRows(INDArray features, int physicalBatchSize) {
         if (dpRows == 0) { // a fixed prefix's output is not the network's input, which the estimate needs: no cap then
-            dpRows = prefixInput ? Integer.MAX_VALUE : dpChunkRows(network, features.size(1), dataType, Integer.MAX_VALUE);
+            dpRows = prefixInput ? Integer.MAX_VALUE : dpChunkRows(network, java.util.Arrays.copyOfRange(features.shape(), 1,
+                    features.rank()), dataType, Integer.MAX_VALUE);
         }
         return Math.min(physicalBatchSize, dpRows);
     }
@@ -443,6 +515,19 @@ public final class PerExampleGradients {
      * @throws IllegalArgumentException if the network is neither kind, or inputWidth or physicalBatchSize is below 1
      */
     public static int dpChunkRows(Model network, long inputWidth, DataType dataType, int physicalBatchSize) {
+        if (inputWidth < 1) {
+            throw new IllegalArgumentException("inputWidth and physicalBatchSize must be >= 1, got inputWidth = " + inputWidth
+                    + ", physicalBatchSize = " + physicalBatchSize);
+        }
+        return dpChunkRows(network, new long[]{inputWidth}, dataType, physicalBatchSize);
+    }
+
+    /**
+     * {@link #dpChunkRows(Model, long, DataType, int)} for an input of any shape: one example's shape, [d], [f, T] or
+     * [c, h, w] (DL4J's memory report is formed for the matching input type).
+     */
+    public static int dpChunkRows(Model network, long[] exampleShape, DataType dataType, int physicalBatchSize) {
+        long inputWidth = java.util.Arrays.stream(exampleShape).reduce(1, (a, b) -> a * b);
         if (!(network instanceof MultiLayerNetwork || network instanceof ComputationGraph)) {
             throw new IllegalArgumentException("network must be a MultiLayerNetwork or ComputationGraph, got "
                     + (network == null ? "null" : network.getClass().getName()));
@@ -453,7 +538,10 @@ public final class PerExampleGradients {
         }
         long perExample;
         try {
-            var input = org.deeplearning4j.nn.conf.inputs.InputType.feedForward(inputWidth);
+            var input = exampleShape.length == 3
+                    ? org.deeplearning4j.nn.conf.inputs.InputType.convolutional(exampleShape[1], exampleShape[2], exampleShape[0])
+                    : exampleShape.length == 2 ? org.deeplearning4j.nn.conf.inputs.InputType.recurrent(exampleShape[0], exampleShape[1])
+                    : org.deeplearning4j.nn.conf.inputs.InputType.feedForward(inputWidth);
             var report = network instanceof MultiLayerNetwork m ? m.getLayerWiseConfigurations().getMemoryReport(input)
                     : ((ComputationGraph) network).getConfiguration().getMemoryReport(input);
             var mode = org.deeplearning4j.nn.conf.memory.MemoryUseMode.TRAINING;
@@ -480,8 +568,7 @@ public final class PerExampleGradients {
      */
     public double addBatchGradient(INDArray features, INDArray labels, int[] rows, INDArray target) {
         try (MemoryWorkspace ws = Nd4j.getWorkspaceManager().getAndActivateWorkspace(WORKSPACE, workspaceId)) {
-            INDArray x = Nd4j.pullRows(features, 1, rows);
-            passes(x, Nd4j.pullRows(labels, 1, rows), false);
+            passes(rowsOf(features, rows), rowsOf(labels, rows), false);
             forEachKernelWithViews(target, LayerKernel::addSum);
             return losses.sumNumber().doubleValue();
         } finally {
@@ -508,6 +595,7 @@ public final class PerExampleGradients {
     }
 
     private void passes(INDArray features, INDArray labels, boolean perExample) {
+        requireInputRank(features);
         if (features.size(0) == 0 || features.size(0) != labels.size(0)) {
             throw new IllegalArgumentException("features and labels must have the same non-zero number of rows, got "
                     + features.size(0) + " and " + labels.size(0));
@@ -528,6 +616,11 @@ public final class PerExampleGradients {
                 grads[s] = null;
             }
         }
+    }
+
+    /** Rows of features or labels of any rank, the rank kept. */
+    private static INDArray rowsOf(INDArray a, int[] rows) {
+        return org.dpdl4j.datasets.LabeledData.gatherRows(a, rows);
     }
 
     /** Adds a step's input gradients to the gradients of the steps it reads. */

@@ -9,6 +9,12 @@ import org.nd4j.linalg.api.ndarray.INDArray;
  * pass.
  */
 final class PoolKernel extends LayerKernel {
+    /** {@inheritDoc} ([B, c, h, w]) */
+    @Override
+    int inputRank() {
+        return 4;
+    }
+
     private final Ops.Window window;
     private final boolean max;
     private final int extra;

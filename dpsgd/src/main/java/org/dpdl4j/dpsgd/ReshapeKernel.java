@@ -12,6 +12,12 @@ final class ReshapeKernel extends LayerKernel {
         this.outShapeTail = outShapeTail;
     }
 
+    /** [B, d] into an image, [B, c, h, w] out of one. */
+    @Override
+    int inputRank() {
+        return outShapeTail.length == 3 ? 2 : 4;
+    }
+
     @Override
     INDArray forward(INDArray x, boolean keep) {
         inShape = x.shape();

@@ -9,6 +9,12 @@ import org.nd4j.linalg.ops.transforms.Transforms;
  * per-example delta is p_i − y_i (as DL4J's LossMCXENT computes it for softmax).
  */
 final class SoftmaxCrossEntropyKernel extends LayerKernel {
+    /** {@inheritDoc} ([B, nIn]) */
+    @Override
+    int inputRank() {
+        return 2;
+    }
+
     private final DenseKernel dense;
     private INDArray probabilities;
 

@@ -76,10 +76,12 @@ final class StreamedClippedSums implements ClippedSums {
                         for (int i = 0; i < rows.length; i++) {
                             rows[i] = (int) (batch[from + i] - offset);
                         }
-                        INDArray f = ds.getFeatures();
-                        INDArray flat = f.reshape('c', f.size(0), f.length() / f.size(0));
-                        xs.add(Nd4j.pullRows(flat, 1, rows).castTo(type)); // [rows, d] even for one row
-                        ys.add(Nd4j.pullRows(ds.getLabels(), 1, rows).castTo(type));
+                        INDArray f = LabeledData.gatherRows(ds.getFeatures(), rows); // [rows, ...] in the data's own shape
+                        if (gradients.inputRank() == 2 && f.rank() > 2) { // a network that reads flattened examples
+                            f = f.reshape('c', f.size(0), f.length() / f.size(0));
+                        }
+                        xs.add(f.castTo(type));
+                        ys.add(LabeledData.gatherRows(ds.getLabels(), rows).castTo(type));
                     }
                     offset += k;
                 }

@@ -12,6 +12,12 @@ import org.nd4j.linalg.factory.Nd4j;
  * rule ({@link WeightStandardization#weightGradient}, linear per example), before norms and sums are taken.
  */
 final class WsConvKernel extends LayerKernel {
+    /** {@inheritDoc} ([B, c, h, w]) */
+    @Override
+    int inputRank() {
+        return 4;
+    }
+
     private final INDArray weights; // the network's W, read
     private final double eps;
     private final INDArray standardised; // Ŵ, the buffer the convolution reads (outside any workspace)

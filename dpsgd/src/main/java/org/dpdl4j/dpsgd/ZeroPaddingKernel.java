@@ -7,6 +7,12 @@ import org.nd4j.linalg.indexing.NDArrayIndex;
 
 /** DL4J's {@code ZeroPaddingLayer} on NCHW activations: zeros added top, bottom, left and right; no parameters. */
 final class ZeroPaddingKernel extends LayerKernel {
+    /** {@inheritDoc} ([B, c, h, w]) */
+    @Override
+    int inputRank() {
+        return 4;
+    }
+
     private final int top;
     private final int bottom;
     private final int left;

@@ -91,8 +91,8 @@ public final class SparkClippedSums implements ClippedSums {
 
     /** Rows [from, to) of the data, as their own arrays. */
     private static LabeledData rows(LabeledData d, int from, int to) {
-        return new LabeledData(d.features().get(NDArrayIndex.interval(from, to), NDArrayIndex.all()).dup('c'),
-                d.labels().get(NDArrayIndex.interval(from, to), NDArrayIndex.all()).dup('c'), d.channels(), d.height(), d.width());
+        int[] range = java.util.stream.IntStream.range(from, to).toArray();
+        return d.rows(range);
     }
 
     private final class SparkSession implements Session {
@@ -221,7 +221,9 @@ public final class SparkClippedSums implements ClippedSums {
                 Object p = params;
                 INDArray values = p instanceof double[] d ? Nd4j.createFromArray(d) : Nd4j.createFromArray((float[]) p);
                 e.network().params().assign(values.reshape(e.network().params().shape()));
-                double loss = e.gradients().clippedSum(data.features(), data.labels(), rows, job.clipNorm(), job.physical(), e.buffer());
+                int rank = e.gradients().inputRank(); // the network's own input shape: flat, images or sequences
+                double loss = e.gradients().clippedSum(rank > 0 ? data.features(rank) : data.features(), data.labels(), rows,
+                        job.clipNorm(), job.physical(), e.buffer());
                 return new Partial(e.buffer().data().asDouble(), rows.length, loss, (System.nanoTime() - start) / 1e9);
             } finally {
                 Executors.release(job, e);

@@ -135,7 +135,8 @@ public final class CanaryAudit {
         int block = Math.max(1, 1024 / r); // canaries per forward pass: at most 1,024 rows, whose activations are all kept
         for (int first = 0; first < m; first += block) {
             INDArray rows = mislabelled.features().get(NDArrayIndex.interval(first, Math.min(m, first + block)), NDArrayIndex.all());
-            INDArray probabilities = engine.output(augmentation == null ? rows : augmentation.copies(rows, r, scoringSeed + first));
+            INDArray x = augmentation == null ? rows : augmentation.copies(rows, r, scoringSeed + first);
+            INDArray probabilities = engine.output(engine.inputRank() > 0 ? mislabelled.features(x, engine.inputRank()) : x);
             for (int i = first; i < Math.min(m, first + block); i++) {
                 double p = 0;
                 for (int j = 0; j < r; j++) { // copy j of canary i is row (i − first)·r + j

@@ -1,0 +1,133 @@
+package org.dpdl4j.dpsgd;
+
+import org.deeplearning4j.nn.api.Model;
+import org.deeplearning4j.nn.graph.ComputationGraph;
+import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
+import org.nd4j.linalg.api.buffer.DataType;
+import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.factory.Nd4j;
+import org.nd4j.linalg.indexing.INDArrayIndex;
+import org.nd4j.linalg.indexing.NDArrayIndex;
+
+/**
+ * The exactness check the engine's kernels are held to, public so that the kernel of a user's own layer is checked the
+ * same way: the engine's per-example gradients of a network ({@link PerExampleGradients}) against DL4J's own gradient
+ * of each example alone (an independent implementation: DL4J's layers and backpropagation, one example per pass), the
+ * engine's per-example norms against those gradients' norms, the unclipped sum against DL4J's batch gradient, and
+ * every clipped gradient's norm against C(1 + 10⁻⁶).
+ *
+ * <p>Use a network without dropout or other random layers (their draws differ between the two computations), in
+ * float64 for a tolerance of 10⁻¹⁰; float32 agrees to about 10⁻⁵ relative.
+ */
+public final class KernelChecks {
+    private KernelChecks() {
+    }
+
+    /**
+     * What {@link #compare} measured.
+     *
+     * @param gradientError    the largest difference of an example's gradient from DL4J's, relative to the largest
+     *                         entry of DL4J's gradient of that example
+     * @param normError        the largest relative difference of an example's norm ‖g_i‖ from the norm of DL4J's g_i
+     * @param sumError         the unclipped sum's largest difference from DL4J's batch gradient, relative to its largest
+     *                         entry
+     * @param largestClipRatio the largest ‖min(1, C/‖g_i‖)·g_i‖ / C over the examples, at C = the median norm
+     */
+    public record Result(double gradientError, double normError, double sumError, double largestClipRatio) {
+        /** The largest of the three relative errors. */
+        public double worst() {
+            return Math.max(gradientError, Math.max(normError, sumError));
+        }
+    }
+
+    /**
+     * Compares the engine with DL4J on one batch (see the class comment).
+     *
+     * @param network  an initialised {@link MultiLayerNetwork} or {@link ComputationGraph} the engine accepts
+     * @param features a batch in the shape the network reads ([B, d], [B, f, T] or [B, c, h, w]), B ≥ 1
+     * @param labels   its labels, [B, outputs]
+     * @return the errors measured
+     * @throws IllegalArgumentException if the engine refuses the network, or the shapes disagree
+     */
+    public static Result compare(Model network, INDArray features, INDArray labels) {
+        PerExampleGradients engine = PerExampleGradients.of(network);
+        int b = (int) features.size(0);
+        engine.compute(features, labels);
+        double[] norms = engine.squaredNorms().toDoubleVector();
+        long p = network.numParams();
+        DataType type = network.params().dataType();
+        INDArray sumOfSingles = Nd4j.zeros(DataType.DOUBLE, p);
+        double gradientError = 0;
+        double normError = 0;
+        for (int i = 0; i < b; i++) {
+            INDArray reference = dl4jGradient(network, row(features, i), row(labels, i)).castTo(DataType.DOUBLE);
+            sumOfSingles.addi(reference);
+            INDArray ours = Nd4j.zeros(type, 1, p);
+            INDArray oneHot = Nd4j.zeros(type, b);
+            oneHot.putScalar(i, 1.0);
+            engine.addWeightedSum(oneHot, ours);
+            gradientError = Math.max(gradientError, relative(reference, ours.castTo(DataType.DOUBLE).reshape(p)));
+            double refNorm = reference.norm2Number().doubleValue();
+            normError = Math.max(normError, Math.abs(Math.sqrt(norms[i]) - refNorm) / Math.max(refNorm, 1e-300));
+        }
+        INDArray batch = dl4jGradient(network, features, labels).castTo(DataType.DOUBLE);
+        INDArray unclipped = Nd4j.zeros(type, 1, p);
+        engine.addWeightedSum(Nd4j.ones(type, b), unclipped);
+        double sumError = Math.max(relative(batch, unclipped.castTo(DataType.DOUBLE).reshape(p)), relative(batch, sumOfSingles));
+        double[] sorted = norms.clone();
+        java.util.Arrays.sort(sorted);
+        double c = Math.max(Math.sqrt(sorted[sorted.length / 2]), 1e-12);
+        double[] factors = engine.clipFactors(c).toDoubleVector();
+        double largest = 0;
+        for (int i = 0; i < b; i++) {
+            largest = Math.max(largest, factors[i] * Math.sqrt(norms[i]) / c);
+        }
+        engine.clear();
+        return new Result(gradientError, normError, sumError, largest);
+    }
+
+    /**
+     * {@link #compare}, failing unless every relative error is at most {@code tolerance} and every clipped norm at most
+     * C(1 + 10⁻⁶).
+     *
+     * @param tolerance e.g. 1e-10 in float64, 1e-4 in float32
+     * @throws AssertionError naming what differs, and by how much
+     */
+    public static Result assertExact(Model network, INDArray features, INDArray labels, double tolerance) {
+        Result r = compare(network, features, labels);
+        if (!(r.worst() <= tolerance)) {
+            throw new AssertionError("the engine's per-example gradients differ from DL4J's: gradients " + r.gradientError()
+                    + ", norms " + r.normError() + ", batch sum " + r.sumError() + " (relative; allowed " + tolerance + ")");
+        }
+        if (!(r.largestClipRatio() <= 1 + 1e-6)) {
+            throw new AssertionError("a clipped gradient has norm " + r.largestClipRatio() + "·C, above C(1 + 1e-6)");
+        }
+        return r;
+    }
+
+    /** DL4J's gradient of the summed loss of a batch, flattened [numParams]. */
+    private static INDArray dl4jGradient(Model network, INDArray x, INDArray y) {
+        if (network instanceof MultiLayerNetwork m) {
+            m.setInput(x);
+            m.setLabels(y);
+            m.computeGradientAndScore();
+        } else {
+            ComputationGraph g = (ComputationGraph) network;
+            g.setInputs(x);
+            g.setLabels(y);
+            g.computeGradientAndScore();
+        }
+        return network.gradient().gradient().dup().reshape(network.numParams());
+    }
+
+    private static INDArray row(INDArray a, int i) {
+        INDArrayIndex[] index = NDArrayIndex.allFor(a);
+        index[0] = NDArrayIndex.interval(i, i + 1);
+        return a.get(index).dup('c');
+    }
+
+    private static double relative(INDArray expected, INDArray actual) {
+        double scale = Math.max(expected.amaxNumber().doubleValue(), 1e-300);
+        return expected.sub(actual).amaxNumber().doubleValue() / scale;
+    }
+}

@@ -1,0 +1,173 @@
+package org.dpdl4j.dpsgd;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.List;
+import org.deeplearning4j.datasets.iterator.utilty.ListDataSetIterator;
+import org.deeplearning4j.nn.conf.ComputationGraphConfiguration;
+import org.deeplearning4j.nn.conf.ConvolutionMode;
+import org.deeplearning4j.nn.conf.NeuralNetConfiguration;
+import org.deeplearning4j.nn.conf.graph.ElementWiseVertex;
+import org.deeplearning4j.nn.conf.inputs.InputType;
+import org.deeplearning4j.nn.conf.layers.ConvolutionLayer;
+import org.deeplearning4j.nn.conf.layers.DenseLayer;
+import org.deeplearning4j.nn.conf.layers.GlobalPoolingLayer;
+import org.deeplearning4j.nn.conf.layers.OutputLayer;
+import org.deeplearning4j.nn.conf.layers.PoolingType;
+import org.deeplearning4j.nn.conf.layers.SubsamplingLayer;
+import org.deeplearning4j.nn.graph.ComputationGraph;
+import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
+import org.deeplearning4j.nn.weights.WeightInit;
+import org.dpdl4j.datasets.LabeledData;
+import org.dpdl4j.release.PrivateModel;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.nd4j.linalg.activations.Activation;
+import org.nd4j.linalg.api.buffer.DataType;
+import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.dataset.DataSet;
+import org.nd4j.linalg.factory.Nd4j;
+import org.nd4j.linalg.learning.config.Sgd;
+import org.nd4j.linalg.lossfunctions.LossFunctions;
+
+/**
+ * Networks configured the way DL4J users configure them (issue 51): {@code InputType.convolutional} (4-D input, no
+ * flattening preprocessor) and {@code ConvolutionMode.Same} (DL4J's most common mode, whose padding is asymmetric when
+ * the total is odd), checked against DL4J's own gradient of each example alone by {@link KernelChecks}, and trained by
+ * the one-call trainer from flat data, from 4-D data and from an iterator of 4-D batches.
+ */
+class AnyNetworkTest {
+    /**
+     * Same-mode convolutions and pooling of every kind the asymmetric padding takes: odd and even sizes, strides 1–3,
+     * dilation, 1×1 kernels with stride 2 (negative total padding), max and average pooling; then global pooling (so the
+     * network reads [B, c, h, w] and has no preprocessor).
+     */
+    static MultiLayerNetwork sameCnn(DataType type, int channels) {
+        var conf = new NeuralNetConfiguration.Builder().seed(5).dataType(type).updater(new Sgd(0.1)).weightInit(WeightInit.XAVIER)
+                .convolutionMode(ConvolutionMode.Same).list()
+                .layer(new ConvolutionLayer.Builder(3, 3).stride(2, 2).nOut(6).activation(Activation.TANH).build())
+                .layer(new SubsamplingLayer.Builder(PoolingType.MAX).kernelSize(2, 2).stride(2, 2).build())
+                .layer(new ConvolutionLayer.Builder(2, 3).stride(1, 3).dilation(1, 2).nOut(5).activation(Activation.RELU).build())
+                .layer(new SubsamplingLayer.Builder(PoolingType.AVG).kernelSize(3, 3).stride(1, 1).build())
+                .layer(new ConvolutionLayer.Builder(1, 1).stride(2, 2).nOut(4).activation(Activation.SIGMOID).build())
+                .layer(new GlobalPoolingLayer.Builder(PoolingType.AVG).build())
+                .layer(new OutputLayer.Builder(LossFunctions.LossFunction.MCXENT).nOut(3).activation(Activation.SOFTMAX).build())
+                .setInputType(InputType.convolutional(13, 11, channels)).build();
+        MultiLayerNetwork net = new MultiLayerNetwork(conf);
+        net.init();
+        return net;
+    }
+
+    /** A residual block in Same mode, as ResNets are built: two convolutions and the input added back. */
+    static ComputationGraph sameResidualGraph(DataType type) {
+        ComputationGraphConfiguration conf = new NeuralNetConfiguration.Builder().seed(6).dataType(type).updater(new Sgd(0.1))
+                .weightInit(WeightInit.XAVIER).convolutionMode(ConvolutionMode.Same).graphBuilder().addInputs("in")
+                .setInputTypes(InputType.convolutional(9, 8, 3))
+                .addLayer("stem", new ConvolutionLayer.Builder(3, 3).stride(2, 2).nOut(4).activation(Activation.RELU).build(), "in")
+                .addLayer("c1", new ConvolutionLayer.Builder(3, 3).nOut(4).activation(Activation.TANH).build(), "stem")
+                .addLayer("c2", new ConvolutionLayer.Builder(4, 4).nOut(4).activation(Activation.IDENTITY).build(), "c1")
+                .addVertex("add", new ElementWiseVertex(ElementWiseVertex.Op.Add), "c2", "stem")
+                .addLayer("pool", new SubsamplingLayer.Builder(PoolingType.MAX).kernelSize(3, 3).stride(2, 2).build(), "add")
+                .addLayer("fc", new DenseLayer.Builder().nOut(6).activation(Activation.TANH).build(), "pool")
+                .addLayer("out", new OutputLayer.Builder(LossFunctions.LossFunction.MCXENT).nOut(3).activation(Activation.SOFTMAX)
+                        .build(), "fc")
+                .setOutputs("out").build();
+        ComputationGraph g = new ComputationGraph(conf);
+        g.init();
+        return g;
+    }
+
+    private static INDArray[] batch(DataType type, long... shape) {
+        Nd4j.getRandom().setSeed(11);
+        INDArray x = Nd4j.rand(type, shape).subi(0.3);
+        INDArray y = Nd4j.zeros(type, shape[0], 3);
+        for (int i = 0; i < shape[0]; i++) {
+            y.putScalar(i, (i * 2) % 3, 1.0);
+        }
+        return new INDArray[]{x, y};
+    }
+
+    /** Same mode and 4-D input, exact in float64 against DL4J one example at a time, in a chain and in a graph. */
+    @Test
+    void sameModeAndImageInputAreExact() {
+        MultiLayerNetwork chain = sameCnn(DataType.DOUBLE, 2);
+        assertEquals(4, PerExampleGradients.of(chain).inputRank(), "InputType.convolutional: the network reads [B, c, h, w]");
+        INDArray[] xy = batch(DataType.DOUBLE, 5, 2, 13, 11);
+        assertClose(chain.output(xy[0]), PerExampleGradients.of(chain).output(xy[0]));
+        KernelChecks.assertExact(chain, xy[0], xy[1], 1e-10);
+        ComputationGraph graph = sameResidualGraph(DataType.DOUBLE);
+        INDArray[] gxy = batch(DataType.DOUBLE, 4, 3, 9, 8);
+        assertClose(graph.outputSingle(gxy[0]), PerExampleGradients.of(graph).output(gxy[0]));
+        KernelChecks.assertExact(graph, gxy[0], gxy[1], 1e-10);
+    }
+
+    /** Float32, where the convolutions run on oneDNN (CPU) and the Java kernels: within 1e-4 of DL4J's float32 gradients. */
+    @Test
+    void sameModeInFloat32() {
+        MultiLayerNetwork chain = sameCnn(DataType.FLOAT, 8); // 8 channels: oneDNN's per-example weight primitive too
+        INDArray[] xy = batch(DataType.FLOAT, 6, 8, 13, 11);
+        KernelChecks.assertExact(chain, xy[0], xy[1], 1e-4);
+        ComputationGraph graph = sameResidualGraph(DataType.FLOAT);
+        INDArray[] gxy = batch(DataType.FLOAT, 6, 3, 9, 8);
+        KernelChecks.assertExact(graph, gxy[0], gxy[1], 1e-4);
+    }
+
+    /**
+     * The crash of issue 51: a CNN configured with {@code InputType.convolutional} trained by the one-call trainer from flat
+     * data (with its channels, height and width), from 4-D data, and from an iterator of 4-D batches; the three give the
+     * same model for the same seed. A batch of the wrong rank handed to the engine is refused with the shape it needs.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"flat", "images", "iterator"})
+    void imageInputTrainsFromEveryEntryPoint(String source) {
+        int n = 40;
+        INDArray[] xy = batch(DataType.FLOAT, n, 2, 13, 11);
+        LabeledData images = LabeledData.of(xy[0], xy[1]);
+        LabeledData flat = new LabeledData(xy[0].reshape('c', n, 2 * 13 * 11), xy[1], 2, 13, 11);
+        MultiLayerNetwork reference = sameCnn(DataType.FLOAT, 2);
+        PrivateTraining.of(reference, images).targetEpsilon(5).accountant("rdp").epochs(2).expectedBatchSize(10).seed(3).workers(1).train();
+        MultiLayerNetwork net = sameCnn(DataType.FLOAT, 2);
+        PrivateTraining run = switch (source) {
+            case "flat" -> PrivateTraining.of(net, flat);
+            case "images" -> PrivateTraining.of(net, images);
+            default -> {
+                List<DataSet> batches = new ArrayList<>();
+                for (int at = 0; at < n; at += 7) {
+                    int to = Math.min(n, at + 7);
+                    batches.add(new DataSet(images.rows(java.util.stream.IntStream.range(at, to).toArray()).features(),
+                            images.rows(java.util.stream.IntStream.range(at, to).toArray()).labels()));
+                }
+                yield PrivateTraining.of(net, new ListDataSetIterator<>(batches, 7));
+            }
+        };
+        PrivateModel m = run.targetEpsilon(5).accountant("rdp").epochs(2).expectedBatchSize(10).seed(3).workers(1).train();
+        assertTrue(m.guarantee().epsilon() > 0 && Double.isFinite(m.guarantee().epsilon()));
+        assertEquals(0, reference.params().sub(net.params()).amaxNumber().doubleValue(), 1e-6, source + ": the same model");
+        assertTrue(DpSgdTrainer.accuracy(net, flat) >= 0 && DpSgdTrainer.accuracy(net, images) == DpSgdTrainer.accuracy(net, flat));
+
+        PerExampleGradients engine = PerExampleGradients.of(net);
+        var wrong = assertThrows(IllegalArgumentException.class, () -> engine.compute(flat.features(), flat.labels()));
+        assertTrue(wrong.getMessage().contains("image [B, c, h, w]") && wrong.getMessage().contains("LabeledData.features(4)"),
+                wrong.getMessage());
+    }
+
+    /** Rows of a 4-D array keep their rank and values (Nd4j.pullRows alone would gather [c] vectors). */
+    @Test
+    void rowsKeepTheirRank() {
+        INDArray x = Nd4j.rand(DataType.FLOAT, 6, 3, 4, 5);
+        INDArray rows = LabeledData.gatherRows(x, new int[]{4, 1});
+        assertEquals(List.of(2L, 3L, 4L, 5L), java.util.Arrays.stream(rows.shape()).boxed().toList());
+        assertEquals(x.slice(4), rows.slice(0));
+        assertEquals(x.slice(1), rows.slice(1));
+    }
+
+    private static void assertClose(INDArray expected, INDArray actual) {
+        double scale = Math.max(expected.amaxNumber().doubleValue(), 1e-300);
+        double diff = expected.sub(actual.reshape(expected.shape())).amaxNumber().doubleValue();
+        assertTrue(diff <= 1e-5 * scale, "outputs differ by " + diff / scale);
+    }
+}
