@@ -19,6 +19,7 @@ import org.deeplearning4j.nn.conf.graph.PreprocessorVertex;
 import org.deeplearning4j.nn.conf.layers.BaseLayer;
 import org.deeplearning4j.nn.conf.layers.BatchNormalization;
 import org.deeplearning4j.nn.conf.layers.Layer;
+import org.deeplearning4j.nn.conf.layers.LossLayer;
 import org.deeplearning4j.nn.conf.layers.OutputLayer;
 import org.deeplearning4j.nn.conf.layers.misc.FrozenLayer;
 import org.deeplearning4j.nn.conf.layers.misc.FrozenLayerWithBackprop;
@@ -27,86 +28,156 @@ import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
 import org.dpdl4j.models.GroupNormalization;
 
 /**
- * Checks that a network is one whose per-example gradients the DP-SGD engine computes exactly, and {@link #fix}es the
- * usual reason it is not (batch normalisation), as Opacus's {@code ModuleValidator.fix} does.
+ * Checks that a network is one whose per-example gradients the DP-SGD engine computes exactly, and {@link #fix}es what
+ * can be fixed, as Opacus's {@code ModuleValidator} does.
  *
  * <p>Accepted: a {@link MultiLayerNetwork}, or a {@link ComputationGraph} with one input and one output, whose last
- * layer is an {@link OutputLayer} with softmax and cross-entropy. Layers with a kernel in {@link LayerKernels}
- * (convolution, weight-standardised convolution, pooling, dense, group normalisation, global pooling, activation,
- * zero padding, dropout) run fast; any other layer runs through the exact fallback (DL4J's own backprop, one example at
- * a time) with a warning. Graph vertices: layers, {@link ElementWiseVertex} (Add, Subtract, Average, Product),
- * {@link MergeVertex}, {@link PreprocessorVertex}. Frozen layers and vertices (DL4J's {@code FrozenLayer},
+ * layer is an {@link OutputLayer} or a {@link LossLayer} with a loss that is a sum of per-example terms (any of DL4J's
+ * but the F-measure). Layers with a kernel in {@link LayerKernels} (convolution in any 2-D mode, Same included,
+ * weight-standardised convolution, pooling, dense, group normalisation, global pooling, activation, zero padding,
+ * dropout, the output layers) run fast; any other layer runs through the exact fallback (DL4J's own backprop, one
+ * example at a time) with a warning. Graph vertices: layers, {@link ElementWiseVertex} (Add, Subtract, Average,
+ * Product), {@link MergeVertex}, {@link PreprocessorVertex} on kernels; any other vertex without parameters (Scale,
+ * Shift, L2Normalize, Subset, Reshape, ElementWise Max, …) on DL4J's own vertex, checked when it first runs not to mix
+ * the examples; Stack and Unstack vertices (which move examples along the batch) are refused. Frozen layers and vertices (DL4J's {@code FrozenLayer},
  * {@code FrozenLayerWithBackprop}, {@code FrozenVertex}, as {@code TransferLearning} makes them) are not trained.
- * Dropout is DL4J's {@link Dropout} (inverted, fixed retain probability), applied where DL4J applies it (on the
- * input of layers with parameters and of {@code DropoutLayer}). Refused, with the layer or vertex named and
- * what to use instead: batch normalisation and its subclasses (it mixes the examples of a batch), a fallback layer whose
- * output for an example depends on the others (found when it first runs), other vertex types, a {@code FrozenVertex}
- * around a layer, the RReLU activation, other dropout kinds,
- * weight noise, parameter constraints and DL4J's own gradient normalisation (they would act on the noisy gradient or
- * are not executed by the engine).
+ * Dropout is DL4J's {@link Dropout} (inverted, fixed retain probability), applied where DL4J applies it (on the input
+ * of layers with parameters and of {@code DropoutLayer}). Refused, with the layer or vertex named and what to use
+ * instead: batch normalisation and its subclasses (it mixes the examples of a batch), a fallback layer whose output for
+ * an example depends on the others (found when it first runs), other vertex types, a {@code FrozenVertex} around a
+ * layer, the RReLU activation, other dropout kinds, weight noise, parameter constraints and DL4J's own gradient
+ * normalisation (they would act on the noisy gradient or are not executed by the engine), other output layers.
+ *
+ * <p>{@link #problems} lists every problem of a configuration at once; {@link #check} throws them all in one message.
  */
 public final class DpCompatibility {
     private DpCompatibility() {
     }
 
+    /** The output layer classes the engine trains (exact classes). */
+    private static final List<Class<? extends Layer>> OUTPUTS = List.of(OutputLayer.class, LossLayer.class);
+
     /**
      * @param conf a DL4J network configuration
-     * @throws IllegalArgumentException naming the first unsupported layer, setting or preprocessor, and what to use instead
+     * @throws IllegalArgumentException naming every unsupported layer, setting or preprocessor, and what to use instead
+     *                                  (one problem: its message alone; several: numbered, in one message)
      */
     public static void check(MultiLayerConfiguration conf) {
-        int n = conf.getConfs().size();
-        if (n == 0) {
-            throw new IllegalArgumentException("the network has no layers");
-        }
-        for (int i = 0; i < n; i++) {
-            Layer layer = conf.getConf(i).getLayer();
-            checkLayer(layer, where("layer " + i, layer), i == n - 1);
-        }
-        for (Map.Entry<Integer, InputPreProcessor> e : conf.getInputPreProcessors().entrySet()) {
-            LayerKernels.preprocessor(e.getValue(), "layer " + e.getKey()); // throws for one the engine cannot run
-        }
+        throwIfAny(problems(conf));
     }
 
     /**
      * @param conf a DL4J graph configuration
-     * @throws IllegalArgumentException naming the first unsupported vertex, layer, setting or preprocessor, and what to
-     *                                  use instead
+     * @throws IllegalArgumentException naming every unsupported vertex, layer, setting or preprocessor, and what to use
+     *                                  instead (one problem: its message alone; several: numbered, in one message)
      */
     public static void check(ComputationGraphConfiguration conf) {
+        throwIfAny(problems(conf));
+    }
+
+    /**
+     * {@link #check} for either network type.
+     *
+     * @param network an initialised {@link MultiLayerNetwork} or {@link ComputationGraph}
+     * @throws IllegalArgumentException naming every problem, or if the network is of neither type
+     */
+    public static void check(Model network) {
+        throwIfAny(problems(network));
+    }
+
+    /** Every problem of a network (empty when the engine trains it). */
+    public static List<String> problems(Model network) {
+        if (network instanceof MultiLayerNetwork m) {
+            return problems(m.getLayerWiseConfigurations());
+        }
+        if (network instanceof ComputationGraph g) {
+            return problems(g.getConfiguration());
+        }
+        throw new IllegalArgumentException("network must be a MultiLayerNetwork or a ComputationGraph, got "
+                + (network == null ? "null" : network.getClass().getName()));
+    }
+
+    private static void throwIfAny(List<String> problems) {
+        if (problems.size() == 1) {
+            throw new IllegalArgumentException(problems.get(0));
+        }
+        if (!problems.isEmpty()) {
+            StringBuilder sb = new StringBuilder(problems.size() + " problems: ");
+            for (int i = 0; i < problems.size(); i++) {
+                sb.append(i == 0 ? "" : "; ").append('(').append(i + 1).append(") ").append(problems.get(i));
+            }
+            throw new IllegalArgumentException(sb.toString());
+        }
+    }
+
+    /** Runs one check, adding its message to {@code problems} instead of throwing. */
+    private static void collect(List<String> problems, Runnable check) {
+        try {
+            check.run();
+        } catch (IllegalArgumentException e) {
+            problems.add(e.getMessage());
+        }
+    }
+
+    /** Every problem of a network configuration (empty when the engine trains it). */
+    public static List<String> problems(MultiLayerConfiguration conf) {
+        List<String> problems = new ArrayList<>();
+        int n = conf.getConfs().size();
+        if (n == 0) {
+            problems.add("the network has no layers");
+            return problems;
+        }
+        for (int i = 0; i < n; i++) {
+            Layer layer = conf.getConf(i).getLayer();
+            checkLayer(layer, where("layer " + i, layer), i == n - 1, problems);
+        }
+        for (Map.Entry<Integer, InputPreProcessor> e : new java.util.TreeMap<>(conf.getInputPreProcessors()).entrySet()) {
+            collect(problems, () -> LayerKernels.preprocessor(e.getValue(), "layer " + e.getKey()));
+        }
+        return problems;
+    }
+
+    /** Every problem of a graph configuration (empty when the engine trains it). */
+    public static List<String> problems(ComputationGraphConfiguration conf) {
+        List<String> problems = new ArrayList<>();
         if (conf.getNetworkInputs().size() != 1 || conf.getNetworkOutputs().size() != 1) {
-            throw new IllegalArgumentException("the graph must have one input and one output, got "
-                    + conf.getNetworkInputs().size() + " inputs " + conf.getNetworkInputs() + " and "
-                    + conf.getNetworkOutputs().size() + " outputs " + conf.getNetworkOutputs());
+            problems.add("the graph must have one input and one output, got " + conf.getNetworkInputs().size() + " inputs "
+                    + conf.getNetworkInputs() + " and " + conf.getNetworkOutputs().size() + " outputs " + conf.getNetworkOutputs());
+            return problems;
         }
         String output = conf.getNetworkOutputs().get(0);
         for (Map.Entry<String, GraphVertex> e : conf.getVertices().entrySet()) {
             GraphVertex v = unwrap(e.getValue());
             String name = "vertex '" + e.getKey() + "'";
             if (v instanceof LayerVertex && e.getValue() instanceof FrozenVertex) {
-                throw new IllegalArgumentException(name + ": a FrozenVertex around a layer is not supported; freeze layers "
-                        + "with FrozenLayer (TransferLearning.GraphBuilder.setFeatureExtractor does)");
+                problems.add(name + ": a FrozenVertex around a layer is not supported; freeze layers with FrozenLayer "
+                        + "(TransferLearning.GraphBuilder.setFeatureExtractor does)");
+                continue;
             }
             boolean last = e.getKey().equals(output);
             if (v instanceof LayerVertex lv) {
                 Layer layer = lv.getLayerConf().getLayer();
                 String where = where(name, layer);
-                checkLayer(layer, where, last);
+                checkLayer(layer, where, last, problems);
                 if (lv.getPreProcessor() != null) {
-                    LayerKernels.preprocessor(lv.getPreProcessor(), where);
+                    collect(problems, () -> LayerKernels.preprocessor(lv.getPreProcessor(), where));
                 }
             } else if (last) {
-                throw new IllegalArgumentException(name + " (" + v.getClass().getSimpleName() + "): the graph's output must be "
-                        + "an OutputLayer with softmax and MCXENT loss");
-            } else if (v instanceof ElementWiseVertex ew) {
-                ElementWiseKernel.requireSupported(ew.getOp(), name + " (ElementWiseVertex)");
+                problems.add(name + " (" + v.getClass().getSimpleName() + "): the graph's output must be an OutputLayer or a "
+                        + "LossLayer");
             } else if (v instanceof PreprocessorVertex p) {
-                LayerKernels.preprocessor(p.getPreProcessor(), name);
-            } else if (!(v instanceof MergeVertex)) {
-                throw new IllegalArgumentException(name + " (" + v.getClass().getSimpleName() + ") is not supported by the "
-                        + "DP-SGD engine; supported vertices are layers, ElementWiseVertex (Add, Subtract, Average, Product), "
-                        + "MergeVertex and PreprocessorVertex");
+                collect(problems, () -> LayerKernels.preprocessor(p.getPreProcessor(), name));
+            } else if (v instanceof org.deeplearning4j.nn.conf.graph.StackVertex
+                    || v instanceof org.deeplearning4j.nn.conf.graph.UnstackVertex) {
+                problems.add(name + " (" + v.getClass().getSimpleName() + ") moves examples along the batch dimension, so one "
+                        + "example's gradient is not its own; the DP-SGD engine does not support it (use a graph with one "
+                        + "input per example)");
+            } else if (v.numParams(false) > 0) {
+                problems.add(name + " (" + v.getClass().getSimpleName() + ") has parameters, which the DP-SGD engine does not "
+                        + "train in a vertex; use a layer");
             }
         }
+        return problems;
     }
 
     /** A graph vertex inside DL4J's {@link FrozenVertex} (the vertex itself otherwise). */
@@ -135,39 +206,47 @@ public final class DpCompatibility {
                 + (layer.getLayerName() != null ? " '" + layer.getLayerName() + "'" : "") + ")";
     }
 
-    private static void checkLayer(Layer wrapped, String where, boolean last) {
+    private static void checkLayer(Layer wrapped, String where, boolean last, List<String> problems) {
         Layer layer = unwrap(wrapped);
-        LayerKernels.Registration<?> r = LayerKernels.find(layer, where);
-        if (r != null) {
-            r.check(layer, where);
-        }
-        if (layer.getClass() == OutputLayer.class && !last) {
-            throw new IllegalArgumentException(where + ": an OutputLayer must be the network's last layer");
-        }
-        if (last && layer.getClass() != OutputLayer.class) {
-            throw new IllegalArgumentException(where + ": the last layer must be an OutputLayer with softmax and MCXENT loss");
+        collect(problems, () -> {
+            LayerKernels.Registration<?> r = LayerKernels.find(layer, where);
+            if (r != null) {
+                r.check(layer, where);
+            }
+        });
+        boolean output = layer instanceof org.deeplearning4j.nn.conf.layers.BaseOutputLayer
+                || layer instanceof LossLayer || layer instanceof org.deeplearning4j.nn.conf.layers.CnnLossLayer
+                || layer instanceof org.deeplearning4j.nn.conf.layers.RnnLossLayer
+                || layer instanceof org.deeplearning4j.nn.conf.layers.objdetect.Yolo2OutputLayer;
+        if (output && !last) {
+            problems.add(where + ": an output layer must be the network's last layer");
+        } else if (last && !OUTPUTS.contains(layer.getClass())) {
+            problems.add(where + ": the last layer must be an OutputLayer or a LossLayer (with any per-example loss)"
+                    + (output ? "; " + layer.getClass().getSimpleName() + " is not supported by the DP-SGD engine" : "")
+                    + (layer instanceof org.deeplearning4j.nn.conf.layers.ActivationLayer
+                    ? " (a final softmax ActivationLayer: DpCompatibility.fix makes it a LossLayer with MCXENT)" : ""));
         }
         if (layer instanceof BaseLayer b && b.getActivationFn() instanceof org.nd4j.linalg.activations.impl.ActivationRReLU
                 || layer instanceof org.deeplearning4j.nn.conf.layers.ActivationLayer a
                 && a.getActivationFn() instanceof org.nd4j.linalg.activations.impl.ActivationRReLU) {
-            throw new IllegalArgumentException(where + ": the RReLU activation keeps its random slopes in shared state "
-                    + "between its forward and backward pass, which the engine's workers cannot share; use LeakyReLU");
+            problems.add(where + ": the RReLU activation keeps its random slopes in shared state between its forward and "
+                    + "backward pass, which the engine's workers cannot share; use LeakyReLU");
         }
         if (NetworkPlan.appliesDropout(layer) && layer.getIDropout() != null && (layer.getIDropout().getClass() != Dropout.class
                 || ((Dropout) layer.getIDropout()).getPSchedule() != null)) {
-            throw new IllegalArgumentException(where + ": dropout " + layer.getIDropout() + " is not supported by the DP-SGD "
-                    + "engine; use DL4J's Dropout with a fixed retain probability (dropOut(p))");
+            problems.add(where + ": dropout " + layer.getIDropout() + " is not supported by the DP-SGD engine; use DL4J's "
+                    + "Dropout with a fixed retain probability (dropOut(p))");
         }
         if (layer instanceof BaseLayer b) {
             if (b.getWeightNoise() != null) {
-                throw new IllegalArgumentException(where + ": weight noise is not supported by the DP-SGD engine");
+                problems.add(where + ": weight noise is not supported by the DP-SGD engine");
             }
             if (b.getGradientNormalization() != null && b.getGradientNormalization() != GradientNormalization.None) {
-                throw new IllegalArgumentException(where + ": DL4J gradient normalisation " + b.getGradientNormalization()
-                        + " would act on the noisy gradient; use DP-SGD's clipping norm C instead");
+                problems.add(where + ": DL4J gradient normalisation " + b.getGradientNormalization() + " would act on the "
+                        + "noisy gradient; use DP-SGD's clipping norm C instead (DpCompatibility.fix removes it)");
             }
             if (b.getConstraints() != null && !b.getConstraints().isEmpty()) {
-                throw new IllegalArgumentException(where + ": parameter constraints are not supported by the DP-SGD engine");
+                problems.add(where + ": parameter constraints are not supported by the DP-SGD engine");
             }
         }
     }
@@ -186,10 +265,35 @@ public final class DpCompatibility {
     }
 
     /**
-     * The network with each {@link BatchNormalization} replaced by a {@link GroupNormalization} over the same channels
-     * (G = the largest divisor of C that is at most 32, as Opacus's {@code ModuleValidator.fix} uses min(32, C) groups,
-     * γ = 1, β = 0, the batch normalisation's activation) and every other layer's parameters copied. The updater state
-     * starts afresh. Other incompatibilities are left for {@link #check} to report.
+     * {@link #fix(MultiLayerNetwork)} or {@link #fix(ComputationGraph)}, for either network type.
+     *
+     * @throws IllegalArgumentException if the network is of neither type
+     */
+    public static Fixed<Model> fix(Model network) {
+        if (network instanceof MultiLayerNetwork m) {
+            Fixed<MultiLayerNetwork> f = fix(m);
+            return new Fixed<>(f.network(), f.changes());
+        }
+        if (network instanceof ComputationGraph g) {
+            Fixed<ComputationGraph> f = fix(g);
+            return new Fixed<>(f.network(), f.changes());
+        }
+        throw new IllegalArgumentException("network must be a MultiLayerNetwork or a ComputationGraph, got "
+                + (network == null ? "null" : network.getClass().getName()));
+    }
+
+    /**
+     * The network made trainable by the engine where a change keeps what it computes or is the usual DP replacement,
+     * every other layer's parameters copied (the updater state starts afresh):
+     * <ul>
+     *   <li>each {@link BatchNormalization} becomes a {@link GroupNormalization} over the same channels (G = the largest
+     *       divisor of C that is at most 32, as Opacus's {@code ModuleValidator.fix} uses min(32, C) groups, γ = 1,
+     *       β = 0, the batch normalisation's activation);</li>
+     *   <li>DL4J's gradient normalisation is removed (DP-SGD's clipping norm C bounds each example's gradient instead);</li>
+     *   <li>a last {@code ActivationLayer} with softmax, which DL4J cannot train (no loss), becomes a {@link LossLayer}
+     *       with softmax and MCXENT.</li>
+     * </ul>
+     * Other incompatibilities are left for {@link #check} to report.
      *
      * @param network an initialised network (not modified)
      */
@@ -197,7 +301,7 @@ public final class DpCompatibility {
         MultiLayerConfiguration conf = network.getLayerWiseConfigurations().clone();
         List<String> changes = new ArrayList<>();
         for (int i = 0; i < conf.getConfs().size(); i++) {
-            replaceBatchNorm(conf.getConf(i), "layer " + i, changes);
+            fixLayer(conf.getConf(i), "layer " + i, i == conf.getConfs().size() - 1, changes);
         }
         if (changes.isEmpty()) {
             return new Fixed<>(network, List.of());
@@ -205,20 +309,19 @@ public final class DpCompatibility {
         MultiLayerNetwork fixed = new MultiLayerNetwork(conf);
         fixed.init();
         for (int i = 0; i < network.getnLayers(); i++) {
-            if (!(fixed.getLayer(i).conf().getLayer() instanceof GroupNormalization) && network.getLayer(i).numParams() > 0) {
-                fixed.getLayer(i).params().assign(network.getLayer(i).params());
-            }
+            copyParameters(network.getLayer(i), fixed.getLayer(i));
         }
         return new Fixed<>(fixed, List.copyOf(changes));
     }
 
-    /** {@link #fix(MultiLayerNetwork)} for a graph: each layer vertex with batch normalisation. */
+    /** {@link #fix(MultiLayerNetwork)} for a graph: each layer vertex. */
     public static Fixed<ComputationGraph> fix(ComputationGraph graph) {
         ComputationGraphConfiguration conf = graph.getConfiguration().clone();
         List<String> changes = new ArrayList<>();
+        String output = conf.getNetworkOutputs().size() == 1 ? conf.getNetworkOutputs().get(0) : null;
         for (Map.Entry<String, GraphVertex> e : conf.getVertices().entrySet()) {
             if (e.getValue() instanceof LayerVertex lv) {
-                replaceBatchNorm(lv.getLayerConf(), "vertex '" + e.getKey() + "'", changes);
+                fixLayer(lv.getLayerConf(), "vertex '" + e.getKey() + "'", e.getKey().equals(output), changes);
             }
         }
         if (changes.isEmpty()) {
@@ -227,13 +330,54 @@ public final class DpCompatibility {
         ComputationGraph fixed = new ComputationGraph(conf);
         fixed.init();
         for (org.deeplearning4j.nn.api.Layer l : graph.getLayers()) {
-            String name = l.conf().getLayer().getLayerName();
-            org.deeplearning4j.nn.api.Layer target = fixed.getLayer(name);
-            if (!(target.conf().getLayer() instanceof GroupNormalization) && l.numParams() > 0) {
-                target.params().assign(l.params());
-            }
+            copyParameters(l, fixed.getLayer(l.conf().getLayer().getLayerName()));
         }
         return new Fixed<>(fixed, List.copyOf(changes));
+    }
+
+    /** The parameters a replaced layer shares with its replacement (same name, same shape); a group norm starts afresh. */
+    private static void copyParameters(org.deeplearning4j.nn.api.Layer from, org.deeplearning4j.nn.api.Layer to) {
+        if (to.conf().getLayer() instanceof GroupNormalization) {
+            return;
+        }
+        for (Map.Entry<String, org.nd4j.linalg.api.ndarray.INDArray> p : to.paramTable().entrySet()) {
+            org.nd4j.linalg.api.ndarray.INDArray old = from.paramTable().get(p.getKey());
+            if (old != null && java.util.Arrays.equals(old.shape(), p.getValue().shape())) {
+                p.getValue().assign(old);
+            }
+        }
+    }
+
+    private static void fixLayer(NeuralNetConfiguration c, String position, boolean last, List<String> changes) {
+        replaceBatchNorm(c, position, changes);
+        if (c.getLayer() instanceof org.deeplearning4j.nn.conf.layers.CenterLossOutputLayer cl) {
+            OutputLayer out = new OutputLayer.Builder(cl.getLossFn()).nIn(cl.getNIn()).nOut(cl.getNOut()).hasBias(cl.hasBias())
+                    .activation(cl.getActivationFn()).name(cl.getLayerName()).weightInit(cl.getWeightInitFn()).biasInit(cl.getBiasInit())
+                    .gainInit(cl.getGainInit()).updater(cl.getIUpdater()).biasUpdater(cl.getBiasUpdater())
+                    .gradientNormalization(GradientNormalization.None).gradientNormalizationThreshold(1.0).build();
+            out.setRegularization(cl.getRegularization());
+            out.setRegularizationBias(cl.getRegularizationBias());
+            c.setLayer(out);
+            changes.add(position + ": CenterLossOutputLayer became an OutputLayer with the same weights, activation and loss; "
+                    + "its center-loss term is dropped (its class centres are updated from each batch's examples together, "
+                    + "so an example's gradient would not be its own)");
+        }
+        if (c.getLayer() instanceof BaseLayer b && b.getGradientNormalization() != null
+                && b.getGradientNormalization() != GradientNormalization.None) {
+            changes.add(position + ": DL4J gradient normalisation " + b.getGradientNormalization() + " removed (DP-SGD's "
+                    + "clipping norm C bounds each example's gradient)");
+            b.setGradientNormalization(GradientNormalization.None);
+        }
+        if (last && c.getLayer() instanceof org.deeplearning4j.nn.conf.layers.ActivationLayer a
+                && a.getActivationFn() instanceof org.nd4j.linalg.activations.impl.ActivationSoftmax) {
+            // every field set as a network builder would set it: DL4J's JSON reader refuses the raw defaults (NaN)
+            LossLayer loss = new LossLayer.Builder(org.nd4j.linalg.lossfunctions.LossFunctions.LossFunction.MCXENT)
+                    .activation(a.getActivationFn()).name(a.getLayerName()).biasInit(0).gainInit(1)
+                    .weightInit(org.deeplearning4j.nn.weights.WeightInit.XAVIER).updater(new org.nd4j.linalg.learning.config.NoOp())
+                    .gradientNormalization(GradientNormalization.None).gradientNormalizationThreshold(1.0).build();
+            c.setLayer(loss);
+            changes.add(position + ": the final softmax ActivationLayer (no loss) became a LossLayer with softmax and MCXENT");
+        }
     }
 
     private static void replaceBatchNorm(NeuralNetConfiguration c, String position, List<String> changes) {

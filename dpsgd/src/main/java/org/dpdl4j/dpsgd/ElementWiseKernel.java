@@ -17,6 +17,12 @@ final class ElementWiseKernel extends MultiInputKernel {
         this.op = op;
     }
 
+    /** Whether this kernel runs the op (Max runs on DL4J's own vertex, {@link VertexFallbackKernel}). */
+    static boolean supports(ElementWiseVertex.Op op) {
+        return op == ElementWiseVertex.Op.Add || op == ElementWiseVertex.Op.Subtract || op == ElementWiseVertex.Op.Average
+                || op == ElementWiseVertex.Op.Product;
+    }
+
     /** @throws IllegalArgumentException for an op other than Add, Subtract, Average or Product (Max) */
     static void requireSupported(ElementWiseVertex.Op op, String where) {
         if (op != ElementWiseVertex.Op.Add && op != ElementWiseVertex.Op.Subtract && op != ElementWiseVertex.Op.Average

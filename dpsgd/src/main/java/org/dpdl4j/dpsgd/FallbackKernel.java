@@ -52,6 +52,9 @@ final class FallbackKernel extends LayerKernel {
 
     /** The rank DL4J's layer reads: 2 for feed-forward layers, 3 for recurrent and 1-D layers, 4 for 2-D ones; 0 if unknown. */
     static int rankOf(Layer layer) {
+        if (layer instanceof org.deeplearning4j.nn.layers.wrapper.BaseWrapperLayer w) { // LastTimeStep, MaskZero: the wrapped layer's
+            return rankOf(w.getUnderlying());
+        }
         org.deeplearning4j.nn.conf.layers.Layer c = layer.conf().getLayer();
         if (c instanceof org.deeplearning4j.nn.conf.layers.Convolution1DLayer || c instanceof org.deeplearning4j.nn.conf.layers.Subsampling1DLayer
                 || c instanceof org.deeplearning4j.nn.conf.layers.Upsampling1D
@@ -75,11 +78,13 @@ final class FallbackKernel extends LayerKernel {
     }
 
     /**
-     * @param original the network's layer (its parameters are read, never written)
-     * @param where    the layer's position and name, for the warning
+     * @param original   the network's layer (its parameters are read, never written)
+     * @param configured the layer's configuration as the network's configuration holds it (a wrapper's own, e.g.
+     *                   {@code LastTimeStep}, where the runtime layer's {@code conf()} would give the wrapped layer's)
+     * @param where      the layer's position and name, for the warning
      */
-    static FallbackKernel of(Layer original, String where, DataType dataType) {
-        NeuralNetConfiguration conf = original.conf().clone();
+    static FallbackKernel of(Layer original, NeuralNetConfiguration configured, String where, DataType dataType) {
+        NeuralNetConfiguration conf = configured.clone();
         conf.getLayer().setIDropout(null); // the engine's dropout kernel runs before this layer, with one mask per pass
         long n = original.numParams();
         INDArray view = null;
@@ -90,6 +95,10 @@ final class FallbackKernel extends LayerKernel {
         }
         Layer copy = conf.getLayer().instantiate(conf, List.of(), original.getIndex(), n > 0 ? original.params() : null,
                 false, dataType);
+        if (n > 0 && copy.numParams() != n) {
+            throw new IllegalStateException(where + ": the fallback's copy of the layer has " + copy.numParams()
+                    + " parameters, the network's " + n);
+        }
         if (n > 0) {
             copy.setBackpropGradientsViewArray(view);
             LOG.warn("{}: {} has no DP-SGD kernel; its per-example gradients use DL4J's backprop one example at a time "
@@ -110,6 +119,9 @@ final class FallbackKernel extends LayerKernel {
         }
         // a copy: some DL4J layers activate in place at inference, and x may be read by another vertex
         INDArray out = layer.activate(x.dup(), training, workspaces());
+        if (out.isView() || out.ordering() != 'c') { // e.g. Cropping2D's view: ND4J's get() on it can come back empty
+            out = out.dup('c');
+        }
         if (keep) {
             output = out;
         }
@@ -122,7 +134,7 @@ final class FallbackKernel extends LayerKernel {
             if (!checked) { // once: the layer must not mix examples, or the batch's gradients are not per example
                 for (int i = 0; i < input.size(0); i++) {
                     layer.setInput(row(input, i), workspaces());
-                    requireOwnOutput(layer.activate(true, workspaces()), i);
+                    requireOwnOutput(layer.activate(true, workspaces()).dup('c'), i);
                 }
                 checked = true;
             }
@@ -154,7 +166,7 @@ final class FallbackKernel extends LayerKernel {
         layer.setInput(x, workspaces());
         INDArray out = layer.activate(true, workspaces());
         if (example >= 0) {
-            requireOwnOutput(out, example);
+            requireOwnOutput(out.dup('c'), example);
         }
         return layer.backpropGradient(gradOutput, workspaces());
     }

@@ -14,6 +14,7 @@ import org.deeplearning4j.nn.conf.layers.DenseLayer;
 import org.deeplearning4j.nn.conf.layers.DropoutLayer;
 import org.deeplearning4j.nn.conf.layers.GlobalPoolingLayer;
 import org.deeplearning4j.nn.conf.layers.Layer;
+import org.deeplearning4j.nn.conf.layers.LossLayer;
 import org.deeplearning4j.nn.conf.layers.OutputLayer;
 import org.deeplearning4j.nn.conf.layers.PoolingType;
 import org.deeplearning4j.nn.conf.layers.SubsamplingLayer;
@@ -23,9 +24,10 @@ import org.deeplearning4j.nn.conf.preprocessor.FeedForwardToCnnPreProcessor;
 import org.dpdl4j.models.GroupNormalization;
 import org.dpdl4j.models.Scattering;
 import org.dpdl4j.models.WeightStandardizedConvolution;
+import org.nd4j.linalg.activations.impl.ActivationIdentity;
 import org.nd4j.linalg.activations.impl.ActivationSoftmax;
+import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.lossfunctions.impl.LossMCXENT;
-import org.nd4j.linalg.lossfunctions.impl.LossNegativeLogLikelihood;
 
 /**
  * The one registry of per-example-gradient kernels, keyed by DL4J layer configuration class (the exact class: a
@@ -45,6 +47,7 @@ final class LayerKernels {
             check.accept(type.cast(conf), where);
         }
 
+        /** The layer's kernel, or null when this configuration of the layer runs on the {@link FallbackKernel}. */
         LayerKernel kernel(org.deeplearning4j.nn.api.Layer layer) {
             return kernel.apply(type.cast(layer.conf().getLayer()), layer);
         }
@@ -79,21 +82,20 @@ final class LayerKernels {
             int[] d = s.getDilation();
             return new PoolKernel(new Ops.Window(k[0], k[1], st[0], st[1], p[0], p[1], d[0], d[1], same), max, extra);
         });
+        // layer normalisation is per example: DL4J's own backprop runs it exactly on the fallback
         register(DenseLayer.class, (d, where) -> {
-            if (d.hasLayerNorm()) {
-                throw new IllegalArgumentException(where + ": layer normalisation (hasLayerNorm) is not supported by "
-                        + "the DP-SGD engine; remove it");
+        }, (d, layer) -> d.hasLayerNorm() ? null
+                : new DenseKernel(layer.getParam("W"), d.hasBias() ? layer.getParam("b") : null, d.getActivationFn()));
+        register(OutputLayer.class, (o, where) -> requirePerExampleLoss(o.getLossFn(), where), (o, layer) -> {
+            INDArray b = o.hasBias() ? layer.getParam("b") : null;
+            // softmax with unweighted cross-entropy (or NLL, its subclass): p − y directly, as DL4J's LossMCXENT computes it
+            if (o.getActivationFn() instanceof ActivationSoftmax && o.getLossFn() instanceof LossMCXENT m && m.getWeights() == null) {
+                return new SoftmaxCrossEntropyKernel(new DenseKernel(layer.getParam("W"), b, o.getActivationFn()));
             }
-        }, (d, layer) -> new DenseKernel(layer.getParam("W"), d.hasBias() ? layer.getParam("b") : null, d.getActivationFn()));
-        register(OutputLayer.class, (o, where) -> {
-            if (!(o.getActivationFn() instanceof ActivationSoftmax)
-                    || !(o.getLossFn() instanceof LossMCXENT || o.getLossFn() instanceof LossNegativeLogLikelihood)
-                    || ((LossMCXENT) o.getLossFn()).getWeights() != null) {
-                throw new IllegalArgumentException(where + ": the output layer must use softmax activation with "
-                        + "unweighted MCXENT or NEGATIVELOGLIKELIHOOD loss, got " + o.getActivationFn() + " / " + o.getLossFn());
-            }
-        }, (o, layer) -> new SoftmaxCrossEntropyKernel(new DenseKernel(layer.getParam("W"),
-                o.hasBias() ? layer.getParam("b") : null, o.getActivationFn())));
+            return new LossKernel(new DenseKernel(layer.getParam("W"), b, new ActivationIdentity()), o.getActivationFn(), o.getLossFn());
+        });
+        register(LossLayer.class, (l, where) -> requirePerExampleLoss(l.getLossFn(), where),
+                (l, layer) -> new LossKernel(null, l.getActivationFn(), l.getLossFn()));
 
         register(GlobalPoolingLayer.class, (g, where) -> {
             if (g.getPoolingType() != PoolingType.AVG && g.getPoolingType() != PoolingType.MAX && g.getPoolingType() != PoolingType.SUM) {
@@ -125,6 +127,14 @@ final class LayerKernels {
     }
 
     private LayerKernels() {
+    }
+
+    /** Losses whose score is not a sum of per-example terms (they mix the examples of a batch). */
+    private static void requirePerExampleLoss(org.nd4j.linalg.lossfunctions.ILossFunction loss, String where) {
+        if (loss instanceof org.nd4j.linalg.lossfunctions.impl.LossFMeasure) {
+            throw new IllegalArgumentException(where + ": the F-measure loss is computed over the whole batch, so an example's "
+                    + "gradient depends on the others; use a per-example loss (MCXENT, XENT, MSE, ...)");
+        }
     }
 
     private static <L extends Layer> void register(Class<L> type, BiConsumer<L, String> check,

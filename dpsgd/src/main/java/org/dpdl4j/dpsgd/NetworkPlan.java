@@ -74,7 +74,7 @@ final class NetworkPlan {
             if (pre != null) {
                 previous = plan.add(LayerKernels.preprocessor(pre, where), null, where, previous);
             }
-            previous = plan.addLayer(network.getLayer(i), where, previous);
+            previous = plan.addLayer(network.getLayer(i), conf.getConf(i), where, previous);
         }
         return plan;
     }
@@ -106,15 +106,16 @@ final class NetworkPlan {
                 if (lv.getPreProcessor() != null) {
                     in = plan.add(LayerKernels.preprocessor(lv.getPreProcessor(), where), null, where, in);
                 }
-                out = plan.addLayer(vertex.getLayer(), where, in);
-            } else if (vc instanceof ElementWiseVertex e) {
+                out = plan.addLayer(vertex.getLayer(), lv.getLayerConf(), where, in);
+            } else if (vc instanceof ElementWiseVertex e && ElementWiseKernel.supports(e.getOp())) {
                 out = plan.add(new ElementWiseKernel(e.getOp(), where), null, where, inputs);
             } else if (vc instanceof MergeVertex m) {
                 out = plan.add(new MergeKernel(m.getMergeAxis()), null, where, inputs);
             } else if (vc instanceof PreprocessorVertex p) {
                 out = plan.add(LayerKernels.preprocessor(p.getPreProcessor(), where), null, where, inputs);
-            } else {
-                throw new IllegalStateException(where + ": unchecked vertex type " + vc.getClass().getSimpleName());
+            } else { // any other vertex without parameters: DL4J's own, checked not to mix the examples
+                out = plan.add(VertexFallbackKernel.of(vc, graph, vertex.getVertexName(), v, where, graph.params().dataType()), null,
+                        where, inputs);
             }
             stepOfVertex.put(v, out);
         }
@@ -132,17 +133,26 @@ final class NetworkPlan {
         }
     }
 
-    /** Adds the kernels of one layer (its dropout first, if any); frozen layers get no parameter step. */
-    private int addLayer(Layer layer, String where, int input) {
+    /**
+     * Adds the kernels of one layer (its dropout first, if any); frozen layers get no parameter step. The layer's
+     * configuration is the network configuration's ({@code configured}), not the runtime layer's: a wrapper such as
+     * {@code LastTimeStep} answers {@code conf()} with the wrapped layer's configuration.
+     */
+    private int addLayer(Layer layer, org.deeplearning4j.nn.conf.NeuralNetConfiguration configured, String where, int input) {
         boolean frozen = Networks.isFrozen(layer);
         Layer inner = unwrap(layer);
-        org.deeplearning4j.nn.conf.layers.Layer conf = inner.conf().getLayer();
+        boolean wrapper = !frozen && configured.getLayer() != inner.conf().getLayer()
+                && configured.getLayer().getClass() != inner.conf().getLayer().getClass();
+        org.deeplearning4j.nn.conf.layers.Layer conf = wrapper ? configured.getLayer() : inner.conf().getLayer();
         int in = input;
         if (conf.getIDropout() != null && !frozen && appliesDropout(conf)) {
             in = add(new DropoutKernel(((org.deeplearning4j.nn.conf.dropout.Dropout) conf.getIDropout()).getP()), null, where, in);
         }
         LayerKernels.Registration<?> r = LayerKernels.find(conf, where);
-        LayerKernel kernel = r != null ? r.kernel(inner) : FallbackKernel.of(inner, where, network.params().dataType());
+        LayerKernel kernel = r != null && !wrapper ? r.kernel(inner) : null;
+        if (kernel == null) {
+            kernel = FallbackKernel.of(inner, wrapper ? configured : inner.conf(), where, network.params().dataType());
+        }
         // DL4J's FrozenLayer passes no gradient to the layers below it (FrozenLayerWithBackprop does)
         int out = add(kernel, frozen || inner.numParams() == 0 ? null : inner, where, in);
         if (layer instanceof FrozenLayer) {

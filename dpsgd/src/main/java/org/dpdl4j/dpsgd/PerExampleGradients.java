@@ -47,7 +47,7 @@ public final class PerExampleGradients {
     private final String workspaceId = "dpdl4j-pex-" + System.identityHashCode(this);
     private final Model network;
     private final List<NetworkPlan.Step> steps;
-    private final SoftmaxCrossEntropyKernel output;
+    private final OutputKernel output;
     private final DataType dataType;
     /** Whether a step's backward pass is needed: it trains parameters, or one of its inputs' steps needs its gradient. */
     private final boolean[] backward;
@@ -98,7 +98,7 @@ public final class PerExampleGradients {
         this.steps = plan.steps;
         this.dataType = network.params().dataType();
         int n = steps.size();
-        this.output = (SoftmaxCrossEntropyKernel) steps.get(n - 1).kernel();
+        this.output = (OutputKernel) steps.get(n - 1).kernel();
         // a step needs its input gradient when some step it reads trains or needs its own input gradient
         boolean[] upstream = new boolean[n]; // the step or a step before it on some path trains
         this.inputGradient = new boolean[n];

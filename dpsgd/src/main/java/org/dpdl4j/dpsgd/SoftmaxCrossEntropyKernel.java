@@ -8,7 +8,7 @@ import org.nd4j.linalg.ops.transforms.Transforms;
  * The output layer: dense + softmax with cross-entropy loss ℓ_i = −Σ_k y_ik log p_ik. Its
  * per-example delta is p_i − y_i (as DL4J's LossMCXENT computes it for softmax).
  */
-final class SoftmaxCrossEntropyKernel extends LayerKernel {
+final class SoftmaxCrossEntropyKernel extends OutputKernel {
     /** {@inheritDoc} ([B, nIn]) */
     @Override
     int inputRank() {
@@ -29,19 +29,16 @@ final class SoftmaxCrossEntropyKernel extends LayerKernel {
     }
 
     /** Per-example loss [B] of the last forward pass against one-hot labels. */
+    @Override
     INDArray loss(INDArray labels) {
         INDArray logp = Transforms.log(Transforms.max(probabilities, 1e-30, true), false);
         return logp.muli(labels).sum(1).negi();
     }
 
     /** Starts the backward pass from the labels. */
+    @Override
     INDArray backwardFromLabels(INDArray labels, boolean needInputGradient) {
         return dense.backwardFromDelta(probabilities.sub(labels), needInputGradient);
-    }
-
-    @Override
-    INDArray backward(INDArray gradOutput, boolean needInputGradient) {
-        throw new IllegalStateException("the output layer's backward pass starts from the labels");
     }
 
     @Override

@@ -155,6 +155,95 @@ class AnyNetworkTest {
                 wrong.getMessage());
     }
 
+    private static NeuralNetConfiguration.ListBuilder builder(DataType type) {
+        return new NeuralNetConfiguration.Builder().seed(9).dataType(type).updater(new Sgd(0.1)).weightInit(WeightInit.XAVIER).list();
+    }
+
+    private static MultiLayerNetwork init(org.deeplearning4j.nn.conf.MultiLayerConfiguration conf) {
+        MultiLayerNetwork net = new MultiLayerNetwork(conf);
+        net.init();
+        return net;
+    }
+
+    /** Labels of 3 outputs: one-hot for classification, real values for regression, several 1s for multi-label. */
+    private static INDArray labels(String kind, int b) {
+        Nd4j.getRandom().setSeed(13);
+        return switch (kind) {
+            case "regression" -> Nd4j.randn(DataType.DOUBLE, b, 3);
+            case "multi-label" -> Nd4j.rand(DataType.DOUBLE, b, 3).gt(0.4).castTo(DataType.DOUBLE);
+            default -> batch(DataType.DOUBLE, b, 1)[1];
+        };
+    }
+
+    /**
+     * Any per-example loss (issue 51, item 6): OutputLayer with MSE and L1 (regression), XENT with sigmoid (multi-label),
+     * class-weighted MCXENT, NEGATIVELOGLIKELIHOOD with softmax; a LossLayer after a dense layer; a dense layer with layer
+     * normalisation (per example: on the fallback); all exact in float64.
+     */
+    @Test
+    void anyPerExampleLossIsExact() {
+        Object[][] heads = {
+                {"regression", new OutputLayer.Builder(LossFunctions.LossFunction.MSE).nOut(3).activation(Activation.IDENTITY).build()},
+                {"regression", new OutputLayer.Builder(LossFunctions.LossFunction.L1).nOut(3).activation(Activation.TANH).build()},
+                {"multi-label", new OutputLayer.Builder(LossFunctions.LossFunction.XENT).nOut(3).activation(Activation.SIGMOID).build()},
+                {"classes", new OutputLayer.Builder(new org.nd4j.linalg.lossfunctions.impl.LossMCXENT(Nd4j.createFromArray(1.0, 2.0, 0.5)))
+                        .nOut(3).activation(Activation.SOFTMAX).build()},
+                {"classes", new org.deeplearning4j.nn.conf.layers.LossLayer.Builder(LossFunctions.LossFunction.MCXENT)
+                        .activation(Activation.SOFTMAX).build()},
+        };
+        for (Object[] head : heads) {
+            var list = builder(DataType.DOUBLE).layer(new DenseLayer.Builder().nOut(head[1] instanceof OutputLayer ? 5 : 3)
+                    .activation(Activation.TANH).hasLayerNorm(true).build());
+            MultiLayerNetwork net = init(list.layer((org.deeplearning4j.nn.conf.layers.Layer) head[1])
+                    .setInputType(InputType.feedForward(4)).build());
+            INDArray x = Nd4j.rand(DataType.DOUBLE, 6, 4);
+            KernelChecks.assertExact(net, x, labels((String) head[0], 6), 1e-10);
+        }
+        var fmeasure = builder(DataType.DOUBLE).layer(new OutputLayer.Builder(new org.nd4j.linalg.lossfunctions.impl.LossFMeasure()).nOut(1)
+                .activation(Activation.SIGMOID).build()).setInputType(InputType.feedForward(4)).build();
+        var e = assertThrows(IllegalArgumentException.class, () -> DpCompatibility.check(fmeasure));
+        assertTrue(e.getMessage().contains("F-measure"), e.getMessage());
+    }
+
+    /**
+     * What a user's network brings besides (items 3, 5, 7): LastTimeStep(LSTM) over [B, f, T] (the wrapper kept, on the
+     * fallback), Cropping2D (a non-contiguous output), and a head DL4J cannot train (a final softmax ActivationLayer)
+     * with gradient normalisation, which fix() turns into what the engine trains; check() names every problem at once.
+     */
+    @Test
+    void wrappersCroppingAndFixedHeadsAreExact() {
+        MultiLayerNetwork lstm = init(builder(DataType.DOUBLE)
+                .layer(new org.deeplearning4j.nn.conf.layers.recurrent.LastTimeStep(new org.deeplearning4j.nn.conf.layers.LSTM.Builder()
+                        .nOut(4).activation(Activation.TANH).build()))
+                .layer(new OutputLayer.Builder(LossFunctions.LossFunction.MCXENT).nOut(3).activation(Activation.SOFTMAX).build())
+                .setInputType(InputType.recurrent(5, 7)).build());
+        assertEquals(3, PerExampleGradients.of(lstm).inputRank());
+        INDArray[] seq = batch(DataType.DOUBLE, 4, 5, 7);
+        KernelChecks.assertExact(lstm, seq[0], seq[1], 1e-10);
+
+        MultiLayerNetwork crop = init(builder(DataType.DOUBLE)
+                .layer(new ConvolutionLayer.Builder(3, 3).nOut(3).activation(Activation.TANH).build())
+                .layer(new org.deeplearning4j.nn.conf.layers.convolutional.Cropping2D(1, 0, 2, 1))
+                .layer(new OutputLayer.Builder(LossFunctions.LossFunction.MCXENT).nOut(3).activation(Activation.SOFTMAX).build())
+                .setInputType(InputType.convolutional(9, 10, 2)).build());
+        INDArray[] img = batch(DataType.DOUBLE, 5, 2, 9, 10);
+        KernelChecks.assertExact(crop, img[0], img[1], 1e-10);
+
+        MultiLayerNetwork headless = init(builder(DataType.DOUBLE)
+                .layer(new DenseLayer.Builder().nOut(3).activation(Activation.IDENTITY)
+                        .gradientNormalization(org.deeplearning4j.nn.conf.GradientNormalization.ClipL2PerLayer).build())
+                .layer(new org.deeplearning4j.nn.conf.layers.ActivationLayer.Builder().activation(Activation.SOFTMAX).build())
+                .setInputType(InputType.feedForward(4)).build());
+        var e = assertThrows(IllegalArgumentException.class, () -> DpCompatibility.check(headless));
+        assertTrue(e.getMessage().startsWith("2 problems: (1) layer 0") && e.getMessage().contains("gradient normalisation")
+                && e.getMessage().contains("(2) layer 1") && e.getMessage().contains("DpCompatibility.fix"), e.getMessage());
+        DpCompatibility.Fixed<org.deeplearning4j.nn.api.Model> fixed = DpCompatibility.fix((org.deeplearning4j.nn.api.Model) headless);
+        assertEquals(2, fixed.changes().size(), fixed.message());
+        DpCompatibility.check(fixed.network());
+        assertEquals(0, headless.params().sub(fixed.network().params()).amaxNumber().doubleValue(), 0.0, "parameters kept");
+        KernelChecks.assertExact(fixed.network(), Nd4j.rand(DataType.DOUBLE, 5, 4), batch(DataType.DOUBLE, 5, 1)[1], 1e-10);
+    }
+
     /** Rows of a 4-D array keep their rank and values (Nd4j.pullRows alone would gather [c] vectors). */
     @Test
     void rowsKeepTheirRank() {

@@ -1,0 +1,119 @@
+package org.dpdl4j.dpsgd;
+
+import org.deeplearning4j.nn.graph.ComputationGraph;
+import org.deeplearning4j.nn.graph.vertex.GraphVertex;
+import org.deeplearning4j.nn.workspace.LayerWorkspaceMgr;
+import org.nd4j.linalg.api.buffer.DataType;
+import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.indexing.INDArrayIndex;
+import org.nd4j.linalg.indexing.NDArrayIndex;
+
+/**
+ * The exact fallback for a graph vertex without parameters and without a kernel of its own ({@code ScaleVertex},
+ * {@code ShiftVertex}, {@code L2NormalizeVertex}, {@code SubsetVertex}, {@code ReshapeVertex}, {@code L2Vertex},
+ * {@code PoolHelperVertex}, {@code ElementWiseVertex} Max, …): DL4J's own {@code doForward} and {@code doBackward} on
+ * a private copy of the vertex, for the whole batch. A vertex has no parameters, so it adds nothing to an example's
+ * gradient; what matters is that it passes each example's gradient on unmixed, so on its first batch it is checked that
+ * each example's output alone equals that example's row of the batch output (else it is refused: such a vertex mixes
+ * the examples, and per-example gradients are not defined through it).
+ */
+final class VertexFallbackKernel extends MultiInputKernel {
+    private final GraphVertex vertex;
+    private final String where;
+    private boolean checked;
+
+    private VertexFallbackKernel(GraphVertex vertex, String where) {
+        this.vertex = vertex;
+        this.where = where;
+    }
+
+    /**
+     * @param conf  the vertex's configuration
+     * @param graph the graph it belongs to
+     * @param name  its name
+     * @param index its index in the graph
+     * @throws IllegalArgumentException if the vertex has parameters
+     */
+    static VertexFallbackKernel of(org.deeplearning4j.nn.conf.graph.GraphVertex conf, ComputationGraph graph, String name, int index,
+                                   String where, DataType dataType) {
+        if (conf.numParams(false) > 0) {
+            throw new IllegalArgumentException(where + ": a graph vertex with parameters (" + conf.getClass().getSimpleName()
+                    + ") is not supported by the DP-SGD engine");
+        }
+        return new VertexFallbackKernel(conf.instantiate(graph, name, index, null, false, dataType), where);
+    }
+
+    @Override
+    boolean deterministic() {
+        return false; // a vertex of unknown kind may draw random numbers
+    }
+
+    /** {@inheritDoc} (the shape need not be kept: DL4J's vertex says) */
+    @Override
+    boolean passesShape() {
+        return false;
+    }
+
+    @Override
+    INDArray forward(INDArray[] x, boolean keep) {
+        INDArray out = run(x, training);
+        if (!checked) { // once: the vertex must not mix examples
+            for (int i = 0; i < x[0].size(0); i++) {
+                INDArray[] alone = new INDArray[x.length];
+                for (int j = 0; j < x.length; j++) {
+                    alone[j] = row(x[j], i);
+                }
+                requireOwnOutput(run(alone, training), row(out, i));
+            }
+            checked = true;
+            out = run(x, training); // the check ran the vertex again: its kept inputs are the batch's once more
+        }
+        return out;
+    }
+
+    private INDArray run(INDArray[] x, boolean training) {
+        INDArray[] copies = new INDArray[x.length];
+        for (int j = 0; j < x.length; j++) {
+            copies[j] = x[j].dup(); // DL4J's vertices may work in place
+        }
+        vertex.setInputs(copies);
+        INDArray out = vertex.doForward(training, LayerWorkspaceMgr.noWorkspaces());
+        return out.isView() || out.ordering() != 'c' ? out.dup('c') : out;
+    }
+
+    @Override
+    INDArray[] backwardInputs(INDArray gradOutput, boolean needInputGradient) {
+        if (!needInputGradient) {
+            return null;
+        }
+        vertex.setEpsilon(gradOutput.dup());
+        INDArray[] g = vertex.doBackward(false, LayerWorkspaceMgr.noWorkspaces()).getSecond();
+        INDArray[] out = new INDArray[g.length];
+        for (int j = 0; j < g.length; j++) {
+            out[j] = g[j] == null ? null : g[j].dup('c');
+        }
+        return out;
+    }
+
+    private void requireOwnOutput(INDArray alone, INDArray inBatch) {
+        double scale = Math.max(1e-30, inBatch.amaxNumber().doubleValue());
+        double diff = alone.reshape(inBatch.shape()).castTo(inBatch.dataType()).sub(inBatch).amaxNumber().doubleValue();
+        double tolerance = inBatch.dataType() == DataType.DOUBLE ? 1e-9 : 1e-4;
+        if (!(diff <= tolerance * scale)) {
+            throw new IllegalStateException(where + ": the vertex's output for one example depends on the other examples of "
+                    + "the batch (relative difference " + diff / scale + "); vertices that mix examples cannot be trained "
+                    + "through with DP-SGD");
+        }
+    }
+
+    private static INDArray row(INDArray a, int i) {
+        INDArrayIndex[] index = NDArrayIndex.allFor(a);
+        index[0] = NDArrayIndex.interval(i, i + 1);
+        return a.get(index).dup('c');
+    }
+
+    @Override
+    void clear() {
+        vertex.clear();
+    }
+}
