@@ -58,6 +58,7 @@ class ZooTest {
     @ParameterizedTest(name = "{0}")
     @MethodSource("zoo")
     void trainsPrivatelyAfterFixAlone(String name, ZooModel<?> zoo) throws Exception {
+        long t0 = System.nanoTime();
         Model shipped = zoo.init();
         DpCompatibility.Fixed<Model> fixed = DpCompatibility.fix(shipped);
         DpCompatibility.check(fixed.network()); // fix alone makes it trainable
@@ -71,8 +72,9 @@ class ZooTest {
         y.putScalar(0, 1, 1.0);
         y.putScalar(1, 2, 1.0);
         KernelChecks.Result r = KernelChecks.assertExact(net, x, y, 1e-9);
-        System.out.printf("zoo %s: fix: %s | float64 gradient error %.2e, norm error %.2e, sum error %.2e%n", name,
-                fixed.changes().size() + " change(s)", r.gradientError(), r.normError(), r.sumError());
+        long t1 = System.nanoTime();
+        System.out.printf("zoo %s: fix: %s | float64 gradient error %.2e, norm error %.2e, sum error %.2e | %.1f s%n", name,
+                fixed.changes().size() + " change(s)", r.gradientError(), r.normError(), r.sumError(), (t1 - t0) / 1e9);
 
         // one private step from the network's own data shape, in its own float32
         LabeledData data = LabeledData.of(Nd4j.rand(DataType.FLOAT, 4, shape[0], shape[1], shape[2]), Nd4j.eye(4).getColumns(0, 1, 2)
@@ -82,6 +84,7 @@ class ZooTest {
         var model = PrivateTraining.of(trained, data).targetEpsilon(8).accountant("rdp").epochs(1).expectedBatchSize(4).seed(2)
                 .workers(1).train();
         assertTrue(Double.isFinite(model.guarantee().epsilon()) && !before.equals(trained.params()), name + " trained");
+        System.out.printf("zoo %s: private step %.1f s%n", name, (System.nanoTime() - t1) / 1e9);
     }
 
     /** The network in float64 with every layer's dropout removed, its parameters copied. */
