@@ -18,19 +18,37 @@ import org.nd4j.linalg.factory.Nd4j;
  * float matrix [n, outputs] (one-hot for classification). Instances are immutable by convention: never write into the
  * arrays handed out.
  *
+ * <p>Sequences may carry masks (DL4J's, one row per example): a feature mask [n, T] marks the time steps of each
+ * example's input that exist (1) or are padding (0); a label mask [n, T] (or [n, 1] for one label per example) marks
+ * which labels count in the example's loss. Labels of a sequence-to-sequence network are [n, outputs, T].
+ *
  * @param features    [n, d] with d = c·h·w, or [n, c, h, w], or [n, f, T] (then c = f, h = 1, w = T)
- * @param labels      [n, outputs]
+ * @param labels      [n, outputs], or [n, outputs, T] for a label per time step
  * @param channels    c ≥ 1
  * @param height      h ≥ 1
  * @param width       w ≥ 1
+ * @param featureMask [n, T] or null
+ * @param labelMask   [n, T] or [n, 1], or null
  */
-public record LabeledData(INDArray features, INDArray labels, int channels, int height, int width) {
+public record LabeledData(INDArray features, INDArray labels, int channels, int height, int width, INDArray featureMask,
+                          INDArray labelMask) {
+
+    /** Data without masks. */
+    public LabeledData(INDArray features, INDArray labels, int channels, int height, int width) {
+        this(features, labels, channels, height, width, null, null);
+    }
 
     /** @throws IllegalArgumentException if the shapes disagree */
     public LabeledData {
-        if (features.rank() < 2 || features.rank() > 4 || labels.rank() != 2 || features.size(0) != labels.size(0)) {
-            throw new IllegalArgumentException("features must be [n, d], [n, c, h, w] or [n, f, T] and labels [n, outputs], got "
-                    + Arrays.toString(features.shape()) + " and " + Arrays.toString(labels.shape()));
+        if (features.rank() < 2 || features.rank() > 4 || labels.rank() < 2 || labels.rank() > 3 || features.size(0) != labels.size(0)) {
+            throw new IllegalArgumentException("features must be [n, d], [n, c, h, w] or [n, f, T] and labels [n, outputs] or "
+                    + "[n, outputs, T], got " + Arrays.toString(features.shape()) + " and " + Arrays.toString(labels.shape()));
+        }
+        for (INDArray mask : new INDArray[]{featureMask, labelMask}) {
+            if (mask != null && (mask.rank() != 2 || mask.size(0) != features.size(0))) {
+                throw new IllegalArgumentException("a mask must be [n, T] (one row per example), got " + Arrays.toString(mask.shape())
+                        + " for " + features.size(0) + " examples");
+            }
         }
         long[] expected = features.rank() == 4 ? new long[]{features.size(1), features.size(2), features.size(3)}
                 : features.rank() == 3 ? new long[]{features.size(1), 1, features.size(2)} : null;
@@ -51,10 +69,21 @@ public record LabeledData(INDArray features, INDArray labels, int channels, int 
      * @throws IllegalArgumentException if the features are of another rank or the row counts differ
      */
     public static LabeledData of(INDArray features, INDArray labels) {
+        return of(features, labels, null, null);
+    }
+
+    /**
+     * {@link #of(INDArray, INDArray)} with masks.
+     *
+     * @param featureMask [n, T] or null
+     * @param labelMask   [n, T] or [n, 1], or null
+     */
+    public static LabeledData of(INDArray features, INDArray labels, INDArray featureMask, INDArray labelMask) {
         return switch (features.rank()) {
-            case 2 -> new LabeledData(features, labels, 1, 1, (int) features.size(1));
-            case 3 -> new LabeledData(features, labels, (int) features.size(1), 1, (int) features.size(2));
-            case 4 -> new LabeledData(features, labels, (int) features.size(1), (int) features.size(2), (int) features.size(3));
+            case 2 -> new LabeledData(features, labels, 1, 1, (int) features.size(1), featureMask, labelMask);
+            case 3 -> new LabeledData(features, labels, (int) features.size(1), 1, (int) features.size(2), featureMask, labelMask);
+            case 4 -> new LabeledData(features, labels, (int) features.size(1), (int) features.size(2), (int) features.size(3),
+                    featureMask, labelMask);
             default -> throw new IllegalArgumentException("features must be [n, d], [n, f, T] or [n, c, h, w], got "
                     + Arrays.toString(features.shape()));
         };
@@ -164,12 +193,13 @@ public record LabeledData(INDArray features, INDArray labels, int channels, int 
 
     /** Number of classes. */
     public int numClasses() {
-        return (int) labels.columns();
+        return (int) labels.size(1);
     }
 
     /** The examples at the given row indices (copied), in that order, in the same shape. */
     public LabeledData rows(int[] indices) {
-        return new LabeledData(gatherRows(features, indices), gatherRows(labels, indices), channels, height, width);
+        return new LabeledData(gatherRows(features, indices), gatherRows(labels, indices), channels, height, width,
+                featureMask == null ? null : gatherRows(featureMask, indices), labelMask == null ? null : gatherRows(labelMask, indices));
     }
 
     /** The first {@code count} examples of a seeded random permutation (a uniform random subset). */
@@ -317,14 +347,20 @@ public record LabeledData(INDArray features, INDArray labels, int channels, int 
         return features(4);
     }
 
-    /** As a DL4J {@link DataSet} with the features as stored (views, not copies). */
+    /** As a DL4J {@link DataSet} with the features as stored, and the masks (views, not copies). */
     public DataSet toDataSet() {
-        return new DataSet(features, labels);
+        return new DataSet(features, labels, featureMask, labelMask);
     }
 
     /** The same data converted to another floating-point type (float32 or float64). */
     public LabeledData castTo(DataType type) {
-        return new LabeledData(features.castTo(type), labels.castTo(type), channels, height, width);
+        return new LabeledData(features.castTo(type), labels.castTo(type), channels, height, width,
+                featureMask == null ? null : featureMask.castTo(type), labelMask == null ? null : labelMask.castTo(type));
+    }
+
+    /** Whether the data carries a feature or a label mask. */
+    public boolean hasMasks() {
+        return featureMask != null || labelMask != null;
     }
 
     private static int[] permutation(int n, long seed) {

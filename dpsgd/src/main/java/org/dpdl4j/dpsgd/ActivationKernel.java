@@ -5,6 +5,12 @@ import org.nd4j.linalg.api.ndarray.INDArray;
 
 /** DL4J's {@code ActivationLayer}: a = φ(x), element-wise, any shape; no parameters. */
 final class ActivationKernel extends LayerKernel {
+    /** {@inheritDoc} (element-wise: a masked step stays masked downstream) */
+    @Override
+    boolean acceptsMask() {
+        return true;
+    }
+
     /** {@inheritDoc} */
     @Override
     boolean passesShape() {

@@ -55,7 +55,8 @@ public final class DpCompatibility {
     }
 
     /** The output layer classes the engine trains (exact classes). */
-    private static final List<Class<? extends Layer>> OUTPUTS = List.of(OutputLayer.class, LossLayer.class);
+    private static final List<Class<? extends Layer>> OUTPUTS = List.of(OutputLayer.class, LossLayer.class,
+            org.deeplearning4j.nn.conf.layers.RnnOutputLayer.class, org.deeplearning4j.nn.conf.layers.RnnLossLayer.class);
 
     /**
      * @param conf a DL4J network configuration
@@ -172,6 +173,14 @@ public final class DpCompatibility {
                 problems.add(name + " (" + v.getClass().getSimpleName() + ") moves examples along the batch dimension, so one "
                         + "example's gradient is not its own; the DP-SGD engine does not support it (use a graph with one "
                         + "input per example)");
+            } else if (v instanceof org.deeplearning4j.nn.conf.layers.samediff.SameDiffVertex) {
+                problems.add(name + " (" + v.getClass().getSimpleName() + ", a " + (v instanceof org.deeplearning4j.nn.conf.layers
+                        .samediff.SameDiffLambdaVertex ? "SameDiffLambdaVertex" : "SameDiffVertex") + "): a SameDiff vertex keeps its "
+                        + "state in its configuration, "
+                        + "so the DP-SGD engine's workers cannot run copies of it; write it as a SameDiffLambdaLayer");
+            } else if (v instanceof org.deeplearning4j.nn.conf.graph.rnn.DuplicateToTimeSeriesVertex) {
+                problems.add(name + " (DuplicateToTimeSeriesVertex) reads the graph's input directly, which the DP-SGD engine "
+                        + "does not give its vertices; repeat the vector with RepeatVector instead");
             } else if (v.numParams(false) > 0) {
                 problems.add(name + " (" + v.getClass().getSimpleName() + ") has parameters, which the DP-SGD engine does not "
                         + "train in a vertex; use a layer");
@@ -221,7 +230,8 @@ public final class DpCompatibility {
         if (output && !last) {
             problems.add(where + ": an output layer must be the network's last layer");
         } else if (last && !OUTPUTS.contains(layer.getClass())) {
-            problems.add(where + ": the last layer must be an OutputLayer or a LossLayer (with any per-example loss)"
+            problems.add(where + ": the last layer must be an OutputLayer, LossLayer, RnnOutputLayer or RnnLossLayer (with any "
+                    + "per-example loss)"
                     + (output ? "; " + layer.getClass().getSimpleName() + " is not supported by the DP-SGD engine" : "")
                     + (layer instanceof org.deeplearning4j.nn.conf.layers.ActivationLayer
                     ? " (a final softmax ActivationLayer: DpCompatibility.fix makes it a LossLayer with MCXENT)" : ""));

@@ -13,6 +13,12 @@ import org.nd4j.linalg.factory.Nd4j;
  * mask, so the step's privacy event is unchanged.
  */
 final class DropoutKernel extends LayerKernel {
+    /** {@inheritDoc} (element-wise: a masked step stays masked downstream) */
+    @Override
+    boolean acceptsMask() {
+        return true;
+    }
+
     /** {@inheritDoc} */
     @Override
     boolean passesShape() {

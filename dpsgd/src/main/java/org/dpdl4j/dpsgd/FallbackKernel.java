@@ -50,17 +50,39 @@ final class FallbackKernel extends LayerKernel {
         this.rank = rankOf(layer);
     }
 
-    /** The rank DL4J's layer reads: 2 for feed-forward layers, 3 for recurrent and 1-D layers, 4 for 2-D ones; 0 if unknown. */
+    /**
+     * The rank DL4J's layer reads: 2 for feed-forward layers, 3 for recurrent, attention and 1-D layers ([B, f, T]), 4
+     * for 2-D ones ([B, c, h, w]), 5 for 3-D ones; 0 when it is not known (a SameDiff layer of a user's: the data are
+     * handed over as they come).
+     */
     static int rankOf(Layer layer) {
-        if (layer instanceof org.deeplearning4j.nn.layers.wrapper.BaseWrapperLayer w) { // LastTimeStep, MaskZero: the wrapped layer's
-            return rankOf(w.getUnderlying());
+        if (layer instanceof org.deeplearning4j.nn.layers.recurrent.TimeDistributedLayer) { // a layer on every step of [B, f, T]
+            return 3;
         }
         org.deeplearning4j.nn.conf.layers.Layer c = layer.conf().getLayer();
-        if (c instanceof org.deeplearning4j.nn.conf.layers.Convolution1DLayer || c instanceof org.deeplearning4j.nn.conf.layers.Subsampling1DLayer
-                || c instanceof org.deeplearning4j.nn.conf.layers.Upsampling1D
-                || c instanceof org.deeplearning4j.nn.conf.layers.convolutional.Cropping1D
-                || c instanceof org.deeplearning4j.nn.conf.layers.ZeroPadding1DLayer) {
+        if (layer instanceof org.deeplearning4j.nn.layers.wrapper.BaseWrapperLayer w
+                && !(w instanceof org.deeplearning4j.nn.layers.recurrent.TimeDistributedLayer)) { // LastTimeStep, MaskZero
+            return rankOf(w.getUnderlying());
+        }
+        return rankOfConfiguration(c, layer);
+    }
+
+    private static int rankOfConfiguration(org.deeplearning4j.nn.conf.layers.Layer c, Layer layer) {
+        String name = c.getClass().getName();
+        if (c instanceof org.deeplearning4j.nn.conf.layers.BaseRecurrentLayer || c instanceof org.deeplearning4j.nn.conf.layers.recurrent.Bidirectional
+                || c instanceof org.deeplearning4j.nn.conf.layers.recurrent.TimeDistributed
+                || c instanceof org.deeplearning4j.nn.conf.layers.Convolution1DLayer || c instanceof org.deeplearning4j.nn.conf.layers.Subsampling1DLayer
+                || c instanceof org.deeplearning4j.nn.conf.layers.Upsampling1D || c instanceof org.deeplearning4j.nn.conf.layers.convolutional.Cropping1D
+                || c instanceof org.deeplearning4j.nn.conf.layers.ZeroPadding1DLayer || c instanceof org.deeplearning4j.nn.conf.layers.LocallyConnected1D
+                || c instanceof org.deeplearning4j.nn.conf.layers.SelfAttentionLayer || c instanceof org.deeplearning4j.nn.conf.layers.RecurrentAttentionLayer
+                || c instanceof org.deeplearning4j.nn.conf.layers.LearnedSelfAttentionLayer) {
             return 3;
+        }
+        if (c instanceof org.deeplearning4j.nn.conf.layers.PrimaryCapsules || c instanceof org.deeplearning4j.nn.conf.layers.LocallyConnected2D) {
+            return 4;
+        }
+        if (name.contains(".samediff.") || c instanceof org.deeplearning4j.nn.conf.layers.samediff.AbstractSameDiffLayer) {
+            return 0;
         }
         return switch (layer.type()) {
             case FEED_FORWARD -> c instanceof org.deeplearning4j.nn.conf.layers.EmbeddingSequenceLayer ? 0 : 2;
@@ -89,8 +111,8 @@ final class FallbackKernel extends LayerKernel {
         long n = original.numParams();
         INDArray view = null;
         try (var outside = Nd4j.getWorkspaceManager().scopeOutOfWorkspaces()) {
-            if (n > 0) {
-                view = Nd4j.zeros(dataType, 1, n);
+            if (n > 0) { // rank 1, as the network's own flattened gradient: Bidirectional splits it along dimension 0
+                view = Nd4j.zeros(dataType, n);
             }
         }
         Layer copy = conf.getLayer().instantiate(conf, List.of(), original.getIndex(), n > 0 ? original.params() : null,
@@ -112,15 +134,41 @@ final class FallbackKernel extends LayerKernel {
         return LayerWorkspaceMgr.noWorkspaces();
     }
 
+    /** {@inheritDoc} (DL4J's own layer takes it: {@code setMaskArray}, {@code feedForwardMaskArray}) */
+    @Override
+    boolean acceptsMask() {
+        return true;
+    }
+
+    private INDArray maskOut;
+    private INDArray keptMask;
+
+    @Override
+    INDArray outputMask() {
+        return maskOut;
+    }
+
+    /** Sets the copy's mask (rows [i, i+1) of the pass's mask, or all of it for i = −1). */
+    private void useMask(INDArray m, int i) {
+        layer.setMaskArray(m == null ? null : i < 0 ? m : row(m, i));
+    }
+
     @Override
     INDArray forward(INDArray x, boolean keep) {
         if (keep) {
             input = x;
+            keptMask = mask;
         }
+        useMask(mask, -1);
+        maskOut = mask == null ? null : layer.feedForwardMaskArray(mask, org.deeplearning4j.nn.api.MaskState.Active,
+                (int) x.size(0)).getFirst();
         // a copy: some DL4J layers activate in place at inference, and x may be read by another vertex
         INDArray out = layer.activate(x.dup(), training, workspaces());
         if (out.isView() || out.ordering() != 'c') { // e.g. Cropping2D's view: ND4J's get() on it can come back empty
             out = out.dup('c');
+        }
+        if (out.dataType() != x.dataType()) { // some DL4J layers create float arrays whatever the network's type (masks)
+            out = out.castTo(x.dataType());
         }
         if (keep) {
             output = out;
@@ -133,11 +181,13 @@ final class FallbackKernel extends LayerKernel {
         if (!trainable || n == 0 || !perExample) { // one backward call for the batch
             if (!checked) { // once: the layer must not mix examples, or the batch's gradients are not per example
                 for (int i = 0; i < input.size(0); i++) {
+                    useMask(keptMask, i);
                     layer.setInput(row(input, i), workspaces());
                     requireOwnOutput(layer.activate(true, workspaces()).dup('c'), i);
                 }
                 checked = true;
             }
+            useMask(keptMask, -1);
             if (n > 0) {
                 gradientView.assign(0);
             }
@@ -145,17 +195,19 @@ final class FallbackKernel extends LayerKernel {
             if (n > 0 && trainable) {
                 sum = gradientView.dup();
             }
-            return needInputGradient ? p.getSecond() : null;
+            // a copy: DL4J may hand back a view (ZeroPadding1D's), on which ND4J's get() of a row can come back empty
+            return needInputGradient && p.getSecond() != null ? p.getSecond().castTo(input.dataType()).dup('c') : null;
         }
         long b = input.size(0);
         grads = Nd4j.create(gradientView.dataType(), b, n);
         INDArray inputGradient = needInputGradient ? Nd4j.create(input.dataType(), input.shape()) : null;
         for (int i = 0; i < b; i++) {
             gradientView.assign(0); // a layer whose backprop adds into its views, or skips one, must not carry example i − 1
+            useMask(keptMask, i);
             Pair<Gradient, INDArray> p = backpropOf(row(input, i), row(gradOutput, i), i);
             grads.putRow(i, gradientView.reshape(n));
             if (inputGradient != null) {
-                inputGradient.get(index(inputGradient, i)).assign(p.getSecond());
+                inputGradient.get(index(inputGradient, i)).assign(p.getSecond().castTo(inputGradient.dataType()));
             }
         }
         return inputGradient;
@@ -208,27 +260,27 @@ final class FallbackKernel extends LayerKernel {
         LayerKernel.zeroNonFinite(grads);
     }
 
+    /** {@inheritDoc} (the copy's gradients are in the layer's own parameter layout, which is the slice's) */
+    @Override
+    boolean addsFlatGradients() {
+        return true;
+    }
+
     @Override
     void addWeightedSum(INDArray w, Map<String, INDArray> views) {
-        addFlat(w.castTo(grads.dataType()).reshape(1, w.length()).mmul(grads), views);
+        addInto(views.get(FLAT), w.castTo(grads.dataType()).reshape(1, w.length()).mmul(grads));
     }
 
     @Override
     void addSum(Map<String, INDArray> views) {
-        addFlat(sum, views);
-    }
-
-    /** Adds a flat [1, n] gradient in the layer's parameter layout to the named views. */
-    private void addFlat(INDArray flat, Map<String, INDArray> views) {
-        Map<String, INDArray> parts = layer.conf().getLayer().initializer().getGradientsFromFlattened(layer.conf(), flat);
-        for (Map.Entry<String, INDArray> e : parts.entrySet()) {
-            addInto(views.get(e.getKey()), e.getValue());
-        }
+        addInto(views.get(FLAT), sum);
     }
 
     @Override
     void clear() {
         input = null;
+        keptMask = null;
+        layer.setMaskArray(null);
         output = null;
         grads = null;
         sum = null;

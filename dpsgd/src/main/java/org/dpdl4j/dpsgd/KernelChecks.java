@@ -50,9 +50,17 @@ public final class KernelChecks {
      * @throws IllegalArgumentException if the engine refuses the network, or the shapes disagree
      */
     public static Result compare(Model network, INDArray features, INDArray labels) {
+        return compare(network, features, labels, null, null);
+    }
+
+    /**
+     * {@link #compare(Model, INDArray, INDArray)} for sequences with masks ([B, T] feature mask; [B, T] or [B, 1] label
+     * mask; either may be null).
+     */
+    public static Result compare(Model network, INDArray features, INDArray labels, INDArray featureMask, INDArray labelMask) {
         PerExampleGradients engine = PerExampleGradients.of(network);
         int b = (int) features.size(0);
-        engine.compute(features, labels);
+        engine.compute(features, labels, featureMask, labelMask);
         double[] norms = engine.squaredNorms().toDoubleVector();
         long p = network.numParams();
         DataType type = network.params().dataType();
@@ -60,7 +68,8 @@ public final class KernelChecks {
         double gradientError = 0;
         double normError = 0;
         for (int i = 0; i < b; i++) {
-            INDArray reference = dl4jGradient(network, row(features, i), row(labels, i)).castTo(DataType.DOUBLE);
+            INDArray reference = dl4jGradient(network, row(features, i), row(labels, i), row(featureMask, i), row(labelMask, i))
+                    .castTo(DataType.DOUBLE);
             sumOfSingles.addi(reference);
             INDArray ours = Nd4j.zeros(type, 1, p);
             INDArray oneHot = Nd4j.zeros(type, b);
@@ -70,7 +79,7 @@ public final class KernelChecks {
             double refNorm = reference.norm2Number().doubleValue();
             normError = Math.max(normError, Math.abs(Math.sqrt(norms[i]) - refNorm) / Math.max(refNorm, 1e-300));
         }
-        INDArray batch = dl4jGradient(network, features, labels).castTo(DataType.DOUBLE);
+        INDArray batch = dl4jGradient(network, features, labels, featureMask, labelMask).castTo(DataType.DOUBLE);
         INDArray unclipped = Nd4j.zeros(type, 1, p);
         engine.addWeightedSum(Nd4j.ones(type, b), unclipped);
         double sumError = Math.max(relative(batch, unclipped.castTo(DataType.DOUBLE).reshape(p)), relative(batch, sumOfSingles));
@@ -94,7 +103,13 @@ public final class KernelChecks {
      * @throws AssertionError naming what differs, and by how much
      */
     public static Result assertExact(Model network, INDArray features, INDArray labels, double tolerance) {
-        Result r = compare(network, features, labels);
+        return assertExact(network, features, labels, null, null, tolerance);
+    }
+
+    /** {@link #assertExact(Model, INDArray, INDArray, double)} with masks (either may be null). */
+    public static Result assertExact(Model network, INDArray features, INDArray labels, INDArray featureMask, INDArray labelMask,
+                                     double tolerance) {
+        Result r = compare(network, features, labels, featureMask, labelMask);
         if (!(r.worst() <= tolerance)) {
             throw new AssertionError("the engine's per-example gradients differ from DL4J's: gradients " + r.gradientError()
                     + ", norms " + r.normError() + ", batch sum " + r.sumError() + " (relative; allowed " + tolerance + ")");
@@ -106,21 +121,29 @@ public final class KernelChecks {
     }
 
     /** DL4J's gradient of the summed loss of a batch, flattened [numParams]. */
-    private static INDArray dl4jGradient(Model network, INDArray x, INDArray y) {
+    private static INDArray dl4jGradient(Model network, INDArray x, INDArray y, INDArray featureMask, INDArray labelMask) {
         if (network instanceof MultiLayerNetwork m) {
             m.setInput(x);
             m.setLabels(y);
+            m.setLayerMaskArrays(featureMask, labelMask);
             m.computeGradientAndScore();
+            m.clearLayerMaskArrays();
         } else {
             ComputationGraph g = (ComputationGraph) network;
             g.setInputs(x);
             g.setLabels(y);
+            g.setLayerMaskArrays(featureMask == null ? null : new INDArray[]{featureMask},
+                    labelMask == null ? null : new INDArray[]{labelMask});
             g.computeGradientAndScore();
+            g.clearLayerMaskArrays();
         }
         return network.gradient().gradient().dup().reshape(network.numParams());
     }
 
     private static INDArray row(INDArray a, int i) {
+        if (a == null) {
+            return null;
+        }
         INDArrayIndex[] index = NDArrayIndex.allFor(a);
         index[0] = NDArrayIndex.interval(i, i + 1);
         return a.get(index).dup('c');

@@ -30,6 +30,25 @@ abstract class LayerKernel {
     /** Whether the current pass is a training pass (dropout applies) rather than inference. */
     boolean training;
 
+    /** The number of examples of the current pass (a time-distributed layer's rows are examples × steps). */
+    long examples;
+
+    /**
+     * The feature mask of the current pass's input (DL4J's: [B, T] for sequences, a row per example), or null; set by the
+     * engine before {@link #forward}. Only kernels that {@link #acceptsMask()} are given one.
+     */
+    INDArray mask;
+
+    /** Whether the kernel takes a feature mask (else the engine refuses a masked input, naming the layer). */
+    boolean acceptsMask() {
+        return false;
+    }
+
+    /** The mask of this kernel's output after a forward pass with {@link #mask} (by default the same mask). */
+    INDArray outputMask() {
+        return mask;
+    }
+
     /**
      * Whether the forward pass is a function of its input alone (no random draws, no state carried between calls), so
      * that its output may be computed once per example and reused (see {@link PerExampleGradients#fixedPrefixOutput}).
@@ -144,6 +163,17 @@ abstract class LayerKernel {
         INDArray out = Nd4j.createUninitialized(DataType.DOUBLE, m.size(0));
         Nd4j.exec(DynamicCustomOp.builder("reduce_sqnorm").addInputs(wide).addOutputs(out).addIntegerArguments(1).build());
         return out;
+    }
+
+    /** The key of the whole [1, n] gradient slice of the layer, given to kernels that {@link #addsFlatGradients}. */
+    static final String FLAT = "*";
+
+    /**
+     * Whether {@link #addWeightedSum} and {@link #addSum} take the layer's whole slice of the flattened gradient (key
+     * {@link #FLAT}) instead of DL4J's named parameter views.
+     */
+    boolean addsFlatGradients() {
+        return false;
     }
 
     /** Adds this layer's gradient summed over the batch (after a backward pass with {@code perExample} false). */

@@ -96,6 +96,15 @@ final class LayerKernels {
         });
         register(LossLayer.class, (l, where) -> requirePerExampleLoss(l.getLossFn(), where),
                 (l, layer) -> new LossKernel(null, l.getActivationFn(), l.getLossFn()));
+        register(org.deeplearning4j.nn.conf.layers.RnnOutputLayer.class, (o, where) -> {
+            requirePerExampleLoss(o.getLossFn(), where);
+            requireNcw(o.getRnnDataFormat(), where);
+        }, (o, layer) -> new SequenceLossKernel(new DenseKernel(layer.getParam("W"), o.hasBias() ? layer.getParam("b") : null,
+                new ActivationIdentity()), o.getActivationFn(), o.getLossFn()));
+        register(org.deeplearning4j.nn.conf.layers.RnnLossLayer.class, (l, where) -> {
+            requirePerExampleLoss(l.getLossFn(), where);
+            requireNcw(l.getRnnDataFormat(), where);
+        }, (l, layer) -> new SequenceLossKernel(null, l.getActivationFn(), l.getLossFn()));
 
         register(GlobalPoolingLayer.class, (g, where) -> {
             if (g.getPoolingType() != PoolingType.AVG && g.getPoolingType() != PoolingType.MAX && g.getPoolingType() != PoolingType.SUM) {
@@ -103,9 +112,10 @@ final class LayerKernels {
                         + " is not supported; use AVG, MAX or SUM");
             }
             int[] dims = g.getPoolingDimensions();
-            if (dims != null && !java.util.Arrays.equals(dims, new int[]{2, 3}) || !g.isCollapseDimensions()) {
+            if (dims != null && !java.util.Arrays.equals(dims, new int[]{2, 3}) && !java.util.Arrays.equals(dims, new int[]{2})
+                    || !g.isCollapseDimensions()) {
                 throw new IllegalArgumentException(where + ": global pooling must pool NCHW activations over dimensions {2, 3} "
-                        + "and collapse them (the defaults)");
+                        + "(or a sequence's over {2}) and collapse them (the defaults)");
             }
         }, (g, layer) -> new GlobalPoolingKernel(GlobalPoolingKernel.Kind.valueOf(g.getPoolingType().name())));
         register(ActivationLayer.class, (a, where) -> {
@@ -121,6 +131,16 @@ final class LayerKernels {
         register(Scattering.class, (sc, where) -> {
         }, (sc, layer) -> new ScatteringKernel(sc));
 
+        insteadOf(org.deeplearning4j.nn.conf.layers.SpaceToBatchLayer.class, "it moves blocks of each image into the batch "
+                + "dimension, so one example's gradient is spread over several rows and is not its own; remove it");
+        insteadOf(org.deeplearning4j.nn.conf.layers.LearnedSelfAttentionLayer.class, "DL4J 1.0.0-M2.1's own forward pass of this "
+                + "layer fails (its scatter_update op); use SelfAttentionLayer");
+        for (Class<? extends Layer> volume : java.util.List.of(org.deeplearning4j.nn.conf.layers.Convolution3D.class,
+                org.deeplearning4j.nn.conf.layers.Deconvolution3D.class, org.deeplearning4j.nn.conf.layers.Subsampling3DLayer.class,
+                org.deeplearning4j.nn.conf.layers.Upsampling3D.class, org.deeplearning4j.nn.conf.layers.ZeroPadding3DLayer.class,
+                org.deeplearning4j.nn.conf.layers.convolutional.Cropping3D.class, org.deeplearning4j.nn.conf.layers.Cnn3DLossLayer.class)) {
+            insteadOf(volume, "3-D layers (volumes [B, c, d, h, w]) are not supported by the DP-SGD engine");
+        }
         insteadOf(BatchNormalization.class, "batch normalisation mixes the examples of a batch, so per-example gradients (and "
                 + "DP-SGD's guarantee) are not defined; remove it (tempered-sigmoid activations are the usual replacement in DP "
                 + "training; DpCompatibility.fix replaces it by GroupNormalization)");
@@ -182,8 +202,29 @@ final class LayerKernels {
             }
             return new ReshapeKernel(c.getNumChannels() * c.getInputHeight() * c.getInputWidth());
         }
+        if (p instanceof org.deeplearning4j.nn.conf.preprocessor.RnnToFeedForwardPreProcessor r) {
+            requireNcw(r.getRnnDataFormat(), where);
+            return new SequenceReshapeKernel(true);
+        }
+        if (p instanceof org.deeplearning4j.nn.conf.preprocessor.FeedForwardToRnnPreProcessor r) {
+            requireNcw(r.getRnnDataFormat(), where);
+            return new SequenceReshapeKernel(false);
+        }
+        if (p instanceof org.deeplearning4j.nn.conf.preprocessor.Cnn3DToFeedForwardPreProcessor c) {
+            if (!c.isNCDHW()) {
+                throw new IllegalArgumentException("input preprocessor of " + where + " must use NCDHW");
+            }
+            return new ReshapeKernel(5, c.getNumChannels() * c.getInputDepth() * c.getInputHeight() * c.getInputWidth());
+        }
         throw new IllegalArgumentException("input preprocessor of " + where + " (" + p.getClass().getSimpleName()
                 + ") is not supported by the DP-SGD engine");
+    }
+
+    private static void requireNcw(org.deeplearning4j.nn.conf.RNNFormat format, String where) {
+        if (format != null && format != org.deeplearning4j.nn.conf.RNNFormat.NCW) {
+            throw new IllegalArgumentException("input preprocessor of " + where + " must use NCW sequences [B, features, T], got "
+                    + format);
+        }
     }
 
     /** Whether this exact layer configuration class has a per-example-gradient kernel (its settings may still be refused). */

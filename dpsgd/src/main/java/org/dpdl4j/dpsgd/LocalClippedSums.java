@@ -56,6 +56,8 @@ final class LocalClippedSums implements ClippedSums {
         private final PerExampleGradients[] gradients;
         private final INDArray features;
         private final INDArray labels;
+        private final INDArray featureMask; // [n, T] or null
+        private final INDArray labelMask;
         private final double c;
         private final int physical;
         private final PoissonBatchSampler sampler;
@@ -83,6 +85,11 @@ final class LocalClippedSums implements ClippedSums {
             }
             x = rank > 0 ? train.features(x, rank) : x; // the network's own shape: flat, images or sequences
             this.labels = train.labels().dataType() == type ? train.labels() : train.labels().castTo(type);
+            if (train.hasMasks() && copies > 1) {
+                throw new IllegalArgumentException("augmentation multiplicity is for images; this data has sequence masks");
+            }
+            this.featureMask = train.featureMask();
+            this.labelMask = train.labelMask();
             this.c = config.clipNorm();
             this.physical = config.physicalBatchSize();
             this.sampler = sampler;
@@ -103,7 +110,7 @@ final class LocalClippedSums implements ClippedSums {
             NativeThreads.setBlasThreads(nativeThreads);
             this.callerNativeThreads = NativeThreads.setForCallingThread(nativeThreads);
             // worth it when each example is expected to pass more than once (q·T ≥ 1): computing it costs one pass
-            boolean precompute = gradients[0].hasFixedPrefix() && config.samplingRate() * config.steps() >= 1;
+            boolean precompute = gradients[0].hasFixedPrefix() && config.samplingRate() * config.steps() >= 1 && !train.hasMasks();
             this.features = precompute ? fixedPrefixOutput(x) : x;
             this.readsFixedPrefix = features != x;
         }
@@ -190,7 +197,9 @@ final class LocalClippedSums implements ClippedSums {
         }
 
         private double part(int[] batch, int from, int to, PerExampleGradients g, INDArray into) {
-            return g.clippedSum(features, labels, Arrays.copyOfRange(batch, from, to), c, physical, into, copies);
+            int[] rows = Arrays.copyOfRange(batch, from, to);
+            return copies > 1 ? g.clippedSum(features, labels, rows, c, physical, into, copies)
+                    : g.clippedSum(features, labels, featureMask, labelMask, rows, c, physical, into);
         }
 
         @Override

@@ -59,14 +59,14 @@ final class LossKernel extends OutputKernel {
     }
 
     @Override
-    INDArray loss(INDArray labels) {
-        return loss.computeScoreArray(labels, preOutput.dup(), activation, null).reshape(labels.size(0));
+    INDArray loss(INDArray labels, INDArray labelMask) {
+        return loss.computeScoreArray(labels, preOutput.dup(), activation, labelMask).reshape(labels.size(0));
     }
 
     @Override
-    INDArray backwardFromLabels(INDArray labels, boolean needInputGradient) {
+    INDArray backwardFromLabels(INDArray labels, INDArray labelMask, boolean needInputGradient) {
         share();
-        INDArray dLdz = loss.computeGradient(labels, preOutput.dup(), activation, null);
+        INDArray dLdz = loss.computeGradient(labels, preOutput.dup(), activation, labelMask);
         if (head == null) {
             return needInputGradient ? dLdz : null;
         }

@@ -10,6 +10,12 @@ abstract class MultiInputKernel extends LayerKernel {
         return true;
     }
 
+    /** {@inheritDoc} (the first input's mask is passed on) */
+    @Override
+    boolean acceptsMask() {
+        return true;
+    }
+
     @Override
     final INDArray forward(INDArray x, boolean keep) {
         return forward(new INDArray[]{x}, keep);

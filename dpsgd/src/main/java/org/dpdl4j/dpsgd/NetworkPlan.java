@@ -44,6 +44,8 @@ final class NetworkPlan {
 
     final Model network;
     final List<Step> steps = new ArrayList<>();
+    /** Whether a step's output rows are a sequence's time steps (after DL4J's RnnToFeedForwardPreProcessor). */
+    private final List<Boolean> distributed = new ArrayList<>();
     /** The steps that pass no gradient to their inputs (DL4J's FrozenLayer). */
     final java.util.Set<Integer> stopsGradient = new java.util.HashSet<>();
 
@@ -182,7 +184,21 @@ final class NetworkPlan {
     }
 
     private int add(LayerKernel kernel, Layer layer, String where, int... inputs) {
+        boolean d = false;
+        for (int in : inputs) {
+            d |= in != NETWORK_INPUT && distributed.get(in);
+        }
+        if (kernel instanceof SequenceReshapeKernel) {
+            d = isUnfold(kernel);
+        } else if (d && !(kernel instanceof OutputKernel)) { // the layer runs on every time step: its gradient sums them
+            kernel = new TimeDistributedKernel(kernel, layer != null, where);
+        }
         steps.add(new Step(kernel, inputs, layer, where));
+        distributed.add(d);
         return steps.size() - 1;
+    }
+
+    private static boolean isUnfold(LayerKernel k) {
+        return k instanceof SequenceReshapeKernel s && s.unfolds();
     }
 }

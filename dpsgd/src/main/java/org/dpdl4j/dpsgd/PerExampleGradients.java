@@ -310,6 +310,13 @@ public final class PerExampleGradients {
      * {@code network.output(features)}.
      */
     public INDArray output(INDArray features) {
+        return output(features, null);
+    }
+
+    /**
+     * {@link #output(INDArray)} for sequences with a feature mask ([B, T], or null).
+     */
+    public INDArray output(INDArray features, INDArray featureMask) {
         if (inputRank > 0 && features.rank() != inputRank) {
             throw new IllegalArgumentException("the network reads " + describeRank(inputRank) + " input, got features of shape "
                     + java.util.Arrays.toString(features.shape()));
@@ -318,7 +325,9 @@ public final class PerExampleGradients {
             step.kernel().training = false;
         }
         try (MemoryWorkspace ws = Nd4j.getWorkspaceManager().getAndActivateWorkspace(WORKSPACE, workspaceId)) {
-            return forward(features.castTo(dataType), false, false).detach();
+            return forward(features.castTo(dataType), featureMask, false, false).detach();
+        } finally {
+            clear();
         }
     }
 
@@ -326,8 +335,9 @@ public final class PerExampleGradients {
      * The forward pass; keeps what the backward pass needs in the steps that have one when {@code keep}. With
      * {@code fromPrefix}, {@code features} are rows of the fixed prefix's output and the pass starts after it.
      */
-    private INDArray forward(INDArray features, boolean keep, boolean fromPrefix) {
+    private INDArray forward(INDArray features, INDArray featureMask, boolean keep, boolean fromPrefix) {
         INDArray[] outputs = new INDArray[steps.size()];
+        INDArray[] masks = new INDArray[steps.size()];
         int start = 0;
         if (fromPrefix) {
             long[] shape = prefixShape.clone();
@@ -335,11 +345,30 @@ public final class PerExampleGradients {
             outputs[fixedPrefix - 1] = features.reshape('c', shape);
             start = fixedPrefix;
         }
+        INDArray inputMask = featureMask == null ? null : featureMask.castTo(dataType);
         for (int s = start; s < steps.size(); s++) {
             NetworkPlan.Step step = steps.get(s);
-            outputs[s] = step.kernel().forward(inputsOf(step, features, outputs), keep && backward[s]);
+            LayerKernel k = step.kernel();
+            INDArray mask = null;
+            for (int in : step.inputs()) {
+                mask = mask != null ? mask : in == NetworkPlan.NETWORK_INPUT ? inputMask : masks[in];
+            }
+            if (mask != null && !k.acceptsMask()) {
+                throw new IllegalArgumentException(step.where() + " is given a feature mask (a sequence's padding), which its "
+                        + "DP-SGD kernel does not take; masks are for recurrent, 1-D, pooling and output layers over sequences");
+            }
+            k.mask = mask;
+            k.examples = features.size(0);
+            outputs[s] = k.forward(inputsOf(step, features, outputs), keep && backward[s]);
+            masks[s] = mask == null ? null : k.outputMask();
         }
-        return outputs[steps.size() - 1];
+        INDArray out = outputs[steps.size() - 1];
+        if (!(output instanceof SequenceLossKernel) && out.size(0) != features.size(0)) {
+            throw new IllegalArgumentException(steps.get(steps.size() - 1).where() + " receives " + out.size(0) + " rows for "
+                    + features.size(0) + " examples: one per time step (DL4J's RnnToFeedForwardPreProcessor before it); use "
+                    + "an RnnOutputLayer, or pool the time steps first (GlobalPoolingLayer, LastTimeStep)");
+        }
+        return out;
     }
     /**
      * DP-SGD's clipped sum for one physical batch, in scratch memory: adds
@@ -353,8 +382,13 @@ public final class PerExampleGradients {
      * @return the sum of the batch's per-example losses
      */
     public double addClippedSum(INDArray features, INDArray labels, int[] rows, double clipNorm, INDArray target) {
+        return addClippedSum(features, labels, null, null, rows, clipNorm, target);
+    }
+
+    private double addClippedSum(INDArray features, INDArray labels, INDArray featureMask, INDArray labelMask, int[] rows,
+                                 double clipNorm, INDArray target) {
         try (MemoryWorkspace ws = Nd4j.getWorkspaceManager().getAndActivateWorkspace(WORKSPACE, workspaceId)) {
-            compute(rowsOf(features, rows), rowsOf(labels, rows));
+            compute(rowsOf(features, rows), rowsOf(labels, rows), rowsOf(featureMask, rows), rowsOf(labelMask, rows));
             addWeightedSum(clipFactors(clipNorm), target);
             return losses.sumNumber().doubleValue();
         } finally {
@@ -377,14 +411,26 @@ public final class PerExampleGradients {
      * @return the sum of the rows' per-example losses
      */
     public double clippedSum(INDArray features, INDArray labels, int[] rows, double clipNorm, int physicalBatchSize, INDArray target) {
+        return clippedSum(features, labels, null, null, rows, clipNorm, physicalBatchSize, target);
+    }
+
+    /**
+     * {@link #clippedSum(INDArray, INDArray, int[], double, int, INDArray)} for sequences with masks (rows of them are
+     * taken with the features' rows).
+     *
+     * @param featureMask all feature masks [n, T], or null
+     * @param labelMask   all label masks [n, T] (or [n, 1]), or null
+     */
+    public double clippedSum(INDArray features, INDArray labels, INDArray featureMask, INDArray labelMask, int[] rows, double clipNorm,
+                             int physicalBatchSize, INDArray target) {
         target.assign(0);
         double loss = 0;
         int rowsAtOnce = Double.isInfinite(clipNorm) ? physicalBatchSize : dpChunkRows(features, physicalBatchSize);
         lastChunks = 0;
         for (int at = 0; at < rows.length; at += rowsAtOnce, lastChunks++) {
             int[] chunk = java.util.Arrays.copyOfRange(rows, at, Math.min(rows.length, at + rowsAtOnce));
-            loss += Double.isInfinite(clipNorm) ? addBatchGradient(features, labels, chunk, target)
-                    : addClippedSum(features, labels, chunk, clipNorm, target);
+            loss += Double.isInfinite(clipNorm) ? addBatchGradient(features, labels, featureMask, labelMask, chunk, target)
+                    : addClippedSum(features, labels, featureMask, labelMask, chunk, clipNorm, target);
         }
         return loss;
     }
@@ -567,8 +613,14 @@ public final class PerExampleGradients {
      * @return the sum of the batch's per-example losses
      */
     public double addBatchGradient(INDArray features, INDArray labels, int[] rows, INDArray target) {
+        return addBatchGradient(features, labels, null, null, rows, target);
+    }
+
+    private double addBatchGradient(INDArray features, INDArray labels, INDArray featureMask, INDArray labelMask, int[] rows,
+                                    INDArray target) {
         try (MemoryWorkspace ws = Nd4j.getWorkspaceManager().getAndActivateWorkspace(WORKSPACE, workspaceId)) {
-            passes(rowsOf(features, rows), rowsOf(labels, rows), false);
+            passes(rowsOf(features, rows), rowsOf(labels, rows), featureMask == null ? null : rowsOf(featureMask, rows),
+                    labelMask == null ? null : rowsOf(labelMask, rows), false);
             forEachKernelWithViews(target, LayerKernel::addSum);
             return losses.sumNumber().doubleValue();
         } finally {
@@ -585,7 +637,17 @@ public final class PerExampleGradients {
      * @throws IllegalArgumentException if the batch is empty or shapes disagree
      */
     public void compute(INDArray features, INDArray labels) {
-        passes(features, labels, true);
+        compute(features, labels, null, null);
+    }
+
+    /**
+     * {@link #compute(INDArray, INDArray)} for sequences with masks: each example's own masks in its own gradient.
+     *
+     * @param featureMask [B, T] (1: a step of the example, 0: padding), or null
+     * @param labelMask   [B, T] for an RnnOutputLayer, [B, 1] for an output layer with one label per example, or null
+     */
+    public void compute(INDArray features, INDArray labels, INDArray featureMask, INDArray labelMask) {
+        passes(features, labels, featureMask, labelMask, true);
         squaredNorms = Nd4j.zeros(DataType.DOUBLE, features.size(0)); // accumulated in float64
         for (NetworkPlan.Step step : steps) {
             if (step.trainable()) {
@@ -595,6 +657,10 @@ public final class PerExampleGradients {
     }
 
     private void passes(INDArray features, INDArray labels, boolean perExample) {
+        passes(features, labels, null, null, perExample);
+    }
+
+    private void passes(INDArray features, INDArray labels, INDArray featureMask, INDArray labelMask, boolean perExample) {
         requireInputRank(features);
         if (features.size(0) == 0 || features.size(0) != labels.size(0)) {
             throw new IllegalArgumentException("features and labels must have the same non-zero number of rows, got "
@@ -605,11 +671,12 @@ public final class PerExampleGradients {
             step.kernel().perExample = perExample;
             step.kernel().training = true;
         }
-        forward(features.castTo(dataType), true, prefixInput);
-        losses = output.loss(y);
+        forward(features.castTo(dataType), featureMask, true, prefixInput);
+        INDArray lm = labelMask == null ? null : labelMask.castTo(dataType);
+        losses = output.loss(y, lm);
         int last = steps.size() - 1;
         INDArray[] grads = new INDArray[steps.size()]; // dL/d(output of step s), summed over the steps that read it
-        propagate(steps.get(last), new INDArray[]{output.backwardFromLabels(y, inputGradient[last])}, grads);
+        propagate(steps.get(last), new INDArray[]{output.backwardFromLabels(y, lm, inputGradient[last])}, grads);
         for (int s = last - 1; s >= 0; s--) {
             if (backward[s] && grads[s] != null) {
                 propagate(steps.get(s), steps.get(s).kernel().backwardInputs(grads[s], inputGradient[s]), grads);
@@ -618,9 +685,9 @@ public final class PerExampleGradients {
         }
     }
 
-    /** Rows of features or labels of any rank, the rank kept. */
+    /** Rows of features, labels or masks of any rank, the rank kept (null for a null array). */
     private static INDArray rowsOf(INDArray a, int[] rows) {
-        return org.dpdl4j.datasets.LabeledData.gatherRows(a, rows);
+        return a == null ? null : org.dpdl4j.datasets.LabeledData.gatherRows(a, rows);
     }
 
     /** Adds a step's input gradients to the gradients of the steps it reads. */
@@ -717,7 +784,8 @@ public final class PerExampleGradients {
             long n = layer.numParams();
             long offset = layer.params().offset() - base; // the layer's parameters are a view of the network's
             INDArray slice = row.get(NDArrayIndex.point(0), NDArrayIndex.interval(offset, offset + n)).reshape(1, n);
-            action.accept(step.kernel(), layer.conf().getLayer().initializer().getGradientsFromFlattened(layer.conf(), slice));
+            action.accept(step.kernel(), step.kernel().addsFlatGradients() ? Map.of(LayerKernel.FLAT, slice)
+                    : layer.conf().getLayer().initializer().getGradientsFromFlattened(layer.conf(), slice));
         }
     }
 

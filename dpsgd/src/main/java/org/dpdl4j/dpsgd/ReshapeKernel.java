@@ -2,20 +2,32 @@ package org.dpdl4j.dpsgd;
 
 import org.nd4j.linalg.api.ndarray.INDArray;
 
-/** DL4J's CNN↔feed-forward preprocessors: a C-order reshape between [B, c·h·w] and [B, c, h, w]. */
+/**
+ * DL4J's CNN↔feed-forward preprocessors: a C-order reshape between [B, c·h·w] and [B, c, h, w] (or [B, c, d, h, w]).
+ */
 final class ReshapeKernel extends LayerKernel {
     private final long[] outShapeTail;
+    private final int inRank;
     private long[] inShape;
 
-    /** @param outShapeTail the output shape without the batch dimension */
+    /** @param outShapeTail the output shape without the batch dimension (from [B, d] for a tail of 3, else to [B, d]) */
     ReshapeKernel(long... outShapeTail) {
+        this(outShapeTail.length == 3 ? 2 : 4, outShapeTail);
+    }
+
+    /**
+     * @param inRank       the rank of the input it reads
+     * @param outShapeTail the output shape without the batch dimension
+     */
+    ReshapeKernel(int inRank, long... outShapeTail) {
+        this.inRank = inRank;
         this.outShapeTail = outShapeTail;
     }
 
-    /** [B, d] into an image, [B, c, h, w] out of one. */
+    /** [B, d] into an image, [B, c, h, w] (or a volume) out of one. */
     @Override
     int inputRank() {
-        return outShapeTail.length == 3 ? 2 : 4;
+        return inRank;
     }
 
     @Override

@@ -30,15 +30,20 @@ final class SoftmaxCrossEntropyKernel extends OutputKernel {
 
     /** Per-example loss [B] of the last forward pass against one-hot labels. */
     @Override
-    INDArray loss(INDArray labels) {
+    INDArray loss(INDArray labels, INDArray labelMask) {
         INDArray logp = Transforms.log(Transforms.max(probabilities, 1e-30, true), false);
-        return logp.muli(labels).sum(1).negi();
+        INDArray loss = logp.muli(labels).sum(1).negi();
+        return labelMask == null ? loss : loss.muli(exampleMask(labelMask, loss.size(0), loss).reshape(loss.size(0)));
     }
 
     /** Starts the backward pass from the labels. */
     @Override
-    INDArray backwardFromLabels(INDArray labels, boolean needInputGradient) {
-        return dense.backwardFromDelta(probabilities.sub(labels), needInputGradient);
+    INDArray backwardFromLabels(INDArray labels, INDArray labelMask, boolean needInputGradient) {
+        INDArray delta = probabilities.sub(labels);
+        if (labelMask != null) { // an example whose label is masked out adds nothing
+            delta.muliColumnVector(exampleMask(labelMask, delta.size(0), delta));
+        }
+        return dense.backwardFromDelta(delta, needInputGradient);
     }
 
     @Override

@@ -29,7 +29,6 @@ final class StreamedClippedSums implements ClippedSums {
         data.reset();
         while (data.hasNext()) {
             DataSet ds = data.next();
-            checkNoMasks(ds);
             count += ds.numExamples();
         }
         if (count == 0 || count > Integer.MAX_VALUE) {
@@ -42,10 +41,16 @@ final class StreamedClippedSums implements ClippedSums {
         return n;
     }
 
-    private static void checkNoMasks(DataSet ds) {
-        if (ds.getFeaturesMaskArray() != null || ds.getLabelsMaskArray() != null) {
-            throw new IllegalArgumentException("DataSets with masks are not supported: a mask is not a per-example loss weight");
+    /** The masks of the batch's parts stacked, or null when none has one (all or none must). */
+    private static INDArray stack(List<INDArray> masks, String what) {
+        long present = masks.stream().filter(java.util.Objects::nonNull).count();
+        if (present == 0) {
+            return null;
         }
+        if (present != masks.size()) {
+            throw new IllegalArgumentException("some DataSets of the iterator have a " + what + " mask and some do not");
+        }
+        return masks.size() == 1 ? masks.get(0) : Nd4j.vstack(masks.toArray(INDArray[]::new));
     }
 
     @Override
@@ -60,12 +65,13 @@ final class StreamedClippedSums implements ClippedSums {
                 int[] batch = sampler.batch(t); // sorted
                 List<INDArray> xs = new ArrayList<>();
                 List<INDArray> ys = new ArrayList<>();
+                List<INDArray> fms = new ArrayList<>();
+                List<INDArray> lms = new ArrayList<>();
                 long offset = 0;
                 int next = 0;
                 data.reset();
                 while (data.hasNext()) {
                     DataSet ds = data.next();
-                    checkNoMasks(ds);
                     int k = ds.numExamples();
                     int from = next;
                     while (next < batch.length && batch[next] < offset + k) {
@@ -82,6 +88,8 @@ final class StreamedClippedSums implements ClippedSums {
                         }
                         xs.add(f.castTo(type));
                         ys.add(LabeledData.gatherRows(ds.getLabels(), rows).castTo(type));
+                        fms.add(ds.getFeaturesMaskArray() == null ? null : LabeledData.gatherRows(ds.getFeaturesMaskArray(), rows));
+                        lms.add(ds.getLabelsMaskArray() == null ? null : LabeledData.gatherRows(ds.getLabelsMaskArray(), rows));
                     }
                     offset += k;
                 }
@@ -99,7 +107,8 @@ final class StreamedClippedSums implements ClippedSums {
                 for (int i = 0; i < all.length; i++) {
                     all[i] = i;
                 }
-                double loss = gradients.clippedSum(features, labels, all, c, physical, target);
+                double loss = gradients.clippedSum(features, labels, stack(fms, "feature"), stack(lms, "label"), all, c, physical,
+                        target);
                 return new Sum(batch.length, loss);
             }
 

@@ -40,7 +40,8 @@ final class VertexFallbackKernel extends MultiInputKernel {
             throw new IllegalArgumentException(where + ": a graph vertex with parameters (" + conf.getClass().getSimpleName()
                     + ") is not supported by the DP-SGD engine");
         }
-        return new VertexFallbackKernel(conf.instantiate(graph, name, index, null, false, dataType), where);
+        // from a copy of the configuration: SameDiff vertices keep per-instance state in it, which the network's own needs
+        return new VertexFallbackKernel(conf.clone().instantiate(graph, name, index, null, false, dataType), where);
     }
 
     @Override

@@ -244,6 +244,76 @@ class AnyNetworkTest {
         KernelChecks.assertExact(fixed.network(), Nd4j.rand(DataType.DOUBLE, 5, 4), batch(DataType.DOUBLE, 5, 1)[1], 1e-10);
     }
 
+    /** A feature mask [B, T]: example i has its first T − (i % 3) steps (padding after them). */
+    private static INDArray lengths(int b, int t) {
+        INDArray m = Nd4j.zeros(DataType.DOUBLE, b, t);
+        for (int i = 0; i < b; i++) {
+            for (int s = 0; s < t - i % 3; s++) {
+                m.putScalar(i, s, 1.0);
+            }
+        }
+        return m;
+    }
+
+    /**
+     * Sequences of different lengths (item 5): each example's own feature mask in its own gradient, through an LSTM and
+     * masked global pooling (average and max), through LastTimeStep (the last unpadded step), and into an RnnOutputLayer
+     * (a label per step, its loss summed over the example's unmasked steps) after a dense layer applied to every step
+     * (DL4J's RnnToFeedForward and FeedForwardToRnn preprocessors); all exact in float64 against DL4J with the same masks.
+     */
+    @Test
+    void sequencesWithMasksAreExact() {
+        int b = 5;
+        int t = 6;
+        INDArray x = Nd4j.rand(DataType.DOUBLE, b, 4, t).subi(0.5);
+        INDArray y = batch(DataType.DOUBLE, b, 1)[1];
+        INDArray fm = lengths(b, t);
+        for (PoolingType pooling : new PoolingType[]{PoolingType.AVG, PoolingType.MAX, PoolingType.SUM}) {
+            MultiLayerNetwork pooled = init(builder(DataType.DOUBLE)
+                    .layer(new org.deeplearning4j.nn.conf.layers.LSTM.Builder().nOut(5).activation(Activation.TANH).build())
+                    .layer(new GlobalPoolingLayer.Builder(pooling).build())
+                    .layer(new OutputLayer.Builder(LossFunctions.LossFunction.MCXENT).nOut(3).activation(Activation.SOFTMAX).build())
+                    .setInputType(InputType.recurrent(4, t)).build());
+            KernelChecks.assertExact(pooled, x, y, fm, null, 1e-10);
+        }
+        MultiLayerNetwork last = init(builder(DataType.DOUBLE)
+                .layer(new org.deeplearning4j.nn.conf.layers.recurrent.LastTimeStep(new org.deeplearning4j.nn.conf.layers.recurrent.SimpleRnn
+                        .Builder().nOut(4).activation(Activation.TANH).build()))
+                .layer(new OutputLayer.Builder(LossFunctions.LossFunction.MCXENT).nOut(3).activation(Activation.SOFTMAX).build())
+                .setInputType(InputType.recurrent(4, t)).build());
+        KernelChecks.assertExact(last, x, y, fm, null, 1e-10);
+
+        MultiLayerNetwork perStep = init(builder(DataType.DOUBLE)
+                .layer(new org.deeplearning4j.nn.conf.layers.LSTM.Builder().nOut(5).activation(Activation.TANH).build())
+                .layer(new DenseLayer.Builder().nOut(4).activation(Activation.RELU).build()) // on every step
+                .layer(new org.deeplearning4j.nn.conf.layers.RnnOutputLayer.Builder(LossFunctions.LossFunction.MCXENT).nOut(3)
+                        .activation(Activation.SOFTMAX).build())
+                .setInputType(InputType.recurrent(4, t)).build());
+        INDArray ys = Nd4j.zeros(DataType.DOUBLE, b, 3, t);
+        for (int i = 0; i < b; i++) {
+            for (int s = 0; s < t; s++) {
+                ys.putScalar(new int[]{i, (i + s) % 3, s}, 1.0);
+            }
+        }
+        KernelChecks.assertExact(perStep, x, ys, null, null, 1e-10);
+        KernelChecks.assertExact(perStep, x, ys, fm, fm, 1e-10);
+        INDArray labelMaskOnly = fm.dup();
+        labelMaskOnly.putScalar(0, 0, 0.0); // a label that does not count, on a step that does
+        KernelChecks.assertExact(perStep, x, ys, null, labelMaskOnly, 1e-10);
+
+        // the one-call trainer takes masked data (the same model from LabeledData and from an iterator of DataSets)
+        LabeledData data = LabeledData.of(x.castTo(DataType.FLOAT), ys.castTo(DataType.FLOAT), fm.castTo(DataType.FLOAT),
+                fm.castTo(DataType.FLOAT));
+        MultiLayerNetwork a = perStep.clone().convertDataType(DataType.FLOAT);
+        MultiLayerNetwork c = perStep.clone().convertDataType(DataType.FLOAT);
+        PrivateTraining.of(a, data).targetEpsilon(5).accountant("rdp").epochs(2).expectedBatchSize(2).seed(3).workers(1).train();
+        PrivateTraining.of(c, new ListDataSetIterator<>(List.of(data.rows(new int[]{0, 1}).toDataSet(),
+                data.rows(new int[]{2, 3, 4}).toDataSet()), 3)).targetEpsilon(5).accountant("rdp").epochs(2).expectedBatchSize(2)
+                .seed(3).workers(1).train();
+        assertEquals(0, a.params().sub(c.params()).amaxNumber().doubleValue(), 1e-6);
+        assertTrue(!a.params().equals(perStep.params().castTo(DataType.FLOAT)), "trained");
+    }
+
     /** Rows of a 4-D array keep their rank and values (Nd4j.pullRows alone would gather [c] vectors). */
     @Test
     void rowsKeepTheirRank() {

@@ -37,7 +37,8 @@ class DpCompatibilityTest {
     @Test
     void theRegistryKnowsItsLayerTypesAndSaysWhatToUseInstead() {
         assertEquals("ConvolutionLayer, WeightStandardizedConvolution, GroupNormalization, SubsamplingLayer, DenseLayer, "
-                + "OutputLayer, LossLayer, GlobalPoolingLayer, ActivationLayer, DropoutLayer, ZeroPaddingLayer, Scattering",
+                + "OutputLayer, LossLayer, RnnOutputLayer, RnnLossLayer, GlobalPoolingLayer, ActivationLayer, DropoutLayer, "
+                + "ZeroPaddingLayer, Scattering",
                 LayerKernels.supportedNames());
         assertTrue(LayerKernels.supports(DenseLayer.class) && LayerKernels.supports(SubsamplingLayer.class));
         assertTrue(!LayerKernels.supports(BatchNormalization.class));
@@ -56,9 +57,9 @@ class DpCompatibilityTest {
         assertTrue(e.getMessage().contains("the last layer must be an OutputLayer"), e.getMessage());
         // preprocessors are put in after build(), which would itself refuse these shapes
         var rnnPre = twoDenseLayers();
-        rnnPre.getInputPreProcessors().put(1, new org.deeplearning4j.nn.conf.preprocessor.RnnToFeedForwardPreProcessor());
+        rnnPre.getInputPreProcessors().put(1, new org.deeplearning4j.nn.conf.preprocessor.CnnToRnnPreProcessor(1, 1, 3));
         e = assertThrows(IllegalArgumentException.class, () -> DpCompatibility.check(rnnPre));
-        assertTrue(e.getMessage().equals("input preprocessor of layer 1 (RnnToFeedForwardPreProcessor) is not supported by the "
+        assertTrue(e.getMessage().equals("input preprocessor of layer 1 (CnnToRnnPreProcessor) is not supported by the "
                 + "DP-SGD engine"), e.getMessage());
         var nhwc = twoDenseLayers();
         nhwc.getInputPreProcessors().put(1, new org.deeplearning4j.nn.conf.preprocessor.CnnToFeedForwardPreProcessor(1, 1, 3,
