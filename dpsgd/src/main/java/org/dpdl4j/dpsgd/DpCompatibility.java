@@ -31,22 +31,25 @@ import org.dpdl4j.models.GroupNormalization;
  * Checks that a network is one whose per-example gradients the DP-SGD engine computes exactly, and {@link #fix}es what
  * can be fixed, as Opacus's {@code ModuleValidator} does.
  *
- * <p>Accepted: a {@link MultiLayerNetwork}, or a {@link ComputationGraph} with one input and one output, whose last
- * layer is an {@link OutputLayer} or a {@link LossLayer} with a loss that is a sum of per-example terms (any of DL4J's
- * but the F-measure). Layers with a kernel in {@link LayerKernels} (convolution in any 2-D mode, Same included,
- * weight-standardised convolution, pooling, dense, group normalisation, global pooling, activation, zero padding,
- * dropout, the output layers) run fast; any other layer runs through the exact fallback (DL4J's own backprop, one
- * example at a time) with a warning. Graph vertices: layers, {@link ElementWiseVertex} (Add, Subtract, Average,
+ * <p>Accepted: a {@link MultiLayerNetwork}, or a {@link ComputationGraph} with one input and one output, reading flat
+ * vectors, images [B, c, h, w] or sequences [B, f, T] (with DL4J's masks), whose last layer is an {@link OutputLayer},
+ * {@link LossLayer}, {@code RnnOutputLayer} or {@code RnnLossLayer} with a loss that is a sum of per-example terms (any
+ * of DL4J's but the F-measure). Layers with a kernel in {@link LayerKernels} (convolution in any 2-D mode, Same
+ * included, weight-standardised convolution, pooling, dense, group normalisation, global pooling, activation, zero
+ * padding, dropout, the output layers) run fast; any other layer runs through the exact fallback (DL4J's own backprop,
+ * one example at a time) with a warning. Graph vertices: layers, {@link ElementWiseVertex} (Add, Subtract, Average,
  * Product), {@link MergeVertex}, {@link PreprocessorVertex} on kernels; any other vertex without parameters (Scale,
- * Shift, L2Normalize, Subset, Reshape, ElementWise Max, …) on DL4J's own vertex, checked when it first runs not to mix
- * the examples; Stack and Unstack vertices (which move examples along the batch) are refused. Frozen layers and vertices (DL4J's {@code FrozenLayer},
+ * Shift, L2Normalize, Subset, Reshape, ElementWise Max, a SameDiff lambda, …) on DL4J's own vertex, checked when it
+ * first runs not to mix the examples. Frozen layers and vertices (DL4J's {@code FrozenLayer},
  * {@code FrozenLayerWithBackprop}, {@code FrozenVertex}, as {@code TransferLearning} makes them) are not trained.
  * Dropout is DL4J's {@link Dropout} (inverted, fixed retain probability), applied where DL4J applies it (on the input
  * of layers with parameters and of {@code DropoutLayer}). Refused, with the layer or vertex named and what to use
- * instead: batch normalisation and its subclasses (it mixes the examples of a batch), a fallback layer whose output for
- * an example depends on the others (found when it first runs), other vertex types, a {@code FrozenVertex} around a
- * layer, the RReLU activation, other dropout kinds, weight noise, parameter constraints and DL4J's own gradient
- * normalisation (they would act on the noisy gradient or are not executed by the engine), other output layers.
+ * instead: batch normalisation and its subclasses (it mixes the examples of a batch), layers and vertices that move
+ * examples along the batch (SpaceToBatch, Stack, Unstack), 3-D layers, detection and segmentation heads, a fallback
+ * layer whose output for an example depends on the others (found when it first runs), vertices with parameters or
+ * that read the graph's input, a {@code FrozenVertex} around a layer, the RReLU activation, other dropout kinds,
+ * weight noise, parameter constraints and DL4J's own gradient normalisation (they would act on the noisy gradient or
+ * are not executed by the engine).
  *
  * <p>{@link #problems} lists every problem of a configuration at once; {@link #check} throws them all in one message.
  */
@@ -173,11 +176,6 @@ public final class DpCompatibility {
                 problems.add(name + " (" + v.getClass().getSimpleName() + ") moves examples along the batch dimension, so one "
                         + "example's gradient is not its own; the DP-SGD engine does not support it (use a graph with one "
                         + "input per example)");
-            } else if (v instanceof org.deeplearning4j.nn.conf.layers.samediff.SameDiffVertex) {
-                problems.add(name + " (" + v.getClass().getSimpleName() + ", a " + (v instanceof org.deeplearning4j.nn.conf.layers
-                        .samediff.SameDiffLambdaVertex ? "SameDiffLambdaVertex" : "SameDiffVertex") + "): a SameDiff vertex keeps its "
-                        + "state in its configuration, "
-                        + "so the DP-SGD engine's workers cannot run copies of it; write it as a SameDiffLambdaLayer");
             } else if (v instanceof org.deeplearning4j.nn.conf.graph.rnn.DuplicateToTimeSeriesVertex) {
                 problems.add(name + " (DuplicateToTimeSeriesVertex) reads the graph's input directly, which the DP-SGD engine "
                         + "does not give its vertices; repeat the vector with RepeatVector instead");

@@ -41,7 +41,11 @@ final class VertexFallbackKernel extends MultiInputKernel {
                     + ") is not supported by the DP-SGD engine");
         }
         // from a copy of the configuration: SameDiff vertices keep per-instance state in it, which the network's own needs
-        return new VertexFallbackKernel(conf.clone().instantiate(graph, name, index, null, false, dataType), where);
+        org.deeplearning4j.nn.conf.graph.GraphVertex copy = conf.clone();
+        if (copy instanceof org.deeplearning4j.nn.conf.layers.samediff.SameDiffVertex sd) {
+            sd.setDataType(dataType); // not carried by clone()
+        }
+        return new VertexFallbackKernel(copy.instantiate(graph, name, index, null, false, dataType), where);
     }
 
     @Override
