@@ -40,7 +40,9 @@ final class BenchCommand {
             description = {"Times DL4J's non-private fit(), the engine's own non-private mode (sigma = 0, no clipping, same "
                         + "kernels) and the DP-SGD trainer (1 worker, then one worker per core) on the same model and data, in "
                         + "one JVM, after warm-up; prints examples/second, their ratios and peak memory.",
-                "MNIST for the MNIST models; cifar-cnn and wrn-D-K (e.g. wrn-16-4) run on random CIFAR-10-shaped data "
+                "MNIST for the MNIST models (lstm reads its rows as 28 steps); cifar-cnn and wrn-D-K (e.g. wrn-16-4) run on random "
+                        + "CIFAR-10-shaped data, resnet50 (DL4J's zoo ResNet50, batch norm replaced by group norm) on random 3x72x72 "
+                        + "images, the smallest it takes "
                         + "(speed does not depend on the pixel values)."})
     static final class DpSgd implements Callable<Integer> {
         @Option(names = "--model", defaultValue = "standard-cnn", description = "Model (default ${DEFAULT-VALUE}).")
@@ -95,7 +97,7 @@ final class BenchCommand {
         }
 
         private String dataName() {
-            return cifarShaped() ? "random CIFAR-10-shaped" : "MNIST";
+            return model.equals("resnet50") ? "random 3x72x72" : cifarShaped() ? "random CIFAR-10-shaped" : "MNIST";
         }
 
         /** DL4J's own fit() on fixed-size random batches, after warm-up. */
@@ -180,9 +182,15 @@ final class BenchCommand {
                     .convertDataType(m.params().dataType());
         }
 
-        /** Whether the model is timed on CIFAR-10-shaped data (cifar-cnn and the wide ResNets). */
+        /** Whether the model is timed on random colour images (cifar-cnn and the wide ResNets: CIFAR-10's shape; resnet50). */
         private boolean cifarShaped() {
-            return model.equals("cifar-cnn") || model.startsWith("wrn-");
+            return model.equals("cifar-cnn") || model.startsWith("wrn-") || model.equals("resnet50");
+        }
+
+        /** The options of the model's data: MNIST, CIFAR-10, or 3×72×72 for resnet50. */
+        private ModelOptions dataOptions() {
+            return model.equals("resnet50") ? ModelOptions.cifar10().withInput(Models.RESNET50_MIN_SIDE, Models.RESNET50_MIN_SIDE, 3)
+                    : cifarShaped() ? ModelOptions.cifar10() : ModelOptions.mnist();
         }
 
         /** The data the model is timed on: MNIST's training set, or random CIFAR-10-shaped data. */
@@ -190,13 +198,14 @@ final class BenchCommand {
             if (!cifarShaped()) {
                 return Mnist.load(DatasetCache.root().resolve("mnist")).train();
             }
-            int n = Math.max(4 * batchSize, 10_000);
+            int n = Math.max(4 * batchSize, model.equals("resnet50") ? 2_000 : 10_000);
+            int side = options.height();
             SplittableRandom rng = new SplittableRandom(7);
-            byte[] pixels = new byte[n * 3 * 32 * 32];
+            byte[] pixels = new byte[n * 3 * side * side];
             for (int i = 0; i < pixels.length; i++) {
                 pixels[i] = (byte) rng.nextInt(256);
             }
-            return LabeledData.fromBytes(pixels, rng.ints(n, 0, 10).toArray(), 10, 3, 32, 32);
+            return LabeledData.fromBytes(pixels, rng.ints(n, 0, 10).toArray(), 10, 3, side, side);
         }
 
         @Override
@@ -213,8 +222,12 @@ final class BenchCommand {
             if (batchSize > MAX_BATCH) { // a batch of 10^8 images crashed the JVM in native code (mode fit)
                 throw new IllegalArgumentException("--batch-size must be at most " + MAX_BATCH + ", got " + batchSize);
             }
-            ModelOptions options = cifarShaped() ? ModelOptions.cifar10() : ModelOptions.mnist();
+            ModelOptions options = dataOptions();
             LabeledData train = data(options);
+            int rank = PerExampleGradients.of(network(options)).inputRank(); // the network's own input shape, for DL4J's fit too
+            if (rank > 0) {
+                train = new LabeledData(train.features(rank), train.labels(), train.channels(), train.height(), train.width());
+            }
             int threads = Nd4j.getEnvironment().maxMasterThreads(); // the op threads libnd4j uses (see Reporting)
 
             int cores = workers != null ? workers : Runtime.getRuntime().availableProcessors();
@@ -227,7 +240,7 @@ final class BenchCommand {
             Reporting.configureWorkers(1, threads, 1);
             // DP-SGD's chunk: the physical batch, capped by DL4J's memory estimate; with a frozen prefix the trainer may cache
             // the prefix's output, which is not capped, so the JSON leaves the field null there
-            int chunk = PerExampleGradients.dpChunkRows(network(options), train.features().size(1), options.dataType(), physicalBatchSize);
+            int chunk = PerExampleGradients.dpChunkRows(network(options), train.exampleShape(), options.dataType(), physicalBatchSize);
             Integer dpChunk = featureExtractor == null ? chunk : null;
 
             System.out.printf("model %s%s (%s data), batch %d, physical batch %d (DP-SGD chunk %s), %d measured steps after %d warm-up, %d cores, backend %s%n",

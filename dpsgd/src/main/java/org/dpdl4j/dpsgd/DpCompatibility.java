@@ -392,19 +392,9 @@ public final class DpCompatibility {
         if (!(c.getLayer() instanceof BatchNormalization bn)) {
             return;
         }
-        long channels = bn.getNOut();
-        int groups = 1;
-        for (int g = 1; g <= Math.min(32, channels); g++) {
-            if (channels % g == 0) {
-                groups = g;
-            }
-        }
-        GroupNormalization gn = new GroupNormalization.Builder().groups(groups).nIn(channels).nOut(channels)
-                .activation(bn.getActivationFn()).name(bn.getLayerName()).build();
-        gn.setIUpdater(bn.getIUpdater());
-        gn.setBiasUpdater(bn.getBiasUpdater());
+        GroupNormalization gn = GroupNormalization.replacing(bn);
         c.setLayer(gn);
-        changes.add(position + ": BatchNormalization(" + channels + " channels) replaced by GroupNormalization(" + groups
-                + " groups, " + channels + " channels)");
+        changes.add(position + ": BatchNormalization(" + bn.getNOut() + " channels) replaced by GroupNormalization(" + gn.getGroups()
+                + " groups, " + bn.getNOut() + " channels)");
     }
 }

@@ -106,6 +106,11 @@ final class FallbackKernel extends LayerKernel {
      * @param where      the layer's position and name, for the warning
      */
     static FallbackKernel of(Layer original, NeuralNetConfiguration configured, String where, DataType dataType) {
+        return of(original, configured, where, dataType, true);
+    }
+
+    /** {@link #of(Layer, NeuralNetConfiguration, String, DataType)}; {@code warn}: log that the layer has no kernel. */
+    static FallbackKernel of(Layer original, NeuralNetConfiguration configured, String where, DataType dataType, boolean warn) {
         NeuralNetConfiguration conf = configured.clone();
         conf.getLayer().setIDropout(null); // the engine's dropout kernel runs before this layer, with one mask per pass
         long n = original.numParams();
@@ -123,6 +128,8 @@ final class FallbackKernel extends LayerKernel {
         }
         if (n > 0) {
             copy.setBackpropGradientsViewArray(view);
+        }
+        if (n > 0 && warn) {
             LOG.warn("{}: {} has no DP-SGD kernel; its per-example gradients use DL4J's backprop one example at a time "
                     + "(exact; expect this layer's backward pass to be about batch-size times slower)", where,
                     conf.getLayer().getClass().getSimpleName());

@@ -127,16 +127,7 @@ abstract class LayerKernel {
     static INDArray groupGram(INDArray m, int k) {
         long groups = m.size(0) / k;
         INDArray wide = m.castTo(DataType.DOUBLE).reshape('c', groups, k, m.size(1));
-        INDArray gram = Nd4j.createUninitialized(DataType.DOUBLE, groups, k, k);
-        for (int a = 0; a < k; a++) {
-            INDArray rowA = wide.get(NDArrayIndex.all(), NDArrayIndex.point(a), NDArrayIndex.all());
-            for (int b = a; b < k; b++) {
-                INDArray dot = rowA.mul(wide.get(NDArrayIndex.all(), NDArrayIndex.point(b), NDArrayIndex.all())).sum(1);
-                gram.get(NDArrayIndex.all(), NDArrayIndex.point(a), NDArrayIndex.point(b)).assign(dot);
-                gram.get(NDArrayIndex.all(), NDArrayIndex.point(b), NDArrayIndex.point(a)).assign(dot);
-            }
-        }
-        return gram;
+        return Nd4j.matmul(wide, wide, false, true, false); // one batched product: [groups, k, d] × [groups, d, k]
     }
 
     /** Σ over the k rows of each group of a 2-D matrix m [B, d], in float64 (for norms without float32 rounding): [B/k, d]. */

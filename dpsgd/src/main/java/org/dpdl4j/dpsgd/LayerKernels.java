@@ -94,6 +94,14 @@ final class LayerKernels {
             }
             return new LossKernel(new DenseKernel(layer.getParam("W"), b, new ActivationIdentity()), o.getActivationFn(), o.getLossFn());
         });
+        // an LSTM as DL4J's LSTMHelpers computes it (tanh and sigmoid, NCW); other settings run on the fallback
+        register(org.deeplearning4j.nn.conf.layers.LSTM.class, (l, where) -> {
+        }, (l, layer) -> l.getActivationFn() instanceof org.nd4j.linalg.activations.impl.ActivationTanH
+                && l.getGateActivationFn() instanceof org.nd4j.linalg.activations.impl.ActivationSigmoid
+                && (l.getRnnDataFormat() == null || l.getRnnDataFormat() == org.deeplearning4j.nn.conf.RNNFormat.NCW)
+                ? new LstmKernel(layer.getParam("W"), layer.getParam("RW"), layer.getParam("b"),
+                        FallbackKernel.of(layer, layer.conf(), "an LSTM with a feature mask", layer.params().dataType(), false))
+                : null);
         register(LossLayer.class, (l, where) -> requirePerExampleLoss(l.getLossFn(), where),
                 (l, layer) -> new LossKernel(null, l.getActivationFn(), l.getLossFn()));
         register(org.deeplearning4j.nn.conf.layers.RnnOutputLayer.class, (o, where) -> {
@@ -201,6 +209,9 @@ final class LayerKernels {
                 throw new IllegalArgumentException("input preprocessor of " + where + " must use NCHW");
             }
             return new ReshapeKernel(c.getNumChannels() * c.getInputHeight() * c.getInputWidth());
+        }
+        if (p instanceof org.dpdl4j.models.ImageRowsPreProcessor r) {
+            return new ImageRowsKernel(r);
         }
         if (p instanceof org.deeplearning4j.nn.conf.preprocessor.RnnToFeedForwardPreProcessor r) {
             requireNcw(r.getRnnDataFormat(), where);

@@ -152,6 +152,16 @@ final class NetworkPlan {
         }
         LayerKernels.Registration<?> r = LayerKernels.find(conf, where);
         LayerKernel kernel = r != null && !wrapper ? r.kernel(inner) : null;
+        if (kernel == null && configured.getLayer() instanceof org.deeplearning4j.nn.conf.layers.recurrent.LastTimeStep
+                && inner instanceof org.deeplearning4j.nn.layers.wrapper.BaseWrapperLayer w) { // its layer on a kernel, if it has one
+            Layer wrapped = w.getUnderlying();
+            LayerKernels.Registration<?> ri = LayerKernels.find(wrapped.conf().getLayer(), where);
+            LayerKernel innerKernel = ri != null ? ri.kernel(wrapped) : null;
+            if (innerKernel != null) {
+                kernel = new LastTimeStepKernel(innerKernel, FallbackKernel.of(inner, configured, where, network.params().dataType(),
+                        false));
+            }
+        }
         if (kernel == null) {
             kernel = FallbackKernel.of(inner, wrapper ? configured : inner.conf(), where, network.params().dataType());
         }

@@ -24,7 +24,8 @@ class DpCompatibilityTest {
     @Test
     void everyModelOfTheModelsModuleIsSupported() {
         for (String name : Models.NAMES.replace("wrn-D-K (e.g. wrn-16-4)", "wrn-16-4").split(",\\s*")) {
-            var net = Models.byName(name, name.startsWith("cifar") || name.startsWith("wrn") ? ModelOptions.cifar10() : ModelOptions.mnist());
+            var net = Models.byName(name, name.equals("resnet50") ? ModelOptions.cifar10().withInput(72, 72, 3)
+                    : name.startsWith("cifar") || name.startsWith("wrn") ? ModelOptions.cifar10() : ModelOptions.mnist());
             if (net instanceof org.deeplearning4j.nn.graph.ComputationGraph g) {
                 DpCompatibility.check(g.getConfiguration());
             } else {
@@ -32,12 +33,37 @@ class DpCompatibilityTest {
             }
             PerExampleGradients.of(net); // builds every kernel
         }
+        var small = assertThrows(IllegalArgumentException.class, () -> Models.byName("resnet50", ModelOptions.mnist()));
+        assertTrue(small.getMessage().contains("at least 72x72") && small.getMessage().contains("28x28"), small.getMessage());
+    }
+
+    /**
+     * The sequential-MNIST model (an LSTM over an image's rows) and the zoo's LeNet: exact in float64 against DL4J one
+     * example at a time, from flattened images; the rows preprocessor puts row t of the image at time step t.
+     */
+    @Test
+    void theLstmOverRowsAndLeNetAreExact() {
+        ModelOptions o = ModelOptions.mnist().withDataType(org.nd4j.linalg.api.buffer.DataType.DOUBLE).withInput(6, 5, 2);
+        org.nd4j.linalg.factory.Nd4j.getRandom().setSeed(4);
+        var x = org.nd4j.linalg.factory.Nd4j.rand(org.nd4j.linalg.api.buffer.DataType.DOUBLE, 4, 60);
+        var y = org.nd4j.linalg.factory.Nd4j.eye(4).getColumns(0, 1, 2).castTo(org.nd4j.linalg.api.buffer.DataType.DOUBLE);
+        y = org.nd4j.linalg.factory.Nd4j.concat(1, y, org.nd4j.linalg.factory.Nd4j.zeros(org.nd4j.linalg.api.buffer.DataType.DOUBLE, 4, 7));
+        y.putScalar(3, 9, 1.0);
+        var lstm = Models.lstmRows(o);
+        KernelChecks.assertExact(lstm, x, y, 1e-10);
+        var rows = new org.dpdl4j.models.ImageRowsPreProcessor(2, 6, 5);
+        var seq = rows.rows(x);
+        assertEquals(x.getDouble(1, 5 * 6 + 2 * 5 + 3), seq.getDouble(1, 5 + 3, 2), 0.0, "channel 1, row 2, column 3 at step 2");
+        assertEquals(x, rows.images(seq));
+        var lenet = Models.lenet(ModelOptions.mnist().withDataType(org.nd4j.linalg.api.buffer.DataType.DOUBLE));
+        KernelChecks.assertExact(lenet, org.nd4j.linalg.factory.Nd4j.rand(org.nd4j.linalg.api.buffer.DataType.DOUBLE, 3, 784),
+                y.getRows(0, 1, 2), 1e-10);
     }
 
     @Test
     void theRegistryKnowsItsLayerTypesAndSaysWhatToUseInstead() {
         assertEquals("ConvolutionLayer, WeightStandardizedConvolution, GroupNormalization, SubsamplingLayer, DenseLayer, "
-                + "OutputLayer, LossLayer, RnnOutputLayer, RnnLossLayer, GlobalPoolingLayer, ActivationLayer, DropoutLayer, "
+                + "OutputLayer, LSTM, LossLayer, RnnOutputLayer, RnnLossLayer, GlobalPoolingLayer, ActivationLayer, DropoutLayer, "
                 + "ZeroPaddingLayer, Scattering",
                 LayerKernels.supportedNames());
         assertTrue(LayerKernels.supports(DenseLayer.class) && LayerKernels.supports(SubsamplingLayer.class));

@@ -114,6 +114,28 @@ public class GroupNormalization extends FeedForwardLayer {
     }
 
     /** Builds a {@link GroupNormalization}: {@code new GroupNormalization.Builder().groups(16).build()}. */
+    /**
+     * The group normalisation that replaces a batch normalisation over the same C channels: G = the largest divisor of
+     * C that is at most 32 (Opacus's {@code ModuleValidator.fix} uses min(32, C) groups), the batch normalisation's
+     * activation, name and updaters; γ = 1 and β = 0 when initialised.
+     *
+     * @param bn a batch normalisation layer configuration with nOut = C ≥ 1
+     */
+    public static GroupNormalization replacing(org.deeplearning4j.nn.conf.layers.BatchNormalization bn) {
+        long channels = bn.getNOut();
+        int groups = 1;
+        for (int g = 1; g <= Math.min(32, channels); g++) {
+            if (channels % g == 0) {
+                groups = g;
+            }
+        }
+        GroupNormalization gn = new GroupNormalization.Builder().groups(groups).nIn(channels).nOut(channels)
+                .activation(bn.getActivationFn()).name(bn.getLayerName()).build();
+        gn.setIUpdater(bn.getIUpdater());
+        gn.setBiasUpdater(bn.getBiasUpdater());
+        return gn;
+    }
+
     public static class Builder extends FeedForwardLayer.Builder<Builder> {
         private int groups = 16;
         private double eps = 1e-5;

@@ -28,7 +28,7 @@ import org.nd4j.linalg.lossfunctions.LossFunctions;
 public final class Models {
     /** Names accepted by {@link #byName}. */
     public static final String NAMES = "standard-cnn, all-conv, cifar-cnn, mlp, small-resnet, wrn-D-K (e.g. wrn-16-4), "
-            + "scatternet-linear, scatternet-cnn";
+            + "scatternet-linear, scatternet-cnn, lenet, resnet50, lstm";
 
     private Models() {
     }
@@ -41,7 +41,7 @@ public final class Models {
             return d >= 10 && (d - 4) % 6 == 0 && Integer.parseInt(wrn.group(2)) >= 1;
         }
         return java.util.List.of("standard-cnn", "all-conv", "cifar-cnn", "mlp", "small-resnet", "scatternet-linear",
-                "scatternet-cnn").contains(name);
+                "scatternet-cnn", "lenet", "resnet50", "lstm").contains(name);
     }
 
     private static final java.util.regex.Pattern WRN = java.util.regex.Pattern.compile("wrn-(\\d{1,3})-(\\d{1,2})");
@@ -64,8 +64,72 @@ public final class Models {
             case "small-resnet" -> wideResNet(10, 1, o);
             case "scatternet-linear" -> scatterNetLinear(o);
             case "scatternet-cnn" -> scatterNetCnn(o);
+            case "lenet" -> lenet(o);
+            case "resnet50" -> resNet50(o);
+            case "lstm" -> lstmRows(o);
             default -> throw new IllegalArgumentException("model must be one of " + NAMES + ", got '" + name + "'");
         };
+    }
+
+    /**
+     * DL4J's zoo LeNet ({@code org.deeplearning4j.zoo.model.LeNet}, deeplearning4j-zoo 1.0.0-M2.1) as the zoo builds it:
+     * Same-mode convolutions and pooling, flattened input; the options' classes, input shape, updater, seed and data type.
+     */
+    public static MultiLayerNetwork lenet(ModelOptions o) {
+        MultiLayerNetwork net = new MultiLayerNetwork(org.deeplearning4j.zoo.model.LeNet.builder().numClasses(o.numClasses())
+                .inputShape(new int[]{o.channels(), o.height(), o.width()}).seed(o.seed()).updater(o.updater()).build().conf());
+        net.init();
+        return o.dataType() == net.params().dataType() ? net : net.convertDataType(o.dataType());
+    }
+
+    /** The smallest side DL4J 1.0.0-M2.1's zoo ResNet50 initialises at (at 64 its last pooling leaves nothing). */
+    public static final int RESNET50_MIN_SIDE = 72;
+
+    /**
+     * DL4J's zoo ResNet50 ({@code org.deeplearning4j.zoo.model.ResNet50}, deeplearning4j-zoo 1.0.0-M2.1: 4-D input,
+     * Same-mode convolutions) with each batch normalisation replaced by a group normalisation over the same channels
+     * ({@link GroupNormalization#replacing}, as {@code DpCompatibility.fix} does), freshly initialised.
+     *
+     * @throws IllegalArgumentException for images smaller than {@value #RESNET50_MIN_SIDE}×{@value #RESNET50_MIN_SIDE}
+     */
+    public static ComputationGraph resNet50(ModelOptions o) {
+        if (o.height() < RESNET50_MIN_SIDE || o.width() < RESNET50_MIN_SIDE) {
+            throw new IllegalArgumentException("resnet50 (DL4J's zoo ResNet50) needs images of at least " + RESNET50_MIN_SIDE + "x"
+                    + RESNET50_MIN_SIDE + " pixels, got " + o.height() + "x" + o.width());
+        }
+        org.deeplearning4j.nn.conf.ComputationGraphConfiguration conf = org.deeplearning4j.zoo.model.ResNet50.builder()
+                .numClasses(o.numClasses()).inputShape(new int[]{o.channels(), o.height(), o.width()}).seed(o.seed())
+                .updater(o.updater()).build().graphBuilder().build();
+        for (org.deeplearning4j.nn.conf.graph.GraphVertex v : conf.getVertices().values()) {
+            if (v instanceof org.deeplearning4j.nn.conf.graph.LayerVertex lv
+                    && lv.getLayerConf().getLayer() instanceof org.deeplearning4j.nn.conf.layers.BatchNormalization bn) {
+                lv.getLayerConf().setLayer(GroupNormalization.replacing(bn));
+            }
+        }
+        ComputationGraph g = new ComputationGraph(conf);
+        g.init();
+        return o.dataType() == g.params().dataType() ? g : g.convertDataType(o.dataType());
+    }
+
+    /**
+     * An LSTM over an image's rows, the classic sequential-MNIST model: the image's h rows as h time steps of c·w
+     * values ({@link ImageRowsPreProcessor}), one LSTM layer of 128 units (tanh, the options' activation ignored), its
+     * last time step, and a softmax output layer. PyTorch's equivalent is {@code nn.LSTM(28, 128, batch_first=True)} on
+     * {@code x.view(B, 28, 28)}, then a linear layer on the last step.
+     */
+    public static MultiLayerNetwork lstmRows(ModelOptions o) {
+        int features = o.channels() * o.width();
+        MultiLayerConfiguration conf = new NeuralNetConfiguration.Builder().seed(o.seed()).dataType(o.dataType())
+                .updater(o.updater()).weightInit(WeightInit.XAVIER).list()
+                .inputPreProcessor(0, new ImageRowsPreProcessor(o.channels(), o.height(), o.width()))
+                .layer(new org.deeplearning4j.nn.conf.layers.recurrent.LastTimeStep(new org.deeplearning4j.nn.conf.layers.LSTM.Builder()
+                        .nIn(features).nOut(128).activation(Activation.TANH).build()))
+                .layer(new OutputLayer.Builder(LossFunctions.LossFunction.MCXENT).nIn(128).nOut(o.numClasses())
+                        .activation(Activation.SOFTMAX).build())
+                .build();
+        MultiLayerNetwork net = new MultiLayerNetwork(conf);
+        net.init();
+        return net;
     }
 
     /**

@@ -1,0 +1,116 @@
+package org.dpdl4j.dpsgd;
+
+import java.util.Map;
+import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.factory.Nd4j;
+import org.nd4j.linalg.indexing.NDArrayIndex;
+
+/**
+ * DL4J's {@code LastTimeStep} wrapper around a recurrent layer that has a kernel: the layer's output [B, H, T] at the
+ * last step, [B, H]; its gradient goes to that step alone. A batch with a feature mask (where each example's last step
+ * is its last unmasked one) runs on the exact fallback of the whole wrapper.
+ */
+final class LastTimeStepKernel extends LayerKernel {
+    private final LayerKernel inner;
+    private final FallbackKernel masked;
+    private boolean onFallback;
+    private long[] innerShape;
+
+    LastTimeStepKernel(LayerKernel inner, FallbackKernel masked) {
+        this.inner = inner;
+        this.masked = masked;
+    }
+
+    @Override
+    int inputRank() {
+        return inner.inputRank();
+    }
+
+    @Override
+    boolean acceptsMask() {
+        return true;
+    }
+
+    @Override
+    INDArray outputMask() {
+        return null; // the steps are gone
+    }
+
+    private void share(LayerKernel k) {
+        k.perExample = perExample;
+        k.trainable = trainable;
+        k.training = training;
+        k.examples = examples;
+        k.mask = onFallback ? mask : null;
+    }
+
+    @Override
+    INDArray forward(INDArray x, boolean keep) {
+        onFallback = mask != null;
+        if (onFallback) {
+            share(masked);
+            return masked.forward(x, keep);
+        }
+        share(inner);
+        INDArray out = inner.forward(x, keep);
+        innerShape = out.shape();
+        return out.get(NDArrayIndex.all(), NDArrayIndex.all(), NDArrayIndex.point(out.size(2) - 1)).dup('c');
+    }
+
+    @Override
+    INDArray backward(INDArray gradOutput, boolean needInputGradient) {
+        LayerKernel k = onFallback ? masked : inner;
+        share(k);
+        if (onFallback) {
+            return masked.backward(gradOutput, needInputGradient);
+        }
+        INDArray g = Nd4j.zeros(gradOutput.dataType(), innerShape);
+        g.get(NDArrayIndex.all(), NDArrayIndex.all(), NDArrayIndex.point(innerShape[2] - 1)).assign(gradOutput);
+        return inner.backward(g, needInputGradient);
+    }
+
+    private LayerKernel active() {
+        return onFallback ? masked : inner;
+    }
+
+    @Override
+    void addSquaredNorms(INDArray sq) {
+        active().addSquaredNorms(sq);
+    }
+
+    @Override
+    boolean hasGroupSquaredNorms() {
+        return inner.hasGroupSquaredNorms();
+    }
+
+    @Override
+    void addGroupSquaredNorms(INDArray sq, int k) {
+        active().addGroupSquaredNorms(sq, k);
+    }
+
+    @Override
+    boolean addsFlatGradients() {
+        return active().addsFlatGradients();
+    }
+
+    @Override
+    void addWeightedSum(INDArray w, Map<String, INDArray> views) {
+        active().addWeightedSum(w, views);
+    }
+
+    @Override
+    void addSum(Map<String, INDArray> views) {
+        active().addSum(views);
+    }
+
+    @Override
+    void zeroNonFinite() {
+        active().zeroNonFinite();
+    }
+
+    @Override
+    void clear() {
+        inner.clear();
+        masked.clear();
+    }
+}
