@@ -1,13 +1,21 @@
 package org.dpdl4j.dpsgd;
 
 import org.deeplearning4j.nn.api.Model;
+import org.deeplearning4j.nn.conf.NeuralNetConfiguration;
+import org.deeplearning4j.nn.conf.inputs.InputType;
+import org.deeplearning4j.nn.conf.layers.Layer;
+import org.deeplearning4j.nn.conf.layers.OutputLayer;
+import org.deeplearning4j.nn.conf.layers.RnnOutputLayer;
 import org.deeplearning4j.nn.graph.ComputationGraph;
 import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
+import org.nd4j.linalg.activations.Activation;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.api.rng.Random;
 import org.nd4j.linalg.factory.Nd4j;
 import org.nd4j.linalg.indexing.INDArrayIndex;
 import org.nd4j.linalg.indexing.NDArrayIndex;
+import org.nd4j.linalg.lossfunctions.LossFunctions;
 
 /**
  * The exactness check the engine's kernels are held to, public so that the kernel of a user's own layer is checked the
@@ -118,6 +126,45 @@ public final class KernelChecks {
             throw new AssertionError("a clipped gradient has norm " + r.largestClipRatio() + "·C, above C(1 + 1e-6)");
         }
         return r;
+    }
+
+    /**
+     * Checks one layer configuration: a float64 network of that layer and a softmax output layer (MCXENT, 3 classes) on
+     * this input type, at random parameters, against DL4J on a random batch of 4 (the layer's own kernel if it has one,
+     * a registered one of yours, or the fallback).
+     *
+     * @param layer a layer configuration (nOut set; nIn is set from the input type)
+     * @param input the input type, e.g. {@code InputType.feedForward(5)}, {@code recurrent(4, 6)},
+     *              {@code convolutional(7, 6, 2)}
+     * @throws AssertionError           naming what differs
+     * @throws IllegalArgumentException if the engine refuses the layer
+     */
+    public static Result assertExact(Layer layer, InputType input) {
+        boolean sequence = input.getType() == InputType.Type.RNN;
+        MultiLayerNetwork net = new MultiLayerNetwork(new NeuralNetConfiguration.Builder().seed(11)
+                .dataType(DataType.DOUBLE).list().layer(layer.clone())
+                .layer(sequence ? new RnnOutputLayer.Builder(LossFunctions.LossFunction.MCXENT).nOut(3)
+                        .activation(Activation.SOFTMAX).build()
+                        : new OutputLayer.Builder(LossFunctions.LossFunction.MCXENT).nOut(3)
+                        .activation(Activation.SOFTMAX).build())
+                .setInputType(input).build());
+        net.init();
+        long[] shape = input.getShape(true);
+        shape[0] = 4;
+        Random rng = Nd4j.getRandomFactory().getNewRandomInstance(17);
+        INDArray x = Nd4j.rand(rng, shape).castTo(DataType.DOUBLE).subi(0.5);
+        long steps = sequence ? shape[2] : 1;
+        INDArray y = sequence ? Nd4j.zeros(DataType.DOUBLE, 4, 3, steps) : Nd4j.zeros(DataType.DOUBLE, 4, 3);
+        for (int i = 0; i < 4; i++) {
+            for (int t = 0; t < steps; t++) {
+                if (sequence) {
+                    y.putScalar(new int[]{i, (i + t) % 3, t}, 1.0);
+                } else {
+                    y.putScalar(i, i % 3, 1.0);
+                }
+            }
+        }
+        return assertExact(net, x, y, 1e-10);
     }
 
     /** DL4J's gradient of the summed loss of a batch, flattened [numParams]. */

@@ -157,6 +157,51 @@ final class LayerKernels {
     private LayerKernels() {
     }
 
+    /** Factories of users' kernels (ServiceLoader, {@link Kernels#register}), by layer class. */
+    private static final Map<Class<? extends Layer>, org.dpdl4j.dpsgd.spi.KernelFactory> EXTERNAL =
+            new java.util.concurrent.ConcurrentHashMap<>();
+    private static volatile boolean loaded;
+
+    /** Adds a user's kernel factory (see {@link Kernels#register}). */
+    static void registerExternal(org.dpdl4j.dpsgd.spi.KernelFactory factory) {
+        Class<? extends Layer> type = factory.layerType();
+        if (KERNELS.containsKey(type)) {
+            throw new IllegalArgumentException(type.getSimpleName() + " has a kernel of dpdl4j's own; a factory of yours cannot "
+                    + "replace it");
+        }
+        for (Map.Entry<Class<? extends Layer>, String> e : INSTEAD.entrySet()) {
+            if (e.getKey().isAssignableFrom(type)) {
+                throw new IllegalArgumentException(type.getSimpleName() + " cannot be trained with DP-SGD: " + e.getValue());
+            }
+        }
+        EXTERNAL.put(type, factory);
+    }
+
+    /** The factories listed in META-INF/services, once. */
+    private static void loadServices() {
+        if (!loaded) {
+            synchronized (EXTERNAL) {
+                if (!loaded) {
+                    for (org.dpdl4j.dpsgd.spi.KernelFactory f : java.util.ServiceLoader.load(org.dpdl4j.dpsgd.spi.KernelFactory.class)) {
+                        EXTERNAL.putIfAbsent(f.layerType(), f);
+                    }
+                    loaded = true;
+                }
+            }
+        }
+    }
+
+    /** A user's kernel for this layer, or null (no factory, or the factory declined). */
+    static LayerKernel external(org.deeplearning4j.nn.api.Layer layer) {
+        loadServices();
+        org.dpdl4j.dpsgd.spi.KernelFactory f = EXTERNAL.get(layer.conf().getLayer().getClass());
+        if (f == null) {
+            return null;
+        }
+        org.dpdl4j.dpsgd.spi.PerExampleKernel k = f.create(layer);
+        return k == null ? null : new ExternalKernel(k);
+    }
+
     /** Losses whose score is not a sum of per-example terms (they mix the examples of a batch). */
     private static void requirePerExampleLoss(org.nd4j.linalg.lossfunctions.ILossFunction loss, String where) {
         if (loss instanceof org.nd4j.linalg.lossfunctions.impl.LossFMeasure) {
@@ -240,7 +285,8 @@ final class LayerKernels {
 
     /** Whether this exact layer configuration class has a per-example-gradient kernel (its settings may still be refused). */
     static boolean supports(Class<? extends Layer> type) {
-        return KERNELS.containsKey(type);
+        loadServices();
+        return KERNELS.containsKey(type) || EXTERNAL.containsKey(type);
     }
 
     /** The supported layer configuration classes, by simple name, in registration order. */

@@ -152,6 +152,9 @@ final class NetworkPlan {
         }
         LayerKernels.Registration<?> r = LayerKernels.find(conf, where);
         LayerKernel kernel = r != null && !wrapper ? r.kernel(inner) : null;
+        if (kernel == null && r == null && !wrapper) {
+            kernel = LayerKernels.external(inner); // a user's kernel, if one is registered for this layer class
+        }
         if (kernel == null && configured.getLayer() instanceof org.deeplearning4j.nn.conf.layers.recurrent.LastTimeStep
                 && inner instanceof org.deeplearning4j.nn.layers.wrapper.BaseWrapperLayer w) { // its layer on a kernel, if it has one
             Layer wrapped = w.getUnderlying();

@@ -1,0 +1,6 @@
+/**
+ * The public service-provider interface for per-example gradient kernels of layer types of a user's own:
+ * {@link org.dpdl4j.dpsgd.spi.PerExampleKernel} (the contract) and {@link org.dpdl4j.dpsgd.spi.KernelFactory} (found by
+ * {@link java.util.ServiceLoader} or registered with {@link org.dpdl4j.dpsgd.Kernels#register}).
+ */
+package org.dpdl4j.dpsgd.spi;
