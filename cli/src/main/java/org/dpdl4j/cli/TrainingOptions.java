@@ -23,8 +23,10 @@ final class TrainingOptions {
     @Option(names = "--model", description = "standard-cnn, all-conv, cifar-cnn, mlp, small-resnet (WRN-10-1), wrn-D-K (a wide "
             + "ResNet with GroupNorm, e.g. wrn-16-4; the residual networks use ReLU whatever --activation says), "
             + "scatternet-linear or scatternet-cnn (Tramer & Boneh's scattering features, J = 2, L = 8, with GroupNorm(27), then "
-            + "a linear model or a small CNN; the transform is computed once per training example) (default: cifar-cnn for "
-            + "cifar10, else standard-cnn).")
+            + "a linear model or a small CNN; the transform is computed once per training example), lenet (DL4J's zoo LeNet), "
+            + "resnet50 (DL4J's zoo ResNet50 with GroupNorm for BatchNorm; images of side 72 or more, so not MNIST's 28) or "
+            + "lstm (an LSTM of 128 units over an image's rows, its last step, softmax) (default: cifar-cnn for cifar10, else "
+            + "standard-cnn).")
     String model;
 
     @Option(names = "--epochs", defaultValue = "40", description = "Epochs E; steps T = ceil(E/q) (default ${DEFAULT-VALUE}).")

@@ -21,6 +21,13 @@ final class CliRunner {
         }
     }
 
+    /** The arguments a followed by b. */
+    static String[] concat(String[] a, String... b) {
+        String[] out = java.util.Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, out, a.length, b.length);
+        return out;
+    }
+
     static Run run(String... args) {
         PrintStream oldOut = System.out;
         PrintStream oldErr = System.err;

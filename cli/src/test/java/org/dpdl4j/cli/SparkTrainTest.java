@@ -1,5 +1,6 @@
 package org.dpdl4j.cli;
 
+import static org.dpdl4j.cli.CliRunner.concat;
 import static org.dpdl4j.cli.CliRunner.run;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -169,11 +170,5 @@ class SparkTrainTest {
             assertTrue(r.err().contains(c[0]), String.join(" ", args) + ": " + r.err());
             assertFalse(Files.exists(out), "nothing written: " + String.join(" ", args));
         }
-    }
-
-    private static String[] concat(String[] a, String... b) {
-        List<String> all = new ArrayList<>(List.of(a));
-        all.addAll(List.of(b));
-        return all.toArray(String[]::new);
     }
 }
