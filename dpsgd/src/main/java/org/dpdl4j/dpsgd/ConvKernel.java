@@ -18,7 +18,7 @@ import org.nd4j.linalg.indexing.NDArrayIndex;
  *       rows and columns that no window reads ({@link Dnnl#readExtent}; their dL/dx is 0): the forward pass, dL/dx
  *       and the batch sum of the non-private mode are oneDNN's convolution primitives; G_i comes from a batch-1
  *       backward-weights primitive run per example ({@link Dnnl#perExampleConvolutionWeights}), or from im2col
- *       columns for inputs of fewer than {@link #FEW_INPUT_CHANNELS} channels. Layers with more
+ *       columns for ungrouped inputs of fewer than {@link #FEW_INPUT_CHANNELS} channels. Layers with more
  *       than {@link #streamAbove} weights stream G_i (norms only) and form the clipped sum by one backward-weights
  *       pass on the clip-weighted deltas; smaller ones keep G_i and sum it with the clip weights;</li>
  *   <li>dilated windows in float32 on the CPU (which libnd4j's oneDNN helper rejects): im2col columns and oneDNN
@@ -26,6 +26,13 @@ import org.nd4j.linalg.indexing.NDArrayIndex;
  *   <li>otherwise (float64, CUDA, windows oneDNN does not take): libnd4j's conv2d and conv2d_bp, and G_i as one
  *       batched matmul δ_i · cols_iᵀ.</li>
  * </ul>
+ * A depthwise convolution is this kernel with {@link #groups} = iC (weights [iC·m, 1, kH, kW]): each input channel c
+ * has m filters of its own, output channel c·m + j (libnd4j's depthwise order). Its per-example gradient is, per
+ * channel, G_i,c = δ_i,c · cols_i,cᵀ [m, kH·kW]: on libnd4j's path the same batched matmul with (example, channel)
+ * pairs as the batch, since im2col's [iC, kH, kW, P] rows of an example are its channels' columns one after another.
+ * oneDNN takes the groups in every primitive (goihw weights), the per-example one included; libnd4j's path runs its
+ * depthwise_conv2d ops (no dilated column path; {@link Ops#depthwiseConv2d} runs dilated float32 windows in float64,
+ * which libnd4j's oneDNN helper can refuse).
  */
 final class ConvKernel extends LayerKernel {
     /** {@inheritDoc} ([B, c, h, w]) */
@@ -34,7 +41,9 @@ final class ConvKernel extends LayerKernel {
         return 4;
     }
 
-    private final INDArray weights; // [oC, iC, kH, kW]
+    private final INDArray weights; // [oC, iC/groups, kH, kW]
+    /** 1, or iC for a depthwise convolution (weights [iC·m, 1, kH, kW]; output channel c·m + j reads input channel c). */
+    private final int groups;
     private final INDArray bias;    // [1, oC] or null
     private final ActivationDerivative derivative;
     private final Ops.Window window;
@@ -61,6 +70,9 @@ final class ConvKernel extends LayerKernel {
      * with oneDNN's batch-1 backward-weights primitive. Measured with {@code bench dpsgd --modes dp} (2 cores, one
      * run each): the standard CNN (1 input channel) 9,727 examples/s against 8,940 and 8,773 with the primitive;
      * cifar-cnn (3) 403 against 407, unchanged within noise; every convolution on columns slowed cifar-cnn to 383.
+     * Ungrouped convolutions only: a depthwise one's columns would feed B·iC tiny matmuls ([m, P]·[P, kH·kW]), and
+     * oneDNN's depthwise backward-weights primitive is 4 to 12 times faster (a 3×3 depthwise layer on B = 64 inputs of
+     * 16 × 32 × 32, one thread, best of 7: m = 1 Same 81 against 325 ms per clipped sum, m = 2 stride 2 12 against 140).
      */
     private static final long FEW_INPUT_CHANNELS = 8;
     /** Target size of the reused block of streamed per-example weight gradients: stays in cache for the norms. */
@@ -82,6 +94,19 @@ final class ConvKernel extends LayerKernel {
     java.util.function.UnaryOperator<INDArray> weightGradientMap;
 
     ConvKernel(INDArray weights, INDArray bias, IActivation activation, Ops.Window window) {
+        this(weights, bias, activation, window, 1);
+    }
+
+    /**
+     * @param weights [oC, iC/groups, kH, kW]
+     * @param groups  1, or iC for a depthwise convolution (weights [iC·m, 1, kH, kW]); no other grouping
+     */
+    ConvKernel(INDArray weights, INDArray bias, IActivation activation, Ops.Window window, int groups) {
+        if (groups < 1 || groups > 1 && (weights.size(1) != 1 || weights.size(0) % groups != 0)) {
+            throw new IllegalArgumentException("weights " + java.util.Arrays.toString(weights.shape()) + " with " + groups
+                    + " groups: only ungrouped and depthwise convolutions ([iC·m, 1, kH, kW]) are supported");
+        }
+        this.groups = groups;
         this.weights = weights;
         this.bias = bias;
         this.window = window;
@@ -107,9 +132,9 @@ final class ConvKernel extends LayerKernel {
             z = Dnnl.convolutionForward(weights.reshape('c', oc, k), columns.reshape('c', b, k, p),
                     bias == null ? null : bias.reshape(bias.length())).reshape('c', b, oc, columns.size(4), columns.size(5));
         } else if (oneDnnPath(x)) {
-            z = Dnnl.convolutionForward(x, weights, bias, window);
+            z = Dnnl.convolutionForward(x, weights, bias, window, groups);
         } else {
-            z = Ops.conv2d(x, weights, bias, window);
+            z = groups == 1 ? Ops.conv2d(x, weights, bias, window) : Ops.depthwiseConv2d(x, libnd4jDepthwiseWeights(), bias, window);
         }
         INDArray[] out = derivative.apply(z, keep);
         if (keep) {
@@ -141,19 +166,19 @@ final class ConvKernel extends LayerKernel {
                     weightNorms = streamedWeightNorms(delta);
                     return needInputGradient ? inputGradient(delta, true) : null;
                 }
-                if (input.size(1) < FEW_INPUT_CHANNELS) {
+                if (groups == 1 && input.size(1) < FEW_INPUT_CHANNELS) {
                     perExampleW = perExampleWeightsInBlocks(delta.reshape('c', b, oc, delta.size(2) * delta.size(3)),
                             weights.length() / oc);
                 } else {
                     perExampleW = Nd4j.createUninitialized(DataType.FLOAT, new long[]{b, oc, weights.length() / oc}, 'c');
-                    Dnnl.perExampleConvolutionWeights(input, delta, window, perExampleW);
+                    Dnnl.perExampleConvolutionWeights(input, delta, window, groups, perExampleW);
                 }
                 if (weightGradientMap != null) {
                     perExampleW = weightGradientMap.apply(perExampleW);
                 }
             } else {
                 INDArray w = Nd4j.createUninitialized(DataType.FLOAT, weights.shape(), 'c');
-                Dnnl.convolutionBackwardWeights(input, delta, window, w);
+                Dnnl.convolutionBackwardWeights(input, delta, window, groups, w);
                 sumW = mapped(w);
                 sumB = bias != null ? delta.sum(0, 2, 3) : null;
             }
@@ -169,8 +194,9 @@ final class ConvKernel extends LayerKernel {
             return needInputGradient ? columnsInputGradient(delta3) : null;
         }
         if (!perExample) {
-            INDArray[] grads = Ops.conv2dBackprop(input, weights, bias, delta, window);
-            sumW = mapped(grads[1]);
+            INDArray[] grads = groups == 1 ? Ops.conv2dBackprop(input, weights, bias, delta, window)
+                    : Ops.depthwiseConv2dBackprop(input, libnd4jDepthwiseWeights(), bias, delta, window);
+            sumW = mapped(groups == 1 ? grads[1] : fromLibnd4jDepthwise(grads[1]));
             sumB = grads[2];
             return needInputGradient ? grads[0] : null;
         }
@@ -180,12 +206,13 @@ final class ConvKernel extends LayerKernel {
         long k = weights.length() / oc;
         INDArray delta3 = delta.reshape('c', b, oc, positions);
         perExampleB = bias != null ? delta3.sum(2) : null;
-        if (cols == null && Dnnl.enabled(delta3, input) && HostKernels.isDense(input)) {
+        if (groups == 1 && cols == null && Dnnl.enabled(delta3, input) && HostKernels.isDense(input)) {
             perExampleW = perExampleWeightsInBlocks(delta3, k);
-        } else {
-            INDArray cols3 = (cols != null ? cols : im2col(input)).reshape('c', b, k, positions);
-            perExampleW = Dnnl.enabled(delta3, cols3) ? Dnnl.batchedMatmulTransposed(delta3, cols3) // [B, oC, K]
-                    : Nd4j.matmul(delta3, cols3, false, true, false);
+        } else { // one batch entry per (example, group): [B·G, oC/G, P] × [B·G, K, P]ᵀ
+            INDArray cols3 = (cols != null ? cols : im2col(input)).reshape('c', b * groups, k, positions);
+            INDArray deltaG = delta3.reshape('c', b * groups, oc / groups, positions);
+            perExampleW = (Dnnl.enabled(deltaG, cols3) ? Dnnl.batchedMatmulTransposed(deltaG, cols3)
+                    : Nd4j.matmul(deltaG, cols3, false, true, false)).reshape('c', b, oc, k); // [B, oC, K]
         }
         if (weightGradientMap != null) {
             perExampleW = weightGradientMap.apply(perExampleW.reshape('c', b, oc, k));
@@ -201,10 +228,21 @@ final class ConvKernel extends LayerKernel {
         return !columnPath(x) && Dnnl.enabled(x, weights) && Dnnl.convolutionSupported(window, x.size(2), x.size(3));
     }
 
+    /** The depthwise weights [iC·m, 1, kH, kW] in libnd4j's depthwise layout [kH, kW, iC, m] (a copy). */
+    private INDArray libnd4jDepthwiseWeights() {
+        long ic = groups;
+        return weights.reshape('c', ic, weights.size(0) / ic, window.kH(), window.kW()).permute(2, 3, 0, 1).dup('c');
+    }
+
+    /** A depthwise weight gradient [kH, kW, iC, m] (libnd4j's layout) as [iC·m, 1, kH, kW]. */
+    private INDArray fromLibnd4jDepthwise(INDArray w) {
+        return w.permute(2, 3, 0, 1).dup('c').reshape('c', weights.shape());
+    }
+
     /** dL/dx from dL/dz: oneDNN's backward-data primitive, the column path's col2im, or libnd4j's conv2d_bp. */
     private INDArray inputGradient(INDArray delta, boolean onednn) {
         if (onednn) {
-            INDArray gradient = Dnnl.convolutionBackwardData(delta, weights, input.shape(), window);
+            INDArray gradient = Dnnl.convolutionBackwardData(delta, weights, input.shape(), window, groups);
             if (uncropped == null) {
                 return gradient;
             }
@@ -216,7 +254,8 @@ final class ConvKernel extends LayerKernel {
         if (columnPath(input)) {
             return columnsInputGradient(delta.reshape('c', delta.size(0), delta.size(1), delta.size(2) * delta.size(3)));
         }
-        return Ops.conv2dInputGradient(input, weights, bias, delta, window);
+        return groups == 1 ? Ops.conv2dInputGradient(input, weights, bias, delta, window)
+                : Ops.depthwiseConv2dBackprop(input, libnd4jDepthwiseWeights(), bias, delta, window)[0];
     }
 
     /**
@@ -248,7 +287,7 @@ final class ConvKernel extends LayerKernel {
             INDArray g = gradientBlock.get(NDArrayIndex.interval(0, n * perExample)).reshape('c', n, perExample);
             INDArrayIndex range = NDArrayIndex.interval(from, from + n);
             Dnnl.perExampleConvolutionWeights(input.get(range, NDArrayIndex.all(), NDArrayIndex.all(), NDArrayIndex.all()),
-                    delta.get(range, NDArrayIndex.all(), NDArrayIndex.all(), NDArrayIndex.all()), window, g);
+                    delta.get(range, NDArrayIndex.all(), NDArrayIndex.all(), NDArrayIndex.all()), window, groups, g);
             INDArray mappedG = weightGradientMap == null ? g
                     : weightGradientMap.apply(g.reshape('c', n, oc, perExample / oc)).reshape('c', n, perExample);
             double[] blockNorms = LayerKernel.rowSquaredNorms(k == 1 ? mappedG : LayerKernel.groupSums(mappedG, k)).toDoubleVector();
@@ -273,7 +312,7 @@ final class ConvKernel extends LayerKernel {
             LayerKernel.zeroNonFinite(x);
         }
         INDArray sum = Nd4j.createUninitialized(DataType.FLOAT, weights.shape(), 'c');
-        Dnnl.convolutionBackwardWeights(x, scaled, window, sum);
+        Dnnl.convolutionBackwardWeights(x, scaled, window, groups, sum);
         addInto(views.get("W"), mapped(sum));
         if (perExampleB != null) {
             addInto(views.get("b"), Dnnl.vectorTimesMatrix(w.castTo(DataType.FLOAT).reshape(1, b), perExampleB));
@@ -333,7 +372,7 @@ final class ConvKernel extends LayerKernel {
      * oneDNN helper fails to create its primitive. (Elsewhere libnd4j's ops are measured faster.)
      */
     private boolean columnPath(INDArray x) {
-        return (window.dH() > 1 || window.dW() > 1) && Dnnl.enabled(x, weights);
+        return groups == 1 && (window.dH() > 1 || window.dW() > 1) && Dnnl.enabled(x, weights);
     }
 
     private INDArray im2col(INDArray x) {

@@ -149,19 +149,22 @@ final class Dnnl {
     }
 
     /**
-     * A convolution's output z = W ⋆ x + b [B, oC, oH, oW] for x [B, iC, H, W], weights [oC, iC, kH, kW] and a bias
-     * [oC] or null, in the current workspace (oneDNN's direct convolution on its blocked layouts, with reorders).
+     * A convolution's output z = W ⋆ x + b [B, oC, oH, oW] for x [B, iC, H, W], weights [oC, iC/groups, kH, kW] and a
+     * bias [oC] or null, in the current workspace (oneDNN's direct convolution on its blocked layouts, with reorders).
+     * With groups G &gt; 1 the channels split into G groups, output channel o reading input group ⌊o/(oC/G)⌋ only (a
+     * depthwise convolution: G = iC, output channel c·m + j the j-th filter of input channel c, as libnd4j's
+     * depthwise_conv2d orders them).
      *
      * @throws IllegalArgumentException if the window is not {@link #convolutionSupported} or shapes disagree
      */
-    static INDArray convolutionForward(INDArray x, INDArray w, INDArray bias, Ops.Window g) {
+    static INDArray convolutionForward(INDArray x, INDArray w, INDArray bias, Ops.Window g, int groups) {
         x = contiguous(x);
         w = contiguous(w);
         long[] outShape = {x.size(0), w.size(0), g.outH(x.size(2)), g.outW(x.size(3))};
         INDArray out = Nd4j.createUninitialized(DataType.FLOAT, outShape, 'c');
         try (PointerScope scope = new PointerScope()) {
-            dnnl_memory_desc_t[] md = convolutionMds(x.shape(), w.shape(), outShape, g, false);
-            dnnl_memory_desc_t[] any = convolutionMds(x.shape(), w.shape(), outShape, g, true);
+            dnnl_memory_desc_t[] md = convolutionMds(x.shape(), w.shape(), outShape, g, groups, false);
+            dnnl_memory_desc_t[] any = convolutionMds(x.shape(), w.shape(), outShape, g, groups, true);
             dnnl_memory_desc_t biasMd = null;
             if (bias != null) {
                 biasMd = new dnnl_memory_desc_t();
@@ -189,20 +192,20 @@ final class Dnnl {
     }
 
     /**
-     * A convolution's input gradient dL/dx [B, iC, H, W] from dL/dz [B, oC, oH, oW] and the weights [oC, iC, kH, kW]
-     * (the transposed convolution; no weight gradient is computed, unlike libnd4j's conv2d_bp), in the current
-     * workspace.
+     * A convolution's input gradient dL/dx [B, iC, H, W] from dL/dz [B, oC, oH, oW] and the weights
+     * [oC, iC/groups, kH, kW] (the transposed convolution; no weight gradient is computed, unlike libnd4j's conv2d_bp),
+     * in the current workspace.
      *
      * @param inputShape the shape of x, [B, iC, H, W]
      * @throws IllegalArgumentException if the window is not {@link #convolutionSupported} or shapes disagree
      */
-    static INDArray convolutionBackwardData(INDArray delta, INDArray w, long[] inputShape, Ops.Window g) {
+    static INDArray convolutionBackwardData(INDArray delta, INDArray w, long[] inputShape, Ops.Window g, int groups) {
         delta = contiguous(delta);
         w = contiguous(w);
         INDArray out = Nd4j.createUninitialized(DataType.FLOAT, inputShape, 'c');
         try (PointerScope scope = new PointerScope()) {
-            dnnl_memory_desc_t[] md = convolutionMds(inputShape, w.shape(), delta.shape(), g, false);
-            dnnl_memory_desc_t[] any = convolutionMds(inputShape, w.shape(), delta.shape(), g, true);
+            dnnl_memory_desc_t[] md = convolutionMds(inputShape, w.shape(), delta.shape(), g, groups, false);
+            dnnl_memory_desc_t[] any = convolutionMds(inputShape, w.shape(), delta.shape(), g, groups, true);
             dnnl_primitive_desc hint = convolutionForwardHint(any, g, inputShape);
             dnnl_primitive_desc pd = new dnnl_primitive_desc();
             try {
@@ -224,17 +227,18 @@ final class Dnnl {
 
     /**
      * A convolution's weight gradient summed over the batch, Σ_b dL/dW of example b, from its input x [B, iC, H, W]
-     * and dL/dz [B, oC, oH, oW], written into {@code out} (contiguous, oC·iC·kH·kW elements, overwritten).
+     * and dL/dz [B, oC, oH, oW], written into {@code out} (contiguous, oC·(iC/groups)·kH·kW elements, overwritten).
      *
      * @throws IllegalArgumentException if the window is not {@link #convolutionSupported} or shapes disagree
      */
-    static void convolutionBackwardWeights(INDArray x, INDArray delta, Ops.Window g, INDArray out) {
+    static void convolutionBackwardWeights(INDArray x, INDArray delta, Ops.Window g, int groups, INDArray out) {
         x = contiguous(x);
         delta = contiguous(delta);
-        long[] wShape = {delta.size(1), x.size(1), g.kH(), g.kW()};
+        long[] wShape = {delta.size(1), x.size(1) / groups, g.kH(), g.kW()};
         try (PointerScope scope = new PointerScope()) {
-            dnnl_memory_desc_t[] md = convolutionMds(x.shape(), wShape, delta.shape(), g, false);
-            dnnl_primitive_desc pd = backwardWeightsPrimitiveDesc(convolutionMds(x.shape(), wShape, delta.shape(), g, true), g, x.shape());
+            dnnl_memory_desc_t[] md = convolutionMds(x.shape(), wShape, delta.shape(), g, groups, false);
+            dnnl_primitive_desc pd = backwardWeightsPrimitiveDesc(convolutionMds(x.shape(), wShape, delta.shape(), g, groups, true), g,
+                    x.shape());
             try {
                 runReordered(pd, new int[]{DNNL_ARG_SRC, DNNL_ARG_DIFF_DST, DNNL_ARG_DIFF_WEIGHTS},
                         new dnnl_memory_desc_t[]{md[0], md[2], md[1]}, new INDArray[]{x, delta, out}, 2);
@@ -245,7 +249,7 @@ final class Dnnl {
     }
 
     /**
-     * Per-example weight gradients of a convolution: row b of {@code out} [n, oC·iC·kH·kW] (contiguous, overwritten)
+     * Per-example weight gradients of a convolution: row b of {@code out} [n, oC·(iC/groups)·kH·kW] (contiguous, overwritten)
      * is dL/dW of example b alone, from x [n, iC, H, W] and dL/dz [n, oC, oH, oW]. One backward-weights primitive of
      * batch 1 on oneDNN's blocked layouts is created and run once per example, each example's input and output
      * gradient reordered into those layouts and its weight gradient reordered back into its row of {@code out} (the
@@ -254,13 +258,13 @@ final class Dnnl {
      *
      * @throws IllegalArgumentException if the window is not {@link #convolutionSupported} or shapes disagree
      */
-    static void perExampleConvolutionWeights(INDArray x, INDArray delta, Ops.Window g, INDArray out) {
+    static void perExampleConvolutionWeights(INDArray x, INDArray delta, Ops.Window g, int groups, INDArray out) {
         x = contiguous(x);
         delta = contiguous(delta);
         long n = x.size(0);
         long[] src = {1, x.size(1), x.size(2), x.size(3)};
         long[] dst = {1, delta.size(1), delta.size(2), delta.size(3)};
-        long[] wShape = {delta.size(1), x.size(1), g.kH(), g.kW()};
+        long[] wShape = {delta.size(1), x.size(1) / groups, g.kH(), g.kW()};
         long wLength = wShape[0] * wShape[1] * wShape[2] * wShape[3];
         if (delta.size(0) != n || out.length() != n * wLength || !HostKernels.isContiguous(out) || out.dataType() != DataType.FLOAT) {
             throw new IllegalArgumentException("per-example convolution weights: input " + java.util.Arrays.toString(x.shape())
@@ -268,8 +272,8 @@ final class Dnnl {
                     + java.util.Arrays.toString(out.shape()) + " do not match");
         }
         try (PointerScope scope = new PointerScope()) {
-            dnnl_memory_desc_t[] plain = convolutionMds(src, wShape, dst, g, false); // {src, weights, dst}
-            dnnl_primitive_desc pd = backwardWeightsPrimitiveDesc(convolutionMds(src, wShape, dst, g, true), g, src);
+            dnnl_memory_desc_t[] plain = convolutionMds(src, wShape, dst, g, groups, false); // {src, weights, dst}
+            dnnl_primitive_desc pd = backwardWeightsPrimitiveDesc(convolutionMds(src, wShape, dst, g, groups, true), g, src);
             java.util.List<Bound> steps = new java.util.ArrayList<>();
             dnnl_stream stream = new dnnl_stream();
             try {
@@ -280,7 +284,7 @@ final class Dnnl {
                 dnnl_memory_desc_t[] used = new dnnl_memory_desc_t[3];
                 Pointer[] convArgs = new Pointer[3];
                 long[] convStep = new long[3];
-                dnnl_memory_desc_t[] plainBatch = convolutionMds(x.shape(), wShape, delta.shape(), g, false);
+                dnnl_memory_desc_t[] plainBatch = convolutionMds(x.shape(), wShape, delta.shape(), g, groups, false);
                 for (int i = 0; i < 3; i++) {
                     used[i] = dnnl_primitive_desc_query_md(pd, dnnl_query_exec_arg_md, kinds[i]);
                     dnnl_memory_desc_t usedBatch = kinds[i] == DNNL_ARG_DIFF_WEIGHTS ? null : withBatch(used[i], n);
@@ -411,22 +415,25 @@ final class Dnnl {
     }
 
     /**
-     * Memory descriptors {src, weights, dst} of a convolution: plain (nchw, oihw, nchw), or with {@code any} left to
-     * oneDNN (its blocked layouts, for which its direct convolution kernels exist).
+     * Memory descriptors {src, weights, dst} of a convolution: plain (nchw, oihw, nchw; goihw for G &gt; 1 groups, the
+     * same memory as weights [oC, iC/G, kH, kW]), or with {@code any} left to oneDNN (its blocked layouts, for which its
+     * direct convolution kernels exist).
      */
-    private static dnnl_memory_desc_t[] convolutionMds(long[] src, long[] wei, long[] dst, Ops.Window g, boolean any) {
-        if (src.length != 4 || wei.length != 4 || dst.length != 4 || src[0] != dst[0] || src[1] != wei[1] || dst[1] != wei[0]
-                || wei[2] != g.kH() || wei[3] != g.kW() || dst[2] != g.outH(src[2]) || dst[3] != g.outW(src[3])
-                || !convolutionSupported(g, src[2], src[3])) {
+    private static dnnl_memory_desc_t[] convolutionMds(long[] src, long[] wei, long[] dst, Ops.Window g, int groups, boolean any) {
+        if (src.length != 4 || wei.length != 4 || dst.length != 4 || groups < 1 || src[0] != dst[0] || src[1] != wei[1] * groups
+                || dst[1] != wei[0] || wei[0] % groups != 0 || wei[2] != g.kH() || wei[3] != g.kW() || dst[2] != g.outH(src[2])
+                || dst[3] != g.outW(src[3]) || !convolutionSupported(g, src[2], src[3])) {
             throw new IllegalArgumentException("convolution shapes input " + java.util.Arrays.toString(src) + ", weights "
-                    + java.util.Arrays.toString(wei) + ", output " + java.util.Arrays.toString(dst) + " do not match window " + g);
+                    + java.util.Arrays.toString(wei) + ", output " + java.util.Arrays.toString(dst) + " do not match window " + g
+                    + " with " + groups + " group(s)");
         }
         dnnl_memory_desc_t[] md = new dnnl_memory_desc_t[3];
-        long[][] dims = {src, wei, dst};
-        int[] tags = {dnnl_nchw, dnnl_oihw, dnnl_nchw};
+        long[][] dims = {src, groups == 1 ? wei : new long[]{groups, wei[0] / groups, wei[1], wei[2], wei[3]}, dst};
+        int[] tags = {dnnl_nchw, groups == 1 ? dnnl_oihw : dnnl_goihw, dnnl_nchw};
         for (int i = 0; i < 3; i++) {
             md[i] = new dnnl_memory_desc_t();
-            check(dnnl_memory_desc_init_by_tag(md[i], 4, dims[i], dnnl_f32, any ? dnnl_format_tag_any : tags[i]), "memory desc");
+            check(dnnl_memory_desc_init_by_tag(md[i], dims[i].length, dims[i], dnnl_f32, any ? dnnl_format_tag_any : tags[i]),
+                    "memory desc");
         }
         return md;
     }

@@ -66,12 +66,28 @@ public final class KernelChecks {
      * mask; either may be null).
      */
     public static Result compare(Model network, INDArray features, INDArray labels, INDArray featureMask, INDArray labelMask) {
-        PerExampleGradients engine = PerExampleGradients.of(network);
+        return compare(PerExampleGradients.of(network), network, features, labels, featureMask, labelMask);
+    }
+
+    /**
+     * {@link #compare} on a given engine (tests put its kernels on particular paths first), against DL4J's gradients of
+     * {@code network}: the engine's network, or a copy of it in another data type (a float64 oracle of a float32 engine;
+     * the batch is cast to the copy's type).
+     */
+    static Result compare(PerExampleGradients engine, Model network, INDArray features, INDArray labels, INDArray featureMask,
+                          INDArray labelMask) {
         int b = (int) features.size(0);
         engine.compute(features, labels, featureMask, labelMask);
         double[] norms = engine.squaredNorms().toDoubleVector();
         long p = network.numParams();
-        DataType type = network.params().dataType();
+        DataType type = engine.network().params().dataType();
+        DataType oracle = network.params().dataType();
+        if (oracle != type) {
+            features = features.castTo(oracle);
+            labels = labels.castTo(oracle);
+            featureMask = featureMask == null ? null : featureMask.castTo(oracle);
+            labelMask = labelMask == null ? null : labelMask.castTo(oracle);
+        }
         INDArray sumOfSingles = Nd4j.zeros(DataType.DOUBLE, p);
         double gradientError = 0;
         double normError = 0;
@@ -117,7 +133,19 @@ public final class KernelChecks {
     /** {@link #assertExact(Model, INDArray, INDArray, double)} with masks (either may be null). */
     public static Result assertExact(Model network, INDArray features, INDArray labels, INDArray featureMask, INDArray labelMask,
                                      double tolerance) {
-        Result r = compare(network, features, labels, featureMask, labelMask);
+        return assertExact(compare(network, features, labels, featureMask, labelMask), tolerance);
+    }
+
+    /**
+     * {@link #assertExact(Model, INDArray, INDArray, double)} on a given engine, against DL4J's gradients of
+     * {@code network} (the engine's network or a copy in another data type, see
+     * {@link #compare(PerExampleGradients, Model, INDArray, INDArray, INDArray, INDArray)}).
+     */
+    static Result assertExact(Model network, INDArray features, INDArray labels, double tolerance, PerExampleGradients engine) {
+        return assertExact(compare(engine, network, features, labels, null, null), tolerance);
+    }
+
+    private static Result assertExact(Result r, double tolerance) {
         if (!(r.worst() <= tolerance)) {
             throw new AssertionError("the engine's per-example gradients differ from DL4J's: gradients " + r.gradientError()
                     + ", norms " + r.normError() + ", batch sum " + r.sumError() + " (relative; allowed " + tolerance + ")");

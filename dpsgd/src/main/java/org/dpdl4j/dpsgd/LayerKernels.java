@@ -11,12 +11,14 @@ import org.deeplearning4j.nn.conf.layers.ActivationLayer;
 import org.deeplearning4j.nn.conf.layers.BatchNormalization;
 import org.deeplearning4j.nn.conf.layers.ConvolutionLayer;
 import org.deeplearning4j.nn.conf.layers.DenseLayer;
+import org.deeplearning4j.nn.conf.layers.DepthwiseConvolution2D;
 import org.deeplearning4j.nn.conf.layers.DropoutLayer;
 import org.deeplearning4j.nn.conf.layers.GlobalPoolingLayer;
 import org.deeplearning4j.nn.conf.layers.Layer;
 import org.deeplearning4j.nn.conf.layers.LossLayer;
 import org.deeplearning4j.nn.conf.layers.OutputLayer;
 import org.deeplearning4j.nn.conf.layers.PoolingType;
+import org.deeplearning4j.nn.conf.layers.SeparableConvolution2D;
 import org.deeplearning4j.nn.conf.layers.SubsamplingLayer;
 import org.deeplearning4j.nn.conf.layers.ZeroPaddingLayer;
 import org.deeplearning4j.nn.conf.preprocessor.CnnToFeedForwardPreProcessor;
@@ -61,6 +63,15 @@ final class LayerKernels {
                 c.hasBias() ? layer.getParam("b") : null, c.getActivationFn(), convolutionWindow(c))));
         register(WeightStandardizedConvolution.class, LayerKernels::checkConvolution, (c, layer) -> samePadded(c, new WsConvKernel(
                 layer.getParam("W"), c.hasBias() ? layer.getParam("b") : null, c.getActivationFn(), convolutionWindow(c), c.getEps())));
+        // depthwise and separable convolutions in NCHW, Truncate, Strict or Same mode; other settings (NHWC) on the fallback
+        register(DepthwiseConvolution2D.class, (c, where) -> {
+        }, (c, layer) -> !separableCovered(c) ? null : samePadded(c, new DepthwiseKernel(layer.getParam("W"),
+                DepthwiseKernel.Layout.KH_KW_IC_M, c.hasBias() ? layer.getParam("b") : null, c.getActivationFn(), convolutionWindow(c))));
+        register(SeparableConvolution2D.class, (c, where) -> {
+        }, (c, layer) -> !separableCovered(c) ? null : new SeparableKernel(samePadded(c, new DepthwiseKernel(layer.getParam("W"),
+                DepthwiseKernel.Layout.M_IC_KH_KW, null, new ActivationIdentity(), convolutionWindow(c))),
+                new ConvKernel(layer.getParam("pW"), c.hasBias() ? layer.getParam("b") : null, c.getActivationFn(),
+                        window(new int[]{1, 1}, new int[]{1, 1}, new int[]{0, 0}, new int[]{1, 1}))));
         register(GroupNormalization.class, (g, where) -> {
         }, (g, layer) -> new GroupNormKernel(layer.getParam("gamma"), layer.getParam("beta"), g.getGroups(), g.getEps(),
                 g.getActivationFn()));
@@ -299,6 +310,13 @@ final class LayerKernels {
             throw new IllegalArgumentException(where + ": data format " + c.getCnn2dDataFormat() + " is not supported; use NCHW");
         }
         requireExplicitPadding(where, c.getConvolutionMode());
+    }
+
+    /** Whether a depthwise or separable convolution's settings are its kernel's (else it runs on the fallback). */
+    private static boolean separableCovered(ConvolutionLayer c) {
+        ConvolutionMode mode = c.getConvolutionMode();
+        return c.getCnn2dDataFormat() == CNN2DFormat.NCHW
+                && (mode == ConvolutionMode.Truncate || mode == ConvolutionMode.Strict || mode == ConvolutionMode.Same);
     }
 
     /** A convolution's window: its padding, or none in Same mode (where {@link SamePaddingKernel} pads). */

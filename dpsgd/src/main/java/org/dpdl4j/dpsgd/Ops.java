@@ -1,5 +1,6 @@
 package org.dpdl4j.dpsgd;
 
+import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.api.ops.DynamicCustomOp;
 import org.nd4j.linalg.factory.Nd4j;
@@ -71,6 +72,51 @@ final class Ops {
         Nd4j.exec(DynamicCustomOp.builder("conv2d_bp").addInputs(in).addOutputs(out)
                 .addIntegerArguments(g.args(0, 0, 1)).build());
         return new INDArray[]{gradIn, gradW, gradB};
+    }
+
+    /**
+     * A depthwise convolution (DL4J's DepthwiseConvolution2D): x [B, iC, H, W], w [kH, kW, iC, m] (libnd4j's weight
+     * format 0), bias [iC·m] or null; output [B, iC·m, oH, oW], channel c·m + j from input channel c and filter j.
+     */
+    static INDArray depthwiseConv2d(INDArray x, INDArray w, INDArray b, Window g) {
+        if (helperRejects(x, g)) {
+            return depthwiseConv2d(x.castTo(DataType.DOUBLE), w.castTo(DataType.DOUBLE), b == null ? null : b.castTo(DataType.DOUBLE), g)
+                    .castTo(x.dataType());
+        }
+        INDArray out = Nd4j.create(x.dataType(), x.size(0), w.size(2) * w.size(3), g.outH(x.size(2)), g.outW(x.size(3)));
+        INDArray[] in = b == null ? new INDArray[]{x, w} : new INDArray[]{x, w, b.reshape(b.length())};
+        Nd4j.exec(DynamicCustomOp.builder("depthwise_conv2d").addInputs(in).addOutputs(out)
+                .addIntegerArguments(g.args(0, 0)).build());
+        return out;
+    }
+
+    /**
+     * A depthwise convolution's backward pass summed over the batch: {dL/dx, dL/dw, dL/db} (dL/db null without bias),
+     * shaped as x, w [kH, kW, iC, m] and [iC·m].
+     */
+    static INDArray[] depthwiseConv2dBackprop(INDArray x, INDArray w, INDArray b, INDArray gradOut, Window g) {
+        if (helperRejects(x, g)) {
+            INDArray[] d = depthwiseConv2dBackprop(x.castTo(DataType.DOUBLE), w.castTo(DataType.DOUBLE),
+                    b == null ? null : b.castTo(DataType.DOUBLE), gradOut.castTo(DataType.DOUBLE), g);
+            return new INDArray[]{d[0].castTo(x.dataType()), d[1].castTo(x.dataType()), b == null ? null : d[2].castTo(x.dataType())};
+        }
+        INDArray gradIn = Nd4j.create(x.dataType(), x.shape());
+        INDArray gradW = Nd4j.create(w.dataType(), w.shape());
+        INDArray gradB = b == null ? null : Nd4j.create(b.dataType(), b.length());
+        INDArray[] in = b == null ? new INDArray[]{x, w, gradOut} : new INDArray[]{x, w, b.reshape(b.length()), gradOut};
+        INDArray[] out = b == null ? new INDArray[]{gradIn, gradW} : new INDArray[]{gradIn, gradW, gradB};
+        Nd4j.exec(DynamicCustomOp.builder("depthwise_conv2d_bp").addInputs(in).addOutputs(out)
+                .addIntegerArguments(g.args(0, 0)).build());
+        return new INDArray[]{gradIn, gradW, gradB};
+    }
+
+    /**
+     * Whether libnd4j's oneDNN helper may refuse this depthwise convolution: dilated float32 windows ("could not create a
+     * descriptor for a dilated convolution forward propagation primitive", e.g. 3×3 dilation 2 on 13×13, DL4J's own
+     * layer too). Those run in float64 on libnd4j's own loops (no helper), the result rounded to float32.
+     */
+    private static boolean helperRejects(INDArray x, Window g) {
+        return x.dataType() == DataType.FLOAT && (g.dH() > 1 || g.dW() > 1);
     }
 
     /** im2col: [B, iC, H, W] → [B, iC, kH, kW, oH, oW] (zero padding). */

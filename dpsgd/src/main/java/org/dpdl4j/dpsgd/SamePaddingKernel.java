@@ -30,6 +30,11 @@ final class SamePaddingKernel extends LayerKernel {
         this.window = window;
     }
 
+    /** The kernel this one pads for. */
+    LayerKernel inner() {
+        return inner;
+    }
+
     /** The top and left padding DL4J's Same mode adds to an input of this size, and the bottom and right. */
     static int[] padding(Ops.Window g, long h, long w) {
         long totalH = Math.max(0, ((h + g.sH() - 1) / g.sH() - 1) * g.sH() + (long) (g.kH() - 1) * g.dH() + 1 - h);

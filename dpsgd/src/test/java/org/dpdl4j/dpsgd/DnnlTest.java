@@ -100,45 +100,67 @@ class DnnlTest {
         Ops.Window g = new Ops.Window(3, 3, 1, 1, 1, 1, 1, 1);
         INDArray delta = Nd4j.rand(DataType.FLOAT, 2, 4, 6, 6);
         assertThrows(IllegalArgumentException.class, // 4·3·3·3 weights expected
-                () -> Dnnl.convolutionBackwardWeights(x, delta, g, Nd4j.create(DataType.FLOAT, 4, 3, 3, 2)));
+                () -> Dnnl.convolutionBackwardWeights(x, delta, g, 1, Nd4j.create(DataType.FLOAT, 4, 3, 3, 2)));
         assertThrows(IllegalArgumentException.class, // 2 examples, 3 gradients
-                () -> Dnnl.perExampleConvolutionWeights(x, delta, g, Nd4j.create(DataType.FLOAT, 3, 108)));
+                () -> Dnnl.perExampleConvolutionWeights(x, delta, g, 1, Nd4j.create(DataType.FLOAT, 3, 108)));
         assertThrows(IllegalArgumentException.class, // the output gradient is not this window's output size
-                () -> Dnnl.convolutionBackwardData(Nd4j.rand(DataType.FLOAT, 2, 4, 5, 6), Nd4j.rand(DataType.FLOAT, 4, 3, 3, 3), x.shape(), g));
+                () -> Dnnl.convolutionBackwardData(Nd4j.rand(DataType.FLOAT, 2, 4, 5, 6), Nd4j.rand(DataType.FLOAT, 4, 3, 3, 3), x.shape(),
+                        g, 1));
         HostKernels.MaxPool pooled = new HostKernels().maxPoolForward(x, new Ops.Window(2, 2, 2, 2, 0, 0, 1, 1));
         assertThrows(IllegalArgumentException.class, () -> new HostKernels().maxPoolBackward(Nd4j.rand(DataType.FLOAT, 2, 3, 2, 3),
                 pooled, x.shape()));
     }
 
     /**
-     * oneDNN's convolution backward passes (input gradient, weight gradient summed over the batch, per-example weight
-     * gradients) against libnd4j's conv2d_bp run in float64, on windows with stride, padding, dilation and a
-     * rectangular kernel; each per-example gradient against conv2d_bp on that example alone.
+     * oneDNN's convolution passes (forward, input gradient, weight gradient summed over the batch, per-example weight
+     * gradients) against libnd4j's conv2d and conv2d_bp run in float64, on windows with stride, padding, dilation and a
+     * rectangular kernel; each per-example gradient against conv2d_bp on that example alone. m &gt; 0: a depthwise
+     * convolution of depth multiplier m (groups = iC, weights [iC·m, 1, kH, kW]) against depthwise_conv2d(_bp).
      */
-    @ParameterizedTest(name = "{0}x{1} k{2}x{3} s{4} p{5} d{6}")
-    @CsvSource({"8, 8, 3, 3, 1, 1, 1", "9, 7, 3, 3, 2, 1, 1", "10, 10, 5, 3, 1, 2, 1", "11, 9, 3, 3, 1, 0, 2", "6, 6, 1, 1, 1, 0, 1"})
-    void convolutionBackwardPassesEqualLibnd4j(int h, int w, int kh, int kw, int s, int p, int d) {
+    @ParameterizedTest(name = "{0}x{1} k{2}x{3} s{4} p{5} d{6} m{7}")
+    @CsvSource({"8, 8, 3, 3, 1, 1, 1, 0", "9, 7, 3, 3, 2, 1, 1, 0", "10, 10, 5, 3, 1, 2, 1, 0", "11, 9, 3, 3, 1, 0, 2, 0",
+            "6, 6, 1, 1, 1, 0, 1, 0", "9, 8, 3, 3, 1, 1, 1, 1", "9, 7, 4, 2, 2, 1, 1, 2", "11, 9, 3, 3, 1, 0, 2, 3"})
+    void convolutionPassesEqualLibnd4j(int h, int w, int kh, int kw, int s, int p, int d, int m) {
         Ops.Window g = new Ops.Window(kh, kw, s, s, p, p, d, d);
         assertTrue(Dnnl.convolutionSupported(g, h, w));
         Nd4j.getRandom().setSeed(h * 31 + kh);
-        int b = 5, ic = 3, oc = 4;
+        int b = 5, ic = 3, oc = m == 0 ? 4 : ic * m, groups = m == 0 ? 1 : ic;
         INDArray x = Nd4j.rand(DataType.FLOAT, b, ic, h, w).subi(0.5);
-        INDArray weights = Nd4j.rand(DataType.FLOAT, oc, ic, kh, kw).subi(0.5);
+        INDArray weights = Nd4j.rand(DataType.FLOAT, oc, ic / groups, kh, kw).subi(0.5);
         INDArray delta = Nd4j.rand(DataType.FLOAT, b, oc, g.outH(h), g.outW(w)).subi(0.5);
-        INDArray[] expected = Ops.conv2dBackprop(x.castTo(DataType.DOUBLE), weights.castTo(DataType.DOUBLE), null,
-                delta.castTo(DataType.DOUBLE), g);
-        assertClose(expected[0].castTo(DataType.FLOAT), Dnnl.convolutionBackwardData(delta, weights, x.shape(), g), 1e-5, "dL/dx");
+        INDArray x64 = x.castTo(DataType.DOUBLE);
+        INDArray[] expected = libnd4jBackprop(x64, weights, delta, g, groups);
+        INDArray forward = groups == 1 ? Ops.conv2d(x64, weights.castTo(DataType.DOUBLE), null, g)
+                : Ops.depthwiseConv2d(x64, depthwiseLayout(weights, groups, g).castTo(DataType.DOUBLE), null, g);
+        assertClose(forward.castTo(DataType.FLOAT), Dnnl.convolutionForward(x, weights, null, g, groups), 1e-5, "z");
+        assertClose(expected[0].castTo(DataType.FLOAT), Dnnl.convolutionBackwardData(delta, weights, x.shape(), g, groups), 1e-5,
+                "dL/dx");
         INDArray sum = Nd4j.create(DataType.FLOAT, weights.shape());
-        Dnnl.convolutionBackwardWeights(x, delta, g, sum);
+        Dnnl.convolutionBackwardWeights(x, delta, g, groups, sum);
         assertClose(expected[1].castTo(DataType.FLOAT), sum, 1e-5, "dL/dW summed");
         INDArray perExample = Nd4j.create(DataType.FLOAT, b, weights.length());
-        Dnnl.perExampleConvolutionWeights(x, delta, g, perExample);
+        Dnnl.perExampleConvolutionWeights(x, delta, g, groups, perExample);
         for (int i = 0; i < b; i++) {
-            INDArray[] one = Ops.conv2dBackprop(x.get(NDArrayIndex.interval(i, i + 1)).castTo(DataType.DOUBLE),
-                    weights.castTo(DataType.DOUBLE), null, delta.get(NDArrayIndex.interval(i, i + 1)).castTo(DataType.DOUBLE), g);
+            INDArray[] one = libnd4jBackprop(x64.get(NDArrayIndex.interval(i, i + 1)), weights,
+                    delta.get(NDArrayIndex.interval(i, i + 1)), g, groups);
             assertClose(one[1].castTo(DataType.FLOAT).reshape(1, weights.length()), perExample.getRow(i, true), 1e-5,
                     "dL/dW of example " + i);
         }
+    }
+
+    /** {dL/dx, dL/dW} in float64 from libnd4j's conv2d_bp, or depthwise_conv2d_bp with dL/dW back in [iC·m, 1, kH, kW]. */
+    private static INDArray[] libnd4jBackprop(INDArray x64, INDArray weights, INDArray delta, Ops.Window g, int groups) {
+        INDArray d64 = delta.castTo(DataType.DOUBLE);
+        if (groups == 1) {
+            return Ops.conv2dBackprop(x64, weights.castTo(DataType.DOUBLE), null, d64, g);
+        }
+        INDArray[] r = Ops.depthwiseConv2dBackprop(x64, depthwiseLayout(weights, groups, g).castTo(DataType.DOUBLE), null, d64, g);
+        return new INDArray[]{r[0], r[1].permute(2, 3, 0, 1).dup('c').reshape('c', weights.shape())};
+    }
+
+    /** Depthwise weights [iC·m, 1, kH, kW] in libnd4j's layout [kH, kW, iC, m]. */
+    private static INDArray depthwiseLayout(INDArray weights, int groups, Ops.Window g) {
+        return weights.reshape('c', groups, weights.size(0) / groups, g.kH(), g.kW()).permute(2, 3, 0, 1).dup('c');
     }
 
     @Test

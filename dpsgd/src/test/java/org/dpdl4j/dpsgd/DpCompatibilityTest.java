@@ -62,7 +62,8 @@ class DpCompatibilityTest {
 
     @Test
     void theRegistryKnowsItsLayerTypesAndSaysWhatToUseInstead() {
-        assertEquals("ConvolutionLayer, WeightStandardizedConvolution, GroupNormalization, SubsamplingLayer, DenseLayer, "
+        assertEquals("ConvolutionLayer, WeightStandardizedConvolution, DepthwiseConvolution2D, SeparableConvolution2D, "
+                + "GroupNormalization, SubsamplingLayer, DenseLayer, "
                 + "OutputLayer, LSTM, LossLayer, RnnOutputLayer, RnnLossLayer, GlobalPoolingLayer, ActivationLayer, DropoutLayer, "
                 + "ZeroPaddingLayer, Scattering",
                 LayerKernels.supportedNames());

@@ -1,0 +1,106 @@
+package org.dpdl4j.dpsgd;
+
+import java.util.Map;
+import org.nd4j.linalg.activations.IActivation;
+import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.factory.Nd4j;
+
+/**
+ * A {@link ConvKernel} run on weights derived from the layer's weight parameter at every forward pass (written into a
+ * buffer outside any workspace, which the convolution reads), whose per-example gradients with respect to those weights
+ * are mapped to gradients with respect to the parameter ({@link ConvKernel#weightGradientMap}, the chain rule, linear
+ * per example) before norms and sums are taken. The subclasses say how: {@link WsConvKernel} standardises the weights,
+ * {@link DepthwiseKernel} reorders DL4J's depthwise weights into the grouped convolution's.
+ */
+abstract class DerivedWeightsConvKernel extends LayerKernel {
+    /** {@inheritDoc} ([B, c, h, w]) */
+    @Override
+    int inputRank() {
+        return 4;
+    }
+
+    /** The layer's weight parameter (read). */
+    final INDArray parameter;
+    private final INDArray derived; // the buffer the convolution reads (outside any workspace)
+    private final ConvKernel conv;
+
+    /**
+     * @param parameter    the layer's weight parameter
+     * @param derivedShape the convolution's weight shape, [oC, iC/groups, kH, kW]
+     * @param groups       the convolution's groups ({@link ConvKernel})
+     */
+    DerivedWeightsConvKernel(INDArray parameter, long[] derivedShape, INDArray bias, IActivation activation, Ops.Window window,
+                             int groups) {
+        this.parameter = parameter;
+        try (var outside = Nd4j.getWorkspaceManager().scopeOutOfWorkspaces()) {
+            this.derived = Nd4j.createUninitializedDetached(parameter.dataType(), derivedShape);
+        }
+        this.conv = new ConvKernel(derived, bias, activation, window, groups);
+        this.conv.weightGradientMap = this::parameterGradient;
+    }
+
+    /** Writes the convolution's weights, derived from {@link #parameter}, into {@code into} [oC, iC/groups, kH, kW]. */
+    abstract void derive(INDArray into);
+
+    /**
+     * dL/d(parameter) from dL/d(derived weights) stacked [N, oC, K] (one per example, or the batch sum as N = 1): N
+     * gradients with the parameter's elements in its 'c' order, shaped [N, ·, ·].
+     */
+    abstract INDArray parameterGradient(INDArray derivedGradients);
+
+    /** The convolution this kernel runs on the derived weights (tests put it on either per-example path). */
+    ConvKernel convolution() {
+        return conv;
+    }
+
+    @Override
+    INDArray forward(INDArray x, boolean keep) {
+        derive(derived);
+        conv.trainable = trainable;
+        conv.perExample = perExample;
+        conv.training = training;
+        return conv.forward(x, keep);
+    }
+
+    @Override
+    INDArray backward(INDArray gradOutput, boolean needInputGradient) {
+        conv.perExample = perExample;
+        conv.trainable = trainable;
+        return conv.backward(gradOutput, needInputGradient);
+    }
+
+    @Override
+    void addSquaredNorms(INDArray sq) {
+        conv.addSquaredNorms(sq);
+    }
+
+    @Override
+    boolean hasGroupSquaredNorms() {
+        return true;
+    }
+
+    @Override
+    void addGroupSquaredNorms(INDArray sq, int k) {
+        conv.addGroupSquaredNorms(sq, k);
+    }
+
+    @Override
+    void addWeightedSum(INDArray w, Map<String, INDArray> views) {
+        conv.addWeightedSum(w, views);
+    }
+
+    @Override
+    void addSum(Map<String, INDArray> views) {
+        conv.addSum(views);
+    }
+
+    @Override
+    void zeroNonFinite() {
+        conv.zeroNonFinite();
+    }
+
+    @Override
+    void clear() {
+        conv.clear();
+    }
+}
