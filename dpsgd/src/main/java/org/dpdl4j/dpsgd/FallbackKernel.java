@@ -81,11 +81,12 @@ final class FallbackKernel extends LayerKernel {
         if (c instanceof org.deeplearning4j.nn.conf.layers.PrimaryCapsules || c instanceof org.deeplearning4j.nn.conf.layers.LocallyConnected2D) {
             return 4;
         }
-        if (name.contains(".samediff.") || c instanceof org.deeplearning4j.nn.conf.layers.samediff.AbstractSameDiffLayer) {
+        if (name.contains(".samediff.") || c instanceof org.deeplearning4j.nn.conf.layers.samediff.AbstractSameDiffLayer
+                || c instanceof org.deeplearning4j.nn.conf.layers.EmbeddingSequenceLayer) { // indices [B, T] or [B, 1, T]
             return 0;
         }
         return switch (layer.type()) {
-            case FEED_FORWARD -> c instanceof org.deeplearning4j.nn.conf.layers.EmbeddingSequenceLayer ? 0 : 2;
+            case FEED_FORWARD -> 2;
             case RECURRENT -> 3;
             case CONVOLUTIONAL, SUBSAMPLING, UPSAMPLING -> 4;
             case CONVOLUTIONAL3D -> 5;

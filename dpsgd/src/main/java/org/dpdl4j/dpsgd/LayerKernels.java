@@ -113,6 +113,23 @@ final class LayerKernels {
                 ? new LstmKernel(layer.getParam("W"), layer.getParam("RW"), layer.getParam("b"),
                         FallbackKernel.of(layer, layer.conf(), "an LSTM with a feature mask", layer.params().dataType(), false))
                 : null);
+        // a SimpleRnn as DL4J computes it (any activation, NCW, masks of 0s and 1s); layer normalisation and NWC run on the
+        // fallback, and so does a batch whose mask holds other values (inside the kernel)
+        register(org.deeplearning4j.nn.conf.layers.recurrent.SimpleRnn.class, (r, where) -> {
+        }, (r, layer) -> !r.hasLayerNorm()
+                && (r.getRnnDataFormat() == null || r.getRnnDataFormat() == org.deeplearning4j.nn.conf.RNNFormat.NCW)
+                ? new SimpleRnnKernel(layer.getParam("W"), layer.getParam("RW"), layer.getParam("b"), r.getActivationFn(),
+                        FallbackKernel.of(layer, layer.conf(), "a SimpleRnn with a fractional feature mask", layer.params().dataType(), false))
+                : null);
+        // embeddings (indices in, rows of W out) with an element-wise activation; EmbeddingSequenceLayer in NCW only
+        register(org.deeplearning4j.nn.conf.layers.EmbeddingLayer.class, (e, where) -> {
+        }, (e, layer) -> elementWise(e.getActivationFn()) ? new EmbeddingKernel(layer.getParam("W"), e.hasBias()
+                ? layer.getParam("b") : null, e.getActivationFn(), false, -1, whereOf(layer)) : null);
+        register(org.deeplearning4j.nn.conf.layers.EmbeddingSequenceLayer.class, (e, where) -> {
+        }, (e, layer) -> elementWise(e.getActivationFn())
+                && (e.getOutputFormat() == null || e.getOutputFormat() == org.deeplearning4j.nn.conf.RNNFormat.NCW)
+                ? new EmbeddingKernel(layer.getParam("W"), e.hasBias() ? layer.getParam("b") : null, e.getActivationFn(), true,
+                        e.isInferInputLength() ? -1 : e.getInputLength(), whereOf(layer)) : null);
         register(LossLayer.class, (l, where) -> requirePerExampleLoss(l.getLossFn(), where),
                 (l, layer) -> new LossKernel(null, l.getActivationFn(), l.getLossFn()));
         register(org.deeplearning4j.nn.conf.layers.RnnOutputLayer.class, (o, where) -> {
@@ -211,6 +228,18 @@ final class LayerKernels {
         }
         org.dpdl4j.dpsgd.spi.PerExampleKernel k = f.create(layer);
         return k == null ? null : new ExternalKernel(k);
+    }
+
+    /** Whether an activation acts on each entry alone (softmax normalises along an axis, which a reshape would change). */
+    private static boolean elementWise(org.nd4j.linalg.activations.IActivation a) {
+        return !(a instanceof ActivationSoftmax);
+    }
+
+    /** "layer 0 (EmbeddingLayer 'emb')", for the messages of a kernel about its data. */
+    private static String whereOf(org.deeplearning4j.nn.api.Layer layer) {
+        Layer c = layer.conf().getLayer();
+        return "layer " + layer.getIndex() + " (" + c.getClass().getSimpleName()
+                + (c.getLayerName() != null ? " '" + c.getLayerName() + "'" : "") + ")";
     }
 
     /** Losses whose score is not a sum of per-example terms (they mix the examples of a batch). */

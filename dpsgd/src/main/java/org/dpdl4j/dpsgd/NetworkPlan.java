@@ -179,10 +179,13 @@ final class NetworkPlan {
     /**
      * Whether DL4J applies a layer's dropout: layers with parameters (and {@code DropoutLayer}) do, on their input in
      * training; layers without ({@code SubsamplingLayer}, {@code GlobalPoolingLayer}, {@code ZeroPaddingLayer},
-     * {@code ActivationLayer}) ignore the dropout that a network-wide {@code dropOut(p)} copies into them.
+     * {@code ActivationLayer}) ignore the dropout that a network-wide {@code dropOut(p)} copies into them, and so do
+     * {@code EmbeddingLayer} and {@code EmbeddingSequenceLayer} (their input is indices; DL4J never calls their dropout).
      */
     static boolean appliesDropout(org.deeplearning4j.nn.conf.layers.Layer conf) {
-        return conf instanceof org.deeplearning4j.nn.conf.layers.BaseLayer;
+        return conf instanceof org.deeplearning4j.nn.conf.layers.BaseLayer
+                && !(conf instanceof org.deeplearning4j.nn.conf.layers.EmbeddingLayer)
+                && !(conf instanceof org.deeplearning4j.nn.conf.layers.EmbeddingSequenceLayer);
     }
 
     /** The layer inside DL4J's frozen wrappers (the layer itself otherwise). */

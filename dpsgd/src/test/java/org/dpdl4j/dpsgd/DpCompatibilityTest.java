@@ -63,8 +63,8 @@ class DpCompatibilityTest {
     @Test
     void theRegistryKnowsItsLayerTypesAndSaysWhatToUseInstead() {
         assertEquals("ConvolutionLayer, WeightStandardizedConvolution, DepthwiseConvolution2D, SeparableConvolution2D, "
-                + "GroupNormalization, SubsamplingLayer, DenseLayer, "
-                + "OutputLayer, LSTM, LossLayer, RnnOutputLayer, RnnLossLayer, GlobalPoolingLayer, ActivationLayer, DropoutLayer, "
+                + "GroupNormalization, SubsamplingLayer, DenseLayer, OutputLayer, LSTM, SimpleRnn, EmbeddingLayer, EmbeddingSequenceLayer, "
+                + "LossLayer, RnnOutputLayer, RnnLossLayer, GlobalPoolingLayer, ActivationLayer, DropoutLayer, "
                 + "ZeroPaddingLayer, Scattering",
                 LayerKernels.supportedNames());
         assertTrue(LayerKernels.supports(DenseLayer.class) && LayerKernels.supports(SubsamplingLayer.class));
