@@ -33,8 +33,8 @@ final class LstmKernel extends RecurrentKernel {
     }
 
     @Override
-    INDArray forwardSteps(INDArray x, boolean keep) {
-        INDArray out = Nd4j.create(x.dataType(), batch, h, steps);
+    INDArray forwardSteps(INDArray inputTerms, boolean keep) {
+        INDArray out = Nd4j.create(inputTerms.dataType(), batch, h, steps);
         if (keep) {
             cPrev = new INDArray[(int) steps];
             z = new INDArray[(int) steps];
@@ -43,12 +43,10 @@ final class LstmKernel extends RecurrentKernel {
             g = new INDArray[(int) steps];
             tanhC = new INDArray[(int) steps];
         }
-        INDArray hT = Nd4j.zeros(x.dataType(), batch, h);
-        INDArray cT = Nd4j.zeros(x.dataType(), batch, h);
-        INDArray bias = b.reshape(1, 4 * h);
+        INDArray hT = Nd4j.zeros(inputTerms.dataType(), batch, h);
+        INDArray cT = Nd4j.zeros(inputTerms.dataType(), batch, h);
         for (int t = 0; t < steps; t++) {
-            INDArray xt = x.get(NDArrayIndex.all(), NDArrayIndex.all(), NDArrayIndex.point(t)).dup('c');
-            INDArray a = xt.mmul(w).addi(hT.mmul(rw)).addiRowVector(bias);
+            INDArray a = inputTerms.get(NDArrayIndex.all(), NDArrayIndex.point(t), NDArrayIndex.all()).dup('c').addi(hT.mmul(rw));
             INDArray zt = Transforms.tanh(a.get(NDArrayIndex.all(), NDArrayIndex.interval(0, h)), true);
             INDArray ft = Transforms.sigmoid(a.get(NDArrayIndex.all(), NDArrayIndex.interval(h, 2 * h)), true);
             INDArray ot = Transforms.sigmoid(a.get(NDArrayIndex.all(), NDArrayIndex.interval(2 * h, 3 * h)), true);
@@ -57,7 +55,6 @@ final class LstmKernel extends RecurrentKernel {
             INDArray tc = Transforms.tanh(ct, true);
             INDArray ht = ot.mul(tc);
             if (keep) {
-                xs[t] = xt;
                 hPrev[t] = hT;
                 cPrev[t] = cT;
                 z[t] = zt;
@@ -74,7 +71,7 @@ final class LstmKernel extends RecurrentKernel {
     }
 
     @Override
-    INDArray[] deltas(INDArray gradOutput, INDArray dx) {
+    INDArray[] deltas(INDArray gradOutput) {
         INDArray[] deltas = new INDArray[(int) steps];
         INDArray dhNext = Nd4j.zeros(gradOutput.dataType(), batch, h);
         INDArray dcNext = Nd4j.zeros(gradOutput.dataType(), batch, h);
@@ -89,9 +86,6 @@ final class LstmKernel extends RecurrentKernel {
             deltas[t] = delta;
             dcNext = dc.muli(f[t]);
             dhNext = delta.mmul(rw.transpose());
-            if (dx != null) {
-                dx.get(NDArrayIndex.all(), NDArrayIndex.all(), NDArrayIndex.point(t)).assign(delta.mmul(w.transpose()));
-            }
         }
         return deltas;
     }

@@ -13,7 +13,8 @@ import org.nd4j.linalg.factory.Nd4j;
  * Σ_{s,t} (x_s·x_t + h_{s−1}·h_{t−1} + 1)(δ_s·δ_t), from the steps' Gram matrices ({@link LayerKernel#groupGram}: one
  * batched product each, in float64) without forming any G; this is the ghost norm of sequence layers (X. Li, F. Tramèr,
  * P. Liang, T. Hashimoto, "Large Language Models Can Be Strong Differentially Private Learners", ICLR 2022,
- * arXiv:2110.05679, Section 4). The clip-weighted sum is one matrix product over all B·T rows.
+ * arXiv:2110.05679, Section 4). The clip-weighted sum is one matrix product over all B·T rows, and so are the input
+ * terms x_t·W + b of every step and the input gradient δ_t·Wᵀ (only the recurrence runs step by step).
  *
  * <p>A subclass computes the forward pass and the deltas; a batch it does not model (its feature mask) runs on the
  * exact fallback, DL4J's own layer one example at a time.
@@ -27,10 +28,9 @@ abstract class RecurrentKernel extends LayerKernel {
     private boolean onFallback;
     long batch;
     long steps;
-    // kept by a training pass's forward, per step t: [T][B, ·]
-    INDArray[] xs;
+    // kept by a training pass's forward: the previous outputs per step t, [T][B, H]
     INDArray[] hPrev;
-    // after the backward pass: rows example-major [B·T, ·]
+    // rows example-major [B·T, ·]: the input (forward), the previous outputs and deltas (backward)
     private INDArray xRows;
     private INDArray hRows;
     private INDArray deltaRows;
@@ -47,13 +47,13 @@ abstract class RecurrentKernel extends LayerKernel {
     abstract boolean needsFallback();
 
     /**
-     * The forward pass of [B, nIn, T] ({@link #batch} and {@link #steps} set); when {@code keep}, fills {@link #xs} and
-     * {@link #hPrev} (allocated) and keeps what {@link #deltas} needs.
+     * The recurrence from the input terms x_t·W + b [B, T, k·H] ({@link #batch} and {@link #steps} set): the output
+     * [B, H, T]; when {@code keep}, fills {@link #hPrev} (allocated) and keeps what {@link #deltas} needs.
      */
-    abstract INDArray forwardSteps(INDArray x, boolean keep);
+    abstract INDArray forwardSteps(INDArray inputTerms, boolean keep);
 
-    /** Backpropagation through time from dL/d(output) [B, H, T]: δ_t for each step, dL/dx_t written into dx unless null. */
-    abstract INDArray[] deltas(INDArray gradOutput, INDArray dx);
+    /** Backpropagation through time from dL/d(output) [B, H, T]: δ_t [B, k·H] for each step. */
+    abstract INDArray[] deltas(INDArray gradOutput);
 
     /** Drops what the subclass keeps. */
     abstract void clearSteps();
@@ -90,11 +90,13 @@ abstract class RecurrentKernel extends LayerKernel {
         }
         batch = x.size(0);
         steps = x.size(2);
+        INDArray rows = x.permute(0, 2, 1).dup('c').reshape('c', batch * steps, x.size(1)); // [B·T, nIn]
+        INDArray inputTerms = rows.mmul(w).addiRowVector(b.reshape(1, b.length())).reshape('c', batch, steps, w.size(1));
         if (keep) {
-            xs = new INDArray[(int) steps];
+            xRows = rows;
             hPrev = new INDArray[(int) steps];
         }
-        return forwardSteps(x, keep);
+        return forwardSteps(inputTerms, keep);
     }
 
     @Override
@@ -103,13 +105,12 @@ abstract class RecurrentKernel extends LayerKernel {
             share();
             return fallback.backward(gradOutput, needInputGradient);
         }
-        INDArray dx = needInputGradient ? Nd4j.create(gradOutput.dataType(), batch, w.size(0), steps) : null;
-        deltaRows = exampleMajor(deltas(gradOutput, dx));
+        deltaRows = exampleMajor(deltas(gradOutput));
         if (trainable) {
-            xRows = exampleMajor(xs);
             hRows = exampleMajor(hPrev);
         }
-        return dx;
+        return needInputGradient // dL/dx_t = δ_t·Wᵀ, [B·T, nIn] → [B, nIn, T]
+                ? deltaRows.mmul(w.transpose()).reshape('c', batch, steps, w.size(0)).permute(0, 2, 1).dup('c') : null;
     }
 
     /** [T][B, d] → [B·T, d], example i's steps in rows iT … iT + T − 1. */
@@ -187,7 +188,6 @@ abstract class RecurrentKernel extends LayerKernel {
     final void clear() {
         fallback.clear();
         clearSteps();
-        xs = null;
         hPrev = null;
         xRows = null;
         hRows = null;

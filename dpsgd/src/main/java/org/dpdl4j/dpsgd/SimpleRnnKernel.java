@@ -33,19 +33,17 @@ final class SimpleRnnKernel extends RecurrentKernel {
     }
 
     @Override
-    INDArray forwardSteps(INDArray x, boolean keep) {
-        INDArray m = mask == null ? null : mask.castTo(x.dataType());
-        INDArray out = Nd4j.create(x.dataType(), batch, h, steps);
+    INDArray forwardSteps(INDArray inputTerms, boolean keep) {
+        INDArray m = mask == null ? null : mask.castTo(inputTerms.dataType());
+        INDArray out = Nd4j.create(inputTerms.dataType(), batch, h, steps);
         if (keep) {
             kept = new INDArray[(int) steps];
             maskColumns = m == null ? null : new INDArray[(int) steps];
         }
-        INDArray hT = Nd4j.zeros(x.dataType(), batch, h);
-        INDArray bias = b.reshape(1, h);
+        INDArray hT = Nd4j.zeros(inputTerms.dataType(), batch, h);
         for (int t = 0; t < steps; t++) {
-            INDArray xt = x.get(NDArrayIndex.all(), NDArrayIndex.all(), NDArrayIndex.point(t)).dup('c');
-            INDArray z = xt.mmul(w).addiRowVector(bias);
-            if (t > 0) {
+            INDArray z = inputTerms.get(NDArrayIndex.all(), NDArrayIndex.point(t), NDArrayIndex.all()).dup('c');
+            if (t > 0) { // h_{−1} = 0
                 z.addi(hT.mmul(rw));
             }
             INDArray[] a = derivative.apply(z, keep);
@@ -56,7 +54,6 @@ final class SimpleRnnKernel extends RecurrentKernel {
                 ht = ht.mulColumnVector(mt); // a new array: the derivative reads the unmasked output
             }
             if (keep) {
-                xs[t] = xt;
                 hPrev[t] = hT;
                 kept[t] = a[1];
                 if (maskColumns != null) {
@@ -70,7 +67,7 @@ final class SimpleRnnKernel extends RecurrentKernel {
     }
 
     @Override
-    INDArray[] deltas(INDArray gradOutput, INDArray dx) {
+    INDArray[] deltas(INDArray gradOutput) {
         INDArray[] deltas = new INDArray[(int) steps];
         INDArray next = null; // δ_{t+1}
         for (int t = (int) steps - 1; t >= 0; t--) {
@@ -84,9 +81,6 @@ final class SimpleRnnKernel extends RecurrentKernel {
             }
             kept[t] = null;
             deltas[t] = delta;
-            if (dx != null) {
-                dx.get(NDArrayIndex.all(), NDArrayIndex.all(), NDArrayIndex.point(t)).assign(delta.mmul(w.transpose()));
-            }
             next = delta;
         }
         return deltas;
