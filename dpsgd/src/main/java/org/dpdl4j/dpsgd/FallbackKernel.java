@@ -94,6 +94,11 @@ final class FallbackKernel extends LayerKernel {
         };
     }
 
+    /** Whether the layer has parameters: only then does it run one example at a time (else once for the batch). */
+    boolean oneExampleAtATime() {
+        return n > 0;
+    }
+
     /** {@inheritDoc} (what DL4J's layer reads) */
     @Override
     int inputRank() {

@@ -64,6 +64,12 @@ class ZooTest {
         DpCompatibility.check(fixed.network()); // fix alone makes it trainable
         Model net = asFloat64WithoutDropout(fixed.network()); // the oracle and the engine draw different dropout masks
         PerExampleGradients engine = PerExampleGradients.of(net);
+        // no layer with parameters on the slow fallback (parameterless ones, AlexNet's LRN, run once for the batch)
+        List<String> onFallback = NetworkPlan.of(net).steps.stream()
+                .filter(s -> s.kernel() instanceof FallbackKernel f && f.oneExampleAtATime()
+                        || s.kernel() instanceof SamePaddingKernel p && p.inner() instanceof FallbackKernel g && g.oneExampleAtATime())
+                .map(NetworkPlan.Step::where).toList();
+        assertTrue(onFallback.isEmpty(), name + ": layers on the one-example fallback: " + onFallback);
         int[] shape = zoo.metaData().getInputShape()[0];
         Nd4j.getRandom().setSeed(17);
         INDArray images = Nd4j.rand(DataType.DOUBLE, 2, shape[0], shape[1], shape[2]);
