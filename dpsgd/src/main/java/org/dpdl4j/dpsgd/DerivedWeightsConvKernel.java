@@ -56,16 +56,13 @@ abstract class DerivedWeightsConvKernel extends LayerKernel {
     @Override
     INDArray forward(INDArray x, boolean keep) {
         derive(derived);
-        conv.trainable = trainable;
-        conv.perExample = perExample;
-        conv.training = training;
+        passSettingsTo(conv);
         return conv.forward(x, keep);
     }
 
     @Override
     INDArray backward(INDArray gradOutput, boolean needInputGradient) {
-        conv.perExample = perExample;
-        conv.trainable = trainable;
+        passSettingsTo(conv);
         return conv.backward(gradOutput, needInputGradient);
     }
 

@@ -37,10 +37,7 @@ final class LastTimeStepKernel extends LayerKernel {
     }
 
     private void share(LayerKernel k) {
-        k.perExample = perExample;
-        k.trainable = trainable;
-        k.training = training;
-        k.examples = examples;
+        passSettingsTo(k);
         k.mask = onFallback ? mask : null;
     }
 

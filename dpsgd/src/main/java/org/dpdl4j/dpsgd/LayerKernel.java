@@ -39,6 +39,17 @@ abstract class LayerKernel {
      */
     INDArray mask;
 
+    /**
+     * Hands this pass's settings ({@link #perExample}, {@link #trainable}, {@link #training}, {@link #examples}) to a
+     * kernel that this one runs inside it; the mask is the caller's to decide.
+     */
+    final void passSettingsTo(LayerKernel inner) {
+        inner.perExample = perExample;
+        inner.trainable = trainable;
+        inner.training = training;
+        inner.examples = examples;
+    }
+
     /** Whether the kernel takes a feature mask (else the engine refuses a masked input, naming the layer). */
     boolean acceptsMask() {
         return false;

@@ -52,9 +52,7 @@ final class LossKernel extends OutputKernel {
 
     private void share() {
         if (head != null) {
-            head.perExample = perExample;
-            head.trainable = trainable;
-            head.training = training;
+            passSettingsTo(head);
         }
     }
 

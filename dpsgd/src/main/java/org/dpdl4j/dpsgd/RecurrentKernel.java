@@ -74,10 +74,7 @@ abstract class RecurrentKernel extends LayerKernel {
     }
 
     private void share() {
-        fallback.perExample = perExample;
-        fallback.trainable = trainable;
-        fallback.training = training;
-        fallback.examples = examples;
+        passSettingsTo(fallback);
         fallback.mask = mask;
     }
 

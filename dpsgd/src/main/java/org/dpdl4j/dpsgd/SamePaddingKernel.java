@@ -58,9 +58,7 @@ final class SamePaddingKernel extends LayerKernel {
     }
 
     private void share() {
-        inner.perExample = perExample;
-        inner.trainable = trainable;
-        inner.training = training;
+        passSettingsTo(inner);
     }
 
     @Override

@@ -41,12 +41,8 @@ final class SeparableKernel extends LayerKernel {
     }
 
     private void share() {
-        for (LayerKernel k : new LayerKernel[]{depthwise, pointwise}) {
-            k.perExample = perExample;
-            k.trainable = trainable;
-            k.training = training;
-            k.examples = examples;
-        }
+        passSettingsTo(depthwise);
+        passSettingsTo(pointwise);
     }
 
     @Override

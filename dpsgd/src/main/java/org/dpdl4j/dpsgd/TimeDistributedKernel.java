@@ -32,10 +32,7 @@ final class TimeDistributedKernel extends LayerKernel {
     }
 
     private void share() {
-        inner.perExample = perExample;
-        inner.trainable = trainable;
-        inner.training = training;
-        inner.examples = examples;
+        passSettingsTo(inner);
         inner.mask = null; // the steps' rows carry no mask: what a padded step computes is masked where it is used
     }
 
