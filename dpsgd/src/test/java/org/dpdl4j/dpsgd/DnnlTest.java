@@ -232,7 +232,8 @@ class DnnlTest {
     @ParameterizedTest(name = "{0}")
     @MethodSource("float32Networks")
     void float32EngineMatchesDl4jPerExample(String name, MultiLayerNetwork net) {
-        matchesDl4jPerExample(name, net, false);
+        matchesDl4jPerExample(name, net, pg -> {
+        });
     }
 
     /**
@@ -242,7 +243,25 @@ class DnnlTest {
     @ParameterizedTest(name = "{0}")
     @MethodSource("float32Networks")
     void float32StreamedConvolutionsMatchDl4jPerExample(String name, MultiLayerNetwork net) {
-        matchesDl4jPerExample(name + " (streamed)", net, true);
+        matchesDl4jPerExample(name + " (streamed)", net, DnnlTest::streamAllConvolutions);
+    }
+
+    /**
+     * The same with every ungrouped convolution on oneDNN's path taking ghost norms ({@link ConvKernel#alwaysGhost}):
+     * norms from the positions' Gram matrices, the clipped sum from one backward-weights pass on the weighted deltas.
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("float32Networks")
+    void float32GhostNormConvolutionsMatchDl4jPerExample(String name, MultiLayerNetwork net) {
+        matchesDl4jPerExample(name + " (ghost norms)", net, DnnlTest::ghostAllConvolutions);
+    }
+
+    /**
+     * Puts every ungrouped convolution of the engine on oneDNN's path on ghost norms (a weight-standardised one maps its
+     * gradients through the standardisation and keeps forming them).
+     */
+    static void ghostAllConvolutions(PerExampleGradients pg) {
+        pg.kernels(ConvKernel.class).forEach(k -> k.alwaysGhost = true);
     }
 
     /** Puts every convolution of the engine (also inside weight-standardised ones) on the streamed path. */
@@ -252,15 +271,18 @@ class DnnlTest {
     }
 
     /** A float32 example whose pixels are NaN contributes exactly nothing to the clipped sum, on both paths. */
-    @ParameterizedTest(name = "streamed {0}")
-    @CsvSource({"false", "true"})
-    void float32NonFiniteExampleContributesNothing(boolean streamed) {
+    @ParameterizedTest(name = "streamed {0}, ghost norms {1}")
+    @CsvSource({"false, false", "true, false", "false, true"})
+    void float32NonFiniteExampleContributesNothing(boolean streamed, boolean ghost) {
         MultiLayerNetwork net = Models.cifarCnn(ModelOptions.cifar10().withDataType(DataType.FLOAT).withSeed(9));
         INDArray[] xy = PerExampleGradientsTest.randomBatch(net, DataType.FLOAT, 6, 27);
         xy[0].getRow(2).assign(Float.NaN);
         PerExampleGradients pg = new PerExampleGradients(net);
         if (streamed) {
             streamAllConvolutions(pg);
+        }
+        if (ghost) {
+            ghostAllConvolutions(pg);
         }
         INDArray withPoison = Nd4j.zeros(DataType.FLOAT, 1, net.numParams());
         pg.addClippedSum(xy[0], xy[1], new int[]{0, 1, 2, 3, 4, 5}, 0.5, withPoison);
@@ -270,15 +292,14 @@ class DnnlTest {
         assertClose(without, withPoison, 1e-5, "clipped sum with a NaN example");
     }
 
-    private static void matchesDl4jPerExample(String name, MultiLayerNetwork net, boolean streamed) {
+    private static void matchesDl4jPerExample(String name, MultiLayerNetwork net,
+                                              java.util.function.Consumer<PerExampleGradients> path) {
         int b = 6;
         INDArray[] xy = PerExampleGradientsTest.randomBatch(net, DataType.FLOAT, b, 21);
         INDArray x = xy[0];
         INDArray y = xy[1];
         PerExampleGradients pg = new PerExampleGradients(net);
-        if (streamed) {
-            streamAllConvolutions(pg);
-        }
+        path.accept(pg);
         assertClose(net.output(x), pg.output(x), 1e-5, name + " output");
         pg.compute(x, y);
         INDArray squaredNorms = pg.squaredNorms();
