@@ -98,6 +98,8 @@ final class ConvKernel extends LayerKernel {
      * the chain rule through a function of the weights ({@link WsConvKernel}).
      */
     java.util.function.UnaryOperator<INDArray> weightGradientMap;
+    /** Whether {@link #weightGradientMap} only reorders entries (norms unchanged: ghost norms stay valid). */
+    boolean weightGradientMapPermutes;
 
     ConvKernel(INDArray weights, INDArray bias, IActivation activation, Ops.Window window) {
         this(weights, bias, activation, window, 1);
@@ -310,7 +312,8 @@ final class ConvKernel extends LayerKernel {
     }
 
     /**
-     * Whether ‖G_b‖² is taken as a ghost norm (an ungrouped convolution on the oneDNN path, no {@link #weightGradientMap}):
+     * Whether ‖G_b‖² is taken as a ghost norm (an ungrouped convolution on the oneDNN path whose {@link #weightGradientMap},
+     * if any, only reorders entries):
      * when its float64 Gram matrices, 2·P²·(K + oC) multiply-adds per example for P output positions and K = iC·kH·kW,
      * cost less than forming G_b, P·K·oC of them and K·oC values to write and read back (or always, {@link #alwaysGhost}).
      * The factor 2 prices float64 against float32. Late, small feature maps qualify: ResNet50's 3×3, 512-channel
@@ -319,7 +322,8 @@ final class ConvKernel extends LayerKernel {
     private boolean ghostNorms(long positions) {
         long oc = weights.size(0);
         long k = weights.length() / oc;
-        return groups == 1 && weightGradientMap == null && (alwaysGhost || 2 * positions * (k + oc) < k * oc);
+        return groups == 1 && (weightGradientMap == null || weightGradientMapPermutes)
+                && (alwaysGhost || 2 * positions * (k + oc) < k * oc);
     }
 
     /**

@@ -56,6 +56,11 @@ final class DepthwiseKernel extends DerivedWeightsConvKernel {
     }
 
     @Override
+    boolean permutes() {
+        return true;
+    }
+
+    @Override
     void derive(INDArray into) {
         into.reshape('c', channels, multiplier, kh, kw).assign(asChannelsMultiplier(parameter));
     }

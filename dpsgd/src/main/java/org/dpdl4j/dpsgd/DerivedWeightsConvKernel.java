@@ -1,6 +1,5 @@
 package org.dpdl4j.dpsgd;
 
-import java.util.Map;
 import org.nd4j.linalg.activations.IActivation;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
@@ -12,7 +11,7 @@ import org.nd4j.linalg.factory.Nd4j;
  * per example) before norms and sums are taken. The subclasses say how: {@link WsConvKernel} standardises the weights,
  * {@link DepthwiseKernel} reorders DL4J's depthwise weights into the grouped convolution's.
  */
-abstract class DerivedWeightsConvKernel extends LayerKernel {
+abstract class DerivedWeightsConvKernel extends WrappingKernel {
     /** {@inheritDoc} ([B, c, h, w]) */
     @Override
     int inputRank() {
@@ -37,6 +36,15 @@ abstract class DerivedWeightsConvKernel extends LayerKernel {
         }
         this.conv = new ConvKernel(derived, bias, activation, window, groups);
         this.conv.weightGradientMap = this::parameterGradient;
+        this.conv.weightGradientMapPermutes = permutes();
+    }
+
+    /**
+     * Whether {@link #parameterGradient} only reorders the entries (then norms are unchanged, and the convolution may take
+     * ghost norms of the derived weights' gradients).
+     */
+    boolean permutes() {
+        return false;
     }
 
     /** Writes the convolution's weights, derived from {@link #parameter}, into {@code into} [oC, iC/groups, kH, kW]. */
@@ -54,6 +62,11 @@ abstract class DerivedWeightsConvKernel extends LayerKernel {
     }
 
     @Override
+    LayerKernel current() {
+        return conv;
+    }
+
+    @Override
     INDArray forward(INDArray x, boolean keep) {
         derive(derived);
         passSettingsTo(conv);
@@ -64,40 +77,5 @@ abstract class DerivedWeightsConvKernel extends LayerKernel {
     INDArray backward(INDArray gradOutput, boolean needInputGradient) {
         passSettingsTo(conv);
         return conv.backward(gradOutput, needInputGradient);
-    }
-
-    @Override
-    void addSquaredNorms(INDArray sq) {
-        conv.addSquaredNorms(sq);
-    }
-
-    @Override
-    boolean hasGroupSquaredNorms() {
-        return true;
-    }
-
-    @Override
-    void addGroupSquaredNorms(INDArray sq, int k) {
-        conv.addGroupSquaredNorms(sq, k);
-    }
-
-    @Override
-    void addWeightedSum(INDArray w, Map<String, INDArray> views) {
-        conv.addWeightedSum(w, views);
-    }
-
-    @Override
-    void addSum(Map<String, INDArray> views) {
-        conv.addSum(views);
-    }
-
-    @Override
-    void zeroNonFinite() {
-        conv.zeroNonFinite();
-    }
-
-    @Override
-    void clear() {
-        conv.clear();
     }
 }

@@ -161,9 +161,18 @@ final class FallbackKernel extends LayerKernel {
         return maskOut;
     }
 
-    /** Sets the copy's mask (rows [i, i+1) of the pass's mask, or all of it for i = −1). */
+    /**
+     * Hands the copy its mask (rows [i, i+1) of the pass's mask, or all of it for i = −1) as DL4J's networks do: through
+     * {@code feedForwardMaskArray}, which most layers answer by keeping the mask, but DL4J's 1-D convolution and pooling
+     * layers only reduce it for the layers after them and compute every step ({@code setMaskArray} would make them zero
+     * their masked outputs, which DL4J's own network does not).
+     */
     private void useMask(INDArray m, int i) {
-        layer.setMaskArray(m == null ? null : i < 0 ? m : row(m, i));
+        layer.setMaskArray(null);
+        if (m != null) {
+            INDArray rows = i < 0 ? m : row(m, i);
+            layer.feedForwardMaskArray(rows, org.deeplearning4j.nn.api.MaskState.Active, (int) rows.size(0));
+        }
     }
 
     @Override

@@ -72,6 +72,11 @@ final class LayerKernels {
                 DepthwiseKernel.Layout.M_IC_KH_KW, null, new ActivationIdentity(), convolutionWindow(c))),
                 new ConvKernel(layer.getParam("pW"), c.hasBias() ? layer.getParam("b") : null, c.getActivationFn(),
                         window(new int[]{1, 1}, new int[]{1, 1}, new int[]{0, 0}, new int[]{1, 1}))));
+        // 1-D convolutions in NCW, in every mode (Truncate, Strict, Same, Causal), on the 2-D kernel; NWC on the fallback
+        register(org.deeplearning4j.nn.conf.layers.Convolution1DLayer.class, (c, where) -> {
+        }, LayerKernels::convolution1d);
+        register(org.deeplearning4j.nn.conf.layers.Convolution1D.class, (c, where) -> {
+        }, LayerKernels::convolution1d);
         register(GroupNormalization.class, (g, where) -> {
         }, (g, layer) -> new GroupNormKernel(layer.getParam("gamma"), layer.getParam("beta"), g.getGroups(), g.getEps(),
                 g.getActivationFn()));
@@ -346,6 +351,21 @@ final class LayerKernels {
         ConvolutionMode mode = c.getConvolutionMode();
         return c.getCnn2dDataFormat() == CNN2DFormat.NCHW
                 && (mode == ConvolutionMode.Truncate || mode == ConvolutionMode.Strict || mode == ConvolutionMode.Same);
+    }
+
+    /** A 1-D convolution's kernel (k × 1 windows on [B, iC, T, 1]), or null (NWC: the fallback). */
+    private static LayerKernel convolution1d(org.deeplearning4j.nn.conf.layers.Convolution1DLayer c, org.deeplearning4j.nn.api.Layer layer) {
+        if (c.getRnnDataFormat() != null && c.getRnnDataFormat() != org.deeplearning4j.nn.conf.RNNFormat.NCW) {
+            return null;
+        }
+        ConvolutionMode mode = c.getConvolutionMode();
+        boolean padded = mode == ConvolutionMode.Same || mode == ConvolutionMode.Causal;
+        // DL4J keeps a 1-D layer's sizes in the first entry of each pair (its builders may fill both)
+        Ops.Window w = new Ops.Window(c.getKernelSize()[0], 1, c.getStride()[0], 1, padded ? 0 : c.getPadding()[0], 0,
+                c.getDilation()[0], 1);
+        LayerKernel convolution = new Conv1dKernel.Weights(layer.getParam("W"), c.hasBias() ? layer.getParam("b") : null,
+                c.getActivationFn(), w);
+        return new Conv1dKernel(padded ? new SamePaddingKernel(convolution, w, mode == ConvolutionMode.Causal) : convolution, c);
     }
 
     /** A convolution's window: its padding, or none in Same mode (where {@link SamePaddingKernel} pads). */

@@ -1,6 +1,5 @@
 package org.dpdl4j.dpsgd;
 
-import java.util.Map;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
 import org.nd4j.linalg.indexing.INDArrayIndex;
@@ -13,10 +12,13 @@ import org.nd4j.linalg.indexing.NDArrayIndex;
  * max(0, (o − 1)·s + (k − 1)·d + 1 − in) per dimension, of which ⌊total/2⌋ at the top (left) and the rest, the odd row
  * (column), at the bottom (right). The padding depends on the input's height and width, so it is found at each forward
  * pass. Exact on every path of the inner kernel (oneDNN, im2col, libnd4j), at the cost of one padded copy of the input.
+ * The same kernel pads a 1-D convolution's {@code Causal} mode (on [B, c, T, 1]): (k − 1)·d zeros before the first
+ * step and none after, as libnd4j's conv1d pads in that mode.
  */
-final class SamePaddingKernel extends LayerKernel {
+final class SamePaddingKernel extends WrappingKernel {
     private final LayerKernel inner;
     private final Ops.Window window; // of the inner kernel (no padding)
+    private final boolean causal;
     private long[] inShape;
     private int top;
     private int left;
@@ -26,8 +28,18 @@ final class SamePaddingKernel extends LayerKernel {
      * @param window its window (kernel size, stride, dilation; padding 0)
      */
     SamePaddingKernel(LayerKernel inner, Ops.Window window) {
+        this(inner, window, false);
+    }
+
+    /**
+     * @param inner  the convolution's kernel with padding 0
+     * @param window its window (kernel size, stride, dilation; padding 0)
+     * @param causal pad (kH − 1)·dH rows at the top only (a 1-D convolution's Causal mode) instead of DL4J's Same padding
+     */
+    SamePaddingKernel(LayerKernel inner, Ops.Window window, boolean causal) {
         this.inner = inner;
         this.window = window;
+        this.causal = causal;
     }
 
     /** The kernel this one pads for. */
@@ -48,13 +60,8 @@ final class SamePaddingKernel extends LayerKernel {
     }
 
     @Override
-    boolean deterministic() {
-        return inner.deterministic();
-    }
-
-    @Override
-    boolean hasInputGradient() {
-        return inner.hasInputGradient();
+    LayerKernel current() {
+        return inner;
     }
 
     private void share() {
@@ -64,7 +71,7 @@ final class SamePaddingKernel extends LayerKernel {
     @Override
     INDArray forward(INDArray x, boolean keep) {
         share();
-        int[] p = padding(window, x.size(2), x.size(3));
+        int[] p = causal ? new int[]{(window.kH() - 1) * window.dH(), 0, 0, 0} : padding(window, x.size(2), x.size(3));
         inShape = x.shape();
         top = p[0];
         left = p[2];
@@ -89,40 +96,5 @@ final class SamePaddingKernel extends LayerKernel {
             return g;
         }
         return g.get(interior()).dup('c');
-    }
-
-    @Override
-    void addSquaredNorms(INDArray sq) {
-        inner.addSquaredNorms(sq);
-    }
-
-    @Override
-    boolean hasGroupSquaredNorms() {
-        return inner.hasGroupSquaredNorms();
-    }
-
-    @Override
-    void addGroupSquaredNorms(INDArray sq, int k) {
-        inner.addGroupSquaredNorms(sq, k);
-    }
-
-    @Override
-    void addWeightedSum(INDArray w, Map<String, INDArray> gradientViews) {
-        inner.addWeightedSum(w, gradientViews);
-    }
-
-    @Override
-    void addSum(Map<String, INDArray> gradientViews) {
-        inner.addSum(gradientViews);
-    }
-
-    @Override
-    void zeroNonFinite() {
-        inner.zeroNonFinite();
-    }
-
-    @Override
-    void clear() {
-        inner.clear();
     }
 }

@@ -154,7 +154,7 @@ class SeparableKernelTest {
         assertNonPrivateSum(net, oracle, xy, 1e-5, name);
     }
 
-    /** Every {@link ConvKernel} of the engine, inside depthwise, separable and Same-mode kernels too. */
+    /** Every {@link ConvKernel} of the engine, inside depthwise, separable, Same-mode and 1-D kernels too. */
     static List<ConvKernel> convolutions(PerExampleGradients engine) {
         return engine.kernels(LayerKernel.class).stream().flatMap(SeparableKernelTest::convolutions).toList();
     }
@@ -168,6 +168,9 @@ class SeparableKernelTest {
         }
         if (k instanceof SamePaddingKernel s) {
             return convolutions(s.inner());
+        }
+        if (k instanceof Conv1dKernel c) {
+            return convolutions(c.convolution());
         }
         if (k instanceof SeparableKernel s) {
             return Stream.concat(convolutions(s.depthwise()), convolutions(s.pointwise()));
