@@ -77,6 +77,12 @@ final class LayerKernels {
         }, LayerKernels::convolution1d);
         register(org.deeplearning4j.nn.conf.layers.Convolution1D.class, (c, where) -> {
         }, LayerKernels::convolution1d);
+        // transposed convolutions in NCHW with explicit padding (Truncate, Strict); Same mode and NHWC on the fallback
+        register(org.deeplearning4j.nn.conf.layers.Deconvolution2D.class, (c, where) -> {
+        }, (c, layer) -> c.getCnn2dDataFormat() != CNN2DFormat.NCHW
+                || c.getConvolutionMode() != ConvolutionMode.Truncate && c.getConvolutionMode() != ConvolutionMode.Strict ? null
+                : new DeconvKernel(layer.getParam("W"), c.hasBias() ? layer.getParam("b") : null, c.getActivationFn(),
+                        window(c.getKernelSize(), c.getStride(), c.getPadding(), c.getDilation())));
         register(GroupNormalization.class, (g, where) -> {
         }, (g, layer) -> new GroupNormKernel(layer.getParam("gamma"), layer.getParam("beta"), g.getGroups(), g.getEps(),
                 g.getActivationFn()));

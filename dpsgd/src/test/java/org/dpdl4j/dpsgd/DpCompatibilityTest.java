@@ -63,7 +63,7 @@ class DpCompatibilityTest {
     @Test
     void theRegistryKnowsItsLayerTypesAndSaysWhatToUseInstead() {
         assertEquals("ConvolutionLayer, WeightStandardizedConvolution, DepthwiseConvolution2D, SeparableConvolution2D, "
-                + "Convolution1DLayer, Convolution1D, GroupNormalization, SubsamplingLayer, DenseLayer, OutputLayer, LSTM, SimpleRnn, EmbeddingLayer, EmbeddingSequenceLayer, "
+                + "Convolution1DLayer, Convolution1D, Deconvolution2D, GroupNormalization, SubsamplingLayer, DenseLayer, OutputLayer, LSTM, SimpleRnn, EmbeddingLayer, EmbeddingSequenceLayer, "
                 + "LossLayer, RnnOutputLayer, RnnLossLayer, GlobalPoolingLayer, ActivationLayer, DropoutLayer, "
                 + "ZeroPaddingLayer, Scattering",
                 LayerKernels.supportedNames());
