@@ -6,10 +6,11 @@ import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.api.ops.DynamicCustomOp;
 import org.nd4j.linalg.factory.Nd4j;
+import org.nd4j.linalg.indexing.NDArrayIndex;
 
 /**
- * A transposed convolution (DL4J's {@code Deconvolution2D}, NCHW, Truncate or Strict mode): x [B, iC, H, W] to
- * z [B, oC, H', W'] with H' = s(H − 1) + d(k − 1) + 1 − 2p, a = φ(z), weights W [iC, oC, kH, kW] (DL4J's layout, which
+ * A transposed convolution (DL4J's {@code Deconvolution2D}, NCHW; Truncate, Strict or Same mode): x [B, iC, H, W] to
+ * z [B, oC, H', W'] with H' = s(H − 1) + d(k − 1) + 1 − 2p (H' = s·H in Same mode), a = φ(z), weights W [iC, oC, kH, kW] (DL4J's layout, which
  * its layer hands libnd4j's deconv2d op permuted to [kH, kW, oC, iC]). The forward pass is that op, as DL4J runs it. A
  * transposed convolution is the input gradient of the convolution with weights W read as [out = iC, in = oC, kH, kW]
  * and the same window (V. Dumoulin, F. Visin, "A guide to convolution arithmetic for deep learning", arXiv:1603.07285,
@@ -29,7 +30,8 @@ final class DeconvKernel extends LayerKernel {
     private final INDArray weights; // [iC, oC, kH, kW]
     private final INDArray bias;    // [1, oC] or null
     private final ActivationDerivative derivative;
-    private final Ops.Window window;
+    private final Ops.Window window; // explicit padding, or 0 in Same mode
+    private final boolean same;
     private INDArray input;
     private INDArray kept;
     private INDArray perExampleW; // [B, iC, oC·kH·kW]
@@ -40,9 +42,11 @@ final class DeconvKernel extends LayerKernel {
     /**
      * @param weights DL4J's [iC, oC, kH, kW]
      * @param bias    [1, oC] or null
-     * @param window  kernel, stride, padding and dilation (explicit padding: Truncate or Strict)
+     * @param window  kernel, stride, padding and dilation (explicit padding: Truncate or Strict; 0 in Same mode)
+     * @param same    DL4J's Same mode (output H·s × W·s)
      */
-    DeconvKernel(INDArray weights, INDArray bias, IActivation activation, Ops.Window window) {
+    DeconvKernel(INDArray weights, INDArray bias, IActivation activation, Ops.Window window, boolean same) {
+        this.same = same;
         this.weights = weights;
         this.bias = bias;
         this.derivative = new ActivationDerivative(activation);
@@ -51,12 +55,21 @@ final class DeconvKernel extends LayerKernel {
 
     @Override
     INDArray forward(INDArray x, boolean keep) {
-        long oh = (long) window.sH() * (x.size(2) - 1) + (long) window.dH() * (window.kH() - 1) + 1 - 2L * window.pH();
-        long ow = (long) window.sW() * (x.size(3) - 1) + (long) window.dW() * (window.kW() - 1) + 1 - 2L * window.pW();
+        long oh = same ? x.size(2) * window.sH()
+                : (long) window.sH() * (x.size(2) - 1) + (long) window.dH() * (window.kH() - 1) + 1 - 2L * window.pH();
+        long ow = same ? x.size(3) * window.sW()
+                : (long) window.sW() * (x.size(3) - 1) + (long) window.dW() * (window.kW() - 1) + 1 - 2L * window.pW();
         INDArray z = Nd4j.create(x.dataType(), x.size(0), weights.size(1), oh, ow);
         INDArray w = weights.permute(2, 3, 1, 0);
         INDArray[] in = bias == null ? new INDArray[]{x, w} : new INDArray[]{x, w, bias.reshape(bias.length())};
-        Nd4j.exec(DynamicCustomOp.builder("deconv2d").addInputs(in).addOutputs(z).addIntegerArguments(window.args(0, 0)).build());
+        Ops.Window op = window;
+        if (same) { // the top-left padding DL4J's layer hands the op, with libnd4j's Same flag
+            int[] pad = org.deeplearning4j.util.ConvolutionUtils.getSameModeTopLeftPadding(new int[]{(int) oh, (int) ow},
+                    new int[]{(int) x.size(2), (int) x.size(3)}, new int[]{window.kH(), window.kW()},
+                    new int[]{window.sH(), window.sW()}, new int[]{window.dH(), window.dW()});
+            op = new Ops.Window(window.kH(), window.kW(), window.sH(), window.sW(), pad[0], pad[1], window.dH(), window.dW(), true);
+        }
+        Nd4j.exec(DynamicCustomOp.builder("deconv2d").addInputs(in).addOutputs(z).addIntegerArguments(op.args(0, 0)).build());
         INDArray[] out = derivative.apply(z, keep);
         if (keep) {
             input = x;
@@ -67,14 +80,15 @@ final class DeconvKernel extends LayerKernel {
 
     @Override
     INDArray backward(INDArray gradOutput, boolean needInputGradient) {
-        INDArray delta = derivative.backprop(kept, gradOutput);
+        INDArray raw = derivative.backprop(kept, gradOutput);
+        INDArray delta = reach(raw);
         if (trainable) {
             long b = delta.size(0);
             long positions = input.size(2) * input.size(3);
             INDArray cols = Ops.im2col(delta, window); // [B, oC, kH, kW, H, W]
             INDArray gradients = Nd4j.matmul(input.reshape('c', b, input.size(1), positions),
                     cols.reshape('c', b, weights.length() / weights.size(0), positions), false, true, false); // [B, iC, K']
-            INDArray perExampleBias = bias == null ? null : delta.sum(2, 3);
+            INDArray perExampleBias = bias == null ? null : raw.sum(2, 3);
             if (perExample) {
                 perExampleW = gradients;
                 perExampleB = perExampleBias;
@@ -90,6 +104,32 @@ final class DeconvKernel extends LayerKernel {
         INDArray g = Ops.conv2d(widen ? delta.castTo(DataType.DOUBLE) : delta, widen ? weights.castTo(DataType.DOUBLE) : weights,
                 null, window);
         return widen ? g.castTo(DataType.FLOAT) : g;
+    }
+
+    /**
+     * In Same mode, δ [B, oC, H·s, W·s] laid on the rows and columns the convolution's windows reach, as libnd4j's
+     * deconv2d places its output in that mode: output row r is row r + p of the reach, p =
+     * ((H − 1)·s + (k − 1)·d + 1 − H·s) / 2 truncated toward zero as C++ divides (negative when the output is longer than the
+     * reach); rows outside the reach are 0 there, and δ's rows outside it (read by no window; they reach the bias only) are
+     * dropped. Then the convolution with padding 0 maps the reach onto x's H × W positions. Explicit padding: δ itself.
+     */
+    private INDArray reach(INDArray delta) {
+        if (!same) {
+            return delta;
+        }
+        long reachH = (input.size(2) - 1) * window.sH() + (long) (window.kH() - 1) * window.dH() + 1;
+        long reachW = (input.size(3) - 1) * window.sW() + (long) (window.kW() - 1) * window.dW() + 1;
+        long top = (reachH - delta.size(2)) / 2;
+        long left = (reachW - delta.size(3)) / 2;
+        INDArray out = Nd4j.zeros(delta.dataType(), delta.size(0), delta.size(1), reachH, reachW);
+        long r0 = Math.max(0, top);
+        long r1 = Math.min(reachH, top + delta.size(2));
+        long c0 = Math.max(0, left);
+        long c1 = Math.min(reachW, left + delta.size(3));
+        out.get(NDArrayIndex.all(), NDArrayIndex.all(), NDArrayIndex.interval(r0, r1), NDArrayIndex.interval(c0, c1))
+                .assign(delta.get(NDArrayIndex.all(), NDArrayIndex.all(), NDArrayIndex.interval(r0 - top, r1 - top),
+                        NDArrayIndex.interval(c0 - left, c1 - left)));
+        return out;
     }
 
     @Override

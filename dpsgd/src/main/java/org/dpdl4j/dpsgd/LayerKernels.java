@@ -65,10 +65,10 @@ final class LayerKernels {
                 layer.getParam("W"), c.hasBias() ? layer.getParam("b") : null, c.getActivationFn(), convolutionWindow(c), c.getEps())));
         // depthwise and separable convolutions in NCHW, Truncate, Strict or Same mode; other settings (NHWC) on the fallback
         register(DepthwiseConvolution2D.class, (c, where) -> {
-        }, (c, layer) -> !separableCovered(c) ? null : samePadded(c, new DepthwiseKernel(layer.getParam("W"),
+        }, (c, layer) -> !convolutionCovered(c) ? null : samePadded(c, new DepthwiseKernel(layer.getParam("W"),
                 DepthwiseKernel.Layout.KH_KW_IC_M, c.hasBias() ? layer.getParam("b") : null, c.getActivationFn(), convolutionWindow(c))));
         register(SeparableConvolution2D.class, (c, where) -> {
-        }, (c, layer) -> !separableCovered(c) ? null : new SeparableKernel(samePadded(c, new DepthwiseKernel(layer.getParam("W"),
+        }, (c, layer) -> !convolutionCovered(c) ? null : new SeparableKernel(samePadded(c, new DepthwiseKernel(layer.getParam("W"),
                 DepthwiseKernel.Layout.M_IC_KH_KW, null, new ActivationIdentity(), convolutionWindow(c))),
                 new ConvKernel(layer.getParam("pW"), c.hasBias() ? layer.getParam("b") : null, c.getActivationFn(),
                         window(new int[]{1, 1}, new int[]{1, 1}, new int[]{0, 0}, new int[]{1, 1}))));
@@ -77,12 +77,11 @@ final class LayerKernels {
         }, LayerKernels::convolution1d);
         register(org.deeplearning4j.nn.conf.layers.Convolution1D.class, (c, where) -> {
         }, LayerKernels::convolution1d);
-        // transposed convolutions in NCHW with explicit padding (Truncate, Strict); Same mode and NHWC on the fallback
+        // transposed convolutions in NCHW (Truncate, Strict, Same); NHWC on the fallback
         register(org.deeplearning4j.nn.conf.layers.Deconvolution2D.class, (c, where) -> {
-        }, (c, layer) -> c.getCnn2dDataFormat() != CNN2DFormat.NCHW
-                || c.getConvolutionMode() != ConvolutionMode.Truncate && c.getConvolutionMode() != ConvolutionMode.Strict ? null
+        }, (c, layer) -> !convolutionCovered(c) ? null
                 : new DeconvKernel(layer.getParam("W"), c.hasBias() ? layer.getParam("b") : null, c.getActivationFn(),
-                        window(c.getKernelSize(), c.getStride(), c.getPadding(), c.getDilation())));
+                        convolutionWindow(c), c.getConvolutionMode() == ConvolutionMode.Same));
         register(GroupNormalization.class, (g, where) -> {
         }, (g, layer) -> new GroupNormKernel(layer.getParam("gamma"), layer.getParam("beta"), g.getGroups(), g.getEps(),
                 g.getActivationFn()));
@@ -352,8 +351,8 @@ final class LayerKernels {
         requireExplicitPadding(where, c.getConvolutionMode());
     }
 
-    /** Whether a depthwise or separable convolution's settings are its kernel's (else it runs on the fallback). */
-    private static boolean separableCovered(ConvolutionLayer c) {
+    /** Whether a depthwise, separable or transposed convolution's settings are its kernel's (else it runs on the fallback). */
+    private static boolean convolutionCovered(ConvolutionLayer c) {
         ConvolutionMode mode = c.getConvolutionMode();
         return c.getCnn2dDataFormat() == CNN2DFormat.NCHW
                 && (mode == ConvolutionMode.Truncate || mode == ConvolutionMode.Strict || mode == ConvolutionMode.Same);

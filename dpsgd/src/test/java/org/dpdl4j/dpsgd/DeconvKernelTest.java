@@ -28,7 +28,7 @@ import org.nd4j.linalg.lossfunctions.LossFunctions.LossFunction;
  * clipped norms ≤ C(1 + 10⁻⁶)): kernel sizes, strides, padding and dilation in Truncate and Strict modes, no bias, a
  * convolution before it (its input gradient), a deconvolution feeding another, float32 against DL4J's float32 (float64
  * with dilation, where DL4J's own float32 backward pass fails), grouped
- * norms and the non-private sum; Same mode stays on the fallback, exactly.
+ * norms, the non-private sum, and Same mode; NHWC stays on the fallback.
  */
 class DeconvKernelTest {
     private static final int B = 4;
@@ -98,6 +98,8 @@ class DeconvKernelTest {
         KernelChecks.Result r = KernelChecks.assertExact(network(DataType.FLOAT, ConvolutionMode.Truncate, 3, 2, 1, 1, true,
                 Activation.TANH), x, y, 1e-5);
         System.out.println("DECONV float32: " + r);
+        r = KernelChecks.assertExact(network(DataType.FLOAT, ConvolutionMode.Same, 2, 2, 0, 1, true, Activation.RELU), x, y, 1e-5);
+        System.out.println("DECONV float32 Same: " + r);
         MultiLayerNetwork dilated = network(DataType.FLOAT, ConvolutionMode.Truncate, 3, 2, 1, 2, true, Activation.TANH);
         r = KernelChecks.compare(PerExampleGradients.of(dilated), dilated.convertDataType(DataType.DOUBLE), x, y, null, null);
         System.out.println("DECONV float32 dilation 2 against DL4J's float64: " + r);
@@ -117,10 +119,26 @@ class DeconvKernelTest {
         }
     }
 
+    /**
+     * Same mode (output H·s × W·s): kernel sizes and dilations whose padding is even, odd (one more row at the bottom) or
+     * none, strides 1 to 3.
+     */
+    @ParameterizedTest(name = "Same k{0} s{1} d{2}")
+    @CsvSource({"3, 2, 1", "2, 2, 1", "3, 1, 1", "1, 3, 1", "2, 3, 2", "4, 2, 1"})
+    void sameMode(int k, int s, int d) {
+        MultiLayerNetwork net = network(DataType.DOUBLE, ConvolutionMode.Same, k, s, 0, d, true, Activation.TANH);
+        assertInstanceOf(DeconvKernel.class, EmbeddingKernelTest.kernel(net, 1));
+        KernelChecks.Result r = KernelChecks.assertExact(net, features(DataType.DOUBLE, B), EmbeddingKernelTest.oneHot(B, 3), 1e-10);
+        System.out.println("DECONV float64 Same k" + k + " s" + s + " d" + d + ": " + r);
+    }
+
     @Test
-    void sameModeRunsOnTheFallbackExactly() {
-        MultiLayerNetwork net = network(DataType.DOUBLE, ConvolutionMode.Same, 3, 2, 0, 1, true, Activation.TANH);
-        assertInstanceOf(FallbackKernel.class, EmbeddingKernelTest.kernel(net, 1));
-        KernelChecks.assertExact(net, features(DataType.DOUBLE, B), EmbeddingKernelTest.oneHot(B, 3), 1e-10);
+    void nhwcRunsOnTheFallback() {
+        MultiLayerNetwork net = init(builder(DataType.DOUBLE)
+                .layer(new Deconvolution2D.Builder(2, 2).nIn(C).nOut(3).dataFormat(org.deeplearning4j.nn.conf.CNN2DFormat.NHWC)
+                        .activation(Activation.TANH).build())
+                .layer(new GlobalPoolingLayer.Builder(PoolingType.AVG).build())
+                .layer(new OutputLayer.Builder(LossFunction.MCXENT).nIn(3).nOut(3).activation(Activation.SOFTMAX).build()).build());
+        assertInstanceOf(FallbackKernel.class, EmbeddingKernelTest.kernel(net, 0));
     }
 }
