@@ -10,8 +10,9 @@ import org.nd4j.linalg.lossfunctions.ILossFunction;
  * labels [B, outputs, T] in NCW, an optional label mask [B, T]. As DL4J computes them, the steps become rows (example i's
  * in rows iT … iT + T − 1), DL4J's own loss gives each row's score and dL/dz (a masked step scores 0 and passes no
  * gradient), and an example's loss is the sum over its steps. Its gradient is the sum of its T rows' gradients,
- * Σ_t x_itᵀδ_it, whose norm the dense head's grouped norms give exactly. Without a label mask the feature mask that
- * reaches the layer is used, as DL4J does.
+ * Σ_t x_itᵀδ_it, whose norm the dense head's grouped norms give exactly. Only the label mask masks the loss: with a
+ * feature mask and no label mask, DL4J 1.0.0-M2.1 scores every step, padded ones included (checked against its gradient
+ * in {@code SimpleRnnKernelTest}); the feature mask still reaches the layers below.
  */
 final class SequenceLossKernel extends OutputKernel {
     private final DenseKernel head; // or null for an RnnLossLayer
@@ -70,9 +71,9 @@ final class SequenceLossKernel extends OutputKernel {
         return sequences(activation.getActivation(z.dup(), training));
     }
 
-    /** The label mask of the steps as a column [B·T, 1]: the label mask, else the feature mask that reached the layer. */
+    /** The label mask of the steps as a column [B·T, 1], or null. */
     private INDArray stepMask(INDArray labelMask) {
-        INDArray m = labelMask != null ? labelMask : mask;
+        INDArray m = labelMask;
         if (m == null) {
             return null;
         }
