@@ -19,8 +19,8 @@ import org.nd4j.linalg.factory.Nd4j;
  * normally distributed pseudorandom numbers", J. Statistical Computation and Simulation 86(7), 2016). Each call splits one
  * generator per block of {@value #BLOCK} coordinates from this object's generator, in block order, and fills the blocks
  * on the common fork-join pool: the noise depends on the seed and the calls before, never on the number of threads.
- * This is about four times as fast as ND4J's native Gaussian op (ResNet50's 23.5 M coordinates, 2 cores). Elsewhere
- * (CUDA) ND4J's generator draws the noise.
+ * This is twice as fast as ND4J's native Gaussian op: on ResNet50's 23.5 M float32 coordinates, 2 cores, best of 15
+ * calls of {@code addTo}, 108 ms against 229 ms. Elsewhere (CUDA) ND4J's generator draws the noise.
  *
  * <p>Neither generator is a cryptographic one, and the noise is floating-point (I. Mironov, "On Significance of the Least
  * Significant Bits for Differential Privacy", CCS 2012): both are the usual trade-offs of DP-SGD libraries and are stated,
