@@ -35,7 +35,7 @@ public record ImageAugmentation(int channels, int height, int width, int maxShif
     /**
      * The augmentation for a data set of {@link Datasets}: shifts of up to 2 pixels for MNIST (digits are not mirrored)
      * and Fashion-MNIST (whose shoes all face left: mirrored copies cost 0.9 points of validation accuracy against
-     * shifts alone in a ScatterNet study, docs/GUIDE.md), shifts of up to 4 pixels and flips for CIFAR-10 (De et al.'s
+     * shifts alone in a ScatterNet study, docs/RESULTS.md), shifts of up to 4 pixels and flips for CIFAR-10 (De et al.'s
      * crops of a 4-pixel padding).
      *
      * @throws IllegalArgumentException for another data set
