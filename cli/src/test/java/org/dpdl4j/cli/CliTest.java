@@ -224,6 +224,22 @@ class CliTest {
         assertTrue(r.out().contains("score withheld"), r.out());
         assertReleaseOnly(out, j, RANDOM_SEARCH_RELEASE, false);
         assertTrue(Files.exists(out.resolve("model.zip")));
+        // score_noise is the standard deviation of the released validation accuracy (--score-noise, default 0.005): the
+        // count of correct predictions on the f·n validation examples carries Gaussian noise of score_noise·f·n, which is
+        // the noise multiplier of the event's Gaussian (a count's sensitivity is 1)
+        JsonNode released = Reporting.JSON.readTree(out.resolve("tuning.json").toFile());
+        JsonNode config = released.get("config");
+        assertEquals(0.005, config.get("score_noise").asDouble(), 0);
+        double countNoise = config.get("score_noise").asDouble() * config.get("validation_fraction").asDouble()
+                * released.get("dataset_size").asInt();
+        java.util.List<Double> gaussians = new java.util.ArrayList<>();
+        released.get("event").findParents("type").forEach(n -> {
+            if (n.get("type").asText().equals("gaussian")) {
+                gaussians.add(n.get("noise_multiplier").asDouble());
+            }
+        });
+        assertTrue(gaussians.stream().anyMatch(g -> Math.abs(g - countNoise) <= 1e-9 * countNoise),
+                "the score's Gaussian " + gaussians + " against score_noise·f·n = " + countNoise);
         java.util.List<String> lines = Files.readAllLines(ledger);
         assertEquals(6, lines.size(), "header, the tuning's charge, the tuning and two trials recorded under it, its release");
         assertTrue(lines.get(5).contains("\"kind\":\"release\"") && lines.get(5).contains("\"covered_by\":1"), lines.get(5));
