@@ -390,9 +390,7 @@ final class ConvKernel extends LayerKernel {
         INDArray sum = Nd4j.createUninitialized(DataType.FLOAT, weights.shape(), 'c');
         Dnnl.convolutionBackwardWeights(x, scaled, window, groups, sum);
         addInto(views.get("W"), mapped(sum));
-        if (perExampleB != null) {
-            addInto(views.get("b"), Dnnl.vectorTimesMatrix(w.castTo(DataType.FLOAT).reshape(1, b), perExampleB));
-        }
+        addWeightedRows(w, perExampleB, views.get("b"));
     }
 
     /** A weight gradient [oC, iC, kH, kW] (a batch sum) through {@link #weightGradientMap}. */
@@ -503,22 +501,13 @@ final class ConvKernel extends LayerKernel {
             addStreamedWeightedSum(w, views);
             return;
         }
-        long b = perExampleW.size(0);
-        INDArray wRow = w.castTo(perExampleW.dataType()).reshape(1, b);
-        INDArray flat = perExampleW.reshape('c', b, perExampleW.size(1) * perExampleW.size(2));
-        boolean dnnl = Dnnl.enabled(wRow, flat);
-        addInto(views.get("W"), dnnl ? Dnnl.vectorTimesMatrix(wRow, flat) : wRow.mmul(flat));
-        if (perExampleB != null) {
-            addInto(views.get("b"), dnnl ? Dnnl.vectorTimesMatrix(wRow, perExampleB) : wRow.mmul(perExampleB));
-        }
+        addWeightedRows(w, perExampleW, views.get("W"));
+        addWeightedRows(w, perExampleB, views.get("b"));
     }
 
     @Override
     void addSum(Map<String, INDArray> views) {
-        addInto(views.get("W"), sumW);
-        if (sumB != null) {
-            addInto(views.get("b"), sumB);
-        }
+        addWeightAndBias(views, sumW, sumB);
     }
 
     @Override

@@ -161,20 +161,13 @@ final class DeconvKernel extends LayerKernel {
 
     @Override
     void addWeightedSum(INDArray w, Map<String, INDArray> views) {
-        long b = perExampleW.size(0);
-        INDArray row = w.castTo(perExampleW.dataType()).reshape(1, b);
-        addInto(views.get("W"), row.mmul(perExampleW.reshape('c', b, perExampleW.length() / b)));
-        if (perExampleB != null) {
-            addInto(views.get("b"), row.mmul(perExampleB));
-        }
+        addWeightedRows(w, perExampleW, views.get("W"));
+        addWeightedRows(w, perExampleB, views.get("b"));
     }
 
     @Override
     void addSum(Map<String, INDArray> views) {
-        addInto(views.get("W"), sumW);
-        if (sumB != null) {
-            addInto(views.get("b"), sumB);
-        }
+        addWeightAndBias(views, sumW, sumB);
     }
 
     @Override

@@ -1,6 +1,5 @@
 package org.dpdl4j.dpsgd;
 
-import java.util.Map;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
 import org.nd4j.linalg.indexing.NDArrayIndex;
@@ -10,7 +9,7 @@ import org.nd4j.linalg.indexing.NDArrayIndex;
  * last step, [B, H]; its gradient goes to that step alone. A batch with a feature mask (where each example's last step
  * is its last unmasked one) runs on the exact fallback of the whole wrapper.
  */
-final class LastTimeStepKernel extends LayerKernel {
+final class LastTimeStepKernel extends WrappingKernel {
     private final LayerKernel inner;
     private final FallbackKernel masked;
     private boolean onFallback;
@@ -56,8 +55,7 @@ final class LastTimeStepKernel extends LayerKernel {
 
     @Override
     INDArray backward(INDArray gradOutput, boolean needInputGradient) {
-        LayerKernel k = onFallback ? masked : inner;
-        share(k);
+        share(current());
         if (onFallback) {
             return masked.backward(gradOutput, needInputGradient);
         }
@@ -66,43 +64,24 @@ final class LastTimeStepKernel extends LayerKernel {
         return inner.backward(g, needInputGradient);
     }
 
-    private LayerKernel active() {
+    @Override
+    LayerKernel current() {
         return onFallback ? masked : inner;
     }
 
     @Override
-    void addSquaredNorms(INDArray sq) {
-        active().addSquaredNorms(sq);
+    boolean deterministic() {
+        return inner.deterministic();
+    }
+
+    @Override
+    boolean hasInputGradient() {
+        return inner.hasInputGradient();
     }
 
     @Override
     boolean hasGroupSquaredNorms() {
         return inner.hasGroupSquaredNorms();
-    }
-
-    @Override
-    void addGroupSquaredNorms(INDArray sq, int k) {
-        active().addGroupSquaredNorms(sq, k);
-    }
-
-    @Override
-    boolean addsFlatGradients() {
-        return active().addsFlatGradients();
-    }
-
-    @Override
-    void addWeightedSum(INDArray w, Map<String, INDArray> views) {
-        active().addWeightedSum(w, views);
-    }
-
-    @Override
-    void addSum(Map<String, INDArray> views) {
-        active().addSum(views);
-    }
-
-    @Override
-    void zeroNonFinite() {
-        active().zeroNonFinite();
     }
 
     @Override

@@ -190,6 +190,28 @@ abstract class LayerKernel {
         }
     }
 
+    /**
+     * view += Σ_b w_b G_b for per-example gradients stacked as rows of {@code stack} [B, …] (flattened per example), with
+     * oneDNN's vector-matrix product in float32 on the CPU; null stacks add nothing.
+     */
+    static void addWeightedRows(INDArray w, INDArray stack, INDArray view) {
+        if (stack == null) {
+            return;
+        }
+        long b = stack.size(0);
+        INDArray row = w.castTo(stack.dataType()).reshape(1, b);
+        INDArray flat = stack.reshape('c', b, stack.length() / b);
+        addInto(view, Dnnl.enabled(row, flat) ? Dnnl.vectorTimesMatrix(row, flat) : row.mmul(flat));
+    }
+
+    /** Adds a batch-summed weight gradient and, when there is one, a bias gradient into the views "W" and "b". */
+    static void addWeightAndBias(Map<String, INDArray> views, INDArray w, INDArray b) {
+        addInto(views.get("W"), w);
+        if (b != null) {
+            addInto(views.get("b"), b);
+        }
+    }
+
     /** view += value, where value has the view's elements in another (compatible) shape. */
     static void addInto(INDArray view, INDArray value) {
         view.addi(value.reshape(view.ordering(), view.shape()));
