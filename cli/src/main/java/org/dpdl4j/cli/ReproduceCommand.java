@@ -33,12 +33,12 @@ import picocli.CommandLine.Parameters;
                         + "dphype-figure2b; --repetitions-per-point, paper 5000), honest-mnist / honest-fashion-mnist (trains: "
                         + "a private model whose epsilon includes its hyperparameter search, Koskela-Kulkarni subsampled "
                         + "tuning, next to a single run with a recipe fixed in advance and published single runs; --seeds "
-                        + "repetitions (default 3), --epsilon the total (default 3), --recipe scatternet (default), scatternet-datanorm or standard-cnn, "
+                        + "repetitions (default 3), --target-epsilon the total (default 3), --recipe scatternet (default), scatternet-datanorm or standard-cnn, "
                         + "--quick for a short version, --json for the result line), tramer-boneh "
                         + "(trains: Tramer & Boneh 2021's ScatterNet rows for MNIST and Fashion-MNIST at epsilon 3, paper vs "
                         + "dpdl4j with the same models and hyperparameters; --epochs overrides theirs for a quick check), "
                         + "scatternet-ablation (trains: ScatterNet + linear with GroupNorm or with the private data "
-                        + "normalisation at epsilon 3 (--epsilon), one seed, validation and test accuracy; --datasets, --epochs, --normalisations, --lr-factors)."})
+                        + "normalisation at epsilon 3 (--target-epsilon), one seed, validation and test accuracy; --datasets, --epochs, --normalisations, --lr-factors)."})
 final class ReproduceCommand implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "ID", description = "ps-figure2 ... ps-figure7, koskela-figure1, koskela-figure2, dphypo-table1, dingwu-figure2, dphype-noise-table, dphype-figure2, audit-table, honest-mnist, honest-fashion-mnist, tramer-boneh or scatternet-ablation.")
     String id;
@@ -93,9 +93,6 @@ final class ReproduceCommand implements Callable<Integer> {
     @Option(names = "--runs", defaultValue = "2", description = "dphypo-table1: runs per grid point (default ${DEFAULT-VALUE}; paper 5).")
     int runs;
 
-    @Option(names = "--target-epsilon", defaultValue = "10", description = "dphypo-table1: white-box total epsilon at gamma = 0.01 (default ${DEFAULT-VALUE}).")
-    double targetEpsilon;
-
     @Option(names = "--replays", defaultValue = "200", description = "dphypo-table1: simulated tuning runs per entry (default ${DEFAULT-VALUE}, as the paper).")
     int replays;
 
@@ -127,9 +124,16 @@ final class ReproduceCommand implements Callable<Integer> {
     @Option(names = "--quick", description = "honest-*: 20 epochs instead of 40 and one repetition.")
     boolean quick;
 
-    @Option(names = "--epsilon", description = "honest-* / scatternet-ablation: total epsilon of each row at delta 1e-5 (default 3; "
-            + "the issue's tables: 3 and 1).")
+    @Option(names = "--target-epsilon", paramLabel = "ε", description = {"The total epsilon: honest-* / "
+            + "scatternet-ablation: of each row at delta 1e-5 (default 3; the issue's tables: 3 and 1); dphypo-table1: the "
+            + "white-box total at gamma = 0.01 (default 10). --epsilon, its older name, is still read."})
     Double epsilon;
+
+    /** The older name of {@code --target-epsilon} (honest-* and scatternet-ablation had it), kept so that old commands run. */
+    @Option(names = "--epsilon", hidden = true, paramLabel = "ε")
+    void olderEpsilonName(double e) {
+        epsilon = e;
+    }
 
     @Option(names = "--recipe", description = "honest-*: scatternet (Tramer & Boneh's ScatterNet + linear "
             + "model and hyperparameters, GroupNorm), scatternet-datanorm (the same with their private data normalisation, its "
@@ -163,8 +167,9 @@ final class ReproduceCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--json, --quick, --recipe and --tuned-only apply to honest-mnist and honest-fashion-mnist only, not "
                     + id);
         }
-        if (epsilon != null && !id.startsWith("honest-") && !id.equals("scatternet-ablation")) {
-            throw new IllegalArgumentException("--epsilon applies to honest-mnist, honest-fashion-mnist and scatternet-ablation only, not " + id);
+        if (epsilon != null && !id.startsWith("honest-") && !id.equals("scatternet-ablation") && !id.equals("dphypo-table1")) {
+            throw new IllegalArgumentException("--target-epsilon (or --epsilon) applies to honest-mnist, honest-fashion-mnist, "
+                    + "scatternet-ablation and dphypo-table1 only, not " + id);
         }
         if ((normalisations != null || lrFactors != null || augmults != null || batchFactors != null || lrSchedules != null)
                 && !id.equals("scatternet-ablation")) {
@@ -274,7 +279,7 @@ final class ReproduceCommand implements Callable<Integer> {
     private double checkedEpsilon() {
         double e = epsilon != null ? epsilon : 3.0;
         if (!(e > 0 && e <= 100)) {
-            throw new IllegalArgumentException("--epsilon must be in (0, 100], got " + e);
+            throw new IllegalArgumentException("--target-epsilon (or --epsilon) must be in (0, 100], got " + e);
         }
         return e;
     }
@@ -295,6 +300,10 @@ final class ReproduceCommand implements Callable<Integer> {
     }
 
     private DpHypoFigures.Settings table1Settings() {
+        double targetEpsilon = epsilon != null ? epsilon : 10;
+        if (!(targetEpsilon > 0) || Double.isInfinite(targetEpsilon)) {
+            throw new IllegalArgumentException("--target-epsilon must be finite and > 0, got " + targetEpsilon);
+        }
         if (paperGrid) {
             return new DpHypoFigures.Settings(60000, "lr=log:0.0001:10:16", "clip=lin:0.3:6:20", 5, 10, targetEpsilon, replays, seed,
                     landscapeDir, softmaxBeta);
@@ -305,9 +314,6 @@ final class ReproduceCommand implements Callable<Integer> {
         }
         if (runs < 1 || replays < 2) {
             throw new IllegalArgumentException("--runs must be >= 1 and --replays >= 2, got " + runs + " and " + replays);
-        }
-        if (!(targetEpsilon > 0) || Double.isInfinite(targetEpsilon)) {
-            throw new IllegalArgumentException("--target-epsilon must be finite and > 0, got " + targetEpsilon);
         }
         if (!(softmaxBeta >= 0) || Double.isInfinite(softmaxBeta)) {
             throw new IllegalArgumentException("--softmax-beta must be finite and >= 0, got " + softmaxBeta);

@@ -997,11 +997,11 @@ class CliTest {
                 elsewhere.err());
         Run badEpsilon = run("reproduce", "scatternet-ablation", "--epsilon", "0", "--output", dir.resolve("d").toString());
         assertEquals(2, badEpsilon.status());
-        assertTrue(badEpsilon.err().contains("--epsilon must be in (0, 100], got 0.0"), badEpsilon.err());
-        Run epsilonElsewhere = run("reproduce", "tramer-boneh", "--epsilon", "1", "--output", dir.resolve("e").toString());
+        assertTrue(badEpsilon.err().contains("--target-epsilon (or --epsilon) must be in (0, 100], got 0.0"), badEpsilon.err());
+        Run epsilonElsewhere = run("reproduce", "tramer-boneh", "--target-epsilon", "1", "--output", dir.resolve("e").toString());
         assertEquals(2, epsilonElsewhere.status());
-        assertTrue(epsilonElsewhere.err().contains("--epsilon applies to honest-mnist, honest-fashion-mnist and scatternet-ablation only, not tramer-boneh"),
-                epsilonElsewhere.err());
+        assertTrue(epsilonElsewhere.err().contains("--target-epsilon (or --epsilon) applies to honest-mnist, honest-fashion-mnist, "
+                + "scatternet-ablation and dphypo-table1 only, not tramer-boneh"), epsilonElsewhere.err());
         for (String d : List.of("a", "b", "c", "d", "e")) {
             assertTrue(!Files.exists(dir.resolve(d)), "nothing written for a refused command: " + d);
         }
