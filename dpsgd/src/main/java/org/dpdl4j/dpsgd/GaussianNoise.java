@@ -52,48 +52,52 @@ public final class GaussianNoise implements AutoCloseable {
         if (std == 0) {
             return;
         }
-        INDArray noise = Nd4j.createUninitialized(target.dataType(), target.shape(), 'c');
+        if (HostKernels.enabled(target.dataType()) && !target.isView() && target.length() == target.data().length()) {
+            fill(target, std); // a dense array of its own: the draws go straight into it, no second array and no pass to add it
+            return;
+        }
+        INDArray noise = Nd4j.zeros(target.dataType(), target.shape());
         if (HostKernels.enabled(target.dataType())) {
             fill(noise, std);
         } else {
             if (device == null) {
                 device = Nd4j.getRandomFactory().getNewRandomInstance(seed);
             }
+            noise = Nd4j.createUninitialized(target.dataType(), target.shape(), 'c');
             Nd4j.getExecutioner().exec(new GaussianDistribution(noise, 0.0, std), device);
         }
         target.addi(noise);
     }
 
-    /** Fills a dense array with N(0, std²) draws, a split generator per block. */
-    private void fill(INDArray noise, double std) {
+    /** Adds N(0, std²) draws to every element of a dense array in buffer order, a split generator per block. */
+    private void fill(INDArray dense, double std) {
         if (host == null) {
             host = (SplittableGenerator) RandomGeneratorFactory.of("L64X128MixRandom").create(seed);
         }
-        long n = noise.length();
+        long n = dense.length();
         int blocks = (int) ((n + BLOCK - 1) / BLOCK);
         SplittableGenerator[] generators = new SplittableGenerator[blocks];
         for (int j = 0; j < blocks; j++) {
             generators[j] = host.split();
         }
-        boolean single = noise.dataType() == DataType.FLOAT;
-        var floats = single ? noise.data().asNioFloat() : null;
-        var doubles = single ? null : noise.data().asNioDouble();
+        boolean single = dense.dataType() == DataType.FLOAT;
+        var floats = single ? dense.data().asNioFloat() : null;
+        var doubles = single ? null : dense.data().asNioDouble();
+        int base = single ? floats.position() : doubles.position();
         IntStream.range(0, blocks).parallel().forEach(j -> {
             SplittableGenerator g = generators[j];
             int from = j * BLOCK;
             int to = (int) Math.min(n, (long) from + BLOCK);
             if (single) {
-                float[] block = new float[to - from];
-                for (int i = 0; i < block.length; i++) {
-                    block[i] = (float) (std * g.nextGaussian());
+                var block = floats.duplicate();
+                for (int i = base + from; i < base + to; i++) { // x + (float) noise, as adding a float32 noise array gives
+                    block.put(i, block.get(i) + (float) (std * g.nextGaussian()));
                 }
-                floats.duplicate().position(floats.position() + from).put(block);
             } else {
-                double[] block = new double[to - from];
-                for (int i = 0; i < block.length; i++) {
-                    block[i] = std * g.nextGaussian();
+                var block = doubles.duplicate();
+                for (int i = base + from; i < base + to; i++) {
+                    block.put(i, block.get(i) + std * g.nextGaussian());
                 }
-                doubles.duplicate().position(doubles.position() + from).put(block);
             }
         });
     }

@@ -78,6 +78,37 @@ class GaussianNoiseTest {
         assertTrue(Math.abs(r) < 5 / Math.sqrt(GaussianNoise.BLOCK), "correlation of neighbouring blocks " + r);
     }
 
+    /**
+     * A dense array takes the draws in place, a view through a separate noise array: for the same seed both add the same
+     * noise, x + (float) draw, to the values already there.
+     */
+    @ParameterizedTest
+    @EnumSource(value = DataType.class, names = {"FLOAT", "DOUBLE"})
+    void theNoiseIsAddedToTheValuesThereWhetherTheArrayIsDenseOrAView(DataType type) {
+        int n = 2 * GaussianNoise.BLOCK + 3;
+        INDArray values = Nd4j.createFromArray(java.util.stream.IntStream.range(0, n).mapToDouble(i -> Math.sin(i)).toArray())
+                .castTo(type);
+        INDArray dense = values.dup();
+        INDArray wide = Nd4j.zeros(type, 2, n);
+        INDArray view = wide.getRow(1);
+        view.assign(values);
+        assertTrue(!dense.isView() && view.isView());
+        try (GaussianNoise a = new GaussianNoise(3); GaussianNoise b = new GaussianNoise(3)) {
+            a.addTo(dense, 2);
+            b.addTo(view, 2);
+        }
+        assertEquals(dense, view);
+        assertEquals(0.0, wide.getRow(0).sumNumber().doubleValue(), 0.0, "nothing outside the view is touched");
+        INDArray noise = dense.sub(values);
+        assertEquals(0.0, noise.meanNumber().doubleValue(), 5 * 2 / Math.sqrt(n));
+        assertEquals(2.0, noise.stdNumber().doubleValue(), 0.05);
+        INDArray onZeros = Nd4j.zeros(type, n);
+        try (GaussianNoise c = new GaussianNoise(3)) {
+            c.addTo(onZeros, 2);
+        }
+        assertEquals(values.add(onZeros), dense, "the same draws as on zeros, added");
+    }
+
     @Test
     void aStandardDeviationOfZeroAddsNothingAndABadOneIsRefused() {
         INDArray target = Nd4j.linspace(DataType.FLOAT, 1, 10, 1);
