@@ -992,16 +992,15 @@ class CliTest {
         assertTrue(badSchedule.err().contains("--lr-schedules must be constant and/or linear, got 'cosine'"), badSchedule.err());
         Run elsewhere = run("reproduce", "honest-mnist", "--lr-factors", "1", "--output", dir.resolve("c").toString());
         assertEquals(2, elsewhere.status());
-        assertTrue(elsewhere.err().contains("--normalisations, --lr-factors, --augmults, --batch-factors and --lr-schedules apply to scatternet-ablation only, "
-                + "not honest-mnist"),
+        assertTrue(elsewhere.err().contains("Unknown options: '--lr-factors'") && elsewhere.err().contains("dpdl4j reproduce honest-mnist --help"),
                 elsewhere.err());
         Run badEpsilon = run("reproduce", "scatternet-ablation", "--epsilon", "0", "--output", dir.resolve("d").toString());
         assertEquals(2, badEpsilon.status());
         assertTrue(badEpsilon.err().contains("--target-epsilon (or --epsilon) must be in (0, 100], got 0.0"), badEpsilon.err());
         Run epsilonElsewhere = run("reproduce", "tramer-boneh", "--target-epsilon", "1", "--output", dir.resolve("e").toString());
         assertEquals(2, epsilonElsewhere.status());
-        assertTrue(epsilonElsewhere.err().contains("--target-epsilon (or --epsilon) applies to honest-mnist, honest-fashion-mnist, "
-                + "scatternet-ablation and dphypo-table1 only, not tramer-boneh"), epsilonElsewhere.err());
+        assertTrue(epsilonElsewhere.err().contains("Unknown options: '--target-epsilon'")
+                && epsilonElsewhere.err().contains("dpdl4j reproduce tramer-boneh --help"), epsilonElsewhere.err());
         for (String d : List.of("a", "b", "c", "d", "e")) {
             assertTrue(!Files.exists(dir.resolve(d)), "nothing written for a refused command: " + d);
         }
@@ -1015,6 +1014,16 @@ class CliTest {
         assertTrue(csv.size() > 50);
         byte[] png = Files.readAllBytes(dir.resolve("ps-figure6.png"));
         assertTrue(png.length > 1000 && png[1] == 'P' && png[2] == 'N' && png[3] == 'G');
-        assertEquals(2, Main.run("reproduce", "ps-figure9", "--output", dir.toString()));
+        Run unknown = run("reproduce", "ps-figure9", "--output", dir.toString());
+        assertEquals(2, unknown.status());
+        assertTrue(unknown.err().contains("ps-figure9"), unknown.err());
+        Run none = run("reproduce");
+        assertEquals(2, none.status());
+        assertTrue(none.err().contains("name an experiment: reproduce ps-figure2|") && none.err().contains("|scatternet-ablation"),
+                none.err());
+        Run help = run("reproduce", "honest-mnist", "--help");
+        assertEquals(0, help.status());
+        assertTrue(help.out().contains("--recipe") && help.out().contains("--tuned-only") && !help.out().contains("--lr-factors")
+                && !help.out().contains("--landscape"), "each experiment lists only its own options: " + help.out());
     }
 }

@@ -306,11 +306,10 @@ class CliTrainingTest {
         assertTrue(tunedOnly.lastJson().get("single_run") == null && !tunedOnly.out().contains("single run 1:"), tunedOnly.out());
         Run quickElsewhere = run("reproduce", "ps-figure6", "--quick", "--output", dir.toString());
         assertEquals(2, quickElsewhere.status());
-        assertTrue(quickElsewhere.err().contains("--quick"), quickElsewhere.err());
+        assertTrue(quickElsewhere.err().contains("Unknown option: '--quick'"), quickElsewhere.err());
         Run tunedOnlyElsewhere = run("reproduce", "ps-figure6", "--tuned-only", "--output", dir.resolve("elsewhere").toString());
         assertEquals(2, tunedOnlyElsewhere.status());
-        assertTrue(tunedOnlyElsewhere.err().contains("--tuned-only apply to honest-mnist and honest-fashion-mnist only, not ps-figure6"),
-                tunedOnlyElsewhere.err());
+        assertTrue(tunedOnlyElsewhere.err().contains("Unknown option: '--tuned-only'"), tunedOnlyElsewhere.err());
         assertTrue(!Files.exists(dir.resolve("elsewhere")), "nothing written for a refused command");
         Run badRecipe = run("reproduce", "honest-mnist", "--recipe", "nope", "--output", dir.resolve("bad").toString());
         assertEquals(2, badRecipe.status());
