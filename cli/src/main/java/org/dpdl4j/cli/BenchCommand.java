@@ -71,7 +71,7 @@ final class BenchCommand {
 
         @Option(names = "--physical-batch-size", defaultValue = "512",
                 description = {"Largest chunk pushed through the network at once (default ${DEFAULT-VALUE}); DP-SGD takes fewer rows "
-                        + "where DL4J's memory report puts a chunk above 128 MiB per worker."})
+                        + "where DL4J's memory report puts a chunk above 256 MiB per worker."})
         int physicalBatchSize;
 
         @Option(names = "--modes", split = ",", defaultValue = "fit,engine,dp1,dp",

@@ -64,7 +64,7 @@ final class TrainingOptions {
     boolean secureNoise;
 
     @Option(names = "--physical-batch-size", defaultValue = "512", description = {"Largest chunk pushed through the network at once (default ${DEFAULT-VALUE}); DP-SGD takes fewer rows "
-            + "where DL4J's memory report puts a chunk above 128 MiB per worker."})
+            + "where DL4J's memory report puts a chunk above 256 MiB per worker."})
     int physicalBatchSize;
 
     @Option(names = "--image-size", defaultValue = "28x28x1", description = "HxWxC for folder: datasets (default ${DEFAULT-VALUE}).")

@@ -524,13 +524,16 @@ public final class PerExampleGradients {
     }
 
     /**
-     * DL4J's estimate of one chunk's training memory that DP-SGD stays under, per worker: 128 MiB. DP-SGD keeps
+     * DL4J's estimate of one chunk's training memory that DP-SGD stays under, per worker: 256 MiB. DP-SGD keeps
      * per-example state (deltas, im2col columns, per-example weight gradients) that the non-private mode does not, and
      * on convolution-heavy networks it ran as fast in small chunks as in large ones while its peak memory fell by
      * half or more (2 cores, batch 256 / 64, one run each: cifar-cnn 405 ex/s and 2.80 GB in chunks of 512 rows,
      * 395 ex/s and 1.34 GB in chunks of 39; wrn-16-4 36 ex/s and 6.82 GB in chunks of 32, 37 ex/s and 2.31 GB in 8).
+     * Zoo ResNet50 (3×72×72, batch 32, 2 workers) is the exception: 21.3 / 23.9 / 23.9 ex/s in chunks of 10 rows
+     * (128 MiB), 26.6 / 29.4 / 25.0 in chunks of 20 (256 MiB), peak RSS 5.1–5.5 and 5.1–6.1 GB: per-chunk costs (weight
+     * reorders, primitive set-up, the weight-gradient pass) weigh more where an example holds little compute per weight.
      */
-    static final long DP_CHUNK_BYTES = 128L << 20;
+    static final long DP_CHUNK_BYTES = 256L << 20;
     /** The rows of a DP-SGD chunk from the estimate, 0 until the first clipped sum computes it (and after the input changes). */
     private int dpRows;
     /** The chunks the last {@link #clippedSum} was computed in. */

@@ -156,7 +156,7 @@ class PerExampleGradientsTest {
     }
 
     /**
-     * DP-SGD's chunk: uncapped for a small network, ⌊128 MiB / m⌋ rows for cifar-cnn with m DL4J's per-example estimate
+     * DP-SGD's chunk: uncapped for a small network, ⌊256 MiB / m⌋ rows for cifar-cnn with m DL4J's per-example estimate
      * (formed here from the image input type, not the engine's flat one), about half as many in float64; a batch is split
      * by the cap (the non-private mode's is not), and the split gives the clipped sum of one unsplit chunk.
      */
