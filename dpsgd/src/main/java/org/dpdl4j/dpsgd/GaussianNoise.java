@@ -88,16 +88,20 @@ public final class GaussianNoise implements AutoCloseable {
             SplittableGenerator g = generators[j];
             int from = j * BLOCK;
             int to = (int) Math.min(n, (long) from + BLOCK);
-            if (single) {
-                var block = floats.duplicate();
-                for (int i = base + from; i < base + to; i++) { // x + (float) noise, as adding a float32 noise array gives
-                    block.put(i, block.get(i) + (float) (std * g.nextGaussian()));
+            if (single) { // bulk copies in and out: a direct buffer's element access checks its scope on every call
+                float[] block = new float[to - from];
+                floats.get(base + from, block);
+                for (int i = 0; i < block.length; i++) { // x + (float) noise, as adding a float32 noise array gives
+                    block[i] += (float) (std * g.nextGaussian());
                 }
+                floats.put(base + from, block);
             } else {
-                var block = doubles.duplicate();
-                for (int i = base + from; i < base + to; i++) {
-                    block.put(i, block.get(i) + std * g.nextGaussian());
+                double[] block = new double[to - from];
+                doubles.get(base + from, block);
+                for (int i = 0; i < block.length; i++) {
+                    block[i] += std * g.nextGaussian();
                 }
+                doubles.put(base + from, block);
             }
         });
     }
