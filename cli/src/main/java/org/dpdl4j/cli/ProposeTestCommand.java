@@ -73,7 +73,7 @@ final class ProposeTestCommand extends TuningCommand {
         }
         DpSgdMechanism template = mechanism(data, scoring).build();
         PrivacyAccountant acc = Accountants.standard();
-        if (noiseMultiplier == null && candidateEpsilon == null && space.axes().stream().noneMatch(a -> a.name().equals("sigma"))) {
+        if (noiseMultiplier == null && candidateEpsilon == null && space.axes().stream().noneMatch(a -> a.name().equals("noise_multiplier"))) {
             DpSgdMechanism unscaled = template;
             double sigma = calibrate(s -> ComposedEvent.of(tuner.loopEvent(), Trials.finalRunEvent(space,
                     unscaled.withNoiseMultiplier(s))), "the selection loop's T_max = " + tuner.maxIterations() + " iterations of "

@@ -35,7 +35,8 @@ final class TrainingOptions {
     @Option(names = "--batch-size", defaultValue = "256", description = "Expected (Poisson) batch size B; q = B/n (default ${DEFAULT-VALUE}).")
     int batchSize;
 
-    @Option(names = "--clip", defaultValue = "1.0", paramLabel = "C", description = "Per-example clipping norm C (default ${DEFAULT-VALUE}).")
+    @Option(names = {"--clip-norm", "--clip"}, defaultValue = "1.0", paramLabel = "C", description = "Per-example clipping norm C "
+            + "(default ${DEFAULT-VALUE}); --clip is its older name.")
     double clip;
 
     @Option(names = "--delta", defaultValue = "1e-5", paramLabel = "δ", description = "delta (default ${DEFAULT-VALUE}).")
@@ -199,7 +200,7 @@ final class TrainingOptions {
             throw new IllegalArgumentException("--epochs must be in (0, 10000], got " + epochs);
         }
         if (!(clip > 0) || Double.isInfinite(clip)) {
-            throw new IllegalArgumentException("--clip must be finite and > 0, got " + clip);
+            throw new IllegalArgumentException("--clip-norm must be finite and > 0, got " + clip);
         }
         if (!(delta > 0 && delta < 1)) {
             throw new IllegalArgumentException("--delta must be in (0, 1), got " + delta);

@@ -41,8 +41,8 @@ abstract class TuningCommand implements Callable<Integer> {
 
     @Option(names = "--space", paramLabel = "AXIS", description = {"A hyperparameter axis, repeatable: NAME=log:LO:HI:N, NAME=lin:LO:HI:N, NAME=cat:A,B, "
                         + "NAME=range:LO:HI, NAME=logrange:LO:HI or NAME=VALUE.",
-                "Names: lr, optimizer, activation, sigma, clip, batch_size, sampling_rate, epochs (default "
-                        + "lr=log:0.025:1:20)."})
+                "Names: lr, optimizer, activation, noise_multiplier, clip_norm, batch_size, sampling_rate, epochs (default "
+                        + "lr=log:0.025:1:20); sigma and clip, their older names, are still read."})
     List<String> spaceAxes = new ArrayList<>();
 
     @Option(names = "--range-points", defaultValue = "100", description = "Points a continuous range is discretised into (default ${DEFAULT-VALUE}).")
@@ -194,7 +194,7 @@ abstract class TuningCommand implements Callable<Integer> {
             case "public-holdout" -> DpSgdMechanism.Scoring.PUBLIC_HOLDOUT;
             default -> throw new IllegalArgumentException("--score must be private-validation or public-holdout, got '" + score + "'");
         };
-        boolean sigmaAxis = axes.stream().anyMatch(a -> a.name().equals("sigma"));
+        boolean sigmaAxis = axes.stream().anyMatch(a -> a.name().equals("noise_multiplier"));
         if ((noiseMultiplier != null ? 1 : 0) + (targetEpsilon != null ? 1 : 0) + (candidateEpsilon != null ? 1 : 0) > 1) {
             throw new IllegalArgumentException("give one of --noise-multiplier, --target-epsilon and --candidate-epsilon");
         }
@@ -202,8 +202,8 @@ abstract class TuningCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--candidate-epsilon must be finite and > 0, got " + candidateEpsilon);
         }
         if (sigmaAxis && (targetEpsilon != null || candidateEpsilon != null)) {
-            throw new IllegalArgumentException("--target-epsilon and --candidate-epsilon calibrate sigma, so sigma cannot also be a "
-                    + "--space axis");
+            throw new IllegalArgumentException("--target-epsilon and --candidate-epsilon calibrate sigma, so noise_multiplier (sigma) cannot "
+                    + "also be a --space axis");
         }
         if (trialWorkers != null && (trialWorkers < 1 || trialWorkers > 256)) {
             throw new IllegalArgumentException("--trial-workers must be in [1, 256], got " + trialWorkers);

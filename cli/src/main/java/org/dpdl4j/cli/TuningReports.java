@@ -35,11 +35,11 @@ final class TuningReports {
      *
      * @param samplingRate    q ∈ (0, 1]
      * @param noiseMultiplier σ ≥ 0
-     * @param clip            C &gt; 0
+     * @param clipNorm        C &gt; 0 ({@code clip_norm}, as in the sidecar)
      * @param steps           T
      */
     @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
-    record RunSettings(double samplingRate, double noiseMultiplier, double clip, long steps) {
+    record RunSettings(double samplingRate, double noiseMultiplier, double clipNorm, long steps) {
         static RunSettings of(DpSgdMechanism mechanism, Candidate c) {
             org.dpdl4j.dpsgd.DpSgdConfig cfg = mechanism.config(c, 0);
             return new RunSettings(cfg.samplingRate(), cfg.noiseMultiplier(), cfg.clipNorm(), cfg.steps());
@@ -49,6 +49,7 @@ final class TuningReports {
     /**
      * The data-independent configuration of a tuning, as the user gave it.
      *
+     * @param clipNorm   the default clipping norm C ({@code clip_norm}, as in the sidecar)
      * @param lr         the default learning rate, or null for the optimiser's
      * @param scoreNoise the standard deviation of the Gaussian noise on a released validation accuracy (a fraction: 0.005 is
      *                   half a percentage point; on the count of correct predictions of the f·n validation examples it is
@@ -56,7 +57,7 @@ final class TuningReports {
      *                   is on a split declared public
      */
     @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
-    record Config(String space, double epochs, int batchSize, double clip, String optimizer, Double lr, String activation,
+    record Config(String space, double epochs, int batchSize, double clipNorm, String optimizer, Double lr, String activation,
                   double validationFraction, Double scoreNoise) {
     }
 

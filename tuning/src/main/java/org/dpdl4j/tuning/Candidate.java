@@ -8,12 +8,17 @@ import java.util.TreeMap;
 /**
  * One point of a {@link HyperparameterSpace}: an immutable assignment of a value to every axis,
  * kept in axis-name order. Values are {@link Double} (grids and ranges) or {@link String}
- * (categorical axes).
+ * (categorical axes). The clipping norm C is the axis {@code clip_norm} and the noise multiplier σ the axis
+ * {@code noise_multiplier}, as in the sidecar; their older names {@code clip} and {@code sigma} are read as these
+ * everywhere (maps, files written before the rename, lookups), see {@link #axisName}.
  *
  * @param values axis name → value; copied
  */
 public record Candidate(Map<String, Object> values) implements java.io.Serializable {
-    /** @throws IllegalArgumentException if a value is neither a Double nor a String */
+    /**
+     * @throws IllegalArgumentException if a value is neither a Double nor a String, or an axis is given under its
+     *                                  current and its older name
+     */
     public Candidate {
         TreeMap<String, Object> copy = new TreeMap<>();
         for (Map.Entry<String, Object> e : values.entrySet()) {
@@ -21,14 +26,32 @@ public record Candidate(Map<String, Object> values) implements java.io.Serializa
                 throw new IllegalArgumentException("candidate value of '" + e.getKey() + "' must be a Double or a String, got "
                         + e.getValue());
             }
-            copy.put(e.getKey(), e.getValue());
+            if (copy.put(axisName(e.getKey()), e.getValue()) != null) {
+                throw new IllegalArgumentException("candidate gives '" + axisName(e.getKey()) + "' twice (as '" + e.getKey()
+                        + "' and under its other name): " + values);
+            }
         }
         values = Collections.unmodifiableMap(copy);
     }
 
-    /** True if the candidate assigns this axis. */
+    /**
+     * An axis's current name: {@code clip_norm} for {@code clip}, {@code noise_multiplier} for {@code sigma}, any other
+     * name unchanged.
+     *
+     * @param name an axis name, current or older
+     * @return the name candidates, spaces and releases use
+     */
+    public static String axisName(String name) {
+        return switch (name) {
+            case "clip" -> "clip_norm";
+            case "sigma" -> "noise_multiplier";
+            default -> name;
+        };
+    }
+
+    /** True if the candidate assigns this axis (current or older name). */
     public boolean has(String axis) {
-        return values.containsKey(axis);
+        return values.containsKey(axisName(axis));
     }
 
     /**
@@ -37,7 +60,7 @@ public record Candidate(Map<String, Object> values) implements java.io.Serializa
      * @throws IllegalArgumentException if the axis is missing or categorical
      */
     public double number(String axis) {
-        if (!(values.get(axis) instanceof Double d)) {
+        if (!(values.get(axisName(axis)) instanceof Double d)) {
             throw new IllegalArgumentException("hyperparameter '" + axis + "' must be numeric in " + this);
         }
         return d;
@@ -50,7 +73,7 @@ public record Candidate(Map<String, Object> values) implements java.io.Serializa
 
     /** The value of an axis as text, or {@code fallback} when absent. */
     public String text(String axis, String fallback) {
-        return has(axis) ? String.valueOf(values.get(axis)) : fallback;
+        return has(axis) ? String.valueOf(values.get(axisName(axis))) : fallback;
     }
 
     /**
@@ -60,7 +83,7 @@ public record Candidate(Map<String, Object> values) implements java.io.Serializa
      */
     public Candidate with(String axis, Object value) {
         Map<String, Object> m = new TreeMap<>(values);
-        m.put(axis, value);
+        m.put(axisName(axis), value);
         return new Candidate(m);
     }
 

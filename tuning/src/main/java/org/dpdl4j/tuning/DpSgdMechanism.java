@@ -54,7 +54,7 @@ import org.dpdl4j.models.Models;
 public final class DpSgdMechanism implements RetrainableMechanism, java.io.Serializable {
     private static final long serialVersionUID = 1L;
     /** The candidate axes this mechanism understands. */
-    public static final Set<String> AXES = Set.of("lr", "optimizer", "activation", "sigma", "clip", "batch_size", "sampling_rate",
+    public static final Set<String> AXES = Set.of("lr", "optimizer", "activation", "noise_multiplier", "clip_norm", "batch_size", "sampling_rate",
             "epochs");
 
     /** How a run's score is released. */
@@ -216,7 +216,7 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
             throw sigmaZero(c);
         }
         DpSgdConfig.Builder cb = DpSgdConfig.builder().samplingRate(q).noiseMultiplier(sigma).nonPrivate(b.nonPrivate)
-                .clipNorm(c.number("clip", b.clip)).steps(steps)
+                .clipNorm(c.number("clip_norm", b.clip)).steps(steps)
                 .physicalBatchSize(b.physicalBatchSize).delta(b.delta).workers(b.workers).secureRandom(b.secureRandom)
                 .emaDecay(b.emaDecay);
         if (!b.secureRandom) {
@@ -244,8 +244,8 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
     }
 
     private double noiseMultiplier(Candidate c, double q, long steps) {
-        if (c.has("sigma") || b.perCandidateEpsilon == null) {
-            return c.number("sigma", b.sigma);
+        if (c.has("noise_multiplier") || b.perCandidateEpsilon == null) {
+            return c.number("noise_multiplier", b.sigma);
         }
         return calibrated.computeIfAbsent(q + "/" + steps,
                 k -> NoiseCalibration.noiseMultiplier(q, steps, b.perCandidateEpsilon, b.delta, Accountants.standard(),
@@ -346,7 +346,7 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
     }
 
     private static IllegalArgumentException sigmaZero(Candidate c) {
-        return new IllegalArgumentException("noise multiplier sigma = 0 in " + c + " trains without privacy: allow it explicitly "
+        return new IllegalArgumentException("noise multiplier sigma = 0 (noise_multiplier) in " + c + " trains without privacy: allow it explicitly "
                 + "(Builder.nonPrivate(true); on the command line --non-private)");
     }
 
@@ -365,7 +365,7 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
         }
         for (Candidate c : space.candidates()) {
             check(c);
-            if (!nonPrivate && c.has("sigma") && c.number("sigma") == 0) {
+            if (!nonPrivate && c.has("noise_multiplier") && c.number("noise_multiplier") == 0) {
                 throw sigmaZero(c);
             }
         }
@@ -393,9 +393,9 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
                 throw new IllegalArgumentException("hyperparameter activation in " + c + ": " + e.getMessage());
             }
         }
-        positive(c, "clip", false);
+        positive(c, "clip_norm", false);
         positive(c, "epochs", false);
-        positive(c, "sigma", true);
+        positive(c, "noise_multiplier", true);
     }
 
     private static void positive(Candidate c, String axis, boolean zeroAllowed) {

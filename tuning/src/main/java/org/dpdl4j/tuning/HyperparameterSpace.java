@@ -288,7 +288,7 @@ public final class HyperparameterSpace {
     public record LogGrid(String name, double lo, double hi, int n) implements Axis {
         /** @throws IllegalArgumentException on an invalid range or count */
         public LogGrid {
-            checkName(name);
+            name = Candidate.axisName(checkName(name));
             if (!(lo > 0 && hi >= lo) || Double.isInfinite(hi) || n < 1) {
                 throw new IllegalArgumentException("log axis '" + name + "' needs 0 < LO <= HI finite and N >= 1, got "
                         + lo + ":" + hi + ":" + n);
@@ -319,7 +319,7 @@ public final class HyperparameterSpace {
     public record LinearGrid(String name, double lo, double hi, int n) implements Axis {
         /** @throws IllegalArgumentException on an invalid range or count */
         public LinearGrid {
-            checkName(name);
+            name = Candidate.axisName(checkName(name));
             if (!(hi >= lo) || Double.isInfinite(lo) || Double.isInfinite(hi) || n < 1) {
                 throw new IllegalArgumentException("lin axis '" + name + "' needs finite LO <= HI and N >= 1, got "
                         + lo + ":" + hi + ":" + n);
@@ -349,7 +349,7 @@ public final class HyperparameterSpace {
     public record Categorical(String name, List<Object> values) implements Axis {
         /** @throws IllegalArgumentException if there are no values or one is neither Double nor String */
         public Categorical {
-            checkName(name);
+            name = Candidate.axisName(checkName(name));
             values = List.copyOf(values);
             if (values.isEmpty()) {
                 throw new IllegalArgumentException("categorical axis '" + name + "' needs at least one value");
@@ -379,7 +379,7 @@ public final class HyperparameterSpace {
     public record Range(String name, double lo, double hi, boolean log) implements Axis {
         /** @throws IllegalArgumentException on an invalid interval */
         public Range {
-            checkName(name);
+            name = Candidate.axisName(checkName(name));
             if (!(hi > lo) || Double.isInfinite(lo) || Double.isInfinite(hi) || (log && !(lo > 0))) {
                 throw new IllegalArgumentException("range axis '" + name + "' needs finite LO < HI" + (log ? " and LO > 0" : "")
                         + ", got " + lo + ":" + hi);
@@ -397,9 +397,10 @@ public final class HyperparameterSpace {
         }
     }
 
-    private static void checkName(String name) {
+    private static String checkName(String name) {
         if (name == null || !name.matches("[A-Za-z_][A-Za-z0-9_.-]*")) {
             throw new IllegalArgumentException("axis name must be letters, digits, _, . or -, got '" + name + "'");
         }
+        return name;
     }
 }

@@ -206,7 +206,7 @@ public final class ProposeTestTuner implements Tuner<ProposeTestTuner.Result> {
         List<java.util.concurrent.Callable<Double>> trainings = new ArrayList<>();
         int trial = 0;
         for (Candidate candidate : grid) {
-            Candidate c = candidate.with("sigma", 0.0).with("clip", 1e6);
+            Candidate c = candidate.with("noise_multiplier", 0.0).with("clip_norm", 1e6);
             for (LabeledData part : parts) {
                 int t = trial++;
                 long partSeed = part.size() > 0 ? random.nextLong() : 0;
