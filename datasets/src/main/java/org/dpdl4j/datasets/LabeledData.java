@@ -31,7 +31,7 @@ import org.nd4j.linalg.factory.Nd4j;
  * @param labelMask   [n, T] or [n, 1], or null
  */
 public record LabeledData(INDArray features, INDArray labels, int channels, int height, int width, INDArray featureMask,
-                          INDArray labelMask) {
+                          INDArray labelMask) implements ExampleSource {
 
     /** Data without masks. */
     public LabeledData(INDArray features, INDArray labels, int channels, int height, int width) {
@@ -200,6 +200,17 @@ public record LabeledData(INDArray features, INDArray labels, int channels, int 
     public LabeledData rows(int[] indices) {
         return new LabeledData(gatherRows(features, indices), gatherRows(labels, indices), channels, height, width,
                 featureMask == null ? null : gatherRows(featureMask, indices), labelMask == null ? null : gatherRows(labelMask, indices));
+    }
+
+    /** The examples at the given indices ({@link #rows}): in memory, any order is read as given. */
+    @Override
+    public LabeledData read(int[] sortedIndices) {
+        return rows(sortedIndices);
+    }
+
+    /** Nothing to release: the arrays stay usable. */
+    @Override
+    public void close() {
     }
 
     /** The first {@code count} examples of a seeded random permutation (a uniform random subset). */

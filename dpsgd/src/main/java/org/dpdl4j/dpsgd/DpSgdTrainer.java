@@ -14,6 +14,7 @@ import org.dpdl4j.accounting.PrivacyEvent;
 import org.dpdl4j.accounting.PrivacyAccountant;
 import org.dpdl4j.accounting.Accountants;
 import org.dpdl4j.accounting.SelfComposedEvent;
+import org.dpdl4j.datasets.ExampleSource;
 import org.dpdl4j.datasets.LabeledData;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
@@ -100,6 +101,35 @@ public final class DpSgdTrainer {
     public TrainingResult train(Model network, LabeledData train, DpSgdConfig config,
                                 TrainingListener... listeners) {
         return run(network, train, config, 0, null, 0, null, listeners);
+    }
+
+    /**
+     * Trains the network in place on examples read by index: each step reads only the rows of its Poisson batch
+     * ({@link ExampleSource#read}), so data larger than memory train (e.g. {@link org.dpdl4j.datasets.PackedShards}). The
+     * sampler and its batches are those of in-memory data, so the same seed trains bit-identically from a
+     * {@link LabeledData} and from a source holding the same examples. The sums run on this JVM's workers; the fixed
+     * prefix's output is not cached (it would hold the whole data set).
+     *
+     * @param train the training examples (a {@link LabeledData} takes {@link #train(Model, LabeledData, DpSgdConfig,
+     *              TrainingListener...)})
+     * @throws IllegalArgumentException if the network or data are unusable, or this trainer's sums are not this JVM's
+     *                                  plain workers ({@link ClippedSums#local()}: a cluster, or augmentation multiplicity)
+     */
+    public TrainingResult train(Model network, ExampleSource train, DpSgdConfig config, TrainingListener... listeners) {
+        if (train instanceof LabeledData inMemory) {
+            return train(network, inMemory, config, listeners);
+        }
+        if (sums != LocalClippedSums.INSTANCE) {
+            throw new IllegalArgumentException("training from an ExampleSource (" + train + ") runs on this JVM's workers "
+                    + "(ClippedSums.local()), not on " + sums);
+        }
+        ClippedSums reading = new ClippedSums() {
+            @Override
+            public Session open(Model net, LabeledData ignored, DpSgdConfig cfg, PoissonBatchSampler sampler) {
+                return LocalClippedSums.INSTANCE.open(net, train, cfg, sampler);
+            }
+        };
+        return run(network, train.size(), null, reading, config, 0, null, 0, null, listeners);
     }
 
     /**

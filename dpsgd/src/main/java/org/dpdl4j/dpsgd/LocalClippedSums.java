@@ -8,6 +8,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import org.deeplearning4j.nn.api.Model;
+import org.dpdl4j.datasets.ExampleSource;
 import org.dpdl4j.datasets.ImageAugmentation;
 import org.dpdl4j.datasets.LabeledData;
 import org.nd4j.linalg.api.buffer.DataType;
@@ -48,34 +49,47 @@ final class LocalClippedSums implements ClippedSums {
         return new LocalSession(network, train, config, sampler, augmentation, copies);
     }
 
+    /**
+     * A session that reads each step's batch from {@code source} (only those rows) instead of holding the data.
+     *
+     * @throws IllegalArgumentException with augmentation multiplicity (its copies are drawn once over all the data)
+     */
+    Session open(Model network, ExampleSource source, DpSgdConfig config, PoissonBatchSampler sampler) {
+        if (source instanceof LabeledData inMemory) {
+            return open(network, inMemory, config, sampler);
+        }
+        if (copies > 1) {
+            throw new IllegalArgumentException("augmentation multiplicity draws its copies once over data held in memory; "
+                    + "train from a LabeledData, not " + source);
+        }
+        return new LocalSession(network, source, config, sampler);
+    }
+
     static long prefixCacheBytes() {
         return Math.max(PREFIX_CACHE_BYTES, org.bytedeco.javacpp.Pointer.maxBytes() / 2);
     }
 
     static final class LocalSession implements Session {
         private final PerExampleGradients[] gradients;
-        private final INDArray features;
-        private final INDArray labels;
-        private final INDArray featureMask; // [n, T] or null
-        private final INDArray labelMask;
+        private INDArray features;
+        private INDArray labels;
+        private INDArray featureMask; // [n, T] or null
+        private INDArray labelMask;
         private final double c;
         private final int physical;
         private final PoissonBatchSampler sampler;
         private final INDArray[] partial;
         private final ExecutorService pool;
         private final int callerNativeThreads;
-        private final boolean readsFixedPrefix;
+        private boolean readsFixedPrefix;
         private final int copies;
+        /** Where each step reads its batch, or null when the data are in memory ({@link #features}). */
+        private final ExampleSource source;
+        private final DataType type;
 
         LocalSession(Model network, LabeledData train, DpSgdConfig config, PoissonBatchSampler sampler, ImageAugmentation augmentation,
                      int copies) {
-            this.copies = copies;
-            int workers = config.workers();
-            this.gradients = new PerExampleGradients[workers];
-            for (int w = 0; w < workers; w++) {
-                gradients[w] = PerExampleGradients.of(network);
-            }
-            DataType type = network.params().dataType();
+            this(network, config, sampler, copies, null);
             int rank = gradients[0].inputRank();
             INDArray x = train.features().dataType() == type ? train.features() : train.features().castTo(type);
             if (copies > 1) { // drawn once per run, from the run's seed (a secure one when the run's randomness is)
@@ -90,6 +104,31 @@ final class LocalClippedSums implements ClippedSums {
             }
             this.featureMask = train.featureMask();
             this.labelMask = train.labelMask();
+            // worth it when each example is expected to pass more than once (q·T ≥ 1): computing it costs one pass
+            boolean precompute = gradients[0].hasFixedPrefix() && config.samplingRate() * config.steps() >= 1 && !train.hasMasks();
+            this.features = precompute ? fixedPrefixOutput(x) : x;
+            this.readsFixedPrefix = features != x;
+        }
+
+        /** A session over a source: nothing is held; each step reads its batch. */
+        LocalSession(Model network, ExampleSource source, DpSgdConfig config, PoissonBatchSampler sampler) {
+            this(network, config, sampler, 1, source);
+            this.features = null;
+            this.labels = null;
+            this.featureMask = null;
+            this.labelMask = null;
+            this.readsFixedPrefix = false;
+        }
+
+        private LocalSession(Model network, DpSgdConfig config, PoissonBatchSampler sampler, int copies, ExampleSource source) {
+            this.copies = copies;
+            this.source = source;
+            int workers = config.workers();
+            this.gradients = new PerExampleGradients[workers];
+            for (int w = 0; w < workers; w++) {
+                gradients[w] = PerExampleGradients.of(network);
+            }
+            this.type = network.params().dataType();
             this.c = config.clipNorm();
             this.physical = config.physicalBatchSize();
             this.sampler = sampler;
@@ -109,10 +148,6 @@ final class LocalClippedSums implements ClippedSums {
             }) : null;
             NativeThreads.setBlasThreads(nativeThreads);
             this.callerNativeThreads = NativeThreads.setForCallingThread(nativeThreads);
-            // worth it when each example is expected to pass more than once (q·T ≥ 1): computing it costs one pass
-            boolean precompute = gradients[0].hasFixedPrefix() && config.samplingRate() * config.steps() >= 1 && !train.hasMasks();
-            this.features = precompute ? fixedPrefixOutput(x) : x;
-            this.readsFixedPrefix = features != x;
         }
 
         /**
@@ -171,7 +206,28 @@ final class LocalClippedSums implements ClippedSums {
 
         @Override
         public Sum step(long t, INDArray target) {
-            int[] batch = sampler.batch(t);
+            int[] sampled = sampler.batch(t);
+            INDArray x = features;
+            INDArray y = labels;
+            INDArray fm = featureMask;
+            INDArray lm = labelMask;
+            int[] batch = sampled;
+            if (source != null) { // read the batch's rows only; the sums run over them as rows 0 … |B|−1, in the same order
+                if (sampled.length == 0) {
+                    target.assign(0);
+                    return new Sum(0, 0);
+                }
+                LabeledData b = source.read(sampled);
+                int rank = gradients[0].inputRank();
+                x = b.features().dataType() == type ? b.features() : b.features().castTo(type);
+                x = rank > 0 ? b.features(x, rank) : x;
+                y = b.labels().dataType() == type ? b.labels() : b.labels().castTo(type);
+                fm = b.featureMask();
+                lm = b.labelMask();
+                batch = java.util.stream.IntStream.range(0, sampled.length).toArray();
+            }
+            INDArray[] data = {x, y, fm, lm};
+            int[] rowsOfBatch = batch;
             int workers = gradients.length;
             int per = (batch.length + workers - 1) / workers;
             List<Future<Double>> futures = new ArrayList<>();
@@ -179,9 +235,9 @@ final class LocalClippedSums implements ClippedSums {
                 int from = Math.min(batch.length, w * per);
                 int to = Math.min(batch.length, from + per);
                 int worker = w;
-                futures.add(pool.submit(() -> part(batch, from, to, gradients[worker], partial[worker])));
+                futures.add(pool.submit(() -> part(rowsOfBatch, from, to, gradients[worker], partial[worker], data)));
             }
-            double loss = part(batch, 0, Math.min(batch.length, per), gradients[0], target);
+            double loss = part(batch, 0, Math.min(batch.length, per), gradients[0], target, data);
             try {
                 for (int w = 1; w < workers; w++) {
                     loss += futures.get(w - 1).get();
@@ -193,13 +249,14 @@ final class LocalClippedSums implements ClippedSums {
             } catch (ExecutionException e) {
                 throw new IllegalStateException("a DP-SGD worker failed", e.getCause());
             }
-            return new Sum(batch.length, loss);
+            return new Sum(sampled.length, loss);
         }
 
-        private double part(int[] batch, int from, int to, PerExampleGradients g, INDArray into) {
+        /** Rows [from, to) of the batch; {@code data} holds features, labels, feature mask and label mask. */
+        private double part(int[] batch, int from, int to, PerExampleGradients g, INDArray into, INDArray[] data) {
             int[] rows = Arrays.copyOfRange(batch, from, to);
-            return copies > 1 ? g.clippedSum(features, labels, rows, c, physical, into, copies)
-                    : g.clippedSum(features, labels, featureMask, labelMask, rows, c, physical, into);
+            return copies > 1 ? g.clippedSum(data[0], data[1], rows, c, physical, into, copies)
+                    : g.clippedSum(data[0], data[1], data[2], data[3], rows, c, physical, into);
         }
 
         @Override

@@ -1,0 +1,424 @@
+package org.dpdl4j.datasets;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.MappedByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.security.DigestOutputStream;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Labelled 8-bit images packed into fixed-size records in shard files, with a manifest naming each shard's SHA-256:
+ * written once ({@link #writer}, {@link #pack}), then read by index from memory-mapped files ({@link #open}), so that
+ * a DP-SGD step reads only its Poisson batch and a data set larger than the JVM's memory trains.
+ *
+ * <p>The format (version {@value #VERSION}, documented in docs/SHARDS.md so that other tools can write it): a
+ * directory with {@code manifest.json} and shards {@code shard-00000.bin}, … Each record is
+ * {@value #LABEL_BYTES} bytes of label (unsigned, little-endian) then c·h·w pixel bytes (unsigned, channel-major, then
+ * row, then column: NCHW, as {@link LabeledData} flattens an image). Every shard but the last holds
+ * {@code records_per_shard} records. A pixel p is read as p / 255 in float32, exactly as
+ * {@link LabeledData#fromBytes} reads it, so shards of the same pixels give bit-identical data.
+ */
+public final class PackedShards implements ExampleSource {
+    /** The manifest's format name. */
+    public static final String FORMAT = "dpdl4j-shards";
+    /** The format version this class writes and reads. */
+    public static final int VERSION = 1;
+    /** Bytes of a record's label. */
+    public static final int LABEL_BYTES = 2;
+    /** The manifest's file name. */
+    public static final String MANIFEST = "manifest.json";
+    private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+
+    private final Path dir;
+    private final int channels;
+    private final int height;
+    private final int width;
+    private final int classes;
+    private final int size;
+    private final int perShard;
+    private final int recordBytes;
+    private final MappedByteBuffer[] shards;
+
+    private PackedShards(Path dir, int channels, int height, int width, int classes, int size, int perShard,
+                         MappedByteBuffer[] shards) {
+        this.dir = dir;
+        this.channels = channels;
+        this.height = height;
+        this.width = width;
+        this.classes = classes;
+        this.size = size;
+        this.perShard = perShard;
+        this.recordBytes = LABEL_BYTES + channels * height * width;
+        this.shards = shards;
+    }
+
+    /**
+     * Opens packed shards: reads the manifest, checks the format, the version, each shard's size against its records
+     * and its SHA-256 against the manifest (one pass over the files), and memory-maps the shards (no copy on the heap).
+     *
+     * @param dir a directory written by {@link #writer} (or by another tool in the same format)
+     * @return the examples, read by index
+     * @throws IllegalArgumentException naming the file and the expected value on a missing or malformed manifest, a
+     *                                  truncated or changed shard, or a record size that does not match the image size
+     * @throws UncheckedIOException     if a file cannot be read
+     */
+    public static PackedShards open(Path dir) {
+        Path manifestFile = dir.resolve(MANIFEST);
+        if (!Files.isRegularFile(manifestFile)) {
+            throw new IllegalArgumentException("no packed shards at " + dir + ": " + manifestFile + " does not exist");
+        }
+        try {
+            Map<?, ?> m = JSON.readValue(manifestFile.toFile(), Map.class);
+            if (!FORMAT.equals(m.get("format")) || !(m.get("version") instanceof Integer v) || v != VERSION) {
+                throw refused(manifestFile, "format " + m.get("format") + " version " + m.get("version") + " is not " + FORMAT
+                        + " version " + VERSION);
+            }
+            int c = positive(m, "channels", manifestFile);
+            int h = positive(m, "height", manifestFile);
+            int w = positive(m, "width", manifestFile);
+            int classes = positive(m, "classes", manifestFile);
+            int count = nonNegative(m, "count", manifestFile);
+            int perShard = positive(m, "records_per_shard", manifestFile);
+            int recordBytes = positive(m, "record_bytes", manifestFile);
+            if (recordBytes != LABEL_BYTES + (long) c * h * w) {
+                throw refused(manifestFile, "record_bytes " + recordBytes + " is not " + LABEL_BYTES + " + c*h*w = "
+                        + (LABEL_BYTES + (long) c * h * w) + " for " + c + "x" + h + "x" + w + " images");
+            }
+            if ((long) perShard * recordBytes > Integer.MAX_VALUE) {
+                throw refused(manifestFile, "records_per_shard " + perShard + " makes shards above 2 GiB");
+            }
+            List<?> list = m.get("shards") instanceof List<?> l ? l : null;
+            int expectedShards = (count + perShard - 1) / perShard;
+            if (list == null || list.size() != expectedShards) {
+                throw refused(manifestFile, "shards must list " + expectedShards + " shards for " + count + " records of "
+                        + perShard + " per shard, got " + (list == null ? "none" : list.size()));
+            }
+            MappedByteBuffer[] mapped = new MappedByteBuffer[expectedShards];
+            for (int s = 0; s < expectedShards; s++) {
+                Map<?, ?> shard = (Map<?, ?>) list.get(s);
+                String name = String.valueOf(shard.get("file"));
+                if (!name.equals(shardName(s))) {
+                    throw refused(manifestFile, "shard " + s + " must be " + shardName(s) + ", got " + name);
+                }
+                Path file = dir.resolve(name);
+                long records = Math.min(perShard, count - (long) s * perShard);
+                long bytes = records * recordBytes;
+                if (!Files.isRegularFile(file) || Files.size(file) != bytes) {
+                    throw refused(file, (Files.isRegularFile(file) ? Files.size(file) + " bytes" : "missing") + ", expected "
+                            + bytes + " (" + records + " records of " + recordBytes + " bytes)");
+                }
+                String sha = sha256(file);
+                if (!sha.equals(shard.get("sha256"))) {
+                    throw refused(file, "SHA-256 " + sha + " differs from the manifest's " + shard.get("sha256")
+                            + ": the shard changed after it was packed");
+                }
+                try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
+                    mapped[s] = ch.map(FileChannel.MapMode.READ_ONLY, 0, bytes);
+                    mapped[s].order(java.nio.ByteOrder.LITTLE_ENDIAN); // set once: reads below are absolute, so threads may share it
+                }
+            }
+            return new PackedShards(dir, c, h, w, classes, count, perShard, mapped);
+        } catch (IOException e) {
+            throw new UncheckedIOException("could not read packed shards at " + dir, e);
+        } catch (ClassCastException e) {
+            throw refused(manifestFile, "malformed manifest (" + e.getMessage() + ")");
+        }
+    }
+
+    /**
+     * Packs in-memory 8-bit images (features that are p / 255 for bytes p, as {@link LabeledData#fromBytes} and the
+     * MNIST readers make them) into shards.
+     *
+     * @param data            images with one-hot labels, flat [n, c·h·w] or [n, c, h, w]
+     * @param dir             the directory to create (it must not exist); written atomically
+     * @param recordsPerShard records per shard ≥ 1
+     * @throws IllegalArgumentException if a feature is not p / 255 for a byte p, a label is not one-hot, or dir exists
+     * @throws UncheckedIOException     if the files cannot be written (nothing is left behind)
+     */
+    public static void pack(LabeledData data, Path dir, int recordsPerShard) {
+        float[] x = data.features().reshape('c', data.size(), (long) data.channels() * data.height() * data.width())
+                .castTo(org.nd4j.linalg.api.buffer.DataType.FLOAT).dup('c').data().asFloat();
+        int d = data.channels() * data.height() * data.width();
+        int[] labels = data.labels().argMax(1).toIntVector();
+        try (Writer w = writer(dir, data.channels(), data.height(), data.width(), data.numClasses(), recordsPerShard)) {
+            byte[] pixels = new byte[d];
+            for (int i = 0; i < data.size(); i++) {
+                for (int j = 0; j < d; j++) {
+                    float f = x[i * d + j];
+                    int p = Math.round(f * 255f);
+                    if (p < 0 || p > 255 || p / 255f != f) {
+                        throw new IllegalArgumentException("feature " + j + " of example " + i + " is " + f + ", not p/255 for a byte "
+                                + "p: packed shards hold 8-bit images");
+                    }
+                    pixels[j] = (byte) p;
+                }
+                w.add(pixels, labels[i]);
+            }
+            w.commit();
+        }
+    }
+
+    /**
+     * A writer of packed shards into a directory that appears only when {@link Writer#commit} has written every shard
+     * and the manifest (they are written in {@code dir}'s sibling {@code <name>.partial} and moved at once).
+     *
+     * @param dir             the directory to create; must not exist
+     * @param recordsPerShard records per shard ≥ 1, with at most 2 GiB per shard
+     * @throws IllegalArgumentException on a bad size or an existing directory
+     */
+    public static Writer writer(Path dir, int channels, int height, int width, int classes, int recordsPerShard) {
+        if (channels < 1 || height < 1 || width < 1 || classes < 2 || classes > 65536 || recordsPerShard < 1
+                || (long) recordsPerShard * (LABEL_BYTES + (long) channels * height * width) > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException("packed shards need channels, height, width >= 1, classes in [2, 65536] and "
+                    + "recordsPerShard >= 1 with shards of at most 2 GiB, got " + channels + "x" + height + "x" + width + ", "
+                    + classes + " classes, " + recordsPerShard + " records per shard");
+        }
+        if (Files.exists(dir)) {
+            throw new IllegalArgumentException(dir + " exists: packed shards go into a new directory");
+        }
+        return new Writer(dir, channels, height, width, classes, recordsPerShard);
+    }
+
+    /** Writes records into shards; {@link #commit} makes the directory appear, {@link #close} without it removes everything. */
+    public static final class Writer implements AutoCloseable {
+        private final Path dir;
+        private final Path partial;
+        private final int channels;
+        private final int height;
+        private final int width;
+        private final int classes;
+        private final int perShard;
+        private final List<Map<String, Object>> shards = new ArrayList<>();
+        private final ByteBuffer record;
+        private OutputStream out;
+        private MessageDigest digest;
+        private int count;
+        private boolean committed;
+
+        private Writer(Path dir, int channels, int height, int width, int classes, int perShard) {
+            this.dir = dir;
+            this.partial = dir.resolveSibling(dir.getFileName() + ".partial");
+            this.channels = channels;
+            this.height = height;
+            this.width = width;
+            this.classes = classes;
+            this.perShard = perShard;
+            this.record = ByteBuffer.allocate(LABEL_BYTES + channels * height * width).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+            try {
+                if (Files.exists(partial)) { // an earlier pack that was killed: start again
+                    deleteTree(partial);
+                }
+                Files.createDirectories(partial);
+            } catch (IOException e) {
+                throw new UncheckedIOException("could not create " + partial, e);
+            }
+        }
+
+        /**
+         * Appends one image.
+         *
+         * @param pixels c·h·w bytes, NCHW
+         * @param label  in [0, classes)
+         * @throws IllegalArgumentException on a wrong pixel count or label
+         */
+        public void add(byte[] pixels, int label) {
+            if (pixels.length != record.capacity() - LABEL_BYTES || label < 0 || label >= classes) {
+                throw new IllegalArgumentException("record " + count + ": " + pixels.length + " pixel bytes (expected "
+                        + (record.capacity() - LABEL_BYTES) + ") and label " + label + " (expected [0, " + classes + "))");
+            }
+            try {
+                if (count % perShard == 0) {
+                    finishShard();
+                    digest = MessageDigest.getInstance("SHA-256");
+                    out = new DigestOutputStream(new java.io.BufferedOutputStream(Files.newOutputStream(partial.resolve(
+                            shardName(shards.size())), StandardOpenOption.CREATE_NEW), 1 << 20), digest);
+                    Map<String, Object> s = new LinkedHashMap<>();
+                    s.put("file", shardName(shards.size()));
+                    shards.add(s);
+                }
+                record.clear();
+                record.putShort((short) label).put(pixels);
+                out.write(record.array());
+                count++;
+            } catch (IOException e) {
+                throw new UncheckedIOException("could not write " + partial, e);
+            } catch (NoSuchAlgorithmException e) {
+                throw new IllegalStateException("SHA-256 is missing from this JVM", e);
+            }
+        }
+
+        private void finishShard() throws IOException {
+            if (out != null) {
+                out.close();
+                Map<String, Object> s = shards.get(shards.size() - 1);
+                s.put("records", count - (shards.size() - 1) * perShard);
+                s.put("sha256", HexFormat.of().formatHex(digest.digest()));
+                out = null;
+            }
+        }
+
+        /**
+         * Writes the manifest and moves the directory into place.
+         *
+         * @throws UncheckedIOException if that fails (nothing is left behind)
+         */
+        public void commit() {
+            try {
+                finishShard();
+                Map<String, Object> m = new LinkedHashMap<>();
+                m.put("format", FORMAT);
+                m.put("version", VERSION);
+                m.put("channels", channels);
+                m.put("height", height);
+                m.put("width", width);
+                m.put("classes", classes);
+                m.put("count", count);
+                m.put("records_per_shard", perShard);
+                m.put("record_bytes", record.capacity());
+                m.put("label_bytes", LABEL_BYTES);
+                m.put("shards", shards);
+                JSON.writeValue(partial.resolve(MANIFEST).toFile(), m);
+                Files.move(partial, dir, StandardCopyOption.ATOMIC_MOVE);
+                committed = true;
+            } catch (IOException e) {
+                throw new UncheckedIOException("could not finish the packed shards in " + dir, e);
+            }
+        }
+
+        /** Without {@link #commit}, removes what was written. */
+        @Override
+        public void close() {
+            try {
+                if (out != null) {
+                    out.close();
+                }
+                if (!committed) {
+                    deleteTree(partial);
+                }
+            } catch (IOException e) {
+                throw new UncheckedIOException("could not remove " + partial, e);
+            }
+        }
+    }
+
+    @Override
+    public int size() {
+        return size;
+    }
+
+    @Override
+    public int numClasses() {
+        return classes;
+    }
+
+    @Override
+    public long[] exampleShape() {
+        return new long[]{(long) channels * height * width}; // read() gives flat rows, as LabeledData.fromBytes stores them
+    }
+
+    /** The directory the shards were read from. */
+    public Path directory() {
+        return dir;
+    }
+
+    /**
+     * Reads the records at the given indices from the mapped shards (only those pages are touched).
+     *
+     * @throws IllegalArgumentException if an index is outside [0, n) or the indices are not ascending
+     */
+    @Override
+    public LabeledData read(int[] sortedIndices) {
+        int d = recordBytes - LABEL_BYTES;
+        byte[] pixels = new byte[sortedIndices.length * d];
+        int[] labels = new int[sortedIndices.length];
+        for (int k = 0; k < sortedIndices.length; k++) {
+            int i = sortedIndices[k];
+            if (i < 0 || i >= size || k > 0 && i <= sortedIndices[k - 1]) {
+                throw new IllegalArgumentException("indices must be ascending and in [0, " + size + "), got " + i + " at position " + k);
+            }
+            ByteBuffer shard = shards[i / perShard];
+            int at = (i % perShard) * recordBytes;
+            labels[k] = Short.toUnsignedInt(shard.getShort(at));
+            shard.get(at + LABEL_BYTES, pixels, k * d, d);
+            if (labels[k] >= classes) {
+                throw new IllegalArgumentException(dir.resolve(shardName(i / perShard)) + ": record " + i + " has label " + labels[k]
+                        + ", expected [0, " + classes + ")");
+            }
+        }
+        return LabeledData.fromBytes(pixels, labels, classes, channels, height, width);
+    }
+
+    /** Unmaps nothing explicitly (the JVM unmaps a mapping when it is collected); reads after close still work. */
+    @Override
+    public void close() {
+    }
+
+    static String shardName(int s) {
+        return String.format("shard-%05d.bin", s);
+    }
+
+    private static String sha256(Path file) throws IOException {
+        try (InputStream in = Files.newInputStream(file)) {
+            MessageDigest md = MessageDigest.getInstance("SHA-256");
+            byte[] buf = new byte[1 << 20];
+            for (int r; (r = in.read(buf)) > 0; ) {
+                md.update(buf, 0, r);
+            }
+            return HexFormat.of().formatHex(md.digest());
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is missing from this JVM", e);
+        }
+    }
+
+    private static int positive(Map<?, ?> m, String key, Path file) {
+        int v = nonNegative(m, key, file);
+        if (v < 1) {
+            throw refused(file, key + " must be >= 1, got " + v);
+        }
+        return v;
+    }
+
+    private static int nonNegative(Map<?, ?> m, String key, Path file) {
+        if (!(m.get(key) instanceof Integer v) || v < 0) {
+            throw refused(file, key + " must be a non-negative integer, got " + m.get(key));
+        }
+        return v;
+    }
+
+    private static IllegalArgumentException refused(Path file, String why) {
+        return new IllegalArgumentException(file + ": " + why);
+    }
+
+    private static void deleteTree(Path p) throws IOException {
+        if (!Files.exists(p)) {
+            return;
+        }
+        try (var walk = Files.walk(p)) {
+            for (Path q : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                Files.delete(q);
+            }
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "PackedShards[" + dir + ", " + size + " records of " + channels + "x" + height + "x" + width + " in "
+                + shards.length + " shards]";
+    }
+}

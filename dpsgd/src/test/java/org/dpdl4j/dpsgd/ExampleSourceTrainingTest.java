@@ -1,0 +1,125 @@
+package org.dpdl4j.dpsgd;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
+import org.dpdl4j.datasets.ExampleSource;
+import org.dpdl4j.datasets.LabeledData;
+import org.dpdl4j.datasets.PackedShards;
+import org.dpdl4j.models.ModelOptions;
+import org.dpdl4j.models.Models;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Training that reads each step's Poisson batch by index: the same run as from memory, and data beyond the heap. */
+class ExampleSourceTrainingTest {
+    /** MNIST-shaped random 8-bit images. */
+    static LabeledData images(int n, long seed) {
+        Random r = new Random(seed);
+        byte[] pixels = new byte[n * 784];
+        r.nextBytes(pixels);
+        return LabeledData.fromBytes(pixels, r.ints(n, 0, 10).toArray(), 10, 1, 28, 28);
+    }
+
+    /**
+     * The standard CNN in float32, 24 steps on two workers: from memory and from packed shards of the same pixels the
+     * parameters end bit for bit equal, and the shards were asked for exactly the rows of the batches.
+     */
+    @Test
+    void shardsTrainBitIdenticallyToMemoryAndReadOnlyTheBatches(@TempDir Path tmp) {
+        LabeledData data = images(600, 1);
+        PackedShards.pack(data, tmp.resolve("shards"), 128);
+        DpSgdConfig config = DpSgdConfig.builder().samplingRate(0.05).noiseMultiplier(1.1).clipNorm(1.0).steps(24).seed(9)
+                .workers(2).build();
+        MultiLayerNetwork fromMemory = Models.standardCnn(ModelOptions.mnist());
+        AtomicLong sampled = new AtomicLong();
+        new DpSgdTrainer().train(fromMemory, data, config, s -> sampled.addAndGet(s.batchSize()));
+        MultiLayerNetwork fromShards = Models.standardCnn(ModelOptions.mnist());
+        AtomicLong read = new AtomicLong();
+        try (PackedShards shards = PackedShards.open(tmp.resolve("shards"))) {
+            ExampleSource counting = new ExampleSource() {
+                public int size() {
+                    return shards.size();
+                }
+
+                public int numClasses() {
+                    return shards.numClasses();
+                }
+
+                public long[] exampleShape() {
+                    return shards.exampleShape();
+                }
+
+                public LabeledData read(int[] sortedIndices) {
+                    read.addAndGet(sortedIndices.length);
+                    return shards.read(sortedIndices);
+                }
+
+                public void close() {
+                }
+            };
+            TrainingResult r = new DpSgdTrainer().train(fromShards, counting, config);
+            assertEquals(24, r.stepsTaken());
+            assertEquals(DpSgdTrainer.event(0.05, 1.1, 24), r.event());
+        }
+        assertEquals(fromMemory.params(), fromShards.params(), "bit-identical parameters");
+        assertTrue(sampled.get() > 600 * 0.05 * 24 / 2, "batches were drawn: " + sampled);
+        assertEquals(sampled.get(), read.get(), "only the sampled rows were read");
+    }
+
+    /**
+     * 1 GiB of packed records (1,366,084 MNIST-shaped images) train in a child JVM whose heap, and so ND4J's off-heap limit,
+     * is 256 MiB: four times less than the data.
+     */
+    @Test
+    void dataFourTimesTheHeapTrains(@TempDir Path tmp) throws Exception {
+        String javaBinary = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        Process p = new ProcessBuilder(javaBinary, "-Xmx256m", "-cp", System.getProperty("java.class.path"),
+                BeyondTheHeap.class.getName(), tmp.resolve("big").toString())
+                .redirectError(tmp.resolve("child.err").toFile()).start();
+        String said;
+        try {
+            said = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
+            assertTrue(p.waitFor(600, TimeUnit.SECONDS));
+        } finally {
+            p.destroyForcibly();
+        }
+        String err = Files.readString(tmp.resolve("child.err"));
+        assertEquals(0, p.exitValue(), said + " / " + err);
+        long records = (1L << 30) / (PackedShards.LABEL_BYTES + 784) + 1;
+        assertTrue(said.startsWith("trained 3 steps on " + records + " records, heap max 268435456 bytes"), said + " / " + err);
+        assertTrue(records * (PackedShards.LABEL_BYTES + 784) > 4L * 268435456, "the data is four times the heap");
+    }
+
+    /** The child of {@link #dataFourTimesTheHeapTrains}: packs 1 GiB of random records, then trains an MLP 3 steps on them. */
+    public static final class BeyondTheHeap {
+        public static void main(String[] args) {
+            Path dir = Path.of(args[0]);
+            int n = (int) ((1L << 30) / (PackedShards.LABEL_BYTES + 784)) + 1;
+            Random r = new Random(3);
+            byte[] pixels = new byte[784];
+            try (PackedShards.Writer w = PackedShards.writer(dir, 1, 28, 28, 10, 1 << 18)) {
+                for (int i = 0; i < n; i++) {
+                    r.nextBytes(pixels);
+                    w.add(pixels, r.nextInt(10));
+                }
+                w.commit();
+            }
+            try (PackedShards shards = PackedShards.open(dir)) {
+                MultiLayerNetwork net = Models.mlp(ModelOptions.mnist());
+                DpSgdConfig config = DpSgdConfig.builder().samplingRate(64.0 / n).noiseMultiplier(1.0).clipNorm(1.0).steps(3)
+                        .seed(1).build();
+                TrainingResult result = new DpSgdTrainer().train(net, shards, config);
+                System.out.println("trained " + result.stepsTaken() + " steps on " + shards.size() + " records, heap max "
+                        + Runtime.getRuntime().maxMemory() + " bytes");
+            }
+        }
+    }
+}
