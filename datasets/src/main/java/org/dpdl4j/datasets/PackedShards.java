@@ -332,6 +332,21 @@ public final class PackedShards implements ExampleSource {
         return new long[]{(long) channels * height * width}; // read() gives flat rows, as LabeledData.fromBytes stores them
     }
 
+    /** @return c, the images' channels */
+    public int channels() {
+        return channels;
+    }
+
+    /** @return h, the images' height in pixels */
+    public int height() {
+        return height;
+    }
+
+    /** @return w, the images' width in pixels */
+    public int width() {
+        return width;
+    }
+
     /** The directory the shards were read from. */
     public Path directory() {
         return dir;

@@ -4,7 +4,9 @@ import java.util.Objects;
 import org.deeplearning4j.nn.api.Model;
 import org.dpdl4j.accounting.Accountants;
 import org.dpdl4j.accounting.NoiseCalibration;
+import org.dpdl4j.datasets.ExampleSource;
 import org.dpdl4j.datasets.LabeledData;
+import org.dpdl4j.datasets.PackedShards;
 import org.dpdl4j.release.InputSpec;
 import org.dpdl4j.release.PrivateModel;
 import org.nd4j.linalg.dataset.api.iterator.DataSetIterator;
@@ -27,7 +29,7 @@ public final class PrivateTraining {
     public static final String DEFAULT_ACCOUNTANT = "pld";
 
     private final Model network;
-    private final LabeledData data;
+    private final ExampleSource data;
     private final DataSetIterator iterator;
     private double targetEpsilon = Double.NaN;
     private double delta = 1e-5;
@@ -45,7 +47,7 @@ public final class PrivateTraining {
     private TrainingListener[] listeners = new TrainingListener[0];
     private boolean started;
 
-    private PrivateTraining(Model network, LabeledData data, DataSetIterator iterator) {
+    private PrivateTraining(Model network, ExampleSource data, DataSetIterator iterator) {
         this.network = Objects.requireNonNull(network, "network");
         this.data = data;
         this.iterator = iterator;
@@ -55,6 +57,23 @@ public final class PrivateTraining {
     public static PrivateTraining of(Model network, LabeledData data) {
         PrivateTraining p = new PrivateTraining(network, Objects.requireNonNull(data, "data"), null);
         p.input = new InputSpec(data.channels(), data.height(), data.width(), 255);
+        return p;
+    }
+
+    /**
+     * Training on examples read by index, each step reading only its Poisson batch (see
+     * {@link DpSgdTrainer#train(Model, ExampleSource, DpSgdConfig, TrainingListener...)}): data larger than memory, such as
+     * {@link PackedShards}, whose image shape c×h×w is recorded with pixel scale 255; for another source set the input
+     * with {@link #input(InputSpec)} for a server to accept raw pixels.
+     */
+    public static PrivateTraining of(Model network, ExampleSource data) {
+        if (data instanceof LabeledData inMemory) {
+            return of(network, inMemory);
+        }
+        PrivateTraining p = new PrivateTraining(network, Objects.requireNonNull(data, "data"), null);
+        if (data instanceof PackedShards shards) {
+            p.input = new InputSpec(shards.channels(), shards.height(), shards.width(), 255);
+        }
         return p;
     }
 
@@ -179,8 +198,9 @@ public final class PrivateTraining {
         }
         DpSgdTrainer trainer = new DpSgdTrainer(Accountants.byName(accountant));
         if (augmult != 1) {
-            if (data == null) {
-                throw new IllegalArgumentException("augmult k = " + augmult + " needs in-memory LabeledData, not a DataSetIterator");
+            if (!(data instanceof LabeledData)) {
+                throw new IllegalArgumentException("augmult k = " + augmult + " needs in-memory LabeledData, not "
+                        + (data == null ? "a DataSetIterator" : data));
             }
             trainer = trainer.withClippedSums(ClippedSums.augmented(augmentation, augmult)); // checks k and the augmentation
         }
@@ -199,7 +219,8 @@ public final class PrivateTraining {
         }
         DpSgdConfig config = b.build();
         started = true; // from here on the network changes
-        TrainingResult result = data != null ? trainer.train(network, data, config, listeners)
+        TrainingResult result = data instanceof LabeledData inMemory ? trainer.train(network, inMemory, config, listeners)
+                : data != null ? trainer.train(network, data, config, listeners)
                 : trainer.train(network, streamed, config, listeners);
         java.util.Map<String, Object> configuration = config.describe(n, result.stepsTaken());
         configuration.put("augmult", augmult);

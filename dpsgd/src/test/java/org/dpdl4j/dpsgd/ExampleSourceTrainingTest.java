@@ -74,6 +74,21 @@ class ExampleSourceTrainingTest {
         assertEquals(sampled.get(), read.get(), "only the sampled rows were read");
     }
 
+    /** The one-call trainer takes shards too: the same model as from memory, with the images' shape recorded. */
+    @Test
+    void privateTrainingFromShardsIsPrivateTrainingFromMemory(@TempDir Path tmp) {
+        LabeledData data = images(400, 2);
+        PackedShards.pack(data, tmp.resolve("s"), 100);
+        org.dpdl4j.release.PrivateModel fromMemory = org.dpdl4j.dpsgd.PrivateTraining.of(Models.mlp(ModelOptions.mnist()), data)
+                .targetEpsilon(3).epochs(0.5).expectedBatchSize(40).seed(5).accountant("rdp").train();
+        try (PackedShards shards = PackedShards.open(tmp.resolve("s"))) {
+            org.dpdl4j.release.PrivateModel fromShards = org.dpdl4j.dpsgd.PrivateTraining.of(Models.mlp(ModelOptions.mnist()), shards)
+                    .targetEpsilon(3).epochs(0.5).expectedBatchSize(40).seed(5).accountant("rdp").train();
+            assertEquals(fromMemory.network().params(), fromShards.network().params());
+            assertEquals(new org.dpdl4j.release.InputSpec(1, 28, 28, 255), fromShards.input());
+        }
+    }
+
     /**
      * 1 GiB of packed records (1,366,084 MNIST-shaped images) train in a child JVM whose heap, and so ND4J's off-heap limit,
      * is 256 MiB: four times less than the data.
