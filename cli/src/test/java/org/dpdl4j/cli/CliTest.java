@@ -1006,6 +1006,29 @@ class CliTest {
         }
     }
 
+    /** bench data reads Poisson batches from packed shards and from memory, and leaves no temporary shards behind. */
+    @Test
+    void benchDataReadsBatchesFromShardsAndMemory() throws Exception {
+        long before;
+        try (var s = Files.list(Path.of(System.getProperty("java.io.tmpdir")))) {
+            before = s.filter(p -> p.getFileName().toString().startsWith("dpdl4j-bench-data")).count();
+        }
+        Run r = run("bench", "data", "--records", "3000", "--image-size", "8x8x3", "--batch-sizes", "64,512", "--batches", "3", "--json");
+        assertEquals(0, r.status(), r.err());
+        JsonNode j = r.lastJson();
+        assertEquals(3000, j.get("records").asInt());
+        assertEquals(2, j.get("rows").size());
+        for (JsonNode row : j.get("rows")) {
+            assertTrue(row.get("shards_examples_per_second").asDouble() > 0 && row.get("memory_examples_per_second").asDouble() > 0, j.toString());
+        }
+        try (var s = Files.list(Path.of(System.getProperty("java.io.tmpdir")))) {
+            assertEquals(before, s.filter(p -> p.getFileName().toString().startsWith("dpdl4j-bench-data")).count(), "removed");
+        }
+        Run bad = run("bench", "data", "--records", "100", "--batch-sizes", "200");
+        assertEquals(2, bad.status());
+        assertTrue(bad.err().contains("--batch-sizes must each be in [1, --records = 100], got 200"), bad.err());
+    }
+
     @Test
     void reproduceWritesCsvAndPng(@TempDir Path dir) throws Exception {
         assertEquals(0, Main.run("reproduce", "ps-figure6", "--output", dir.toString()));
