@@ -156,7 +156,13 @@ final class Cli {
      */
     static double estimateSecondsPerStep(org.deeplearning4j.nn.api.Model net, org.dpdl4j.datasets.LabeledData data,
                                          org.dpdl4j.dpsgd.DpSgdConfig config) {
-        int rows = (int) Math.min(data.size(), Math.max(1, Math.round(config.samplingRate() * data.size())) * 2L);
+        return estimateSecondsPerStep(net, data, config, data.size());
+    }
+
+    /** As above for n training examples of {@code data}'s shape (data read by index: the test part gives the shape). */
+    static double estimateSecondsPerStep(org.deeplearning4j.nn.api.Model net, org.dpdl4j.datasets.LabeledData data,
+                                         org.dpdl4j.dpsgd.DpSgdConfig config, int n) {
+        int rows = (int) Math.min(n, Math.max(1, Math.round(config.samplingRate() * n)) * 2L);
         org.nd4j.linalg.api.ndarray.INDArray x = org.nd4j.linalg.factory.Nd4j.rand(data.features().dataType(),
                 rows, data.features().size(1));
         org.nd4j.linalg.api.ndarray.INDArray y = org.nd4j.linalg.factory.Nd4j.zeros(data.labels().dataType(), rows,
@@ -168,7 +174,7 @@ final class Cli {
                 .physicalBatchSize(config.physicalBatchSize()).workers(config.workers()).build();
         org.dpdl4j.dpsgd.TrainingResult warm = new org.dpdl4j.dpsgd.DpSgdTrainer().train(org.dpdl4j.dpsgd.Networks.copy(net), random, two);
         double perExample = warm.seconds() / Math.max(1, warm.expectedExamples());
-        return perExample * config.samplingRate() * data.size();
+        return perExample * config.samplingRate() * n;
     }
 
     /** Prints a one-line notice if the JVM is stopped (Ctrl-C, SIGTERM) before {@link #remove()} is called. */

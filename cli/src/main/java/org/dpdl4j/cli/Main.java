@@ -11,7 +11,7 @@ import picocli.CommandLine.Command;
         description = "Differentially private deep learning on the JVM: DP-SGD training, honestly accounted tuning, privacy "
                 + "accounting, audits, serving, benchmarks.",
         subcommands = {TrainCommand.class, TuneCommand.class, AccountCommand.class, AuditCommand.class, LedgerCommand.class, EvaluateCommand.class,
-                ReproduceCommand.class, ServeCommand.class,
+                ReproduceCommand.class, ServeCommand.class, DataCommand.class,
                 BenchCommand.class, CommandLine.HelpCommand.class})
 public final class Main {
     /** Runs the command line and exits with its status. */

@@ -163,7 +163,7 @@ final class TrainCommand implements Callable<Integer> {
         t.checkRunSettings();
         dataNorm.check(t.modelName(), t.nonPrivate);
         TrainTest data = load();
-        int n = data.train().size();
+        int n = data.trainExamples().size();
         t.checkDelta(n); // before the calibration, which at a large delta can take half a minute to be refused after
         double q = t.samplingRate(n);
         long steps = DpSgdConfig.stepsForEpochs(t.epochs, q);
@@ -192,7 +192,8 @@ final class TrainCommand implements Callable<Integer> {
                 t.modelOptions(data).updater().getLearningRate(0, 0), net.numParams());
         if (dryRun) {
             PrivacyGuarantee g = accountant.guarantee(planned, t.delta);
-            double seconds = Cli.estimateSecondsPerStep(net, data.train(), config) * steps * augmult.k; // k rows per example
+            double seconds = Cli.estimateSecondsPerStep(net, data.train() != null ? data.train() : data.test(), config, n) * steps
+                    * augmult.k; // k rows per example
             System.out.printf("dry run: epsilon %.4f at delta %s (%s); about %.0f s for %d steps (measured on random "
                     + "inputs); nothing was trained or charged%n", g.epsilon(), t.delta, AccountCommand.AccountantOption.how(g), seconds,
                     steps);
@@ -433,11 +434,11 @@ final class TrainCommand implements Callable<Integer> {
             augmult.check(t.dataset, cluster != null);
             stepsDone = ((Number) state.get("steps_done")).longValue();
             data = load();
-            if (data.train().size() != ((Number) state.get("n")).intValue()
+            if (data.trainExamples().size() != ((Number) state.get("n")).intValue()
                     || !java.util.Objects.equals(data.digest(), state.get("data_sha256"))) {
                 throw new IllegalArgumentException("--resume " + dir + ": the checkpoint was made on " + state.get("n") + " training "
                         + "examples of " + t.dataset + (state.get("data_sha256") != null ? " (digest " + state.get("data_sha256")
-                        + ")" : "") + ", the data now has " + data.train().size() + (data.digest() != null ? " (digest "
+                        + ")" : "") + ", the data now has " + data.trainExamples().size() + (data.digest() != null ? " (digest "
                         + data.digest() + ")" : "") + ": it changed, and the charge was for the data as it was");
             }
             config = config(((Number) state.get("sampling_rate")).doubleValue(),
@@ -500,7 +501,12 @@ final class TrainCommand implements Callable<Integer> {
 
     /** The data; with --executor spark and --spark-data cache, executors load the training split from their own cache. */
     private TrainTest load() throws IOException {
-        TrainTest data = t.load();
+        TrainTest data = t.loadReadByIndex();
+        if (data.train() == null && (cluster != null || dataNorm.on())) {
+            throw new IllegalArgumentException("--dataset " + t.dataset + " is read by index at each step: "
+                    + (cluster != null ? "--executor spark" : "--data-normalisation") + " needs the training data in memory "
+                    + "(give the data set the shards were packed from)");
+        }
         if (cluster != null) {
             ExecutorOptions.trainingSplitOn(cluster, t, data);
         }
@@ -565,14 +571,14 @@ final class TrainCommand implements Callable<Integer> {
                         cluster.operatorSummary().get("master"), org.dpdl4j.dpsgd.PoissonBatchSampler.partitionBounds(data.train().size(), parts).length - 1,
                         cluster.settings().taskCpus(), executorOptions.data);
             }
-            result = from > 0 ? trainer.resume(new Checkpoint(net, config, from, ema), data.train(), every, sink, listener)
-                    : every > 0 ? trainer.train(net, data.train(), config, every, sink, listener)
-                    : trainer.train(net, data.train(), config, listener);
+            result = from > 0 ? trainer.resume(new Checkpoint(net, config, from, ema), data.trainExamples(), every, sink, listener)
+                    : every > 0 ? trainer.train(net, data.trainExamples(), config, every, sink, listener)
+                    : trainer.train(net, data.trainExamples(), config, listener);
         } finally {
             notice.remove();
         }
         double testAccuracy = DpSgdTrainer.accuracy(net, data.test());
-        int n = data.train().size();
+        int n = data.trainExamples().size();
         double q = config.samplingRate();
         double sigma = config.noiseMultiplier();
         Map<String, Object> settings = new LinkedHashMap<>(); // for people; the claim is the event
@@ -580,7 +586,7 @@ final class TrainCommand implements Callable<Integer> {
         settings.putAll(config.describe(n, result.stepsTaken()));
         settings.put("resumed_from_step", from > 0 ? from : null);
         settings.put("ledger_charge", state.get("ledger_charge"));
-        LabeledData shape = data.train();
+        LabeledData shape = data.train() != null ? data.train() : data.test(); // packed shards: the test part, checked alike
         settings.put("data_normalisation", dataNorm.sigma);
         settings.put("augmult", augmult.k);
         if (dataNorm.on()) {

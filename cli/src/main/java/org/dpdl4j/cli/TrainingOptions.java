@@ -8,6 +8,7 @@ import java.time.LocalDateTime;
 import java.time.format.DateTimeFormatter;
 import org.dpdl4j.datasets.DatasetCache;
 import org.dpdl4j.datasets.Datasets;
+import org.dpdl4j.datasets.LabeledData;
 import org.dpdl4j.datasets.TrainTest;
 import org.dpdl4j.models.ModelOptions;
 import org.nd4j.linalg.activations.IActivation;
@@ -17,7 +18,8 @@ import picocli.CommandLine.Option;
 
 /** The options of one DP-SGD run that {@code train} and {@code tune} share. */
 final class TrainingOptions {
-    @Option(names = "--dataset", defaultValue = "mnist", description = "mnist, fashion-mnist, cifar10 or folder:PATH (default ${DEFAULT-VALUE}).")
+    @Option(names = "--dataset", defaultValue = "mnist", description = "mnist, fashion-mnist, cifar10, folder:PATH or shards:PATH "
+            + "(written by data pack; train only) (default ${DEFAULT-VALUE}).")
     String dataset;
 
     @Option(names = "--model", description = "standard-cnn, all-conv, cifar-cnn, mlp, small-resnet (WRN-10-1), wrn-D-K (a wide "
@@ -98,8 +100,21 @@ final class TrainingOptions {
         return seed != null ? seed : 0;
     }
 
-    /** Train and test data, fetched and verified. */
+    /**
+     * Train and test data, fetched and verified, held in memory.
+     *
+     * @throws IllegalArgumentException for {@code shards:} data, which train reads by index ({@link #loadReadByIndex})
+     */
     TrainTest load() throws IOException {
+        if (dataset.startsWith("shards:")) {
+            throw new IllegalArgumentException("--dataset " + dataset + ": packed shards are read by train only (tuning, audits "
+                    + "and evaluation hold the data in memory): give the data set they were packed from");
+        }
+        return loadReadByIndex();
+    }
+
+    /** Train and test data; {@code shards:} data keep the training part on disk, read by index at each step. */
+    TrainTest loadReadByIndex() throws IOException {
         int[] hwc = parseImageSize(imageSize);
         return Datasets.load(dataset, DatasetCache.root(), hwc[0], hwc[1], hwc[2], weightSeed(),
                 w -> System.err.println("warning: " + w));
@@ -112,8 +127,9 @@ final class TrainingOptions {
 
     /** Model options for this data with the chosen activation and optimiser. */
     ModelOptions modelOptions(TrainTest data) {
-        return new ModelOptions(data.train().height(), data.train().width(), data.train().channels(),
-                data.train().numClasses(), activationFunction(), updater(), weightSeed(), DataType.FLOAT);
+        LabeledData shape = data.train() != null ? data.train() : data.test(); // packed shards: the test part, checked alike
+        return new ModelOptions(shape.height(), shape.width(), shape.channels(), shape.numClasses(), activationFunction(), updater(),
+                weightSeed(), DataType.FLOAT);
     }
 
     /** --activation's function, refused by name. */
@@ -193,7 +209,8 @@ final class TrainingOptions {
         if (!org.dpdl4j.models.Models.isName(modelName())) {
             throw new IllegalArgumentException("--model must be one of " + org.dpdl4j.models.Models.NAMES + ", got '" + modelName() + "'");
         }
-        if (!dataset.startsWith("folder:") && !java.util.List.of("mnist", "fashion-mnist", "cifar10").contains(dataset)) {
+        if (!dataset.startsWith("folder:") && !dataset.startsWith("shards:")
+                && !java.util.List.of("mnist", "fashion-mnist", "cifar10").contains(dataset)) {
             throw new IllegalArgumentException("--dataset must be one of " + org.dpdl4j.datasets.Datasets.KNOWN + ", got '" + dataset + "'");
         }
         if (!(epochs > 0 && epochs <= 10_000)) {

@@ -1006,6 +1006,40 @@ class CliTest {
         }
     }
 
+    /**
+     * data pack writes MNIST as shards; train --dataset shards: reads them by index and trains the very model that
+     * train --dataset mnist trains with the same seed; what needs the data in memory refuses shards by name.
+     */
+    @Test
+    void dataPackThenTrainFromShardsIsTrainingFromMnist(@TempDir Path tmp) throws Exception {
+        Path shards = tmp.resolve("mnist-shards");
+        Run pack = run("data", "pack", "--dataset", "mnist", "--records-per-shard", "20000", "--output", shards.toString());
+        assertEquals(0, pack.status(), pack.err());
+        assertTrue(pack.out().contains("packed mnist: 60000 training and 10000 test images of 28x28x1"), pack.out());
+        assertTrue(Files.exists(shards.resolve("train").resolve("shard-00002.bin")) && !Files.exists(tmp.resolve("mnist-shards.partial")));
+        Run again = run("data", "pack", "--dataset", "mnist", "--output", shards.toString());
+        assertEquals(2, again.status());
+        assertTrue(again.err().contains("exists"), again.err());
+        String[] common = {"train", "--epochs", "0.02", "--batch-size", "256", "--target-epsilon", "3", "--accountant", "rdp", "--seed", "4", "--no-progress",
+                "--json", "--output"};
+        Run fromMnist = run(concat(concat(common, tmp.resolve("a").toString()), "--dataset", "mnist"));
+        Run fromShards = run(concat(concat(common, tmp.resolve("b").toString()), "--dataset", "shards:" + shards));
+        assertEquals(0, fromShards.status(), fromShards.err());
+        assertEquals(fromMnist.lastJson().get("test_accuracy"), fromShards.lastJson().get("test_accuracy"));
+        MultiLayerNetwork a = ModelSerializer.restoreMultiLayerNetwork(tmp.resolve("a").resolve("model.zip").toFile());
+        MultiLayerNetwork b = ModelSerializer.restoreMultiLayerNetwork(tmp.resolve("b").resolve("model.zip").toFile());
+        assertEquals(a.params(), b.params(), "the same parameters, bit for bit");
+        JsonNode sidecar = Reporting.JSON.readTree(tmp.resolve("b").resolve("privacy.json").toFile());
+        assertEquals("shards:" + shards, sidecar.get("configuration").get("dataset").asText());
+        Run tune = run("tune", "--dataset", "shards:" + shards, "--no-progress", "--output", tmp.resolve("c").toString());
+        assertEquals(2, tune.status());
+        assertTrue(tune.err().contains("packed shards are read by train only"), tune.err());
+        Run missing = run("train", "--dataset", "shards:" + tmp.resolve("none"), "--no-progress", "--output", tmp.resolve("d").toString());
+        assertEquals(2, missing.status());
+        assertTrue(missing.err().contains("manifest.json does not exist"), missing.err());
+        assertTrue(!Files.exists(tmp.resolve("c")) && !Files.exists(tmp.resolve("d")), "nothing written for a refused command");
+    }
+
     /** bench data reads Poisson batches from packed shards and from memory, and leaves no temporary shards behind. */
     @Test
     void benchDataReadsBatchesFromShardsAndMemory() throws Exception {

@@ -4,10 +4,13 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 
-/** Loading a dataset by name: {@code mnist}, {@code fashion-mnist}, {@code cifar10} or {@code folder:PATH}. */
+/**
+ * Loading a dataset by name: {@code mnist}, {@code fashion-mnist}, {@code cifar10}, {@code folder:PATH} or
+ * {@code shards:PATH} (a directory of {@code train/} and {@code test/} packed shards, {@link PackedShards#loadTrainTest}).
+ */
 public final class Datasets {
     /** The names accepted besides {@code folder:PATH}. */
-    public static final String KNOWN = "mnist, fashion-mnist, cifar10, folder:PATH";
+    public static final String KNOWN = "mnist, fashion-mnist, cifar10, folder:PATH, shards:PATH";
 
     private Datasets() {
     }
@@ -35,6 +38,9 @@ public final class Datasets {
                                  java.util.function.Consumer<String> warnings) throws IOException {
         if (name.startsWith("folder:")) {
             return ImageFolder.load(Paths.get(name.substring("folder:".length())), height, width, channels, seed, warnings);
+        }
+        if (name.startsWith("shards:")) {
+            return PackedShards.loadTrainTest(name, Paths.get(name.substring("shards:".length())));
         }
         return switch (name) {
             case "mnist" -> Mnist.load(cacheRoot.resolve("mnist"));

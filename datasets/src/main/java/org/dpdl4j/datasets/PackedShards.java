@@ -142,6 +142,60 @@ public final class PackedShards implements ExampleSource {
     }
 
     /**
+     * A data set packed by {@link #packTrainTest}: the training part read by index from {@code dir/train}, the test part
+     * read into memory from {@code dir/test}; the digest, which identifies the data in a plan and a sidecar, is the
+     * SHA-256 of the training manifest (which names every training shard's SHA-256).
+     *
+     * @param name the data set's name, e.g. {@code shards:/data/mnist}
+     * @throws IllegalArgumentException as {@link #open}, or if the parts' image shapes or classes differ
+     */
+    public static TrainTest loadTrainTest(String name, Path dir) {
+        PackedShards train = open(dir.resolve("train"));
+        LabeledData test;
+        try (PackedShards t = open(dir.resolve("test"))) {
+            if (t.channels != train.channels || t.height != train.height || t.width != train.width || t.classes != train.classes) {
+                throw new IllegalArgumentException(dir + ": the test shards hold " + t.channels + "x" + t.height + "x" + t.width
+                        + " images of " + t.classes + " classes, the training shards " + train.channels + "x" + train.height + "x"
+                        + train.width + " of " + train.classes);
+            }
+            test = t.read(java.util.stream.IntStream.range(0, t.size()).toArray());
+        }
+        try {
+            return new TrainTest(name, null, test, Sha256.hex(Files.readAllBytes(dir.resolve("train").resolve(MANIFEST))), train);
+        } catch (IOException e) {
+            throw new UncheckedIOException("could not read " + dir.resolve("train").resolve(MANIFEST), e);
+        }
+    }
+
+    /**
+     * Packs a data set's two parts into {@code dir/train} and {@code dir/test} ({@link #loadTrainTest} reads them),
+     * atomically: {@code dir} appears only when both are complete.
+     *
+     * @throws IllegalArgumentException as {@link #pack}, or if dir exists
+     */
+    public static void packTrainTest(LabeledData train, LabeledData test, Path dir, int recordsPerShard) {
+        if (Files.exists(dir)) {
+            throw new IllegalArgumentException(dir + " exists: packed shards go into a new directory");
+        }
+        Path partial = dir.resolveSibling(dir.getFileName() + ".partial");
+        try {
+            deleteTree(partial);
+            Files.createDirectories(partial);
+            pack(train, partial.resolve("train"), recordsPerShard);
+            pack(test, partial.resolve("test"), recordsPerShard);
+            Files.move(partial, dir, StandardCopyOption.ATOMIC_MOVE);
+        } catch (IOException e) {
+            throw new UncheckedIOException("could not pack into " + dir, e);
+        } finally {
+            try {
+                deleteTree(partial);
+            } catch (IOException e) {
+                System.err.println("warning: could not remove " + partial + ": " + e.getMessage());
+            }
+        }
+    }
+
+    /**
      * Packs in-memory 8-bit images (features that are p / 255 for bytes p, as {@link LabeledData#fromBytes} and the
      * MNIST readers make them) into shards.
      *

@@ -3,16 +3,49 @@ package org.dpdl4j.datasets;
 /**
  * A dataset's training and test parts.
  *
- * @param name   the dataset's name (e.g. "mnist")
- * @param train  training examples
- * @param test   test examples (never used for model selection)
- * @param digest SHA-256 (hex) identifying the files read, for data whose content a name does not fix (a folder of
- *               images, {@link ImageFolder#digest}); null for a named data set whose files are verified against
- *               known checksums
+ * @param name        the dataset's name (e.g. "mnist")
+ * @param train       training examples in memory, or null when they are read by index from {@code trainSource}
+ * @param test        test examples (never used for model selection)
+ * @param digest      SHA-256 (hex) identifying the files read, for data whose content a name does not fix (a folder of
+ *                    images, {@link ImageFolder#digest}; packed shards, their training manifest's); null for a named
+ *                    data set whose files are verified against known checksums
+ * @param trainSource the training examples read by index ({@link PackedShards}) when {@code train} is null, else null
  */
-public record TrainTest(String name, LabeledData train, LabeledData test, String digest) {
+public record TrainTest(String name, LabeledData train, LabeledData test, String digest, ExampleSource trainSource) {
+    /** @throws IllegalArgumentException unless exactly one of train and trainSource is given */
+    public TrainTest {
+        if ((train == null) == (trainSource == null)) {
+            throw new IllegalArgumentException("give the training examples in memory or as a source, not " + (train == null
+                    ? "neither" : "both"));
+        }
+    }
+
+    /** Training data in memory. */
+    public TrainTest(String name, LabeledData train, LabeledData test, String digest) {
+        this(name, train, test, digest, null);
+    }
+
     /** A named data set whose content its verified files fix (no digest). */
     public TrainTest(String name, LabeledData train, LabeledData test) {
-        this(name, train, test, null);
+        this(name, train, test, null, null);
+    }
+
+    /** @return the training examples, in memory or read by index */
+    public ExampleSource trainExamples() {
+        return train != null ? train : trainSource;
+    }
+
+    /**
+     * The training examples in memory, for the uses that need them all at once (tuning's splits, audits).
+     *
+     * @param who the command or use, named in the refusal
+     * @throws IllegalArgumentException when they are read by index
+     */
+    public LabeledData trainInMemory(String who) {
+        if (train == null) {
+            throw new IllegalArgumentException(who + " needs the training data in memory; " + name + " is read by index (only "
+                    + "train reads packed shards): use the data set it was packed from");
+        }
+        return train;
     }
 }

@@ -119,17 +119,56 @@ public final class DpSgdTrainer {
         if (train instanceof LabeledData inMemory) {
             return train(network, inMemory, config, listeners);
         }
+        return run(network, train.size(), null, reading(train), config, 0, null, 0, null, listeners);
+    }
+
+    /**
+     * {@link #train(Model, ExampleSource, DpSgdConfig, TrainingListener...)} with a {@link Checkpoint} for {@code sink}
+     * every {@code checkpointEvery} steps (not after the last).
+     *
+     * @throws IllegalArgumentException if checkpointEvery &lt; 1, or as the call without checkpoints
+     */
+    public TrainingResult train(Model network, ExampleSource train, DpSgdConfig config, long checkpointEvery,
+                                Checkpoint.Sink sink, TrainingListener... listeners) {
+        if (train instanceof LabeledData inMemory) {
+            return train(network, inMemory, config, checkpointEvery, sink, listeners);
+        }
+        if (checkpointEvery < 1) {
+            throw new IllegalArgumentException("checkpointEvery must be >= 1 step, got " + checkpointEvery);
+        }
+        return run(network, train.size(), null, reading(train), config, 0, null, checkpointEvery, Objects.requireNonNull(sink, "sink"),
+                listeners);
+    }
+
+    /**
+     * {@link #resume(Checkpoint, LabeledData, long, Checkpoint.Sink, TrainingListener...)} on examples read by index.
+     *
+     * @throws IllegalArgumentException as that call, or as {@link #train(Model, ExampleSource, DpSgdConfig, TrainingListener...)}
+     */
+    public TrainingResult resume(Checkpoint from, ExampleSource train, long checkpointEvery, Checkpoint.Sink sink,
+                                 TrainingListener... listeners) {
+        if (train instanceof LabeledData inMemory) {
+            return resume(from, inMemory, checkpointEvery, sink, listeners);
+        }
+        if (checkpointEvery < 0 || checkpointEvery > 0 && sink == null) {
+            throw new IllegalArgumentException("checkpointEvery must be >= 0 (and needs a sink when > 0), got " + checkpointEvery);
+        }
+        return run(from.network(), train.size(), null, reading(train), from.config(), from.stepsDone(), from.ema(), checkpointEvery,
+                sink, listeners);
+    }
+
+    /** This JVM's workers, each step reading its batch from {@code train}. */
+    private ClippedSums reading(ExampleSource train) {
         if (sums != LocalClippedSums.INSTANCE) {
             throw new IllegalArgumentException("training from an ExampleSource (" + train + ") runs on this JVM's workers "
                     + "(ClippedSums.local()), not on " + sums);
         }
-        ClippedSums reading = new ClippedSums() {
+        return new ClippedSums() {
             @Override
             public Session open(Model net, LabeledData ignored, DpSgdConfig cfg, PoissonBatchSampler sampler) {
                 return LocalClippedSums.INSTANCE.open(net, train, cfg, sampler);
             }
         };
-        return run(network, train.size(), null, reading, config, 0, null, 0, null, listeners);
     }
 
     /**
