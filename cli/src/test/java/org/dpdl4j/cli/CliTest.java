@@ -1031,6 +1031,19 @@ class CliTest {
         assertEquals(a.params(), b.params(), "the same parameters, bit for bit");
         JsonNode sidecar = Reporting.JSON.readTree(tmp.resolve("b").resolve("privacy.json").toFile());
         assertEquals("shards:" + shards, sidecar.get("configuration").get("dataset").asText());
+        // killed after a checkpoint, resumed from the shards: one charge, one release, the planned T steps
+        Path out = tmp.resolve("killed");
+        Path ledger = tmp.resolve("ledger.jsonl");
+        assertEquals(137, CliRunner.crashAt(tmp.resolve("killed.log"), "train:checkpoint:2", concat(concat(common, out.toString()),
+                "--dataset", "shards:" + shards, "--checkpoint-every", "2", "--ledger", ledger.toString())),
+                Files.readString(tmp.resolve("killed.log")));
+        Run resumed = run("train", "--resume", out.toString(), "--no-progress", "--json");
+        assertEquals(0, resumed.status(), resumed.err());
+        assertEquals(fromShards.lastJson().get("steps"), resumed.lastJson().get("steps"));
+        try (org.dpdl4j.release.PrivacyLedger l = org.dpdl4j.release.PrivacyLedger.inspect(ledger)) {
+            assertEquals(1, l.entries().stream().filter(e -> e.kind() == org.dpdl4j.release.PrivacyLedger.Kind.CHARGE).count());
+            assertEquals(1, l.entries().stream().filter(e -> e.kind() == org.dpdl4j.release.PrivacyLedger.Kind.RELEASE).count());
+        }
         Run tune = run("tune", "--dataset", "shards:" + shards, "--no-progress", "--output", tmp.resolve("c").toString());
         assertEquals(2, tune.status());
         assertTrue(tune.err().contains("packed shards are read by train only"), tune.err());
