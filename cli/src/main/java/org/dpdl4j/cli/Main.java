@@ -21,7 +21,7 @@ public final class Main {
 
     /** Runs the command line and returns its exit status (0 success, 2 bad input). */
     public static int run(String... args) {
-        CommandLine cl = new CommandLine(new Main()).setExecutionExceptionHandler(Cli.errorHandler())
+        CommandLine cl = commandLine().setExecutionExceptionHandler(Cli.errorHandler())
                 .setParameterExceptionHandler((ex, arguments) -> {
                     // one line, like every other error: what is wrong and where the usage is (not the whole usage)
                     ex.getCommandLine().getErr().println("error: " + Cli.oneLine(ex.getMessage()).replaceFirst("^Error: ", "") + " (see "
@@ -40,6 +40,13 @@ public final class Main {
         int status = cl.execute(args);
         Cli.removeEmptyCreated(status != 0); // a refused or failed run leaves no empty --output behind
         return status;
+    }
+
+    /** Every command, with the subcommands added in code ({@link ReproduceCommand#addAnalytic}). */
+    static CommandLine commandLine() {
+        CommandLine cl = new CommandLine(new Main());
+        ReproduceCommand.addAnalytic(cl.getSubcommands().get("reproduce"));
+        return cl;
     }
 
     /** Version from the build. */

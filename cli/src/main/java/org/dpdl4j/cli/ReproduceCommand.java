@@ -30,12 +30,10 @@ import picocli.CommandLine.Option;
                 "Name the experiment first; 'reproduce ID --help' lists its options. Analytic: ps-figure2 ... ps-figure7, "
                         + "koskela-figure1, dingwu-figure2, dphype-noise-table, dphype-figure2. Training: koskela-figure2, "
                         + "dphypo-table1, audit-table, honest-mnist, honest-fashion-mnist, tramer-boneh, scatternet-ablation."},
-        subcommands = {ReproduceCommand.PsFigure2.class, ReproduceCommand.PsFigure3.class, ReproduceCommand.PsFigure4.class,
-                ReproduceCommand.PsFigure5.class, ReproduceCommand.PsFigure6.class, ReproduceCommand.PsFigure7.class,
-                ReproduceCommand.KoskelaFigure1.class, ReproduceCommand.KoskelaFigure2.class, ReproduceCommand.DpHypoTable1.class,
-                ReproduceCommand.DingWuFigure2.class, ReproduceCommand.DpHypeNoiseTable.class, ReproduceCommand.DpHypeFigure2.class,
-                ReproduceCommand.AuditTable.class, ReproduceCommand.HonestMnist.class, ReproduceCommand.HonestFashionMnist.class,
-                ReproduceCommand.TramerBonehRows.class, ReproduceCommand.ScatterNetAblation.class})
+        subcommands = {ReproduceCommand.PsFigure7.class, ReproduceCommand.KoskelaFigure2.class, ReproduceCommand.DpHypoTable1.class,
+                ReproduceCommand.DpHypeFigure2.class, ReproduceCommand.AuditTable.class, ReproduceCommand.HonestMnist.class,
+                ReproduceCommand.HonestFashionMnist.class, ReproduceCommand.TramerBonehRows.class,
+                ReproduceCommand.ScatterNetAblation.class})
 final class ReproduceCommand implements Callable<Integer> {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
@@ -44,6 +42,66 @@ final class ReproduceCommand implements Callable<Integer> {
     public Integer call() {
         throw new CommandLine.ParameterException(spec.commandLine(), "name an experiment: reproduce "
                 + String.join("|", spec.subcommands().keySet()));
+    }
+
+    /**
+     * An experiment with nothing to set: a figure from the papers' formulas or a fixed simulation.
+     *
+     * @param name        its subcommand
+     * @param description its help line
+     * @param figure      computes the figure
+     */
+    record Analytic(String name, String description, Callable<Figure> figure) {
+    }
+
+    /** The experiments with nothing to set, added to {@code reproduce} by {@link #addAnalytic}. */
+    static final List<Analytic> ANALYTIC = List.of(
+            new Analytic("ps-figure2", "Papernot & Steinke 2022 (arXiv:2110.03620), Figure 2: the repetition count's distributions "
+                    + "(analytic).", PapernotSteinkeFigures::figure2),
+            new Analytic("ps-figure3", "Papernot & Steinke 2022 (arXiv:2110.03620), Figure 3 (analytic).", PapernotSteinkeFigures::figure3),
+            new Analytic("ps-figure4", "Papernot & Steinke 2022 (arXiv:2110.03620), Figure 4 (analytic).", PapernotSteinkeFigures::figure4),
+            new Analytic("ps-figure5", "Papernot & Steinke 2022 (arXiv:2110.03620), Figure 5 (analytic).", PapernotSteinkeFigures::figure5),
+            new Analytic("ps-figure6", "Papernot & Steinke 2022 (arXiv:2110.03620), Figure 6: epsilon against the success "
+                    + "probability (analytic).", PapernotSteinkeFigures::figure6),
+            new Analytic("koskela-figure1", "Koskela & Kulkarni 2023 (arXiv:2301.11989), Figure 1 (analytic).",
+                    KoskelaKulkarniFigures::figure1),
+            new Analytic("dingwu-figure2", "Ding & Wu's propose-test loop, Figure 2: simulated iterations.",
+                    () -> DingWuFigures.figure2(1000)),
+            new Analytic("dphype-noise-table", "DP-HYPE's sigma for k = 5 (analytic).", DpHypeFigures::noiseTable));
+
+    /**
+     * Adds the {@link #ANALYTIC} experiments to the {@code reproduce} command line, one subcommand each.
+     *
+     * @param reproduce the command line of a {@link ReproduceCommand}
+     * @return {@code reproduce}
+     */
+    static CommandLine addAnalytic(CommandLine reproduce) {
+        for (Analytic a : ANALYTIC) {
+            CommandLine sub = new CommandLine(new Fixed(a));
+            sub.getCommandSpec().usageMessage().description(a.description());
+            reproduce.addSubcommand(a.name(), sub);
+        }
+        return reproduce;
+    }
+
+    /** The command of one {@link Analytic} experiment. */
+    @Command(mixinStandardHelpOptions = true)
+    static final class Fixed extends Experiment {
+        private final Analytic analytic;
+
+        Fixed(Analytic analytic) {
+            this.analytic = analytic;
+        }
+
+        @Override
+        String id() {
+            return analytic.name();
+        }
+
+        @Override
+        Figure figure() throws Exception {
+            return analytic.figure().call();
+        }
     }
 
     /** One experiment: its output directory checked first, then its figure computed and written as ID.csv and ID.png. */
@@ -57,6 +115,11 @@ final class ReproduceCommand implements Callable<Integer> {
         /** The figure, computed after the output directory is checked; options are checked before any work. */
         abstract Figure figure() throws Exception;
 
+        /** The experiment's name, its files' stem. */
+        String id() {
+            return spec.name();
+        }
+
         /** Printed after the files are written (the --json line of honest-*). */
         void afterWrite() {
         }
@@ -64,7 +127,7 @@ final class ReproduceCommand implements Callable<Integer> {
         @Override
         public Integer call() throws Exception {
             TrainingOptions.checkedOutput(output, true); // before hours of training, not after
-            String id = spec.name();
+            String id = id();
             figure().write(output);
             System.out.println("wrote " + output.resolve(id + ".csv") + " and " + output.resolve(id + ".png"));
             afterWrite();
@@ -113,46 +176,6 @@ final class ReproduceCommand implements Callable<Integer> {
         }
     }
 
-    @Command(name = "ps-figure2", mixinStandardHelpOptions = true, description = "Papernot & Steinke 2022 (arXiv:2110.03620), "
-            + "Figure 2: the repetition count's distributions (analytic).")
-    static final class PsFigure2 extends Experiment {
-        Figure figure() {
-            return PapernotSteinkeFigures.figure2();
-        }
-    }
-
-    @Command(name = "ps-figure3", mixinStandardHelpOptions = true, description = "Papernot & Steinke 2022 (arXiv:2110.03620), "
-            + "Figure 3 (analytic).")
-    static final class PsFigure3 extends Experiment {
-        Figure figure() {
-            return PapernotSteinkeFigures.figure3();
-        }
-    }
-
-    @Command(name = "ps-figure4", mixinStandardHelpOptions = true, description = "Papernot & Steinke 2022 (arXiv:2110.03620), "
-            + "Figure 4 (analytic).")
-    static final class PsFigure4 extends Experiment {
-        Figure figure() {
-            return PapernotSteinkeFigures.figure4();
-        }
-    }
-
-    @Command(name = "ps-figure5", mixinStandardHelpOptions = true, description = "Papernot & Steinke 2022 (arXiv:2110.03620), "
-            + "Figure 5 (analytic).")
-    static final class PsFigure5 extends Experiment {
-        Figure figure() {
-            return PapernotSteinkeFigures.figure5();
-        }
-    }
-
-    @Command(name = "ps-figure6", mixinStandardHelpOptions = true, description = "Papernot & Steinke 2022 (arXiv:2110.03620), "
-            + "Figure 6: epsilon against the success probability (analytic).")
-    static final class PsFigure6 extends Experiment {
-        Figure figure() {
-            return PapernotSteinkeFigures.figure6();
-        }
-    }
-
     @Command(name = "ps-figure7", mixinStandardHelpOptions = true, description = "Papernot & Steinke 2022 (arXiv:2110.03620), "
             + "Figure 7, from the paper's landscape.")
     static final class PsFigure7 extends Experiment {
@@ -181,14 +204,6 @@ final class ReproduceCommand implements Callable<Integer> {
                 throw new IllegalArgumentException("Figure 7's data not found at " + file + "; give --landscape FILE");
             }
             return file;
-        }
-    }
-
-    @Command(name = "koskela-figure1", mixinStandardHelpOptions = true, description = "Koskela & Kulkarni 2023 "
-            + "(arXiv:2301.11989), Figure 1 (analytic).")
-    static final class KoskelaFigure1 extends Experiment {
-        Figure figure() {
-            return KoskelaKulkarniFigures.figure1();
         }
     }
 
@@ -302,21 +317,6 @@ final class ReproduceCommand implements Callable<Integer> {
                         landscapeDir, softmaxBeta);
             }
             return DpHypoFigures.table1(settings, output);
-        }
-    }
-
-    @Command(name = "dingwu-figure2", mixinStandardHelpOptions = true, description = "Ding & Wu's propose-test loop, Figure 2: "
-            + "simulated iterations.")
-    static final class DingWuFigure2 extends Experiment {
-        Figure figure() {
-            return DingWuFigures.figure2(1000);
-        }
-    }
-
-    @Command(name = "dphype-noise-table", mixinStandardHelpOptions = true, description = "DP-HYPE's sigma for k = 5 (analytic).")
-    static final class DpHypeNoiseTable extends Experiment {
-        Figure figure() {
-            return DpHypeFigures.noiseTable();
         }
     }
 

@@ -1089,8 +1089,8 @@ class CliTest {
         assertTrue(unknown.err().contains("ps-figure9"), unknown.err());
         Run none = run("reproduce");
         assertEquals(2, none.status());
-        assertTrue(none.err().contains("name an experiment: reproduce ps-figure2|") && none.err().contains("|scatternet-ablation"),
-                none.err());
+        assertTrue(none.err().contains("name an experiment: reproduce ") && none.err().contains("|ps-figure2|")
+                && none.err().contains("|scatternet-ablation"), none.err());
         Run help = run("reproduce", "honest-mnist", "--help");
         assertEquals(0, help.status());
         assertTrue(help.out().contains("--recipe") && help.out().contains("--tuned-only") && !help.out().contains("--lr-factors")

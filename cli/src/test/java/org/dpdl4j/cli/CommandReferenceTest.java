@@ -26,7 +26,7 @@ class CommandReferenceTest {
         Path out = Boolean.getBoolean("dpdl4j.writeDocs") ? DOCS : tmp;
         Files.createDirectories(out);
         int status = ManPageGenerator.generateManPage(out.toFile(), null, new boolean[0], false,
-                new CommandLine(new Main()).getCommandSpec());
+                Main.commandLine().getCommandSpec());
         assertEquals(0, status);
         Map<String, String> generated = pages(out);
         assertTrue(generated.containsKey("dpdl4j-serve.adoc") && generated.containsKey("dpdl4j-tune-random-search.adoc"),
