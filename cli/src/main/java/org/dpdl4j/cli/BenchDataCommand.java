@@ -18,7 +18,7 @@ import picocli.CommandLine.Option;
 /** {@code dpdl4j bench data}: examples read per second for Poisson batches, from packed shards and from memory. */
 @Command(name = "data", mixinStandardHelpOptions = true, sortOptions = false,
         description = {"Times reading Poisson batches (sorted random indices, the rows a DP-SGD step reads) from packed shards "
-                + "(memory-mapped, page cache warm: the shards were just written) and from the same images held in memory (up to "
+                + "(positional reads, page cache warm: the shards were just written) and from the same images held in memory (up to "
                 + "1 GiB of pixels), for each expected batch size; prints examples/second. The random images are packed into a temporary "
                 + "directory, removed at the end."})
 final class BenchDataCommand implements Callable<Integer> {
@@ -35,6 +35,22 @@ final class BenchDataCommand implements Callable<Integer> {
     @Option(names = "--batches", defaultValue = "30", description = "Batches read per batch size and source (default ${DEFAULT-VALUE}).")
     int batches;
 
+    @Option(names = "--train-from", description = {"Instead of timing reads, time DP-SGD (--model, expected batch 256, 2 "
+            + "workers, sigma 1, C 1) reading each step's batch from the --records packed images (shards) or holding the "
+            + "first --memory-records of them in memory (memory); prints examples/s and peak RSS. One per process, so that "
+            + "peak RSS is that run's."})
+    String trainFrom;
+
+    @Option(names = "--model", defaultValue = "cifar-cnn", description = "Model of --train-from (default ${DEFAULT-VALUE}).")
+    String model;
+
+    @Option(names = "--steps", defaultValue = "30", description = "Measured DP-SGD steps of --train-from, after 5 untimed (default ${DEFAULT-VALUE}).")
+    int steps;
+
+    @Option(names = "--memory-records", defaultValue = "50000", description = "Images held in memory by --train-from memory "
+            + "(default ${DEFAULT-VALUE}).")
+    int memoryRecords;
+
     @Option(names = "--json", description = "Print one JSON object as the last line.")
     boolean json;
 
@@ -44,12 +60,15 @@ final class BenchDataCommand implements Callable<Integer> {
         if (records < 1 || records > 50_000_000 || batches < 1) {
             throw new IllegalArgumentException("--records must be in [1, 5e7] and --batches >= 1, got " + records + " and " + batches);
         }
+        int d = hwc[0] * hwc[1] * hwc[2];
+        if (trainFrom != null) {
+            return train(hwc, d);
+        }
         for (int b : batchSizes) {
             if (b < 1 || b > records) {
                 throw new IllegalArgumentException("--batch-sizes must each be in [1, --records = " + records + "], got " + b);
             }
         }
-        int d = hwc[0] * hwc[1] * hwc[2];
         Path tmp = Files.createTempDirectory("dpdl4j-bench-data");
         try {
             Path dir = tmp.resolve("shards");
@@ -101,10 +120,78 @@ final class BenchDataCommand implements Callable<Integer> {
             }
             return 0;
         } finally {
-            try (var walk = Files.walk(tmp)) {
-                for (Path p : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
-                    Files.deleteIfExists(p);
+            deleteTree(tmp);
+        }
+    }
+
+    /** --train-from: DP-SGD examples/s and peak RSS from shards of --records images or from --memory-records in memory. */
+    private Integer train(int[] hwc, int d) throws Exception {
+        if (!trainFrom.equals("shards") && !trainFrom.equals("memory")) {
+            throw new IllegalArgumentException("--train-from must be shards or memory, got '" + trainFrom + "'");
+        }
+        if (!org.dpdl4j.models.Models.isName(model) || steps < 1 || memoryRecords < 256 || (long) memoryRecords * d > 1L << 30) {
+            throw new IllegalArgumentException("--model must be one of " + org.dpdl4j.models.Models.NAMES + ", --steps >= 1 and "
+                    + "--memory-records in [256, 2^30 / pixels per image], got " + model + ", " + steps + ", " + memoryRecords);
+        }
+        Path tmp = trainFrom.equals("shards") ? Files.createTempDirectory("dpdl4j-bench-data") : null;
+        try {
+            ExampleSource data;
+            Random r = new Random(1);
+            if (tmp != null) {
+                byte[] pixels = new byte[d];
+                try (PackedShards.Writer w = PackedShards.writer(tmp.resolve("shards"), hwc[2], hwc[0], hwc[1], 10,
+                        Math.max(1, (1 << 30) / (d + 2)))) {
+                    for (int i = 0; i < records; i++) {
+                        r.nextBytes(pixels);
+                        w.add(pixels, r.nextInt(10));
+                    }
+                    w.commit();
                 }
+                data = PackedShards.open(tmp.resolve("shards"));
+            } else {
+                byte[] pixels = new byte[memoryRecords * d];
+                r.nextBytes(pixels);
+                data = LabeledData.fromBytes(pixels, r.ints(memoryRecords, 0, 10).toArray(), 10, hwc[2], hwc[0], hwc[1]);
+            }
+            int n = data.size();
+            org.deeplearning4j.nn.api.Model net = org.dpdl4j.models.Models.byName(model, new org.dpdl4j.models.ModelOptions(hwc[0],
+                    hwc[1], hwc[2], 10, new org.nd4j.linalg.activations.impl.ActivationTanH(),
+                    new org.nd4j.linalg.learning.config.Sgd(0.5), 42, org.nd4j.linalg.api.buffer.DataType.FLOAT));
+            double q = Math.min(1, 256.0 / n);
+            org.dpdl4j.dpsgd.DpSgdConfig.Builder config = org.dpdl4j.dpsgd.DpSgdConfig.builder().samplingRate(q).noiseMultiplier(1)
+                    .clipNorm(1).workers(2);
+            new org.dpdl4j.dpsgd.DpSgdTrainer().train(net, data, config.steps(5).seed(2).build());
+            BenchCommand.MemoryProbe memory = BenchCommand.MemoryProbe.start();
+            org.dpdl4j.dpsgd.TrainingResult result = new org.dpdl4j.dpsgd.DpSgdTrainer().train(net, data,
+                    config.steps(steps).seed(3).build(), info -> memory.sample());
+            memory.sample();
+            double rate = result.expectedExamples() / result.seconds();
+            System.out.printf("%s DP-SGD from %s (n = %d, B = 256, %d steps): %.1f examples/s, peak RSS %.0f MiB%n", model,
+                    trainFrom, n, steps, rate, memory.peakRss / 1048576.0);
+            if (json) {
+                Map<String, Object> j = new LinkedHashMap<>();
+                j.put("train_from", trainFrom);
+                j.put("model", model);
+                j.put("n", n);
+                j.put("steps", steps);
+                j.put("dp_examples_per_second", rate);
+                j.put("peak_rss_bytes", memory.peakRss);
+                Cli.printJsonLine(System.out, j);
+            }
+            return 0;
+        } finally {
+            deleteTree(tmp);
+        }
+    }
+
+    /** Removes the temporary shards (null: nothing). */
+    private static void deleteTree(Path tmp) throws java.io.IOException {
+        if (tmp == null) {
+            return;
+        }
+        try (var walk = Files.walk(tmp)) {
+            for (Path p : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(p);
             }
         }
     }

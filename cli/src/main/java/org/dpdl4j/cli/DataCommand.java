@@ -26,7 +26,7 @@ final class DataCommand implements Callable<Integer> {
     @Command(name = "pack", mixinStandardHelpOptions = true, sortOptions = false,
             description = {"Packs a data set's training and test images into fixed-size 8-bit records in shards, with a "
                     + "manifest naming each shard's SHA-256 (format: docs/SHARDS.md), into --output/train and --output/test. "
-                    + "train --dataset shards:DIR then reads only each step's Poisson batch from the memory-mapped shards.",
+                    + "train --dataset shards:DIR then reads only each step's Poisson batch from the shards.",
                     "--output appears only when both parts are complete (written in <output>.partial first)."})
     static final class Pack implements Callable<Integer> {
         @Option(names = "--dataset", defaultValue = "mnist", description = "mnist, fashion-mnist, cifar10 or folder:PATH (default ${DEFAULT-VALUE}).")

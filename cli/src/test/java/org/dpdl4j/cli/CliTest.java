@@ -1071,6 +1071,16 @@ class CliTest {
         try (var s = Files.list(Path.of(System.getProperty("java.io.tmpdir")))) {
             assertEquals(before, s.filter(p -> p.getFileName().toString().startsWith("dpdl4j-bench-data")).count(), "removed");
         }
+        for (String from : List.of("shards", "memory")) {
+            Run train = run("bench", "data", "--train-from", from, "--records", "600", "--memory-records", "300", "--image-size",
+                    "28x28x1", "--model", "mlp", "--steps", "2", "--json");
+            assertEquals(0, train.status(), train.err());
+            assertEquals(from.equals("shards") ? 600 : 300, train.lastJson().get("n").asInt());
+            assertTrue(train.lastJson().get("dp_examples_per_second").asDouble() > 0, train.out());
+        }
+        Run badFrom = run("bench", "data", "--train-from", "disk");
+        assertEquals(2, badFrom.status());
+        assertTrue(badFrom.err().contains("--train-from must be shards or memory, got 'disk'"), badFrom.err());
         Run bad = run("bench", "data", "--records", "100", "--batch-sizes", "200");
         assertEquals(2, bad.status());
         assertTrue(bad.err().contains("--batch-sizes must each be in [1, --records = 100], got 200"), bad.err());
