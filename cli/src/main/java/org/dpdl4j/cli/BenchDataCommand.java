@@ -186,13 +186,8 @@ final class BenchDataCommand implements Callable<Integer> {
 
     /** Removes the temporary shards (null: nothing). */
     private static void deleteTree(Path tmp) throws java.io.IOException {
-        if (tmp == null) {
-            return;
-        }
-        try (var walk = Files.walk(tmp)) {
-            for (Path p : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(p);
-            }
+        if (tmp != null) {
+            PackedShards.deleteTree(tmp);
         }
     }
 

@@ -440,22 +440,21 @@ public final class PackedShards implements ExampleSource {
             if (i < 0 || i >= size || k > 0 && i <= sortedIndices[k - 1]) {
                 throw new IllegalArgumentException("indices must be ascending and in [0, " + size + "), got " + i + " at position " + k);
             }
-            Path file = dir.resolve(shardName(i / perShard));
             try {
                 record.clear();
                 long at = (long) (i % perShard) * recordBytes;
                 while (record.hasRemaining()) {
                     if (shards[i / perShard].read(record, at + record.position()) < 0) {
-                        throw new IllegalArgumentException(file + ": ends before record " + i + " (it changed after it was opened)");
+                        throw new IllegalArgumentException(shardFile(i) + ": ends before record " + i + " (it changed after it was opened)");
                     }
                 }
             } catch (IOException e) {
-                throw new UncheckedIOException("could not read record " + i + " from " + file, e);
+                throw new UncheckedIOException("could not read record " + i + " from " + shardFile(i), e);
             }
             labels[k] = Short.toUnsignedInt(record.getShort(0));
             System.arraycopy(record.array(), LABEL_BYTES, pixels, k * d, d);
             if (labels[k] >= classes) {
-                throw new IllegalArgumentException(file + ": record " + i + " has label " + labels[k] + ", expected [0, " + classes + ")");
+                throw new IllegalArgumentException(shardFile(i) + ": record " + i + " has label " + labels[k] + ", expected [0, " + classes + ")");
             }
         }
         return LabeledData.fromBytes(pixels, labels, classes, channels, height, width);
@@ -471,6 +470,11 @@ public final class PackedShards implements ExampleSource {
                 throw new UncheckedIOException("could not close a shard of " + dir, e);
             }
         }
+    }
+
+    /** The file of record i, for messages (not formatted on the read path). */
+    private Path shardFile(int i) {
+        return dir.resolve(shardName(i / perShard));
     }
 
     static String shardName(int s) {
@@ -509,7 +513,12 @@ public final class PackedShards implements ExampleSource {
         return new IllegalArgumentException(file + ": " + why);
     }
 
-    private static void deleteTree(Path p) throws IOException {
+    /**
+     * Removes a directory and everything in it (nothing if it does not exist).
+     *
+     * @throws IOException if a file cannot be removed
+     */
+    public static void deleteTree(Path p) throws IOException {
         if (!Files.exists(p)) {
             return;
         }

@@ -34,18 +34,4 @@ public record TrainTest(String name, LabeledData train, LabeledData test, String
     public ExampleSource trainExamples() {
         return train != null ? train : trainSource;
     }
-
-    /**
-     * The training examples in memory, for the uses that need them all at once (tuning's splits, audits).
-     *
-     * @param who the command or use, named in the refusal
-     * @throws IllegalArgumentException when they are read by index
-     */
-    public LabeledData trainInMemory(String who) {
-        if (train == null) {
-            throw new IllegalArgumentException(who + " needs the training data in memory; " + name + " is read by index (only "
-                    + "train reads packed shards): use the data set it was packed from");
-        }
-        return train;
-    }
 }
