@@ -378,14 +378,18 @@ public final class DpSgdTrainer {
         PerExampleGradients forward = PerExampleGradients.of(network);
         int n = data.size();
         long correct = 0;
-        for (int from = 0; from < n; from += 1000) {
-            int to = Math.min(n, from + 1000);
-            int[] idx = java.util.stream.IntStream.range(from, to).toArray();
-            INDArray x = LabeledData.gatherRows(forward.inputRank() > 0 ? data.features(forward.inputRank()) : data.features(), idx);
-            INDArray p = forward.output(x);
-            INDArray predicted = p.argMax(1);
-            INDArray truth = LabeledData.gatherRows(data.labels(), idx).argMax(1);
-            correct += predicted.eq(truth).castTo(DataType.INT).sumNumber().longValue();
+        try {
+            for (int from = 0; from < n; from += 1000) {
+                int to = Math.min(n, from + 1000);
+                int[] idx = java.util.stream.IntStream.range(from, to).toArray();
+                INDArray x = LabeledData.gatherRows(forward.inputRank() > 0 ? data.features(forward.inputRank()) : data.features(), idx);
+                INDArray p = forward.output(x);
+                INDArray predicted = p.argMax(1);
+                INDArray truth = LabeledData.gatherRows(data.labels(), idx).argMax(1);
+                correct += predicted.eq(truth).castTo(DataType.INT).sumNumber().longValue();
+            }
+        } finally {
+            forward.releaseScratch();
         }
         return n == 0 ? Double.NaN : (double) correct / n;
     }

@@ -66,7 +66,12 @@ public final class KernelChecks {
      * mask; either may be null).
      */
     public static Result compare(Model network, INDArray features, INDArray labels, INDArray featureMask, INDArray labelMask) {
-        return compare(PerExampleGradients.of(network), network, features, labels, featureMask, labelMask);
+        PerExampleGradients engine = PerExampleGradients.of(network);
+        try {
+            return compare(engine, network, features, labels, featureMask, labelMask);
+        } finally {
+            engine.releaseScratch();
+        }
     }
 
     /**

@@ -261,10 +261,67 @@ final class LocalClippedSums implements ClippedSums {
 
         @Override
         public void close() {
-            if (pool != null) {
-                pool.shutdownNow();
+            try {
+                releaseScratch();
+            } finally {
+                if (pool != null) {
+                    pool.shutdownNow();
+                }
+                NativeThreads.setForCallingThread(callerNativeThreads);
             }
-            NativeThreads.setForCallingThread(callerNativeThreads);
+        }
+
+        /** Frees the workers' scratch memory on every thread that used it. */
+        void releaseScratch() {
+            onEveryThread(g -> {
+                g.releaseScratch();
+                return false;
+            });
+        }
+
+        /** Whether any thread of this session holds a worker's scratch memory (for tests). */
+        boolean holdsScratch() {
+            return onEveryThread(PerExampleGradients::holdsScratch);
+        }
+
+        /**
+         * Applies {@code action} to every worker's engine on the calling thread and on each pool thread (one task per
+         * pool thread, held at a barrier so that no thread takes two): ND4J's workspaces belong to a thread.
+         *
+         * @return whether the action returned true anywhere
+         */
+        private boolean onEveryThread(java.util.function.Predicate<PerExampleGradients> action) {
+            boolean any = false;
+            for (PerExampleGradients g : gradients) {
+                any |= action.test(g);
+            }
+            if (pool == null) {
+                return any;
+            }
+            int threads = gradients.length - 1;
+            java.util.concurrent.CyclicBarrier barrier = new java.util.concurrent.CyclicBarrier(threads);
+            List<Future<Boolean>> tasks = new ArrayList<>();
+            for (int i = 0; i < threads; i++) {
+                tasks.add(pool.submit(() -> {
+                    boolean found = false;
+                    for (PerExampleGradients g : gradients) {
+                        found |= action.test(g);
+                    }
+                    barrier.await();
+                    return found;
+                }));
+            }
+            try {
+                for (Future<Boolean> f : tasks) {
+                    any |= f.get();
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted while reaching the DP-SGD workers' threads", e);
+            } catch (ExecutionException e) {
+                throw new IllegalStateException("a DP-SGD worker's thread failed", e.getCause());
+            }
+            return any;
         }
     }
 }

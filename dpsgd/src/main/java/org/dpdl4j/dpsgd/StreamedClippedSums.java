@@ -114,7 +114,7 @@ final class StreamedClippedSums implements ClippedSums {
 
             @Override
             public void close() {
-                // nothing held beyond the step
+                gradients.releaseScratch();
             }
         };
     }

@@ -51,6 +51,34 @@ class DpSgdTrainerTest {
     }
 
     /**
+     * A run frees its workers' scratch memory on every thread: a session's threads hold it while it steps and hold none
+     * once it is released, and a whole run leaves none on the calling thread (a tuning's trials in one thread kept every
+     * trial's before).
+     */
+    @Test
+    void aRunFreesItsScratchMemoryOnEveryThread() {
+        LabeledData train = mnist.train().randomSubset(400, 7);
+        MultiLayerNetwork net = Models.standardCnn(ModelOptions.mnist());
+        DpSgdConfig config = DpSgdConfig.builder().samplingRate(0.1).noiseMultiplier(1.0).clipNorm(1.0).steps(2).workers(2).seed(3)
+                .build();
+        try (ClippedSums.Session session = ClippedSums.local().open(net, train, config, new PoissonBatchSampler(400, 0.1, 5))) {
+            LocalClippedSums.LocalSession local = (LocalClippedSums.LocalSession) session;
+            session.step(0, Nd4j.zeros(DataType.FLOAT, 1, net.numParams()));
+            assertTrue(local.holdsScratch(), "the workers hold scratch memory while the session steps");
+            local.releaseScratch();
+            assertTrue(!local.holdsScratch(), "no thread holds scratch memory once it is released");
+        }
+        java.util.function.LongSupplier held = () -> Nd4j.getWorkspaceManager().getAllWorkspacesForCurrentThread().stream()
+                .filter(w -> w.getId().startsWith("dpdl4j-pex-")).count(); // other tests' engines in this JVM may hold theirs
+        long before = held.getAsLong();
+        for (int run = 0; run < 2; run++) {
+            new DpSgdTrainer().train(net, train, config);
+            DpSgdTrainer.accuracy(net, train);
+            assertEquals(before, held.getAsLong(), "scratch workspaces left on the calling thread after run and evaluation " + run);
+        }
+    }
+
+    /**
      * A step whose clipped sum cannot be computed (a cluster job that failed) throws before its noise or update: the
      * network keeps the parameters of the step before, so no step is applied twice or half.
      */

@@ -132,18 +132,22 @@ public final class CanaryAudit {
         int r = augmentation == null ? 1 : SCORED_COPIES;
         PerExampleGradients engine = PerExampleGradients.of(network);
         double[] scores = new double[m];
-        int block = Math.max(1, 1024 / r); // canaries per forward pass: at most 1,024 rows, whose activations are all kept
-        for (int first = 0; first < m; first += block) {
-            INDArray rows = mislabelled.features().get(NDArrayIndex.interval(first, Math.min(m, first + block)), NDArrayIndex.all());
-            INDArray x = augmentation == null ? rows : augmentation.copies(rows, r, scoringSeed + first);
-            INDArray probabilities = engine.output(engine.inputRank() > 0 ? mislabelled.features(x, engine.inputRank()) : x);
-            for (int i = first; i < Math.min(m, first + block); i++) {
-                double p = 0;
-                for (int j = 0; j < r; j++) { // copy j of canary i is row (i − first)·r + j
-                    p += probabilities.getDouble((long) (i - first) * r + j, wrongLabel[i]);
+        try {
+            int block = Math.max(1, 1024 / r); // canaries per forward pass: at most 1,024 rows, whose activations are all kept
+            for (int first = 0; first < m; first += block) {
+                INDArray rows = mislabelled.features().get(NDArrayIndex.interval(first, Math.min(m, first + block)), NDArrayIndex.all());
+                INDArray x = augmentation == null ? rows : augmentation.copies(rows, r, scoringSeed + first);
+                INDArray probabilities = engine.output(engine.inputRank() > 0 ? mislabelled.features(x, engine.inputRank()) : x);
+                for (int i = first; i < Math.min(m, first + block); i++) {
+                    double p = 0;
+                    for (int j = 0; j < r; j++) { // copy j of canary i is row (i − first)·r + j
+                        p += probabilities.getDouble((long) (i - first) * r + j, wrongLabel[i]);
+                    }
+                    scores[i] = Math.log(Math.max(p / r, 1e-300));
                 }
-                scores[i] = Math.log(Math.max(p / r, 1e-300));
             }
+        } finally {
+            engine.releaseScratch();
         }
         return new Outcome(OneRunAudit.audit(scores, included, config.delta(), confidence), network, included, scores,
                 "input canaries: " + m + " held-out examples with a random wrong label"
