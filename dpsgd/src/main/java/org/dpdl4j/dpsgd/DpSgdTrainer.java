@@ -16,6 +16,7 @@ import org.dpdl4j.accounting.Accountants;
 import org.dpdl4j.accounting.SelfComposedEvent;
 import org.dpdl4j.datasets.ExampleSource;
 import org.dpdl4j.datasets.LabeledData;
+import org.dpdl4j.datasets.PackedExamples;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
@@ -207,26 +208,32 @@ public final class DpSgdTrainer {
     }
 
     /**
-     * Trains the network in place on examples read from an iterator instead of memory: the iterator is read once to count
-     * its n examples, then once more for every step, keeping only the rows of that step's Poisson batch (each example is
-     * included independently with probability q, as with in-memory data). Costs one pass over the data per step (T passes
-     * in all, against q·T in memory) and memory for one batch; each step runs on the calling thread (workers are not used).
-     * The iterator must give the same number of examples on every pass (a shuffling iterator is fine: the sampler is
-     * independent of the order); masks are refused.
+     * Trains the network in place on examples read from an iterator instead of memory: the iterator is read once (from its
+     * start when it can be reset) into a temporary file of fixed-size records ({@link PackedExamples}), each step reads
+     * only the rows of its Poisson batch from there, and the file is deleted when the run ends. A line on standard error
+     * says where the file is and how large. The sums run on this JVM's workers, as for data in memory, and the same seed
+     * trains as from a {@link LabeledData} of the same examples.
      *
-     * @param data features [k, …] per DataSet (flattened per example in C order, as {@code InputType.convolutionalFlat}
-     *             expects) and one-hot labels [k, classes]; must support {@code reset()}
-     * @throws IllegalArgumentException if the iterator is empty, cannot be reset, or holds masks
-     * @throws IllegalStateException    if a later pass finds a different number of examples (nothing of that step is applied)
+     * @param data DataSets of features [k, …] (rank 2 to 4 with k: flattened per example in C order, as
+     *             {@code InputType.convolutionalFlat} expects, or of the network's input rank), labels [k, …] and optional
+     *             masks [k, T]
+     * @throws IllegalArgumentException if the iterator is empty or its DataSets differ in per-example shape or masks, or as
+     *                                  {@link #train(Model, ExampleSource, DpSgdConfig, TrainingListener...)}
+     * @throws java.io.UncheckedIOException if the temporary file cannot be written or read
      */
     public TrainingResult train(Model network, org.nd4j.linalg.dataset.api.iterator.DataSetIterator data,
                                 DpSgdConfig config, TrainingListener... listeners) {
-        return train(network, new StreamedClippedSums(data), config, listeners);
+        try (PackedExamples packed = packOnce(data)) {
+            return train(network, packed, config, listeners);
+        }
     }
 
-    /** {@link #train(Model, org.nd4j.linalg.dataset.api.iterator.DataSetIterator, DpSgdConfig, TrainingListener...)} on an iterator already counted. */
-    TrainingResult train(Model network, StreamedClippedSums streamed, DpSgdConfig config, TrainingListener... listeners) {
-        return run(network, streamed.count(), null, streamed, config, 0, null, 0, null, listeners);
+    /** Reads an iterator once into a temporary file of records, and says so on standard error. */
+    static PackedExamples packOnce(org.nd4j.linalg.dataset.api.iterator.DataSetIterator data) {
+        PackedExamples packed = PackedExamples.packToTemporaryFile(data);
+        System.err.printf("dpdl4j: read the DataSetIterator once into %s (%d examples, %.1f MB); each step reads its batch "
+                + "from there; the file is deleted when the run ends%n", packed.file(), packed.size(), packed.bytes() / 1e6);
+        return packed;
     }
 
     private TrainingResult run(Model network, int n, LabeledData train, ClippedSums sums, DpSgdConfig config,

@@ -78,8 +78,9 @@ public final class PrivateTraining {
     }
 
     /**
-     * Training on examples streamed from an iterator, without loading them into memory: one pass over the iterator per
-     * step (see {@link DpSgdTrainer#train(Model, DataSetIterator, DpSgdConfig, TrainingListener...)}).
+     * Training on examples from an iterator, without holding them in memory: at {@link #train()} the iterator is read
+     * once into a temporary file, from which each step reads its batch (see
+     * {@link DpSgdTrainer#train(Model, DataSetIterator, DpSgdConfig, TrainingListener...)}).
      * The input shape is not known: set it with {@link #input(InputSpec)} for a server to accept raw pixels.
      */
     public static PrivateTraining of(Model network, DataSetIterator data) {
@@ -204,8 +205,18 @@ public final class PrivateTraining {
             }
             trainer = trainer.withClippedSums(ClippedSums.augmented(augmentation, augmult)); // checks k and the augmentation
         }
-        StreamedClippedSums streamed = data != null ? null : new StreamedClippedSums(iterator); // counts n (one pass)
-        int n = data != null ? data.size() : streamed.count();
+        ExampleSource source = data != null ? data : DpSgdTrainer.packOnce(iterator); // the iterator read once
+        try {
+            return train(trainer, source);
+        } finally {
+            if (data == null) {
+                source.close();
+            }
+        }
+    }
+
+    private PrivateModel train(DpSgdTrainer trainer, ExampleSource data) {
+        int n = data.size();
         if (expectedBatchSize < 1 || expectedBatchSize > n) {
             throw new IllegalArgumentException("expectedBatchSize must be in [1, n = " + n + "], got " + expectedBatchSize);
         }
@@ -220,8 +231,7 @@ public final class PrivateTraining {
         DpSgdConfig config = b.build();
         started = true; // from here on the network changes
         TrainingResult result = data instanceof LabeledData inMemory ? trainer.train(network, inMemory, config, listeners)
-                : data != null ? trainer.train(network, data, config, listeners)
-                : trainer.train(network, streamed, config, listeners);
+                : trainer.train(network, data, config, listeners);
         java.util.Map<String, Object> configuration = config.describe(n, result.stepsTaken());
         configuration.put("augmult", augmult);
         return PrivateModel.of(network, "training", result.event(), accountant, delta, input, configuration);

@@ -1,0 +1,293 @@
+package org.dpdl4j.datasets;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.Arrays;
+import org.nd4j.linalg.api.buffer.DataType;
+import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.dataset.DataSet;
+import org.nd4j.linalg.dataset.api.iterator.DataSetIterator;
+import org.nd4j.linalg.factory.Nd4j;
+
+/**
+ * The examples of a {@link DataSetIterator}, read once and written to one file of fixed-size records, then read back by
+ * index: the {@link ExampleSource} for data that arrives as an iterator, so that a DP-SGD step reads only its Poisson
+ * batch and the iterator is read once, not once per step.
+ *
+ * <p>A record holds one example's features, labels, feature mask and label mask (the masks when the iterator has them),
+ * each in C order with the shape of one row of the iterator's arrays, as little-endian float32, or float64 when the
+ * features or labels are float64 (so no value changes on the way). Every DataSet must have the same per-example shapes
+ * and the same masks. Records are read with one positional read each; the file is deleted on {@link #close} when this
+ * object created it ({@link #packToTemporaryFile}).
+ */
+public final class PackedExamples implements ExampleSource {
+    private final Path file;
+    private final boolean temporary;
+    private final FileChannel channel;
+    private final int size;
+    private final DataType type;
+    /** Per-example shapes of features, labels, feature mask and label mask (null: no such mask). */
+    private final long[][] shapes;
+    private final long[] lengths;
+    private final long recordValues;
+
+    private PackedExamples(Path file, boolean temporary, FileChannel channel, int size, DataType type, long[][] shapes) {
+        this.file = file;
+        this.temporary = temporary;
+        this.channel = channel;
+        this.size = size;
+        this.type = type;
+        this.shapes = shapes;
+        this.lengths = new long[shapes.length];
+        long values = 0;
+        for (int a = 0; a < shapes.length; a++) {
+            lengths[a] = shapes[a] == null ? 0 : Arrays.stream(shapes[a]).reduce(1, Math::multiplyExact);
+            values += lengths[a];
+        }
+        this.recordValues = values;
+    }
+
+    /**
+     * Reads the iterator once (from its start when it can be reset) into a new temporary file, deleted on {@link #close}
+     * (and when the JVM exits).
+     *
+     * @param data DataSets of features [k, …] (rank 2 to 4 with k), labels [k, …] and optional masks [k, T]
+     * @return the examples, n ≥ 1
+     * @throws IllegalArgumentException if the iterator is empty, holds more than {@link Integer#MAX_VALUE} examples, or its
+     *                                  DataSets differ in per-example shape or in which masks they have (the DataSet named)
+     * @throws UncheckedIOException     if the file cannot be written (nothing is left behind)
+     */
+    public static PackedExamples packToTemporaryFile(DataSetIterator data) {
+        Path file;
+        try {
+            file = Files.createTempFile("dpdl4j-iterator-", ".examples");
+        } catch (IOException e) {
+            throw new UncheckedIOException("could not create a temporary file for the DataSetIterator's examples", e);
+        }
+        file.toFile().deleteOnExit();
+        return pack(data, file, true);
+    }
+
+    /**
+     * Reads the iterator once into {@code file} (created or overwritten); the file stays after {@link #close}.
+     *
+     * @throws IllegalArgumentException as {@link #packToTemporaryFile}
+     * @throws UncheckedIOException     if the file cannot be written (it is then deleted)
+     */
+    public static PackedExamples pack(DataSetIterator data, Path file) {
+        return pack(data, file, false);
+    }
+
+    private static PackedExamples pack(DataSetIterator data, Path file, boolean temporary) {
+        java.util.Objects.requireNonNull(data, "data");
+        FileChannel channel = null;
+        try {
+            channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING, StandardOpenOption.READ,
+                    StandardOpenOption.WRITE);
+            if (data.resetSupported()) {
+                data.reset();
+            }
+            long[][] shapes = null;
+            DataType type = null;
+            long count = 0;
+            long at = 0;
+            int index = 0;
+            while (data.hasNext()) {
+                DataSet ds = data.next();
+                INDArray[] arrays = {ds.getFeatures(), ds.getLabels(), ds.getFeaturesMaskArray(), ds.getLabelsMaskArray()};
+                if (shapes == null) {
+                    shapes = perExampleShapes(arrays);
+                    type = arrays[0].dataType() == DataType.DOUBLE || arrays[1].dataType() == DataType.DOUBLE ? DataType.DOUBLE
+                            : DataType.FLOAT;
+                    if (shapes[0].length < 1 || shapes[0].length > 3) {
+                        throw new IllegalArgumentException("DataSet 0 of the iterator has features of shape "
+                                + Arrays.toString(arrays[0].shape()) + "; expected [k, d], [k, f, T] or [k, c, h, w]");
+                    }
+                } else if (!Arrays.deepEquals(shapes, perExampleShapes(arrays))) {
+                    throw new IllegalArgumentException("DataSet " + index + " of the iterator has per-example shapes (features, labels, "
+                            + "feature mask, label mask) " + Arrays.deepToString(perExampleShapes(arrays)) + ", DataSet 0 has "
+                            + Arrays.deepToString(shapes) + ": every DataSet must have the same");
+                }
+                at += write(channel, at, arrays, type);
+                count += arrays[0].size(0);
+                index++;
+            }
+            if (count == 0 || count > Integer.MAX_VALUE) {
+                throw new IllegalArgumentException("the DataSetIterator must hold between 1 and " + Integer.MAX_VALUE
+                        + " examples, got " + count);
+            }
+            return new PackedExamples(file, temporary, channel, (int) count, type, shapes);
+        } catch (IOException | RuntimeException e) {
+            try {
+                if (channel != null) {
+                    channel.close();
+                }
+                Files.deleteIfExists(file);
+            } catch (IOException suppressed) {
+                e.addSuppressed(suppressed);
+            }
+            if (e instanceof IOException io) {
+                throw new UncheckedIOException("could not write the DataSetIterator's examples to " + file, io);
+            }
+            throw (RuntimeException) e;
+        }
+    }
+
+    private static long[][] perExampleShapes(INDArray[] arrays) {
+        long[][] shapes = new long[arrays.length][];
+        for (int a = 0; a < arrays.length; a++) {
+            shapes[a] = arrays[a] == null ? null : Arrays.copyOfRange(arrays[a].shape(), 1, arrays[a].rank());
+        }
+        return shapes;
+    }
+
+    /** Writes a DataSet's k records at {@code at}; returns the bytes written. */
+    private static long write(FileChannel channel, long at, INDArray[] arrays, DataType type) throws IOException {
+        int k = (int) arrays[0].size(0);
+        int width = type.width();
+        long[] values = new long[arrays.length];
+        Object[] flat = new Object[arrays.length];
+        long perRecord = 0;
+        for (int a = 0; a < arrays.length; a++) {
+            if (arrays[a] != null) {
+                if (arrays[a].size(0) != k) {
+                    throw new IllegalArgumentException("a DataSet's arrays have " + arrays[a].size(0) + " and " + k + " rows");
+                }
+                INDArray dense = arrays[a].castTo(type).dup('c');
+                flat[a] = type == DataType.DOUBLE ? dense.data().asDouble() : dense.data().asFloat();
+                values[a] = dense.length() / Math.max(1, k);
+                perRecord += values[a];
+            }
+        }
+        ByteBuffer out = ByteBuffer.allocate(Math.toIntExact(perRecord * width)).order(ByteOrder.LITTLE_ENDIAN);
+        for (int i = 0; i < k; i++) {
+            out.clear();
+            for (int a = 0; a < arrays.length; a++) {
+                for (long j = i * values[a]; j < (i + 1) * values[a]; j++) {
+                    if (type == DataType.DOUBLE) {
+                        out.putDouble(((double[]) flat[a])[(int) j]);
+                    } else {
+                        out.putFloat(((float[]) flat[a])[(int) j]);
+                    }
+                }
+            }
+            out.flip();
+            long position = at + (long) i * out.limit();
+            while (out.hasRemaining()) {
+                position += channel.write(out, position);
+            }
+        }
+        return (long) k * perRecord * width;
+    }
+
+    @Override
+    public int size() {
+        return size;
+    }
+
+    /** @return the width of one example's labels (their first dimension after the example's) */
+    @Override
+    public int numClasses() {
+        return (int) shapes[1][0];
+    }
+
+    @Override
+    public long[] exampleShape() {
+        return shapes[0].clone();
+    }
+
+    /** The file the records are in. */
+    public Path file() {
+        return file;
+    }
+
+    /** The file's size in bytes: n records of equal size. */
+    public long bytes() {
+        return (long) size * recordValues * type.width();
+    }
+
+    /**
+     * Reads the records at the given indices (one positional read each).
+     *
+     * @throws IllegalArgumentException if an index is outside [0, n) or the indices are not ascending
+     * @throws UncheckedIOException     if the file cannot be read (for instance after {@link #close})
+     */
+    @Override
+    public LabeledData read(int[] sortedIndices) {
+        int b = sortedIndices.length;
+        int width = type.width();
+        ByteBuffer record = ByteBuffer.allocate(Math.toIntExact(recordValues * width)).order(ByteOrder.LITTLE_ENDIAN);
+        double[][] doubles = new double[shapes.length][];
+        float[][] floats = new float[shapes.length][];
+        for (int a = 0; a < shapes.length; a++) {
+            if (shapes[a] != null) {
+                if (type == DataType.DOUBLE) {
+                    doubles[a] = new double[Math.toIntExact(b * lengths[a])];
+                } else {
+                    floats[a] = new float[Math.toIntExact(b * lengths[a])];
+                }
+            }
+        }
+        for (int k = 0; k < b; k++) {
+            int i = sortedIndices[k];
+            if (i < 0 || i >= size || k > 0 && i <= sortedIndices[k - 1]) {
+                throw new IllegalArgumentException("indices must be ascending and in [0, " + size + "), got " + i + " at position " + k);
+            }
+            record.clear();
+            try {
+                long at = (long) i * record.capacity();
+                while (record.hasRemaining()) {
+                    if (channel.read(record, at + record.position()) < 0) {
+                        throw new IllegalArgumentException(file + ": ends before record " + i + " (it changed after it was written)");
+                    }
+                }
+            } catch (IOException e) {
+                throw new UncheckedIOException("could not read record " + i + " from " + file, e);
+            }
+            record.flip();
+            for (int a = 0; a < shapes.length; a++) {
+                for (long j = 0; j < lengths[a]; j++) {
+                    if (type == DataType.DOUBLE) {
+                        doubles[a][(int) (k * lengths[a] + j)] = record.getDouble();
+                    } else {
+                        floats[a][(int) (k * lengths[a] + j)] = record.getFloat();
+                    }
+                }
+            }
+        }
+        INDArray[] arrays = new INDArray[shapes.length];
+        for (int a = 0; a < shapes.length; a++) {
+            if (shapes[a] != null) {
+                long[] shape = new long[shapes[a].length + 1];
+                shape[0] = b;
+                System.arraycopy(shapes[a], 0, shape, 1, shapes[a].length);
+                arrays[a] = type == DataType.DOUBLE ? Nd4j.create(doubles[a], shape, 'c') : Nd4j.create(floats[a], shape, 'c');
+            }
+        }
+        return LabeledData.of(arrays[0], arrays[1], arrays[2], arrays[3]);
+    }
+
+    /** Closes the file, and deletes it when it is a temporary one; reads after this fail. */
+    @Override
+    public void close() {
+        try {
+            channel.close();
+            if (temporary) {
+                Files.deleteIfExists(file);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("could not close " + file, e);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "the examples of a DataSetIterator in " + file;
+    }
+}
