@@ -501,8 +501,9 @@ final class TrainCommand implements Callable<Integer> {
 
     /** The data; with --executor spark and --spark-data cache, executors load the training split from their own cache. */
     private TrainTest load() throws IOException {
-        TrainTest data = t.loadReadByIndex();
-        if (data.train() == null && (cluster != null || dataNorm.on())) {
+        boolean inMemory = cluster != null || dataNorm.on(); // a folder's images then decoded up front, as for tuning
+        TrainTest data = inMemory && t.dataset.startsWith("folder:") ? t.load() : t.loadReadByIndex();
+        if (data.train() == null && inMemory) {
             throw new IllegalArgumentException("--dataset " + t.dataset + " is read by index at each step: "
                     + (cluster != null ? "--executor spark" : "--data-normalisation") + " needs the training data in memory "
                     + "(give the data set the shards were packed from)");

@@ -110,13 +110,18 @@ final class TrainingOptions {
             throw new IllegalArgumentException("--dataset " + dataset + ": packed shards are read by train only (tuning, audits "
                     + "and evaluation hold the data in memory): give the data set they were packed from");
         }
-        return loadReadByIndex();
-    }
-
-    /** Train and test data; {@code shards:} data keep the training part on disk, read by index at each step. */
-    TrainTest loadReadByIndex() throws IOException {
         int[] hwc = parseImageSize(imageSize);
         return Datasets.load(dataset, DatasetCache.root(), hwc[0], hwc[1], hwc[2], weightSeed(),
+                w -> System.err.println("warning: " + w));
+    }
+
+    /**
+     * Train and test data; {@code shards:} data and the training images of a {@code folder:} keep the training part on
+     * disk, read by index at each step.
+     */
+    TrainTest loadReadByIndex() throws IOException {
+        int[] hwc = parseImageSize(imageSize);
+        return Datasets.loadReadByIndex(dataset, DatasetCache.root(), hwc[0], hwc[1], hwc[2], weightSeed(),
                 w -> System.err.println("warning: " + w));
     }
 

@@ -36,6 +36,25 @@ public final class Datasets {
      */
     public static TrainTest load(String name, Path cacheRoot, int height, int width, int channels, long seed,
                                  java.util.function.Consumer<String> warnings) throws IOException {
+        return load(name, cacheRoot, height, width, channels, seed, warnings, false);
+    }
+
+    /**
+     * As {@link #load(String, Path, int, int, int, long, java.util.function.Consumer)}, with the training images of a
+     * {@code folder:} data set too large to decode up front left on disk and decoded when read
+     * ({@link ImageFolder#loadOrOpen}), as {@code shards:} data always are: {@link TrainTest#trainExamples()} reads them
+     * by index.
+     */
+    public static TrainTest loadReadByIndex(String name, Path cacheRoot, int height, int width, int channels, long seed,
+                                            java.util.function.Consumer<String> warnings) throws IOException {
+        return load(name, cacheRoot, height, width, channels, seed, warnings, true);
+    }
+
+    private static TrainTest load(String name, Path cacheRoot, int height, int width, int channels, long seed,
+                                  java.util.function.Consumer<String> warnings, boolean folderByIndex) throws IOException {
+        if (name.startsWith("folder:") && folderByIndex) {
+            return ImageFolder.loadOrOpen(Paths.get(name.substring("folder:".length())), height, width, channels, seed, warnings);
+        }
         if (name.startsWith("folder:")) {
             return ImageFolder.load(Paths.get(name.substring("folder:".length())), height, width, channels, seed, warnings);
         }

@@ -11,6 +11,7 @@ import java.nio.file.Path;
 import java.nio.file.SimpleFileVisitor;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.EnumSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -74,6 +75,59 @@ public final class ImageFolder {
      */
     public static TrainTest load(Path directory, int height, int width, int channels, long seed, Consumer<String> warnings)
             throws IOException {
+        Index index = index(directory, height, width, channels, seed, warnings);
+        checkMemory(directory, index.train.size() + index.test.size(), height, width, channels);
+        return inMemory(directory, index, height, width, channels);
+    }
+
+    /** The indexed folder with all its images decoded. */
+    private static TrainTest inMemory(Path directory, Index index, int height, int width, int channels) throws IOException {
+        return new TrainTest(index.name, decode(directory, index.train, index.classes, height, width, channels),
+                decode(directory, index.test, index.classes, height, width, channels), index.digest);
+    }
+
+    /**
+     * {@link #load(Path, int, int, int, long, Consumer)} with the training images left on disk: the folder is indexed
+     * (every file's SHA-256, as {@code load} does, so the data set and its {@link TrainTest#digest()} are the same),
+     * the test images are decoded into memory, and the training images are decoded when they are read
+     * ({@link TrainTest#trainExamples()}: only each step's Poisson batch, on several threads, each file's bytes checked
+     * against its SHA-256 first). The same seed trains bit-identically as from {@code load}'s data.
+     *
+     * @throws IllegalArgumentException as {@code load}
+     * @throws InvalidDatasetException  as {@code load}, for the test images; a training image that cannot be decoded, or
+     *                                  that changed since the folder was indexed, is refused when it is read
+     */
+    public static TrainTest open(Path directory, int height, int width, int channels, long seed, Consumer<String> warnings)
+            throws IOException {
+        return onDisk(directory, index(directory, height, width, channels, seed, warnings), height, width, channels);
+    }
+
+    /** The indexed folder with its test images decoded and its training images read by index. */
+    private static TrainTest onDisk(Path directory, Index index, int height, int width, int channels) throws IOException {
+        checkMemory(directory, index.test.size(), height, width, channels);
+        return new TrainTest(index.name, null, decode(directory, index.test, index.classes, height, width, channels), index.digest,
+                new Images(directory, index.train, index.classes, height, width, channels));
+    }
+
+    /**
+     * {@link #load(Path, int, int, int, long, Consumer)} when all the images, decoded, fit (half of what ND4J may
+     * allocate, where {@code load} refuses a folder), else {@link #open}: the folder is indexed once either way.
+     */
+    public static TrainTest loadOrOpen(Path directory, int height, int width, int channels, long seed, Consumer<String> warnings)
+            throws IOException {
+        Index index = index(directory, height, width, channels, seed, warnings);
+        if (fits(index.train.size() + index.test.size(), height, width, channels)) {
+            return inMemory(directory, index, height, width, channels);
+        }
+        return onDisk(directory, index, height, width, channels);
+    }
+
+    /** A folder's images, split, with the data set's digest. */
+    private record Index(String name, List<Image> train, List<Image> test, int classes, String digest) {
+    }
+
+    private static Index index(Path directory, int height, int width, int channels, long seed, Consumer<String> warnings)
+            throws IOException {
         if (height < 1 || width < 1 || height > MAX_SIDE || width > MAX_SIDE) {
             throw new IllegalArgumentException("image height and width must be in [1, " + MAX_SIDE + "], got " + height + "x" + width);
         }
@@ -106,19 +160,16 @@ public final class ImageFolder {
             }
             List<Image> trainImages = list(root, train, classes, seen, labelOf, warnings, null);
             List<Image> testImages = list(root, test, classes, seen, labelOf, warnings, "training");
-            checkMemory(directory, trainImages.size() + testImages.size(), height, width, channels);
             trainImages.forEach(i -> identity.add("train " + i.label + " " + i.sha256));
             testImages.forEach(i -> identity.add("test " + i.label + " " + i.sha256));
-            return new TrainTest(name, decode(directory, trainImages, classes.size(), height, width, channels),
-                    decode(directory, testImages, classes.size(), height, width, channels), digest(identity, height, width, channels));
+            return new Index(name, trainImages, testImages, classes.size(), digest(identity, height, width, channels));
         }
         List<String> classes = classes(directory);
         List<Image> images = list(root, directory, classes, seen, labelOf, warnings, null);
-        checkMemory(directory, images.size(), height, width, channels);
         images.forEach(i -> identity.add("all " + i.label + " " + i.sha256));
-        LabeledData all = decode(directory, images, classes.size(), height, width, channels);
-        LabeledData.Split split = all.split(0.2, seed);
-        return new TrainTest(name, split.train(), split.validation(), digest(identity, height, width, channels));
+        int[][] parts = LabeledData.splitIndices(images.size(), 0.2, seed); // LabeledData.split's parts, as load() splits
+        return new Index(name, Arrays.stream(parts[0]).mapToObj(images::get).toList(),
+                Arrays.stream(parts[1]).mapToObj(images::get).toList(), classes.size(), digest(identity, height, width, channels));
     }
 
     /** One image file: its path, class index and SHA-256. */
@@ -148,6 +199,9 @@ public final class ImageFolder {
         Set<String> earlier = Set.copyOf(seen.keySet());
         for (int c = 0; c < classes.size(); c++) {
             String cls = classes.get(c);
+            if (!Files.isDirectory(dir.resolve(cls))) { // test/ may lack a class of train/
+                continue;
+            }
             for (Path f : files(root, dir.resolve(cls))) {
                 String sha = Sha256.hex(Files.readAllBytes(f));
                 String first = seen.get(sha);
@@ -223,11 +277,18 @@ public final class ImageFolder {
     private static void checkMemory(Path dir, long images, int h, int w, int c) throws InvalidDatasetException {
         long bytes = images * h * w * c * 4L;
         long limit = org.bytedeco.javacpp.Pointer.maxBytes();
-        if (limit > 0 && bytes > limit / 2) {
+        if (!fits(images, h, w, c)) {
             throw new InvalidDatasetException(String.format("image folder %s: %d images at %dx%dx%d take %.3g GB as float32, more "
-                    + "than half of the %.3g GB ND4J may allocate (-Dorg.bytedeco.javacpp.maxbytes): choose a smaller --image-size",
+                    + "than half of the %.3g GB ND4J may allocate (-Dorg.bytedeco.javacpp.maxbytes): choose a smaller --image-size (train "
+                    + "decodes the training images of a folder this large when it reads them; data pack packs them into shards)",
                     dir, images, h, w, c, bytes / 1e9, limit / 1e9));
         }
+    }
+
+    /** Whether the images, decoded as float32, take at most half of what ND4J may allocate. */
+    private static boolean fits(long images, int h, int w, int c) {
+        long limit = org.bytedeco.javacpp.Pointer.maxBytes();
+        return limit <= 0 || images * h * w * c * 4L <= limit / 2;
     }
 
     private static LabeledData decode(Path dir, List<Image> images, int classes, int h, int w, int c) throws IOException {
@@ -236,20 +297,112 @@ public final class ImageFolder {
         INDArray labels = Nd4j.create(DataType.FLOAT, images.size(), classes);
         for (int i = 0; i < images.size(); i++) {
             Image image = images.get(i);
-            INDArray x;
-            try {
-                x = loader.asMatrix(new File(image.file.toString()));
-            } catch (IOException | RuntimeException e) {
-                x = null;
-            }
-            if (x == null || x.length() != (long) c * h * w) {
-                throw new InvalidDatasetException("image folder " + dir + ": image " + image.file + " cannot be decoded as a "
-                        + h + "x" + w + "x" + c + " image; remove or replace it");
-            }
-            features.putRow(i, x.reshape('c', 1, (long) c * h * w).castTo(DataType.FLOAT).divi(255.0));
+            features.putRow(i, pixels(dir, image, loader, Files.readAllBytes(image.file), h, w, c));
             labels.putScalar(i, image.label, 1f);
         }
         return new LabeledData(features, labels, c, h, w);
+    }
+
+    /** One image's pixels [1, c·h·w] in [0, 1], decoded from its file's bytes. */
+    private static INDArray pixels(Path dir, Image image, NativeImageLoader loader, byte[] bytes, int h, int w, int c)
+            throws InvalidDatasetException {
+        INDArray x;
+        try {
+            x = loader.asMatrix(new java.io.ByteArrayInputStream(bytes));
+        } catch (IOException | RuntimeException e) {
+            x = null;
+        }
+        if (x == null || x.length() != (long) c * h * w) {
+            throw new InvalidDatasetException("image folder " + dir + ": image " + image.file + " cannot be decoded as a "
+                    + h + "x" + w + "x" + c + " image; remove or replace it");
+        }
+        return x.reshape('c', 1, (long) c * h * w).castTo(DataType.FLOAT).divi(255.0);
+    }
+
+    /**
+     * A folder's training images read by index ({@link #open}): each read decodes only the images asked for, on the
+     * common fork-join pool, after checking each file's bytes against the SHA-256 taken when the folder was indexed.
+     */
+    private static final class Images implements ExampleSource {
+        private final Path dir;
+        private final List<Image> images;
+        private final int classes;
+        private final int h;
+        private final int w;
+        private final int c;
+        private final ThreadLocal<NativeImageLoader> loaders;
+
+        Images(Path dir, List<Image> images, int classes, int h, int w, int c) {
+            this.dir = dir;
+            this.images = images;
+            this.classes = classes;
+            this.h = h;
+            this.w = w;
+            this.c = c;
+            this.loaders = ThreadLocal.withInitial(() -> new NativeImageLoader(h, w, c));
+        }
+
+        @Override
+        public int size() {
+            return images.size();
+        }
+
+        @Override
+        public int numClasses() {
+            return classes;
+        }
+
+        @Override
+        public long[] exampleShape() {
+            return new long[]{(long) c * h * w};
+        }
+
+        /**
+         * @throws IllegalArgumentException if an index is outside [0, n) or the indices are not ascending, or an image
+         *                                  changed since the folder was indexed or cannot be decoded
+         * @throws java.io.UncheckedIOException if a file cannot be read
+         */
+        @Override
+        public LabeledData read(int[] sortedIndices) {
+            for (int k = 0; k < sortedIndices.length; k++) {
+                int i = sortedIndices[k];
+                if (i < 0 || i >= images.size() || k > 0 && i <= sortedIndices[k - 1]) {
+                    throw new IllegalArgumentException("indices must be ascending and in [0, " + images.size() + "), got " + i
+                            + " at position " + k);
+                }
+            }
+            INDArray features = Nd4j.create(DataType.FLOAT, sortedIndices.length, (long) c * h * w);
+            INDArray labels = Nd4j.create(DataType.FLOAT, sortedIndices.length, classes);
+            java.util.stream.IntStream.range(0, sortedIndices.length).parallel().forEach(k -> {
+                Image image = images.get(sortedIndices[k]);
+                try {
+                    byte[] bytes = Files.readAllBytes(image.file);
+                    if (!Sha256.hex(bytes).equals(image.sha256)) {
+                        throw new InvalidDatasetException("image folder " + dir + ": " + image.file + " changed since the folder "
+                                + "was indexed (its SHA-256 differs); the data set is not the one the run was planned on");
+                    }
+                    features.putRow(k, pixels(dir, image, loaders.get(), bytes, h, w, c));
+                } catch (InvalidDatasetException e) {
+                    throw new IllegalArgumentException(e.getMessage(), e);
+                } catch (IOException e) {
+                    throw new java.io.UncheckedIOException("could not read " + image.file, e);
+                }
+            });
+            for (int k = 0; k < sortedIndices.length; k++) {
+                labels.putScalar(k, images.get(sortedIndices[k]).label, 1f);
+            }
+            return new LabeledData(features, labels, c, h, w);
+        }
+
+        @Override
+        public void close() {
+            // nothing open between reads
+        }
+
+        @Override
+        public String toString() {
+            return "image folder " + dir + " (" + images.size() + " training images, decoded when read)";
+        }
     }
 
     private static String digest(List<String> identity, int h, int w, int c) {

@@ -232,13 +232,23 @@ public record LabeledData(INDArray features, INDArray labels, int channels, int 
         if (!(validationFraction >= 0 && validationFraction < 1)) {
             throw new IllegalArgumentException("validationFraction must be in [0, 1), got " + validationFraction);
         }
-        int[] perm = permutation(size(), seed);
-        int v = (int) Math.round(validationFraction * size());
+        int[][] parts = splitIndices(size(), validationFraction, seed);
+        return new Split(rows(parts[0]), rows(parts[1]));
+    }
+
+    /**
+     * The indices of {@link #split}'s two parts for n examples: {training, validation}, each ascending.
+     *
+     * @param validationFraction in [0, 1) (not checked here)
+     */
+    static int[][] splitIndices(int n, double validationFraction, long seed) {
+        int[] perm = permutation(n, seed);
+        int v = (int) Math.round(validationFraction * n);
         int[] valIdx = Arrays.copyOfRange(perm, 0, v);
         int[] trainIdx = Arrays.copyOfRange(perm, v, perm.length);
         Arrays.sort(valIdx);
         Arrays.sort(trainIdx);
-        return new Split(rows(trainIdx), rows(valIdx));
+        return new int[][]{trainIdx, valIdx};
     }
 
     /** A train/validation pair. */

@@ -86,6 +86,12 @@ final class LocalClippedSums implements ClippedSums {
         /** Where each step reads its batch, or null when the data are in memory ({@link #features}). */
         private final ExampleSource source;
         private final DataType type;
+        /** The run's last step: batches are read ahead up to it, not beyond. */
+        private final long lastStep;
+        /** Reads the next step's batch while this one computes (a source only). */
+        private final ExecutorService reader;
+        private Future<LabeledData> ahead;
+        private long aheadStep;
 
         LocalSession(Model network, LabeledData train, DpSgdConfig config, PoissonBatchSampler sampler, ImageAugmentation augmentation,
                      int copies) {
@@ -130,6 +136,12 @@ final class LocalClippedSums implements ClippedSums {
             }
             this.type = network.params().dataType();
             this.c = config.clipNorm();
+            this.lastStep = config.steps();
+            this.reader = source == null ? null : Executors.newSingleThreadExecutor(r -> {
+                Thread th = new Thread(r, "dpdl4j-read-ahead");
+                th.setDaemon(true);
+                return th;
+            });
             this.physical = config.physicalBatchSize();
             this.sampler = sampler;
             this.partial = new INDArray[workers]; // worker 0 writes into the target itself
@@ -213,11 +225,11 @@ final class LocalClippedSums implements ClippedSums {
             INDArray lm = labelMask;
             int[] batch = sampled;
             if (source != null) { // read the batch's rows only; the sums run over them as rows 0 … |B|−1, in the same order
+                LabeledData b = batchRead(t, sampled);
                 if (sampled.length == 0) {
                     target.assign(0);
                     return new Sum(0, 0);
                 }
-                LabeledData b = source.read(sampled);
                 int rank = gradients[0].inputRank();
                 x = b.features().dataType() == type ? b.features() : b.features().castTo(type);
                 x = rank > 0 ? b.features(x, rank) : x;
@@ -252,6 +264,41 @@ final class LocalClippedSums implements ClippedSums {
             return new Sum(sampled.length, loss);
         }
 
+        /**
+         * Step t's batch from the source: read ahead during step t − 1 when it could be, else now; then step t + 1's is
+         * started (up to the run's last step), so that reading or decoding overlaps the sums.
+         */
+        private LabeledData batchRead(long t, int[] sampled) {
+            LabeledData b;
+            if (ahead != null && aheadStep == t) {
+                try {
+                    b = ahead.get();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new IllegalStateException("interrupted while reading step " + t + "'s batch", e);
+                } catch (ExecutionException e) {
+                    if (e.getCause() instanceof RuntimeException r) {
+                        throw r; // as the read itself would have thrown: nothing of step t is applied
+                    }
+                    throw new IllegalStateException("could not read step " + t + "'s batch", e.getCause());
+                }
+            } else {
+                if (ahead != null) {
+                    ahead.cancel(true);
+                }
+                b = sampled.length == 0 ? null : source.read(sampled);
+            }
+            ahead = null;
+            if (t < lastStep) {
+                int[] next = sampler.batch(t + 1);
+                if (next.length > 0) {
+                    aheadStep = t + 1;
+                    ahead = reader.submit(() -> source.read(next));
+                }
+            }
+            return b;
+        }
+
         /** Rows [from, to) of the batch; {@code data} holds features, labels, feature mask and label mask. */
         private double part(int[] batch, int from, int to, PerExampleGradients g, INDArray into, INDArray[] data) {
             int[] rows = Arrays.copyOfRange(batch, from, to);
@@ -266,6 +313,9 @@ final class LocalClippedSums implements ClippedSums {
             } finally {
                 if (pool != null) {
                     pool.shutdownNow();
+                }
+                if (reader != null) {
+                    reader.shutdownNow();
                 }
                 NativeThreads.setForCallingThread(callerNativeThreads);
             }
