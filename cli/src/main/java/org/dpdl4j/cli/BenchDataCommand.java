@@ -9,8 +9,10 @@ import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.Callable;
 import org.dpdl4j.datasets.ExampleSource;
+import org.dpdl4j.datasets.ImageFolder;
 import org.dpdl4j.datasets.LabeledData;
 import org.dpdl4j.datasets.PackedShards;
+import org.dpdl4j.datasets.TrainTest;
 import org.dpdl4j.dpsgd.PoissonBatchSampler;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -51,6 +53,11 @@ final class BenchDataCommand implements Callable<Integer> {
             + "(default ${DEFAULT-VALUE}).")
     int memoryRecords;
 
+    @Option(names = "--folder", description = "Instead of random shards, time reading Poisson batches from this image folder "
+            + "(folder: layout), its training images decoded when read at --image-size, as train reads a folder too large for "
+            + "memory.")
+    Path folder;
+
     @Option(names = "--json", description = "Print one JSON object as the last line.")
     boolean json;
 
@@ -63,6 +70,9 @@ final class BenchDataCommand implements Callable<Integer> {
         int d = hwc[0] * hwc[1] * hwc[2];
         if (trainFrom != null) {
             return train(hwc, d);
+        }
+        if (folder != null) {
+            return folder(hwc);
         }
         for (int b : batchSizes) {
             if (b < 1 || b > records) {
@@ -182,6 +192,36 @@ final class BenchDataCommand implements Callable<Integer> {
         } finally {
             deleteTree(tmp);
         }
+    }
+
+    /** --folder: examples/s of Poisson batches decoded from the folder's training images. */
+    private int folder(int[] hwc) throws java.io.IOException {
+        long start = System.nanoTime();
+        TrainTest data = ImageFolder.open(folder, hwc[0], hwc[1], hwc[2], 0, w -> System.err.println("warning: " + w));
+        double indexSeconds = (System.nanoTime() - start) / 1e9;
+        ExampleSource images = data.trainExamples();
+        int n = images.size();
+        System.out.printf("%d training images in %s at %s: indexed (every file's SHA-256) in %.2f s%n", n, folder, imageSize,
+                indexSeconds);
+        System.out.printf("%8s %22s%n", "B", "folder examples/s");
+        List<Map<String, Object>> rows = new ArrayList<>();
+        for (int b : batchSizes) {
+            if (b < 1 || b > n) {
+                throw new IllegalArgumentException("--batch-sizes must each be in [1, " + n + "] (the folder's training images), got " + b);
+            }
+            double rate = rate(images, n, b);
+            System.out.printf("%8d %22.0f%n", b, rate);
+            rows.add(new LinkedHashMap<>(Map.of("batch_size", b, "folder_examples_per_second", rate)));
+        }
+        if (json) {
+            Map<String, Object> j = new LinkedHashMap<>();
+            j.put("images", n);
+            j.put("image_size", imageSize);
+            j.put("index_seconds", indexSeconds);
+            j.put("rows", rows);
+            Cli.printJsonLine(System.out, j);
+        }
+        return 0;
     }
 
     /** Removes the temporary shards (null: nothing). */

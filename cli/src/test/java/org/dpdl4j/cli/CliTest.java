@@ -1078,6 +1078,25 @@ class CliTest {
             assertEquals(from.equals("shards") ? 600 : 300, train.lastJson().get("n").asInt());
             assertTrue(train.lastJson().get("dp_examples_per_second").asDouble() > 0, train.out());
         }
+        Path folder = Files.createTempDirectory("dpdl4j-cli-folder");
+        try {
+            for (int i = 0; i < 40; i++) { // 40 distinct 6x6 colour PNGs in 2 classes
+                java.awt.image.BufferedImage png = new java.awt.image.BufferedImage(6, 6, java.awt.image.BufferedImage.TYPE_INT_RGB);
+                png.setRGB(i % 6, i / 6 % 6, 0x010203 * (i + 1));
+                Path f = folder.resolve("c" + (i % 2)).resolve(i + ".png");
+                Files.createDirectories(f.getParent());
+                javax.imageio.ImageIO.write(png, "png", f.toFile());
+            }
+            Run fromFolder = run("bench", "data", "--folder", folder.toString(), "--image-size", "6x6x3", "--batch-sizes", "4,16",
+                    "--batches", "2", "--json");
+            assertEquals(0, fromFolder.status(), fromFolder.err());
+            assertEquals(32, fromFolder.lastJson().get("images").asInt(), "80 % of 40 images are the training part");
+            for (JsonNode row : fromFolder.lastJson().get("rows")) {
+                assertTrue(row.get("folder_examples_per_second").asDouble() > 0, fromFolder.out());
+            }
+        } finally {
+            org.dpdl4j.datasets.PackedShards.deleteTree(folder);
+        }
         Run badFrom = run("bench", "data", "--train-from", "disk");
         assertEquals(2, badFrom.status());
         assertTrue(badFrom.err().contains("--train-from must be shards or memory, got 'disk'"), badFrom.err());
