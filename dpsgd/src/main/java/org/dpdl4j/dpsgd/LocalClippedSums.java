@@ -1,5 +1,6 @@
 package org.dpdl4j.dpsgd;
 
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -11,6 +12,7 @@ import org.deeplearning4j.nn.api.Model;
 import org.dpdl4j.datasets.ExampleSource;
 import org.dpdl4j.datasets.ImageAugmentation;
 import org.dpdl4j.datasets.LabeledData;
+import org.dpdl4j.datasets.PackedExamples;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
@@ -83,8 +85,13 @@ final class LocalClippedSums implements ClippedSums {
         private final int callerNativeThreads;
         private boolean readsFixedPrefix;
         private final int copies;
-        /** Where each step reads its batch, or null when the data are in memory ({@link #features}). */
-        private final ExampleSource source;
+        /**
+         * Where each step reads its batch, or null when the data are in memory ({@link #features}): the given source, or the
+         * fixed prefix's output for its examples written to a temporary file ({@link #prefixSpill}).
+         */
+        private ExampleSource source;
+        /** The fixed prefix's output of a source's examples, on disk; deleted when the session closes (null: none). */
+        private PackedExamples prefixSpill;
         private final DataType type;
         /** The run's last step: batches are read ahead up to it, not beyond. */
         private final long lastStep;
@@ -116,14 +123,72 @@ final class LocalClippedSums implements ClippedSums {
             this.readsFixedPrefix = features != x;
         }
 
-        /** A session over a source: nothing is held; each step reads its batch. */
+        /**
+         * A session over a source: nothing is held; each step reads its batch. A network with a fixed prefix whose examples
+         * are each expected to pass more than once (q·T ≥ 1) reads the prefix's output instead, computed once for every
+         * example and written to a temporary file (the in-memory cache's counterpart for data on disk).
+         */
         LocalSession(Model network, ExampleSource source, DpSgdConfig config, PoissonBatchSampler sampler) {
             this(network, config, sampler, 1, source);
             this.features = null;
             this.labels = null;
             this.featureMask = null;
             this.labelMask = null;
-            this.readsFixedPrefix = false;
+            boolean spill = gradients[0].hasFixedPrefix() && config.samplingRate() * config.steps() >= 1 && source.size() > 0
+                    && !source.read(new int[]{0}).hasMasks();
+            if (spill) {
+                try {
+                    prefixSpill = spillFixedPrefixOutput(source);
+                } catch (RuntimeException e) {
+                    close();
+                    throw e;
+                }
+                this.source = prefixSpill;
+            }
+            this.readsFixedPrefix = spill;
+        }
+
+        /**
+         * The fixed prefix's output for every example of the source, computed by the workers a block at a time and written
+         * to a temporary file of records, with the labels; the workers then read prefix outputs.
+         */
+        private PackedExamples spillFixedPrefixOutput(ExampleSource from) {
+            int n = from.size();
+            int block = Math.max(physical, 4096);
+            int rank = gradients[0].inputRank();
+            org.nd4j.linalg.dataset.api.iterator.DataSetIterator blocks = new org.nd4j.linalg.dataset.api.iterator.BaseDatasetIterator(
+                    block, n, null) {
+                private int at;
+
+                @Override
+                public boolean hasNext() {
+                    return at < n;
+                }
+
+                @Override
+                public org.nd4j.linalg.dataset.DataSet next() {
+                    int end = Math.min(n, at + block);
+                    LabeledData b = from.read(java.util.stream.IntStream.range(at, end).toArray());
+                    at = end;
+                    INDArray x = b.features().dataType() == type ? b.features() : b.features().castTo(type);
+                    x = rank > 0 ? b.features(x, rank) : x;
+                    INDArray out = blockPrefixOutput(x);
+                    return new org.nd4j.linalg.dataset.DataSet(out, b.labels().castTo(type));
+                }
+
+                @Override
+                public boolean resetSupported() {
+                    return false;
+                }
+            };
+            PackedExamples spilled = PackedExamples.packToTemporaryFile(blocks);
+            System.err.printf("dpdl4j: the fixed prefix's output for %d examples written once to %s (%.1f MB); each step reads "
+                    + "its batch from there; the file is deleted when the run ends%n", n, spilled.file(), spilled.bytes() / 1e6);
+            long[] shape = gradients[0].fixedPrefixShape();
+            for (PerExampleGradients g : gradients) {
+                g.readFixedPrefixOutput(true, shape);
+            }
+            return spilled;
         }
 
         private LocalSession(Model network, DpSgdConfig config, PoissonBatchSampler sampler, int copies, ExampleSource source) {
@@ -173,6 +238,18 @@ final class LocalClippedSums implements ClippedSums {
             if ((double) n * first.length() * first.dataType().width() > prefixCacheBytes()) {
                 return x;
             }
+            INDArray out = blockPrefixOutput(x);
+            long[] shape = gradients[0].fixedPrefixShape();
+            for (PerExampleGradients g : gradients) {
+                g.readFixedPrefixOutput(true, shape);
+            }
+            return out;
+        }
+
+        /** The prefix's output [n, d] for the examples x, each worker computing a contiguous part of the rows. */
+        private INDArray blockPrefixOutput(INDArray x) {
+            int n = (int) x.size(0);
+            INDArray first = gradients[0].fixedPrefixOutput(x, 0, 1, 1);
             int workers = gradients.length;
             int per = (n + workers - 1) / workers;
             INDArray out = Nd4j.create(first.dataType(), n, first.size(1)); // each worker writes its rows into it
@@ -194,10 +271,6 @@ final class LocalClippedSums implements ClippedSums {
             } catch (ExecutionException e) {
                 throw new IllegalStateException("a DP-SGD worker failed on the fixed prefix", e.getCause());
             }
-            long[] shape = gradients[0].fixedPrefixShape();
-            for (PerExampleGradients g : gradients) {
-                g.readFixedPrefixOutput(true, shape);
-            }
             return out;
         }
 
@@ -209,6 +282,11 @@ final class LocalClippedSums implements ClippedSums {
                 out.get(NDArrayIndex.interval(at, end)).assign(g.fixedPrefixOutput(x, at, end, physical));
             }
             return null;
+        }
+
+        /** The file holding the fixed prefix's output of a source's examples, or null (for tests). */
+        Path prefixFile() {
+            return prefixSpill == null ? null : prefixSpill.file();
         }
 
         /** Whether the run reads the precomputed output of the network's fixed prefix (for tests). */
@@ -232,7 +310,7 @@ final class LocalClippedSums implements ClippedSums {
                 }
                 int rank = gradients[0].inputRank();
                 x = b.features().dataType() == type ? b.features() : b.features().castTo(type);
-                x = rank > 0 ? b.features(x, rank) : x;
+                x = rank > 0 && !readsFixedPrefix ? b.features(x, rank) : x; // prefix outputs are rows [b, d] as they are
                 y = b.labels().dataType() == type ? b.labels() : b.labels().castTo(type);
                 fm = b.featureMask();
                 lm = b.labelMask();
@@ -316,6 +394,9 @@ final class LocalClippedSums implements ClippedSums {
                 }
                 if (reader != null) {
                     reader.shutdownNow();
+                }
+                if (prefixSpill != null) {
+                    prefixSpill.close();
                 }
                 NativeThreads.setForCallingThread(callerNativeThreads);
             }

@@ -116,6 +116,36 @@ class ExampleSourceTrainingTest {
                 + "indexed"), changed.getMessage());
     }
 
+    /**
+     * A network with a fixed prefix (the ScatterNet's scattering transform) trained from shards reads the prefix's output,
+     * computed once and written to a temporary file that the run deletes, and ends where the run from memory (whose
+     * prefix output is cached in memory) does.
+     */
+    @Test
+    void aFixedPrefixOverShardsIsComputedOnceIntoAFile(@TempDir Path tmp) {
+        LabeledData data = images(300, 4);
+        PackedShards.pack(data, tmp.resolve("shards"), 128);
+        DpSgdConfig config = DpSgdConfig.builder().samplingRate(0.1).noiseMultiplier(1.1).clipNorm(1.0).steps(12).seed(9)
+                .workers(2).build(); // q T = 1.2: each example expected to pass more than once
+        MultiLayerNetwork fromMemory = Models.scatterNetLinear(ModelOptions.mnist().withSeed(5));
+        new DpSgdTrainer().train(fromMemory, data, config);
+        MultiLayerNetwork fromShards = Models.scatterNetLinear(ModelOptions.mnist().withSeed(5));
+        try (PackedShards shards = PackedShards.open(tmp.resolve("shards"))) {
+            Path spill;
+            try (ClippedSums.Session session = ((LocalClippedSums) ClippedSums.local()).open(fromShards, shards, config,
+                    new PoissonBatchSampler(300, 0.1, 1))) {
+                LocalClippedSums.LocalSession local = (LocalClippedSums.LocalSession) session;
+                assertTrue(local.readsFixedPrefix(), "the prefix's output is read, not recomputed at each step");
+                spill = local.prefixFile();
+                assertTrue(Files.exists(spill));
+            }
+            assertTrue(!Files.exists(spill), "the file is deleted when the session closes");
+            new DpSgdTrainer().train(fromShards, shards, config);
+        }
+        double rel = fromMemory.params().sub(fromShards.params()).norm2Number().doubleValue() / fromMemory.params().norm2Number().doubleValue();
+        assertTrue(rel <= 1e-6, "the same run as from memory: relative difference " + rel);
+    }
+
     /** The one-call trainer takes shards too: the same model as from memory, with the images' shape recorded. */
     @Test
     void privateTrainingFromShardsIsPrivateTrainingFromMemory(@TempDir Path tmp) {
