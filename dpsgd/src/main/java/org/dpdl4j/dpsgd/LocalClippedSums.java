@@ -28,7 +28,8 @@ final class LocalClippedSums implements ClippedSums {
     static final LocalClippedSums INSTANCE = new LocalClippedSums(null, 1);
     /**
      * The least memory a run's precomputed fixed-prefix output may take (2 GiB); up to half of ND4J's off-heap limit
-     * ({@code org.bytedeco.javacpp.maxbytes}) when that is larger. Larger prefixes run at every step.
+     * ({@code org.bytedeco.javacpp.maxbytes}) when that is larger, or the system property {@code dpdl4j.prefixCacheBytes}
+     * when it is set. A larger one is written to a temporary file and read by index, as for data on disk.
      */
     static final long PREFIX_CACHE_BYTES = 1L << 31;
 
@@ -68,7 +69,8 @@ final class LocalClippedSums implements ClippedSums {
     }
 
     static long prefixCacheBytes() {
-        return Math.max(PREFIX_CACHE_BYTES, org.bytedeco.javacpp.Pointer.maxBytes() / 2);
+        String set = System.getProperty("dpdl4j.prefixCacheBytes");
+        return set != null ? Long.parseLong(set) : Math.max(PREFIX_CACHE_BYTES, org.bytedeco.javacpp.Pointer.maxBytes() / 2);
     }
 
     static final class LocalSession implements Session {
@@ -96,7 +98,7 @@ final class LocalClippedSums implements ClippedSums {
         /** The run's last step: batches are read ahead up to it, not beyond. */
         private final long lastStep;
         /** Reads the next step's batch while this one computes (a source only). */
-        private final ExecutorService reader;
+        private ExecutorService reader; // created on first use
         private Future<LabeledData> ahead;
         private long aheadStep;
 
@@ -121,6 +123,18 @@ final class LocalClippedSums implements ClippedSums {
             boolean precompute = gradients[0].hasFixedPrefix() && config.samplingRate() * config.steps() >= 1 && !train.hasMasks();
             this.features = precompute ? fixedPrefixOutput(x) : x;
             this.readsFixedPrefix = features != x;
+            if (precompute && !readsFixedPrefix && copies == 1) { // too large to cache in memory: on disk, read by index
+                try {
+                    prefixSpill = spillFixedPrefixOutput(train);
+                } catch (RuntimeException e) {
+                    close();
+                    throw e;
+                }
+                this.source = prefixSpill;
+                this.features = null;
+                this.labels = null;
+                this.readsFixedPrefix = true;
+            }
         }
 
         /**
@@ -202,11 +216,6 @@ final class LocalClippedSums implements ClippedSums {
             this.type = network.params().dataType();
             this.c = config.clipNorm();
             this.lastStep = config.steps();
-            this.reader = source == null ? null : Executors.newSingleThreadExecutor(r -> {
-                Thread th = new Thread(r, "dpdl4j-read-ahead");
-                th.setDaemon(true);
-                return th;
-            });
             this.physical = config.physicalBatchSize();
             this.sampler = sampler;
             this.partial = new INDArray[workers]; // worker 0 writes into the target itself
@@ -230,7 +239,8 @@ final class LocalClippedSums implements ClippedSums {
         /**
          * The fixed prefix's output for every training example, computed once by the workers (a prefix that changes
          * nothing trained, such as the scattering transform or a frozen feature extractor, would otherwise run again at
-         * every step), when it takes at most {@link #PREFIX_CACHE_BYTES}; else the inputs themselves.
+         * every step), when it takes at most {@link #prefixCacheBytes()}; else the inputs themselves (and the caller writes
+         * it to a file instead).
          */
         private INDArray fixedPrefixOutput(INDArray x) {
             int n = (int) x.size(0);
@@ -261,15 +271,8 @@ final class LocalClippedSums implements ClippedSums {
                 parts.add(pool.submit(() -> fillFixedPrefixOutput(g, x, from, to, out)));
             }
             fillFixedPrefixOutput(gradients[0], x, 0, Math.min(n, per), out);
-            try {
-                for (Future<?> part : parts) {
-                    part.get();
-                }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IllegalStateException("interrupted while computing the fixed prefix", e);
-            } catch (ExecutionException e) {
-                throw new IllegalStateException("a DP-SGD worker failed on the fixed prefix", e.getCause());
+            for (Future<?> part : parts) {
+                await(part, "computing the fixed prefix");
             }
             return out;
         }
@@ -328,18 +331,23 @@ final class LocalClippedSums implements ClippedSums {
                 futures.add(pool.submit(() -> part(rowsOfBatch, from, to, gradients[worker], partial[worker], data)));
             }
             double loss = part(batch, 0, Math.min(batch.length, per), gradients[0], target, data);
-            try {
-                for (int w = 1; w < workers; w++) {
-                    loss += futures.get(w - 1).get();
-                    target.addi(partial[w]);
-                }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IllegalStateException("interrupted while computing a DP-SGD step", e);
-            } catch (ExecutionException e) {
-                throw new IllegalStateException("a DP-SGD worker failed", e.getCause());
+            for (int w = 1; w < workers; w++) {
+                loss += await(futures.get(w - 1), "computing a DP-SGD step");
+                target.addi(partial[w]);
             }
             return new Sum(sampled.length, loss);
+        }
+
+        /** A worker's result; its failure as an IllegalStateException naming what it was doing. */
+        private static <T> T await(Future<T> f, String what) {
+            try {
+                return f.get();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted while " + what, e);
+            } catch (ExecutionException e) {
+                throw new IllegalStateException("a DP-SGD worker failed " + what, e.getCause());
+            }
         }
 
         /**
@@ -371,7 +379,15 @@ final class LocalClippedSums implements ClippedSums {
                 int[] next = sampler.batch(t + 1);
                 if (next.length > 0) {
                     aheadStep = t + 1;
-                    ahead = reader.submit(() -> source.read(next));
+                    if (reader == null) {
+                        reader = Executors.newSingleThreadExecutor(r -> {
+                            Thread th = new Thread(r, "dpdl4j-read-ahead");
+                            th.setDaemon(true);
+                            return th;
+                        });
+                    }
+                    ExampleSource from = source;
+                    ahead = reader.submit(() -> from.read(next));
                 }
             }
             return b;
@@ -442,15 +458,8 @@ final class LocalClippedSums implements ClippedSums {
                     return found;
                 }));
             }
-            try {
-                for (Future<Boolean> f : tasks) {
-                    any |= f.get();
-                }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IllegalStateException("interrupted while reaching the DP-SGD workers' threads", e);
-            } catch (ExecutionException e) {
-                throw new IllegalStateException("a DP-SGD worker's thread failed", e.getCause());
+            for (Future<Boolean> f : tasks) {
+                any |= await(f, "reaching the workers' threads");
             }
             return any;
         }

@@ -144,6 +144,18 @@ class ExampleSourceTrainingTest {
         }
         double rel = fromMemory.params().sub(fromShards.params()).norm2Number().doubleValue() / fromMemory.params().norm2Number().doubleValue();
         assertTrue(rel <= 1e-6, "the same run as from memory: relative difference " + rel);
+        // in memory, a prefix output larger than the cache goes to a file too, and the run is the same
+        MultiLayerNetwork spilled = Models.scatterNetLinear(ModelOptions.mnist().withSeed(5));
+        System.setProperty("dpdl4j.prefixCacheBytes", "1");
+        try {
+            try (ClippedSums.Session session = ClippedSums.local().open(spilled, data, config, new PoissonBatchSampler(300, 0.1, 1))) {
+                assertTrue(((LocalClippedSums.LocalSession) session).prefixFile() != null, "over the cache: a file");
+            }
+            new DpSgdTrainer().train(spilled, data, config);
+        } finally {
+            System.clearProperty("dpdl4j.prefixCacheBytes");
+        }
+        assertEquals(fromShards.params(), spilled.params(), "the same run as from shards, bit for bit");
     }
 
     /** The one-call trainer takes shards too: the same model as from memory, with the images' shape recorded. */
