@@ -379,25 +379,62 @@ public final class DpSgdTrainer {
 
     /**
      * Accuracy of the network on labelled data (the fraction of examples whose most probable class
-     * is the labelled one), computed with the engine's forward pass in chunks of 1,000.
+     * is the labelled one), computed with the engine's forward pass in chunks of 1,000, the chunks shared among one
+     * worker per core (as a run's workers share a step: each with its own engine and its share of the native threads).
+     *
+     * @return the accuracy in [0, 1]; NaN for no examples
      */
     public static double accuracy(Model network, LabeledData data) {
-        PerExampleGradients forward = PerExampleGradients.of(network);
         int n = data.size();
-        long correct = 0;
-        try {
-            for (int from = 0; from < n; from += 1000) {
-                int to = Math.min(n, from + 1000);
-                int[] idx = java.util.stream.IntStream.range(from, to).toArray();
-                INDArray x = LabeledData.gatherRows(forward.inputRank() > 0 ? data.features(forward.inputRank()) : data.features(), idx);
-                INDArray p = forward.output(x);
-                INDArray predicted = p.argMax(1);
-                INDArray truth = LabeledData.gatherRows(data.labels(), idx).argMax(1);
-                correct += predicted.eq(truth).castTo(DataType.INT).sumNumber().longValue();
-            }
-        } finally {
-            forward.releaseScratch();
+        if (n == 0) {
+            return Double.NaN;
         }
-        return n == 0 ? Double.NaN : (double) correct / n;
+        int chunks = (n + 999) / 1000;
+        int workers = Math.max(1, Math.min(chunks, Runtime.getRuntime().availableProcessors()));
+        int nativeThreads = NativeThreads.perWorker(workers);
+        int rank = PerExampleGradients.of(network).inputRank();
+        INDArray features = rank > 0 ? data.features(rank) : data.features();
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(workers, r -> {
+            Thread th = new Thread(r, "dpdl4j-evaluation");
+            th.setDaemon(true);
+            return th;
+        });
+        try {
+            List<java.util.concurrent.Future<Long>> parts = new java.util.ArrayList<>();
+            for (int w = 0; w < workers; w++) {
+                int first = w;
+                parts.add(pool.submit(() -> {
+                    NativeThreads.setForCallingThread(nativeThreads);
+                    PerExampleGradients forward = PerExampleGradients.of(network);
+                    long correct = 0;
+                    try {
+                        for (int c = first; c < chunks; c += workers) {
+                            int[] idx = java.util.stream.IntStream.range(c * 1000, Math.min(n, c * 1000 + 1000)).toArray();
+                            INDArray predicted = forward.output(LabeledData.gatherRows(features, idx)).argMax(1);
+                            INDArray truth = LabeledData.gatherRows(data.labels(), idx).argMax(1);
+                            correct += predicted.eq(truth).castTo(DataType.INT).sumNumber().longValue();
+                        }
+                    } finally {
+                        forward.releaseScratch();
+                    }
+                    return correct;
+                }));
+            }
+            long correct = 0;
+            for (java.util.concurrent.Future<Long> part : parts) {
+                correct += part.get();
+            }
+            return (double) correct / n;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while evaluating", e);
+        } catch (java.util.concurrent.ExecutionException e) {
+            if (e.getCause() instanceof RuntimeException r) {
+                throw r;
+            }
+            throw new IllegalStateException("evaluation failed", e.getCause());
+        } finally {
+            pool.shutdownNow();
+        }
     }
 }
