@@ -124,16 +124,9 @@ final class LocalClippedSums implements ClippedSums {
             this.features = precompute ? fixedPrefixOutput(x) : x;
             this.readsFixedPrefix = features != x;
             if (precompute && !readsFixedPrefix && copies == 1) { // too large to cache in memory: on disk, read by index
-                try {
-                    prefixSpill = spillFixedPrefixOutput(train);
-                } catch (RuntimeException e) {
-                    close();
-                    throw e;
-                }
-                this.source = prefixSpill;
+                readPrefixFromFile(train);
                 this.features = null;
                 this.labels = null;
-                this.readsFixedPrefix = true;
             }
         }
 
@@ -148,18 +141,23 @@ final class LocalClippedSums implements ClippedSums {
             this.labels = null;
             this.featureMask = null;
             this.labelMask = null;
-            boolean spill = gradients[0].hasFixedPrefix() && config.samplingRate() * config.steps() >= 1 && source.size() > 0
-                    && !source.read(new int[]{0}).hasMasks();
-            if (spill) {
-                try {
-                    prefixSpill = spillFixedPrefixOutput(source);
-                } catch (RuntimeException e) {
-                    close();
-                    throw e;
-                }
-                this.source = prefixSpill;
+            this.readsFixedPrefix = false;
+            if (gradients[0].hasFixedPrefix() && config.samplingRate() * config.steps() >= 1 && source.size() > 0
+                    && !source.read(new int[]{0}).hasMasks()) {
+                readPrefixFromFile(source);
             }
-            this.readsFixedPrefix = spill;
+        }
+
+        /** Steps read the fixed prefix's output of {@code from}'s examples from a temporary file written now. */
+        private void readPrefixFromFile(ExampleSource from) {
+            try {
+                prefixSpill = spillFixedPrefixOutput(from);
+            } catch (RuntimeException e) {
+                close();
+                throw e;
+            }
+            this.source = prefixSpill;
+            this.readsFixedPrefix = true;
         }
 
         /**
