@@ -70,7 +70,18 @@ final class LocalClippedSums implements ClippedSums {
 
     static long prefixCacheBytes() {
         String set = System.getProperty("dpdl4j.prefixCacheBytes");
-        return set != null ? Long.parseLong(set) : Math.max(PREFIX_CACHE_BYTES, org.bytedeco.javacpp.Pointer.maxBytes() / 2);
+        if (set == null) {
+            return Math.max(PREFIX_CACHE_BYTES, org.bytedeco.javacpp.Pointer.maxBytes() / 2);
+        }
+        try {
+            long bytes = Long.parseLong(set.trim());
+            if (bytes >= 0) {
+                return bytes;
+            }
+        } catch (NumberFormatException e) {
+            // refused below
+        }
+        throw new IllegalArgumentException("-Ddpdl4j.prefixCacheBytes must be a whole number of bytes >= 0, got '" + set + "'");
     }
 
     static final class LocalSession implements Session {
@@ -311,7 +322,10 @@ final class LocalClippedSums implements ClippedSums {
                 }
                 int rank = gradients[0].inputRank();
                 x = b.features().dataType() == type ? b.features() : b.features().castTo(type);
-                x = rank > 0 && !readsFixedPrefix ? b.features(x, rank) : x; // prefix outputs are rows [b, d] as they are
+                // prefix outputs are rows [b, d] as they are; flat rows without an image shape (an iterator's [k, d]) are not
+                // guessed into [b, 1, 1, d] for a network that reads images: the engine refuses them by rank instead
+                boolean flatWithoutShape = x.rank() == 2 && b.channels() == 1 && b.height() == 1 && rank == 4;
+                x = rank > 0 && !readsFixedPrefix && !flatWithoutShape ? b.features(x, rank) : x;
                 y = b.labels().dataType() == type ? b.labels() : b.labels().castTo(type);
                 fm = b.featureMask();
                 lm = b.labelMask();
