@@ -216,12 +216,14 @@ public final class HonestAccuracy {
      * @param epochs  epochs of every run, overriding the recipe's (0: the recipe's)
      * @param trainSize a random subset of this many training examples instead of all (0: all), for quick checks; at
      *                  least the recipe's batch size
+     * @param testSize  a random subset of this many test examples to report the accuracy on instead of all (0: all), for
+     *                  quick checks; in [100, 10000]
      * @param recipe    the recipe's name, one of {@link Recipe#NAMES}
      * @param tunedOnly run the tunings only: the single runs do not depend on the search (its grid, K or scores), so
      *                  after a change to the search a full run's single-run row with the same seeds still stands
      */
     public record Settings(String dataset, boolean quick, int seeds, double epsilon, long seed, double epochs, int trainSize,
-                           String recipe, boolean tunedOnly) {
+                           int testSize, String recipe, boolean tunedOnly) {
         /** @throws IllegalArgumentException naming the invalid setting */
         public Settings {
             if (!dataset.equals("mnist") && !dataset.equals("fashion-mnist")) {
@@ -238,6 +240,9 @@ public final class HonestAccuracy {
             }
             if (trainSize != 0 && (trainSize < 1000 || trainSize > 60000)) {
                 throw new IllegalArgumentException("train size must be in [1000, 60000] (0: all), got " + trainSize);
+            }
+            if (testSize != 0 && (testSize < 100 || testSize > 10000)) {
+                throw new IllegalArgumentException("test size must be in [100, 10000] (0: all), got " + testSize);
             }
             Recipe r = Recipe.of(recipe, dataset, quick, epochs, epsilon); // validates the name
             if (trainSize != 0 && trainSize < r.batchSize()) {
@@ -310,7 +315,8 @@ public final class HonestAccuracy {
         Recipe recipe = Recipe.of(s.recipe(), s.dataset(), s.quick(), s.epochs(), s.epsilon());
         int workers = Reporting.configureWorkers(null);
         TrainTest all = Datasets.load(s.dataset(), DatasetCache.root(), 28, 28, 1, s.seed());
-        TrainTest data = s.trainSize() == 0 ? all : new TrainTest(all.name(), all.train().randomSubset(s.trainSize(), s.seed()), all.test());
+        TrainTest data = new TrainTest(all.name(), s.trainSize() == 0 ? all.train() : all.train().randomSubset(s.trainSize(), s.seed()),
+                s.testSize() == 0 ? all.test() : all.test().randomSubset(s.testSize(), s.seed()));
         int n = data.train().size();
         double q = (double) recipe.batchSize() / n;
         long steps = DpSgdConfig.stepsForEpochs(recipe.epochs(), q);

@@ -124,14 +124,36 @@ final class AuditCommand {
             return seed != null ? new SplittableRandom(seed ^ 0x3C6EF372FE94F82BL) : new SecureRandom();
         }
 
-        LabeledData train(TrainTest data, long seed) {
+        /**
+         * The audited run's training data: all of it, or --train-size of it drawn at random (index sets of data read by
+         * index, the same examples in the same order as from memory).
+         */
+        org.dpdl4j.datasets.ExampleSource train(TrainTest data, long seed) {
+            org.dpdl4j.datasets.ExampleSource all = data.trainExamples();
             if (trainSize == null) {
-                return data.train();
+                return all;
             }
-            if (trainSize > data.train().size()) {
-                throw new IllegalArgumentException("--train-size " + trainSize + " exceeds the " + data.train().size() + " training examples");
+            if (trainSize > all.size()) {
+                throw new IllegalArgumentException("--train-size " + trainSize + " exceeds the " + all.size() + " training examples");
             }
-            return data.train().randomSubset(trainSize, seed);
+            return all.subset(org.dpdl4j.datasets.Splits.randomSubset(all.size(), trainSize, seed));
+        }
+
+        /**
+         * The data set: in memory, or {@code shards:} read by index (each step reads its batch, the canaries are the last
+         * indices).
+         *
+         * @throws IllegalArgumentException for {@code shards:} with a cluster or with --data-normalisation
+         */
+        static TrainTest load(TrainingOptions t, boolean cluster, boolean dataNormalisation) throws java.io.IOException {
+            if (!t.dataset.startsWith("shards:")) {
+                return t.load();
+            }
+            if (cluster || dataNormalisation) {
+                throw new IllegalArgumentException("--dataset " + t.dataset + ": an audit of packed shards runs with --executor local "
+                        + "and without --data-normalisation (both take the data in memory)");
+            }
+            return t.loadReadByIndex();
         }
 
         /** Prints the verdict (and the JSON line) and returns the exit status: 0 passed, 4 the bound exceeds the claim. */
@@ -218,13 +240,13 @@ final class AuditCommand {
 
         private Integer audit(org.dpdl4j.spark.SparkCluster cluster) throws Exception {
             boolean zero = a.noiseFree(noiseMultiplier);
-            TrainTest data = t.load();
+            TrainTest data = AuditOptions.load(t, cluster != null, dataNorm.on());
             if (cluster != null) {
                 ExecutorOptions.trainingSplitOn(cluster, t, data);
             }
-            t.checkDelta(data.train().size());
+            t.checkDelta(data.trainExamples().size());
             long seed = t.weightSeed();
-            LabeledData train = a.train(data, seed);
+            org.dpdl4j.datasets.ExampleSource train = a.train(data, seed);
             double q = t.samplingRate(train.size());
             long steps = DpSgdConfig.stepsForEpochs(t.epochs, q);
             PrivacyAccountant acc = accountantOption.accountant();
@@ -241,7 +263,7 @@ final class AuditCommand {
             org.dpdl4j.models.FeatureStatistics statistics = null;
             if (dataNorm.on()) { // released from the training examples, as train does (gradient canaries have no input)
                 long normSeed = t.seed != null ? t.seed : new SecureRandom().nextLong();
-                statistics = org.dpdl4j.dpsgd.PrivateNormalisation.releaseScatterNet(train, dataNorm.sigma, normSeed,
+                statistics = org.dpdl4j.dpsgd.PrivateNormalisation.releaseScatterNet((LabeledData) train, dataNorm.sigma, normSeed, // in memory (refused for shards)
                         Reporting.configureWorkers(null)).statistics();
             }
             org.deeplearning4j.nn.api.Model net = Models.byName(t.modelName(), t.modelOptions(data).withFeatures(statistics));
@@ -325,10 +347,10 @@ final class AuditCommand {
                 axes.add(HyperparameterSpace.parseAxis(s));
             }
             HyperparameterSpace hs = HyperparameterSpace.of(axes);
-            TrainTest data = t.load();
-            t.checkDelta(data.train().size());
+            TrainTest data = AuditOptions.load(t, false, false);
+            t.checkDelta(data.trainExamples().size());
             long seed = t.weightSeed();
-            LabeledData train = a.train(data, seed);
+            org.dpdl4j.datasets.ExampleSource train = a.train(data, seed);
             RandomGenerator inclusion = a.inclusion(t.seed);
             org.deeplearning4j.nn.api.Model template = Models.byName(t.modelName(), t.modelOptions(data));
             CanaryAudit.GradientDesign design = CanaryAudit.gradientDesign(template, train,

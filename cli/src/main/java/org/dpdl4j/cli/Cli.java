@@ -154,17 +154,18 @@ final class Cli {
      * Seconds one DP-SGD step of this configuration takes here, measured on two steps over random inputs of the
      * data's shape on a copy of the network (the private data is not touched).
      */
-    static double estimateSecondsPerStep(org.deeplearning4j.nn.api.Model net, org.dpdl4j.datasets.LabeledData data,
+    static double estimateSecondsPerStep(org.deeplearning4j.nn.api.Model net, org.dpdl4j.datasets.ExampleSource data,
                                          org.dpdl4j.dpsgd.DpSgdConfig config) {
         return estimateSecondsPerStep(net, data, config, data.size());
     }
 
     /** As above for n training examples of {@code data}'s shape (data read by index: the test part gives the shape). */
-    static double estimateSecondsPerStep(org.deeplearning4j.nn.api.Model net, org.dpdl4j.datasets.LabeledData data,
+    static double estimateSecondsPerStep(org.deeplearning4j.nn.api.Model net, org.dpdl4j.datasets.ExampleSource examples,
                                          org.dpdl4j.dpsgd.DpSgdConfig config, int n) {
+        org.dpdl4j.datasets.LabeledData data = examples.read(new int[]{0}); // the shape and types of one example
         int rows = (int) Math.min(n, Math.max(1, Math.round(config.samplingRate() * n)) * 2L);
         org.nd4j.linalg.api.ndarray.INDArray x = org.nd4j.linalg.factory.Nd4j.rand(data.features().dataType(),
-                rows, data.features().size(1));
+                rows, data.features(2).size(1));
         org.nd4j.linalg.api.ndarray.INDArray y = org.nd4j.linalg.factory.Nd4j.zeros(data.labels().dataType(), rows,
                 data.labels().size(1));
         y.getColumn(0).assign(1);

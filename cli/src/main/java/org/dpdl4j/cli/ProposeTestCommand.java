@@ -66,9 +66,9 @@ final class ProposeTestCommand extends TuningCommand {
             throw new IllegalArgumentException("--partitions/--granularity/--eps0/--u0/--max-iterations: " + e.getMessage());
         }
         TrainTest data = loadData();
-        t.checkDelta(data.train().size());
-        if (partitions > data.train().size()) { // each part must hold examples (and k arrays of that size would not fit)
-            throw new IllegalArgumentException("--partitions must be at most the " + data.train().size() + " training examples, got "
+        t.checkDelta(data.trainExamples().size());
+        if (partitions > data.trainExamples().size()) { // each part must hold examples (and k arrays of that size would not fit)
+            throw new IllegalArgumentException("--partitions must be at most the " + data.trainExamples().size() + " training examples, got "
                     + partitions);
         }
         DpSgdMechanism template = mechanism(data, scoring).build();
@@ -117,7 +117,7 @@ final class ProposeTestCommand extends TuningCommand {
         TuningReports.ProposeTest report = new TuningReports.ProposeTest("propose-test", release.candidate().toMap(), release.score(),
                 TuningReports.RunSettings.of(template, release.candidate()), testAccuracy, best, total.epsilon(), viaAdvanced,
                 loop.epsilon(), fin.epsilon(), delta, tuner.maxIterations(), partitions, granularity, epsilon0, lowerUtility,
-                noiseMultiplier, provenance(space, data.train().size(), release.notes(), release.event()));
+                noiseMultiplier, provenance(space, data.trainExamples().size(), release.notes(), release.event()));
         OperatorRecord record = r.operatorRecord();
         release(out, released(release.model(), r.event(), data), report, null, withExecutorRecord(record.toMap()), r.event());
         System.out.printf("selected %s | final model test accuracy %.4f%n", release.candidate(), testAccuracy);

@@ -72,7 +72,7 @@ class RandomSearchCommand extends TuningCommand {
         RepetitionDistribution k = repetitions.distribution(hypo() != null);
         Tuner<TuningResult> search = tuner(k); // validates the tuner's options before the data is loaded
         TrainTest data = loadData();
-        t.checkDelta(data.train().size());
+        t.checkDelta(data.trainExamples().size());
         DpSgdMechanism mechanism = mechanism(data, scoring).build();
         PrivacyAccountant acc = Accountants.standard();
         if (noiseMultiplier == null && !sigmaAxis && candidateEpsilon == null) {
@@ -87,7 +87,7 @@ class RandomSearchCommand extends TuningCommand {
                 search instanceof DpHypoTuner ? "DP-HyPO (density bounds " + hypo().density.densityBounds + ", " + hypo().rule().name() + ")"
                         : "random search", t.dataset, k.describe(), k.mean(), hs, hs.size());
         System.out.printf("each run: %s, n=%d, B=%d, %.4g epochs, C=%s, sigma=%.4f, %s; one run epsilon %.4f%n",
-                t.modelName(), data.train().size(), t.batchSize, t.epochs, t.clip,
+                t.modelName(), data.trainExamples().size(), t.batchSize, t.epochs, t.clip,
                 noiseMultiplier == null ? Double.NaN : noiseMultiplier,
                 scoring == DpSgdMechanism.Scoring.PRIVATE_VALIDATION
                         ? String.format("score noise std %.4g", scoreNoise) : "score on a split declared public, no cost",
@@ -134,7 +134,7 @@ class RandomSearchCommand extends TuningCommand {
                 release.candidate().toMap(), release.score(), release.repetitions(), TuningReports.RunSettings.of(mechanism,
                 release.candidate()), testAccuracy, total.epsilon(), single.epsilon(), adaptivity, t.delta, total.order(),
                 k.describe(), k.mean(), noiseMultiplier, score, release.trialsRevealed(),
-                provenance(hs, data.train().size(), release.notes(), release.event()));
+                provenance(hs, data.trainExamples().size(), release.notes(), release.event()));
 
         Map<String, Object> operator = withExecutorRecord(record.toMap());
         operator.put("epsilon_naive_composition", naive);

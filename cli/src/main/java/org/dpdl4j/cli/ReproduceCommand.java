@@ -374,6 +374,10 @@ final class ReproduceCommand implements Callable<Integer> {
         @Option(names = "--train-size", description = "A random subset of the training data of this size, for a quick check (default: all).")
         Integer trainSize;
 
+        @Option(names = "--test-size", description = "Report the test accuracy on a random subset of the test data of this size, "
+                + "in [100, 10000], for a quick check (default: all).")
+        Integer testSize;
+
         @Option(names = "--quick", description = "20 epochs instead of 40 and one repetition.")
         boolean quick;
 
@@ -398,7 +402,7 @@ final class ReproduceCommand implements Callable<Integer> {
             }
             result = HonestAccuracy.run(new HonestAccuracy.Settings(spec.name().substring("honest-".length()), quick,
                     seeds != null ? seeds : quick ? 1 : 3, epsilon.value(3), seed.seed, epochs.epochs != null ? epochs.value(1) : 0,
-                    trainSize != null ? trainSize : 0, recipe, tunedOnly));
+                    trainSize != null ? trainSize : 0, testSize != null ? testSize : 0, recipe, tunedOnly));
             return result.figure();
         }
 

@@ -115,8 +115,8 @@ final class SubsampledCommand extends TuningCommand {
                     + "cannot be drawn again); start it anew");
         }
         TrainTest data = loadData();
-        t.checkDelta(data.train().size());
-        int n = data.train().size();
+        t.checkDelta(data.trainExamples().size());
+        int n = data.trainExamples().size();
         double expectedTuneTrain = tuneFraction * n * (1 - validationFraction);
         double q = t.batchSize / expectedTuneTrain;
         if (!(q <= 1)) {

@@ -103,12 +103,14 @@ final class TrainingOptions {
     /**
      * Train and test data, fetched and verified, held in memory.
      *
-     * @throws IllegalArgumentException for {@code shards:} data, which train reads by index ({@link #loadReadByIndex})
+     * @throws IllegalArgumentException for {@code shards:} data, which train and the tuners read by index
+     *                                  ({@link #loadReadByIndex})
      */
     TrainTest load() throws IOException {
         if (dataset.startsWith("shards:")) {
-            throw new IllegalArgumentException("--dataset " + dataset + ": packed shards are read by train only (tuning, audits "
-                    + "and evaluation hold the data in memory): give the data set they were packed from");
+            throw new IllegalArgumentException("--dataset " + dataset + ": packed shards are read by train, audit and tune "
+                    + "random-search, dp-hypo, subsampled and propose-test only (this command holds the data in memory): give the "
+                    + "data set they were packed from");
         }
         int[] hwc = parseImageSize(imageSize);
         return Datasets.load(dataset, DatasetCache.root(), hwc[0], hwc[1], hwc[2], weightSeed(),

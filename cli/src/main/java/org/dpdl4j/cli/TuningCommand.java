@@ -239,6 +239,10 @@ abstract class TuningCommand implements Callable<Integer> {
             if (why != null) {
                 throw new IllegalArgumentException("--executor spark: " + why);
             }
+            if (t.dataset.startsWith("shards:")) {
+                throw new IllegalArgumentException("--executor spark with --dataset " + t.dataset + ": a tuning on Spark ships its "
+                        + "data in memory; packed shards tune with --executor local");
+            }
             if (t.secureNoise) {
                 throw new IllegalArgumentException("--executor spark runs each trial from a seed drawn on the driver, so that a "
                         + "task Spark re-runs recomputes the same output; --secure-noise would give a re-run fresh noise (a second "
@@ -277,10 +281,13 @@ abstract class TuningCommand implements Callable<Integer> {
     }
 
     /**
-     * The private data (--dataset); with --spark-data cache the executors load its training split from their own cache.
+     * The private data (--dataset): in memory, except {@code shards:} data, whose trials read each step's Poisson batch by
+     * index (the splits and X₁ are index sets of it); with --spark-data cache the executors load its training split from
+     * their own cache.
      */
     TrainTest loadData() throws IOException {
-        TrainTest data = t.load();
+        // shards: never with a cluster (refused with the options)
+        TrainTest data = t.dataset.startsWith("shards:") ? t.loadReadByIndex() : t.load();
         if (cluster != null || trainCluster != null) {
             ExecutorOptions.trainingSplitOn(cluster != null ? cluster : trainCluster, t, data);
         }
@@ -599,7 +606,7 @@ abstract class TuningCommand implements Callable<Integer> {
         // op threads per trial: a Spark task's cores, or this machine's shared by the trials running at once (the
         // executors take this JVM's setting, so that a trial computes the same bits wherever it runs)
         Reporting.configureWorkers(workers, cluster != null ? cluster.settings().taskCpus() : cores, cluster != null ? 1 : threads);
-        DpSgdMechanism.Builder b = DpSgdMechanism.builder(data.train()).model(t.modelName(), t.modelOptions(data))
+        DpSgdMechanism.Builder b = DpSgdMechanism.builder(data.trainExamples()).model(t.modelName(), t.modelOptions(data))
                 .optimizer(t.optimizer, t.lr).activation(t.activation).noiseMultiplier(noiseMultiplier != null ? noiseMultiplier : 1)
                 .clipNorm(t.clip).batchSize(t.batchSize).epochs(t.epochs).physicalBatchSize(t.physicalBatchSize).delta(t.delta)
                 .emaDecay(t.ema).workers(workers).secureRandom(t.secureNoise).validation(validationFraction, t.weightSeed())
@@ -642,7 +649,7 @@ abstract class TuningCommand implements Callable<Integer> {
         Map<String, Object> settings = new java.util.LinkedHashMap<>();
         settings.put("dataset", t.dataset);
         settings.put("tuner", getClass().getAnnotation(picocli.CommandLine.Command.class).name());
-        var shape = data.train();
+        var shape = data.train() != null ? data.train() : data.test(); // packed shards: the test part, checked alike
         return org.dpdl4j.release.PrivateModel.of(model, "tuning", event, Accountants.DEFAULT, t.delta,
                 new org.dpdl4j.release.InputSpec(shape.channels(), shape.height(), shape.width(), 255), settings);
     }

@@ -1007,8 +1007,8 @@ class CliTest {
     }
 
     /**
-     * data pack writes MNIST as shards; train --dataset shards: reads them by index and trains the very model that
-     * train --dataset mnist trains with the same seed; what needs the data in memory refuses shards by name.
+     * data pack writes MNIST as shards; train, tune subsampled and audit train with --dataset shards: read them by index
+     * and release what --dataset mnist releases with the same seed; what needs the data in memory refuses shards by name.
      */
     @Test
     void dataPackThenTrainFromShardsIsTrainingFromMnist(@TempDir Path tmp) throws Exception {
@@ -1044,9 +1044,40 @@ class CliTest {
             assertEquals(1, l.entries().stream().filter(e -> e.kind() == org.dpdl4j.release.PrivacyLedger.Kind.CHARGE).count());
             assertEquals(1, l.entries().stream().filter(e -> e.kind() == org.dpdl4j.release.PrivacyLedger.Kind.RELEASE).count());
         }
-        Run tune = run("tune", "--dataset", "shards:" + shards, "--no-progress", "--output", tmp.resolve("c").toString());
+        // a subsampled tuning reads its splits, X1 and every run's batches from the shards, and releases what it releases
+        // from memory
+        String[] tuning = {"tune", "subsampled", "--model", "mlp", "--tune-fraction", "0.1", "--epochs", "0.05", "--batch-size", "64",
+                "--repetitions", "fixed:2", "--space", "lr=cat:0.1,0.5", "--noise-multiplier", "1.0", "--seed", "5", "--no-progress",
+                "--json", "--output"};
+        Run tunedFromMnist = run(concat(concat(tuning, tmp.resolve("t-mnist").toString()), "--dataset", "mnist"));
+        Run tunedFromShards = run(concat(concat(tuning, tmp.resolve("t-shards").toString()), "--dataset", "shards:" + shards));
+        assertEquals(0, tunedFromShards.status(), tunedFromShards.err());
+        var memoryLine = (com.fasterxml.jackson.databind.node.ObjectNode) tunedFromMnist.lastJson();
+        var shardsLine = (com.fasterxml.jackson.databind.node.ObjectNode) tunedFromShards.lastJson();
+        assertEquals("shards:" + shards, shardsLine.remove("dataset").asText());
+        memoryLine.remove("dataset");
+        assertEquals(memoryLine, shardsLine, "the --json lines but for the dataset's name");
+        assertEquals(ModelSerializer.restoreMultiLayerNetwork(tmp.resolve("t-mnist").resolve("model.zip").toFile()).params(),
+                ModelSerializer.restoreMultiLayerNetwork(tmp.resolve("t-shards").resolve("model.zip").toFile()).params(),
+                "the same released model, bit for bit");
+        // an audit of the shards (1,000 examples drawn at random, read by index) measures what it measures from memory
+        String[] audit = {"audit", "train", "--model", "mlp", "--train-size", "1000", "--batch-size", "100", "--epochs", "2",
+                "--canaries", "100", "--canary-type", "gradient", "--seed", "3", "--noise-multiplier", "0", "--allow-non-private",
+                "--claimed-epsilon", "1", "--no-progress", "--json", "--dataset"};
+        Run auditMnist = run(concat(audit, "mnist"));
+        Run auditShards = run(concat(audit, "shards:" + shards));
+        assertEquals(4, auditShards.status(), "no noise fails the claim: " + auditShards.err() + auditShards.out());
+        assertTrue(auditShards.lastJson().get("epsilon_lower_bound").asDouble() > 1, auditShards.out());
+        assertEquals(auditMnist.lastJson(), auditShards.lastJson());
+        Run onSpark = run("tune", "--dataset", "shards:" + shards, "--executor", "spark", "--no-progress", "--output",
+                tmp.resolve("c").toString());
+        assertEquals(2, onSpark.status());
+        assertTrue(onSpark.err().contains("a tuning on Spark ships its data in memory; packed shards tune with --executor local"),
+                onSpark.err());
+        Run tune = run("tune", "dp-hype", "--dataset", "shards:" + shards, "--no-progress", "--output", tmp.resolve("c").toString());
         assertEquals(2, tune.status());
-        assertTrue(tune.err().contains("packed shards are read by train only"), tune.err());
+        assertTrue(tune.err().contains("packed shards are read by train, audit and tune random-search, dp-hypo, subsampled and "
+                + "propose-test only"), tune.err());
         Run missing = run("train", "--dataset", "shards:" + tmp.resolve("none"), "--no-progress", "--output", tmp.resolve("d").toString());
         assertEquals(2, missing.status());
         assertTrue(missing.err().contains("manifest.json does not exist"), missing.err());

@@ -263,7 +263,7 @@ class CliTrainingTest {
     @Test
     void reproduceHonestMnistCountsTheSearch(@TempDir Path dir) throws Exception {
         Run r = run("reproduce", "honest-mnist", "--recipe", "scatternet-datanorm", "--epochs", "0.5", "--train-size", "6000",
-                "--seeds", "1", "--json", "--output", dir.toString());
+                "--test-size", "1000", "--seeds", "1", "--json", "--output", dir.toString());
         assertEquals(0, r.status(), r.err());
         JsonNode j = r.lastJson();
         JsonNode tuning = j.get("tunings").get(0);
@@ -300,7 +300,7 @@ class CliTrainingTest {
         assertTrue(png.length > 1000 && png[1] == 'P' && png[2] == 'N' && png[3] == 'G');
         // --tuned-only skips the single runs and leaves the tunings exactly as they were
         Run tunedOnly = run("reproduce", "honest-mnist", "--recipe", "scatternet-datanorm", "--epochs", "0.5", "--train-size", "6000",
-                "--seeds", "1", "--json", "--tuned-only", "--output", dir.resolve("tuned-only").toString());
+                "--test-size", "1000", "--seeds", "1", "--json", "--tuned-only", "--output", dir.resolve("tuned-only").toString());
         assertEquals(0, tunedOnly.status(), tunedOnly.err());
         assertEquals(j.get("tunings"), tunedOnly.lastJson().get("tunings"));
         assertTrue(tunedOnly.lastJson().get("single_run") == null && !tunedOnly.out().contains("single run 1:"), tunedOnly.out());

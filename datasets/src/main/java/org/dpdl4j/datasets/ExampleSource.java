@@ -26,6 +26,32 @@ public interface ExampleSource extends AutoCloseable {
      */
     LabeledData read(int[] sortedIndices);
 
+    /**
+     * Some of these examples, by index, read through this source when a step reads them (in memory: a copy of the rows,
+     * {@link LabeledData#rows}). The subset's example i is this source's example {@code indices[i]}; it stays usable while
+     * this source is open.
+     *
+     * @param indices distinct indices in [0, n), in any order (for example a part of {@link Splits})
+     * @return a source of {@code indices.length} examples
+     * @throws IllegalArgumentException if an index is outside [0, n) or repeated
+     */
+    default ExampleSource subset(int[] indices) {
+        return new ExampleSubset(this, indices);
+    }
+
+    /**
+     * These examples followed by others, as one source: example i &lt; n is this source's, example n + j is {@code more}'s
+     * j-th (for example an audit's canaries appended to the training data). {@code more}'s features are cast to this
+     * source's data type and read in its layout.
+     *
+     * @param more examples of the same per-example size and classes
+     * @return a source of n + more.size() examples
+     * @throws IllegalArgumentException if the two differ in per-example size or classes, or either has masks
+     */
+    default ExampleSource followedBy(LabeledData more) {
+        return new ConcatenatedExamples(this, more);
+    }
+
     /** Releases the files or mappings; in-memory data holds none. */
     @Override
     void close();

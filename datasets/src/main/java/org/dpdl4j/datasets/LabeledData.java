@@ -202,6 +202,28 @@ public record LabeledData(INDArray features, INDArray labels, int channels, int 
                 featureMask == null ? null : gatherRows(featureMask, indices), labelMask == null ? null : gatherRows(labelMask, indices));
     }
 
+    /** The rows at the given indices, copied ({@link #rows}), in the order given. */
+    @Override
+    public LabeledData subset(int[] indices) {
+        return rows(indices);
+    }
+
+    /**
+     * These examples followed by {@code more}, copied into one array ({@code more}'s cast to this data's type and read
+     * in its layout).
+     *
+     * @throws IllegalArgumentException if the two differ in per-example size or classes, or either has masks
+     */
+    @Override
+    public LabeledData followedBy(LabeledData more) {
+        if (more.numClasses() != numClasses() || more.features(2).size(1) != features(2).size(1) || hasMasks() || more.hasMasks()) {
+            throw new IllegalArgumentException("appended examples must have this data's " + features(2).size(1) + " features and "
+                    + numClasses() + " classes and no masks, got " + more.features(2).size(1) + " and " + more.numClasses());
+        }
+        return new LabeledData(Nd4j.vstack(features, more.features(features.rank()).castTo(features.dataType())),
+                Nd4j.vstack(labels, more.labels().castTo(labels.dataType())), channels, height, width);
+    }
+
     /** The examples at the given indices ({@link #rows}): in memory, any order is read as given. */
     @Override
     public LabeledData read(int[] sortedIndices) {
@@ -218,7 +240,7 @@ public record LabeledData(INDArray features, INDArray labels, int channels, int 
         if (count < 0 || count > size()) {
             throw new IllegalArgumentException("count must be in [0, " + size() + "], got " + count);
         }
-        return rows(Arrays.copyOf(permutation(size(), seed), count));
+        return rows(Splits.randomSubset(size(), count, seed));
     }
 
     /**
@@ -261,97 +283,44 @@ public record LabeledData(INDArray features, INDArray labels, int channels, int 
      * alone. Adding or removing one example therefore changes only that example's part, which is what
      * a privacy analysis of "train on one part, score on the other" assumes (a seeded permutation of
      * all n examples would move many others). Identical examples land in the same part. The sizes are
-     * random (binomial); order is kept.
+     * random (binomial); order is kept. The parts of {@link Splits#byRecord}.
      *
      * @param validationFraction in [0, 1)
      * @throws IllegalArgumentException if the fraction is out of range
      */
     public Split splitByRecord(double validationFraction, long seed) {
-        if (!(validationFraction >= 0 && validationFraction < 1)) {
-            throw new IllegalArgumentException("validationFraction must be in [0, 1), got " + validationFraction);
-        }
-        double[] u = recordCoins(seed);
-        int[] val = new int[u.length];
-        int[] train = new int[u.length];
-        int nv = 0;
-        int nt = 0;
-        for (int i = 0; i < u.length; i++) {
-            if (u[i] < validationFraction) {
-                val[nv++] = i;
-            } else {
-                train[nt++] = i;
-            }
-        }
-        return new Split(rows(Arrays.copyOf(train, nt)), rows(Arrays.copyOf(val, nv)));
+        int[][] parts = Splits.byRecord(this, validationFraction, seed);
+        return new Split(rows(parts[0]), rows(parts[1]));
     }
 
     /**
      * k disjoint parts for private data, each example assigned by a keyed hash of its own pixels and
      * label (as {@link #splitByRecord}): adding or removing one example changes exactly one part.
-     * Part sizes are random (multinomial); order is kept.
+     * Part sizes are random (multinomial); order is kept. The parts of {@link Splits#partitionByRecord}.
      *
      * @param k number of parts, ≥ 1
      * @throws IllegalArgumentException if k &lt; 1
      */
     public List<LabeledData> partitionByRecord(int k, long seed) {
-        if (k < 1) {
-            throw new IllegalArgumentException("number of partitions k must be >= 1, got " + k);
-        }
-        double[] u = recordCoins(seed ^ 0x5851F42D4C957F2DL);
-        int[][] idx = new int[k][u.length];
-        int[] count = new int[k];
-        for (int i = 0; i < u.length; i++) {
-            int part = Math.min(k - 1, (int) (u[i] * k));
-            idx[part][count[part]++] = i;
-        }
         List<LabeledData> parts = new java.util.ArrayList<>();
-        for (int p = 0; p < k; p++) {
-            parts.add(rows(Arrays.copyOf(idx[p], count[p])));
+        for (int[] part : Splits.partitionByRecord(this, k, seed)) {
+            parts.add(rows(part));
         }
         return parts;
     }
 
-    /** One uniform number per example from a hash of the seed, the example's pixels and its label. */
-    private double[] recordCoins(long seed) {
-        int n = size();
-        int[] classes = classIndices();
-        INDArray flat = features(2);
-        double[] u = new double[n];
-        for (int i = 0; i < n; i++) {
-            long h = seed ^ 0x632BE59BD9B4E019L;
-            for (float f : flat.getRow(i).toFloatVector()) {
-                h = (h ^ Float.floatToIntBits(f)) * 0x9E3779B97F4A7C15L;
-            }
-            h = (h ^ classes[i]) * 0x9E3779B97F4A7C15L;
-            u[i] = new java.util.SplittableRandom(h).nextDouble();
-        }
-        return u;
-    }
-
     /**
      * A Poisson subsample: each example joins {@code subset} independently with probability
-     * {@code rate}, and the others form {@code rest} (Koskela &amp; Kulkarni 2023, arXiv:2301.11989, Section 3.1, step 1). Order is kept.
+     * {@code rate}, and the others form {@code rest} (Koskela &amp; Kulkarni 2023, arXiv:2301.11989, Section 3.1, step 1).
+     * Order is kept. The parts of {@link Splits#poisson}.
      *
      * @param rate   inclusion probability in [0, 1]
      * @param random the coin flips (a {@link java.security.SecureRandom} for a private deployment)
      * @throws IllegalArgumentException if the rate is out of range
      */
     public Partition poissonSubset(double rate, java.util.random.RandomGenerator random) {
-        if (!(rate >= 0 && rate <= 1)) {
-            throw new IllegalArgumentException("Poisson subsampling rate must be in [0, 1], got " + rate);
-        }
-        int[] in = new int[size()];
-        int[] out = new int[size()];
-        int nIn = 0;
-        int nOut = 0;
-        for (int i = 0; i < size(); i++) {
-            if (random.nextDouble() < rate) {
-                in[nIn++] = i;
-            } else {
-                out[nOut++] = i;
-            }
-        }
-        return new Partition(rows(Arrays.copyOf(in, nIn)), rows(Arrays.copyOf(out, nOut)));
+        int[][] parts = Splits.poisson(size(), rate, random);
+        return new Partition(rows(parts[0]), rows(parts[1]));
     }
 
     /** A subset and the rest of the data. */
@@ -384,7 +353,7 @@ public record LabeledData(INDArray features, INDArray labels, int channels, int 
         return featureMask != null || labelMask != null;
     }
 
-    private static int[] permutation(int n, long seed) {
+    static int[] permutation(int n, long seed) {
         int[] p = new int[n];
         for (int i = 0; i < n; i++) {
             p[i] = i;

@@ -385,6 +385,18 @@ public final class DpSgdTrainer {
      * @return the accuracy in [0, 1]; NaN for no examples
      */
     public static double accuracy(Model network, LabeledData data) {
+        return accuracy(network, (ExampleSource) data);
+    }
+
+    /**
+     * {@link #accuracy(Model, LabeledData)} on examples read by index: each chunk of 1,000 is read when a worker scores
+     * it, so data larger than memory are scored.
+     *
+     * @param data the examples (a source's {@link ExampleSource#read} must be thread-safe, as its contract says)
+     * @return the accuracy in [0, 1]; NaN for no examples
+     * @throws java.io.UncheckedIOException if the source cannot be read
+     */
+    public static double accuracy(Model network, ExampleSource data) {
         int n = data.size();
         if (n == 0) {
             return Double.NaN;
@@ -393,7 +405,6 @@ public final class DpSgdTrainer {
         int workers = Math.max(1, Math.min(chunks, Runtime.getRuntime().availableProcessors()));
         int nativeThreads = NativeThreads.perWorker(workers);
         int rank = PerExampleGradients.of(network).inputRank();
-        INDArray features = rank > 0 ? data.features(rank) : data.features();
         java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(workers, r -> {
             Thread th = new Thread(r, "dpdl4j-evaluation");
             th.setDaemon(true);
@@ -410,8 +421,9 @@ public final class DpSgdTrainer {
                     try {
                         for (int c = first; c < chunks; c += workers) {
                             int[] idx = java.util.stream.IntStream.range(c * 1000, Math.min(n, c * 1000 + 1000)).toArray();
-                            INDArray predicted = forward.output(LabeledData.gatherRows(features, idx)).argMax(1);
-                            INDArray truth = LabeledData.gatherRows(data.labels(), idx).argMax(1);
+                            LabeledData chunk = data.read(idx);
+                            INDArray predicted = forward.output(rank > 0 ? chunk.features(rank) : chunk.features()).argMax(1);
+                            INDArray truth = chunk.labels().argMax(1);
                             correct += predicted.eq(truth).castTo(DataType.INT).sumNumber().longValue();
                         }
                     } finally {

@@ -4,6 +4,7 @@ import java.util.Objects;
 import org.deeplearning4j.nn.api.Model;
 import org.dpdl4j.accounting.PrivacyEvent;
 import org.dpdl4j.accounting.PrivacyEvents;
+import org.dpdl4j.datasets.ExampleSource;
 import org.dpdl4j.datasets.LabeledData;
 import org.dpdl4j.dpsgd.TrainingListener;
 import org.dpdl4j.dpsgd.TrainingResult;
@@ -61,17 +62,17 @@ class SparkMechanism implements TrainingMechanism {
         }
 
         @Override
-        public LabeledData privateData() {
+        public ExampleSource privateData() {
             return r.privateData();
         }
 
         @Override
-        public LabeledData train() {
+        public ExampleSource train() {
             return r.train();
         }
 
         @Override
-        public LabeledData validation() {
+        public ExampleSource validation() {
             return r.validation();
         }
 
@@ -91,7 +92,7 @@ class SparkMechanism implements TrainingMechanism {
         }
 
         @Override
-        public RetrainableMechanism withData(LabeledData privateData, double scoreNoiseCount) {
+        public RetrainableMechanism withData(ExampleSource privateData, double scoreNoiseCount) {
             return new Retrainable(cluster, r.withData(privateData, scoreNoiseCount));
         }
 
@@ -121,8 +122,12 @@ class SparkMechanism implements TrainingMechanism {
         }
 
         @Override
-        public TrainingResult train(Candidate c, LabeledData data, long seed, Model init, TrainingListener listener) {
-            return result(cluster.call(shipped, new RemoteCall.Train(c, data, seed, RemoteCall.Outcome.bytes(init)),
+        public TrainingResult train(Candidate c, ExampleSource data, long seed, Model init, TrainingListener listener) {
+            if (!(data instanceof LabeledData inMemory)) {
+                throw new IllegalArgumentException("a tuning's runs on the cluster take their data in memory, not read by index ("
+                        + data + ")");
+            }
+            return result(cluster.call(shipped, new RemoteCall.Train(c, inMemory, seed, RemoteCall.Outcome.bytes(init)),
                     "training on " + data.size() + " examples: " + c));
         }
 

@@ -9,6 +9,7 @@ import org.deeplearning4j.nn.conf.layers.DenseLayer;
 import org.deeplearning4j.nn.api.Model;
 import org.dpdl4j.dpsgd.Networks;
 import org.dpdl4j.dpsgd.PerExampleGradients;
+import org.dpdl4j.datasets.ExampleSource;
 import org.dpdl4j.datasets.LabeledData;
 import org.dpdl4j.dpsgd.DpSgdConfig;
 import org.dpdl4j.dpsgd.DpSgdTrainer;
@@ -66,7 +67,7 @@ public final class CanaryAudit {
      *                     earnest, a seeded generator in tests)
      * @throws IllegalArgumentException if m &lt; 2, there is no room for m canaries, or a setting is out of range
      */
-    public static Outcome run(Model network, LabeledData train, LabeledData canarySource, DpSgdConfig config, Kind kind,
+    public static Outcome run(Model network, ExampleSource train, LabeledData canarySource, DpSgdConfig config, Kind kind,
                               int m, double canaryNorm, double confidence, RandomGenerator inclusion) {
         return run(network, train, canarySource, config, kind, m, canaryNorm, confidence, inclusion,
                 org.dpdl4j.dpsgd.ClippedSums.local());
@@ -76,7 +77,7 @@ public final class CanaryAudit {
      * {@link #run} with the run's clipped sums computed {@code where} (for example on a Spark cluster); the canaries,
      * the noise and the update stay on this JVM, so the audited mechanism is the same.
      */
-    public static Outcome run(Model network, LabeledData train, LabeledData canarySource, DpSgdConfig config, Kind kind,
+    public static Outcome run(Model network, ExampleSource train, LabeledData canarySource, DpSgdConfig config, Kind kind,
                               int m, double canaryNorm, double confidence, RandomGenerator inclusion,
                               org.dpdl4j.dpsgd.ClippedSums where) {
         return run(network, train, canarySource, config, kind, m, canaryNorm, confidence, inclusion, where, null);
@@ -86,7 +87,7 @@ public final class CanaryAudit {
     public static final int SCORED_COPIES = 32;
 
     /**
-     * {@link #run(Model, LabeledData, LabeledData, DpSgdConfig, Kind, int, double, double, RandomGenerator,
+     * {@link #run(Model, ExampleSource, LabeledData, DpSgdConfig, Kind, int, double, double, RandomGenerator,
      * org.dpdl4j.dpsgd.ClippedSums)} for a run that trains on augmented copies of its examples (augmentation
      * multiplicity, {@link org.dpdl4j.dpsgd.ClippedSums#augmented}): an input canary's score is then the log of its
      * wrong label's probability averaged over {@value #SCORED_COPIES} copies drawn by {@code augmentation} from a seed
@@ -95,7 +96,7 @@ public final class CanaryAudit {
      *
      * @param augmentation the run's augmentation (null: score each input canary as it is); unused for gradient canaries
      */
-    public static Outcome run(Model network, LabeledData train, LabeledData canarySource, DpSgdConfig config, Kind kind,
+    public static Outcome run(Model network, ExampleSource train, LabeledData canarySource, DpSgdConfig config, Kind kind,
                               int m, double canaryNorm, double confidence, RandomGenerator inclusion,
                               org.dpdl4j.dpsgd.ClippedSums where, org.dpdl4j.datasets.ImageAugmentation augmentation) {
         DpSgdTrainer trainer = new DpSgdTrainer().withClippedSums(where);
@@ -126,7 +127,7 @@ public final class CanaryAudit {
         }
         LabeledData mislabelled = new LabeledData(canaries.features(), wrong, canaries.channels(), canaries.height(), canaries.width());
         int[] in = java.util.stream.IntStream.range(0, m).filter(i -> included[i]).toArray();
-        LabeledData withCanaries = in.length == 0 ? train : concat(train, mislabelled.rows(in));
+        ExampleSource withCanaries = in.length == 0 ? train : train.followedBy(mislabelled.rows(in)); // the last indices
         long scoringSeed = inclusion.nextLong();
         trainer.train(network, withCanaries, config);
         int r = augmentation == null ? 1 : SCORED_COPIES;
@@ -194,17 +195,17 @@ public final class CanaryAudit {
      *
      * @throws IllegalArgumentException if there are fewer parameters than canaries
      */
-    public static GradientDesign gradientDesign(Model net, LabeledData train, boolean[] included, long seed) {
+    public static GradientDesign gradientDesign(Model net, ExampleSource train, boolean[] included, long seed) {
         return gradientDesign(net, train, included, seed, null);
     }
 
     /**
-     * {@link #gradientDesign(Model, LabeledData, boolean[], long)} for a run that trains on augmented copies: a
+     * {@link #gradientDesign(Model, ExampleSource, boolean[], long)} for a run that trains on augmented copies: a
      * first-layer input is quiet only if it is 0 in every copy the augmentation can make of every training image.
      *
      * @param augmentation the run's augmentation, or null when it trains on the images as they are
      */
-    public static GradientDesign gradientDesign(Model net, LabeledData train, boolean[] included, long seed,
+    public static GradientDesign gradientDesign(Model net, ExampleSource train, boolean[] included, long seed,
                                                 org.dpdl4j.datasets.ImageAugmentation augmentation) {
         int m = included.length;
         SplittableRandom random = new SplittableRandom(seed);
@@ -258,8 +259,22 @@ public final class CanaryAudit {
      * can make: a copy's pixel (y, x) comes from within maxShift of (y, x), or of (y, w − 1 − x) when mirrored, in the
      * same channel, or is the zero fill. Length: the features' width.
      */
-    static boolean[] quietInputs(LabeledData train, org.dpdl4j.datasets.ImageAugmentation augmentation) {
-        double[] maxAbs = Transforms.abs(train.features(), true).max(0).toDoubleVector();
+    static boolean[] quietInputs(ExampleSource train, org.dpdl4j.datasets.ImageAugmentation augmentation) {
+        double[] maxAbs = null;
+        for (int from = 0; from < train.size(); from += 4096) { // read in chunks: the data may not fit in memory
+            int[] idx = java.util.stream.IntStream.range(from, Math.min(train.size(), from + 4096)).toArray();
+            double[] chunk = Transforms.abs(train.read(idx).features(2), true).max(0).toDoubleVector();
+            if (maxAbs == null) {
+                maxAbs = chunk;
+            } else {
+                for (int i = 0; i < chunk.length; i++) {
+                    maxAbs[i] = Math.max(maxAbs[i], chunk[i]);
+                }
+            }
+        }
+        if (maxAbs == null) {
+            maxAbs = new double[(int) java.util.Arrays.stream(train.exampleShape()).reduce(1, (a, b) -> a * b)];
+        }
         boolean[] quiet = new boolean[maxAbs.length];
         if (augmentation == null) {
             for (int i = 0; i < quiet.length; i++) {
@@ -287,10 +302,5 @@ public final class CanaryAudit {
             }
         }
         return quiet;
-    }
-
-    private static LabeledData concat(LabeledData a, LabeledData b) {
-        return new LabeledData(Nd4j.vstack(a.features(), b.features().castTo(a.features().dataType())),
-                Nd4j.vstack(a.labels(), b.labels().castTo(a.labels().dataType())), a.channels(), a.height(), a.width());
     }
 }

@@ -12,7 +12,9 @@ import org.dpdl4j.accounting.GaussianEvent;
 import org.dpdl4j.accounting.NoiseCalibration;
 import org.dpdl4j.accounting.PrivacyEvent;
 import org.dpdl4j.accounting.Accountants;
+import org.dpdl4j.datasets.ExampleSource;
 import org.dpdl4j.datasets.LabeledData;
+import org.dpdl4j.datasets.Splits;
 import org.dpdl4j.dpsgd.DpSgdConfig;
 import org.dpdl4j.dpsgd.DpSgdTrainer;
 import org.dpdl4j.dpsgd.TrainingListener;
@@ -36,7 +38,7 @@ import org.dpdl4j.models.Models;
  * without {@code sigma} gets the smallest σ for which its DP-SGD run (q, T) meets that ε
  * (Koskela &amp; Kulkarni 2023, arXiv:2301.11989, Section 4.1).
  *
- * <p>The split is made record by record ({@link LabeledData#splitByRecord}): adding or removing one
+ * <p>The split is made record by record ({@link Splits#byRecord}): adding or removing one
  * example changes only the part it falls in, so a run is charged its DP-SGD event composed with the
  * score's release, whichever part the example is in (joint quasi-convexity covers the mixture).
  * The score is (correct + N(0, s²))/(f·n), divided by the expected validation size and not by the realised one (whose
@@ -65,14 +67,14 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
         PUBLIC_HOLDOUT
     }
 
-    private final LabeledData train;
-    private final LabeledData validation;
+    private final ExampleSource train;
+    private final ExampleSource validation;
     private final String modelName;
     private final ModelOptions modelOptions;
     private final Builder b;
     private final ConcurrentHashMap<String, Double> calibrated = new ConcurrentHashMap<>();
 
-    private DpSgdMechanism(Builder b, LabeledData train, LabeledData validation) {
+    private DpSgdMechanism(Builder b, ExampleSource train, ExampleSource validation) {
         this.b = b;
         this.train = train;
         this.validation = validation;
@@ -135,12 +137,12 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
      *
      * @throws IllegalArgumentException if the count is not finite and &gt; 0 under private scoring
      */
-    public DpSgdMechanism withData(LabeledData privateData, double scoreNoiseCount) {
+    public DpSgdMechanism withData(ExampleSource privateData, double scoreNoiseCount) {
         return b.copyFor(privateData).build().withScoreNoiseCount(scoreNoiseCount);
     }
 
     /** All the private data this mechanism was built over (its train and validation splits together). */
-    public LabeledData privateData() {
+    public ExampleSource privateData() {
         return b.data;
     }
 
@@ -159,18 +161,21 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
         return c.with("optimizer", optimizer(c)).with("lr", learningRate(c));
     }
 
-    /** A builder over the private training data (the test set is not given to the mechanism). */
-    public static Builder builder(LabeledData privateData) {
+    /**
+     * A builder over the private training data (the test set is not given to the mechanism): in memory, or read by index
+     * ({@link ExampleSource}), when the splits are index sets of it and each step reads only its Poisson batch.
+     */
+    public static Builder builder(ExampleSource privateData) {
         return new Builder(privateData);
     }
 
     /** The examples a run trains on. */
-    public LabeledData train() {
+    public ExampleSource train() {
         return train;
     }
 
     /** The examples a run is scored on. */
-    public LabeledData validation() {
+    public ExampleSource validation() {
         return validation;
     }
 
@@ -282,7 +287,7 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
      *                 null for a fresh one
      * @param listener progress of the run
      */
-    public TrainingResult train(Candidate c, LabeledData data, long seed, Model init, TrainingListener listener) {
+    public TrainingResult train(Candidate c, ExampleSource data, long seed, Model init, TrainingListener listener) {
         DpSgdConfig cfg = config(c, seed, data.size());
         Model net;
         if (init != null) {
@@ -422,7 +427,7 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
     /** Settings of {@link DpSgdMechanism}; the defaults follow {@code dpdl4j train}. */
     public static final class Builder implements java.io.Serializable {
         private static final long serialVersionUID = 1L;
-        private final LabeledData data;
+        private final ExampleSource data;
         private String modelName = "standard-cnn";
         private ModelOptions modelOptions = ModelOptions.mnist();
         private String optimizer = "sgd";
@@ -450,11 +455,11 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
         private org.dpdl4j.datasets.ImageAugmentation augmentation;
         private int augmult = 1;
 
-        private Builder(LabeledData data) {
+        private Builder(ExampleSource data) {
             this.data = Objects.requireNonNull(data, "data");
         }
 
-        private Builder(Builder other, LabeledData data) {
+        private Builder(Builder other, ExampleSource data) {
             this(data);
             modelName = other.modelName;
             modelOptions = other.modelOptions;
@@ -698,15 +703,15 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
                 throw new IllegalArgumentException("augmult k = " + augmult + " computes its clipped sums on this JVM: not with "
                         + "clippedSums");
             }
-            LabeledData.Split split = data.splitByRecord(validationFraction, splitSeed);
-            return new DpSgdMechanism(copy(), split.train(), split.validation());
+            int[][] split = Splits.byRecord(data, validationFraction, splitSeed);
+            return new DpSgdMechanism(copy(), data.subset(split[0]), data.subset(split[1]));
         }
 
         private Builder copy() { // later changes to this builder do not leak into a built mechanism
             return copyFor(data);
         }
 
-        private Builder copyFor(LabeledData other) {
+        private Builder copyFor(ExampleSource other) {
             return new Builder(this, other);
         }
     }

@@ -10,7 +10,8 @@ import org.dpdl4j.accounting.ComposedEvent;
 import org.dpdl4j.accounting.PrivacyEvent;
 import org.dpdl4j.accounting.PureDpEvent;
 import org.dpdl4j.accounting.SelfComposedEvent;
-import org.dpdl4j.datasets.LabeledData;
+import org.dpdl4j.datasets.ExampleSource;
+import org.dpdl4j.datasets.Splits;
 import org.dpdl4j.dpsgd.DpSgdTrainer;
 import org.dpdl4j.dpsgd.TrainingResult;
 
@@ -193,12 +194,15 @@ public final class ProposeTestTuner implements Tuner<ProposeTestTuner.Result> {
                     covering != null ? covering : entry);
         }
         SplittableRandom random = new SplittableRandom(seed);
-        List<LabeledData> parts = q.train().partitionByRecord(partitions, random.nextLong());
+        List<ExampleSource> parts = new ArrayList<>();
+        for (int[] part : Splits.partitionByRecord(q.train(), partitions, random.nextLong())) {
+            parts.add(q.train().subset(part));
+        }
         if (q.validation().size() < partitions) {
             throw new IllegalArgumentException("the validation split has " + q.validation().size() + " examples, fewer than k = "
                     + partitions + ": the utility's sensitivity would exceed 1/k");
         }
-        int[] partSizes = parts.stream().mapToInt(LabeledData::size).toArray();
+        int[] partSizes = parts.stream().mapToInt(ExampleSource::size).toArray();
         long start = System.nanoTime();
         listener.onStart((long) grid.size() * partitions);
         RetrainableMechanism nonPrivate = q.nonPrivateCopy(); // the utilities train without noise, as the paper allows
@@ -207,7 +211,7 @@ public final class ProposeTestTuner implements Tuner<ProposeTestTuner.Result> {
         int trial = 0;
         for (Candidate candidate : grid) {
             Candidate c = candidate.with("noise_multiplier", 0.0).with("clip_norm", 1e6);
-            for (LabeledData part : parts) {
+            for (ExampleSource part : parts) {
                 int t = trial++;
                 long partSeed = part.size() > 0 ? random.nextLong() : 0;
                 trainings.add(() -> {

@@ -2,7 +2,7 @@ package org.dpdl4j.tuning;
 
 import org.deeplearning4j.nn.api.Model;
 import org.dpdl4j.accounting.PrivacyEvent;
-import org.dpdl4j.datasets.LabeledData;
+import org.dpdl4j.datasets.ExampleSource;
 import org.dpdl4j.dpsgd.TrainingListener;
 import org.dpdl4j.dpsgd.TrainingResult;
 
@@ -16,14 +16,17 @@ import org.dpdl4j.dpsgd.TrainingResult;
  * public sizes, never on the data.
  */
 public interface RetrainableMechanism extends TrainingMechanism {
-    /** All the private data X this mechanism owns (its training and validation splits are carved from it). */
-    LabeledData privateData();
+    /**
+     * All the private data X this mechanism owns (its training and validation splits are carved from it): in memory, or
+     * read by index, when the splits are index sets of it ({@link ExampleSource#subset}).
+     */
+    ExampleSource privateData();
 
     /** The training split. */
-    LabeledData train();
+    ExampleSource train();
 
     /** The validation split the score is computed on. */
-    LabeledData validation();
+    ExampleSource validation();
 
     /** The fraction f of X held out for validation, in [0, 1). */
     double validationFraction();
@@ -43,7 +46,7 @@ public interface RetrainableMechanism extends TrainingMechanism {
      *
      * @throws IllegalArgumentException if the data is too small to split, or s is invalid
      */
-    RetrainableMechanism withData(LabeledData privateData, double scoreNoiseCount);
+    RetrainableMechanism withData(ExampleSource privateData, double scoreNoiseCount);
 
     /** The same mechanism without privacy (σ = 0, no clipping to speak of): for data-independent-cost estimates only. */
     RetrainableMechanism nonPrivateCopy();
@@ -66,7 +69,7 @@ public interface RetrainableMechanism extends TrainingMechanism {
      * @param init a network to start from (warm start), or null for fresh weights
      * @return the trained network, with the event it actually cost
      */
-    TrainingResult train(Candidate c, LabeledData data, long seed, Model init, TrainingListener listener);
+    TrainingResult train(Candidate c, ExampleSource data, long seed, Model init, TrainingListener listener);
 
     /** {@link #train} on the training split, from fresh weights. */
     TrainingResult trainOnTrainingSplit(Candidate c, long seed, TrainingListener listener);

@@ -8,7 +8,8 @@ import java.util.Objects;
 import java.util.SplittableRandom;
 import java.util.random.RandomGenerator;
 import org.dpdl4j.accounting.SubsampledTuningEvent;
-import org.dpdl4j.datasets.LabeledData;
+import org.dpdl4j.datasets.ExampleSource;
+import org.dpdl4j.datasets.Splits;
 import org.dpdl4j.dpsgd.TrainingResult;
 
 /**
@@ -120,11 +121,11 @@ public final class SubsampledTuner implements Tuner<SubsampledTuningResult> {
                     covering);
             charge = covering != null ? covering : entry;
         }
-        LabeledData x = template.privateData();
+        ExampleSource x = template.privateData();
         RandomGenerator coins = secureRandom ? new SecureRandom() : new SplittableRandom(seed);
-        LabeledData.Partition part = x.poissonSubset(tuneFraction, coins);
+        int[][] part = Splits.poisson(x.size(), tuneFraction, coins); // X1 and X \ X1 as index sets of X
         long finalSeed = coins.nextLong();
-        RetrainableMechanism onSubset = template.withData(part.subset(), subsetScoreNoise(template));
+        RetrainableMechanism onSubset = template.withData(x.subset(part[0]), subsetScoreNoise(template));
         RetrainableMechanism charged = template.withScoreNoiseCount(subsetScoreNoise(template));
         for (Candidate c : space.candidates()) { // defensive: what runs must be what was charged
             if (!onSubset.event(c).equals(charged.event(c))) {
@@ -140,7 +141,7 @@ public final class SubsampledTuner implements Tuner<SubsampledTuningResult> {
         }
         Candidate tuned = template.explicit(tuning.candidate());
         int m = onSubset.train().size();
-        LabeledData finalData = variant == SubsampledTuningEvent.Variant.DISJOINT ? part.rest() : x;
+        ExampleSource finalData = variant == SubsampledTuningEvent.Variant.DISJOINT ? x.subset(part[1]) : x;
         // expected sizes from the public n: the transfer must not depend on the realised |X1|
         double expectedTune = tuneFraction * (1 - template.validationFraction()) * x.size();
         double expectedFinal = (variant == SubsampledTuningEvent.Variant.DISJOINT ? 1 - tuneFraction : 1) * x.size();
@@ -177,13 +178,13 @@ public final class SubsampledTuner implements Tuner<SubsampledTuningResult> {
         notes.add(String.format("extrapolation: %s (expected sizes m = %.0f, n = %.0f from the public dataset size)",
                 extrapolation.name(), expectedTune, expectedFinal));
         List<String> operatorNotes = new ArrayList<>();
-        operatorNotes.add("|X1| = " + part.subset().size() + ", m = " + m + ", final run on " + finalData.size() + " examples"
+        operatorNotes.add("|X1| = " + part[0].length + ", m = " + m + ", final run on " + finalData.size() + " examples"
                 + (warm ? ", warm-started" : ""));
         if (tuning.best() == null) {
             operatorNotes.add("K = 0: the final run used the data-independent default candidate");
         }
         return new SubsampledTuningResult(tuning, tuned, transferred, extrapolation.name(), fin.network(), variant, tuneFraction,
-                part.subset().size(), m, finalData.size(), event, inner.event(space, template), compute, notes, operatorNotes);
+                part[0].length, m, finalData.size(), event, inner.event(space, template), compute, notes, operatorNotes);
     }
 
     private static void checkFixedRate(HyperparameterSpace space, RetrainableMechanism template) {

@@ -203,4 +203,27 @@ class CanaryAuditTest {
         }
         return n;
     }
+
+    /**
+     * An audit of data read by index is the audit of the same data in memory: input canaries appended as the last indices
+     * of packed shards and gradient canaries over them give the same scores, bit for bit, as over the in-memory copy.
+     */
+    @Test
+    void shardsAreAuditedAsMemoryIs(@org.junit.jupiter.api.io.TempDir java.nio.file.Path tmp) {
+        LabeledData small = train.randomSubset(300, 5);
+        org.dpdl4j.datasets.PackedShards.pack(small, tmp.resolve("s"), 128);
+        try (var shards = org.dpdl4j.datasets.PackedShards.open(tmp.resolve("s"))) {
+            for (CanaryAudit.Kind kind : CanaryAudit.Kind.values()) {
+                double[][] scores = new double[2][];
+                for (int i = 0; i < 2; i++) {
+                    MultiLayerNetwork net = Models.mlp(ModelOptions.mnist().withUpdater(new Sgd(0.5)).withSeed(6));
+                    DpSgdConfig cfg = DpSgdConfig.builder().samplingRate(0.2).noiseMultiplier(0.5).clipNorm(1.0).steps(10).delta(DELTA)
+                            .seed(7).build();
+                    scores[i] = CanaryAudit.run(net, i == 0 ? small : shards, train.randomSubset(100, 9), cfg, kind, 40, 1.0, 0.95,
+                            new SplittableRandom(8)).scores();
+                }
+                org.junit.jupiter.api.Assertions.assertArrayEquals(scores[0], scores[1], kind + " canaries");
+            }
+        }
+    }
 }

@@ -33,7 +33,11 @@ class SubsampledTunerTest {
     private static final HyperparameterSpace LR = HyperparameterSpace.of(HyperparameterSpace.parseAxis("lr=cat:0.05,0.2"));
 
     private static DpSgdMechanism.Builder builder() {
-        return DpSgdMechanism.builder(DATA).model("mlp", new ModelOptions(6, 6, 1, 2, ModelOptions.activationNamed("tanh"),
+        return builder(DATA);
+    }
+
+    private static DpSgdMechanism.Builder builder(org.dpdl4j.datasets.ExampleSource data) {
+        return DpSgdMechanism.builder(data).model("mlp", new ModelOptions(6, 6, 1, 2, ModelOptions.activationNamed("tanh"),
                         ModelOptions.updaterNamed("sgd", 0.5), 0, org.nd4j.linalg.api.buffer.DataType.FLOAT))
                 .noiseMultiplier(1.0).samplingRate(0.1).epochs(3).validation(0.2, 3);
     }
@@ -79,6 +83,32 @@ class SubsampledTunerTest {
         assertEquals(2 * 0.1 * template.train().size() * 30, c.baselineGradients(), 1e-6);
         assertTrue(c.tuningSeconds() > 0 && c.finalSeconds() > 0);
         ledger.close();
+    }
+
+    /**
+     * Packed shards of the same pixels tune as memory does: the validation split, X₁ and X \\ X₁ are index sets of the
+     * shards, each trial and the final run read their batches from them, and the result is the same bit for bit.
+     */
+    @Test
+    void shardsTuneBitIdenticallyToMemory(@TempDir Path dir) {
+        org.dpdl4j.datasets.PackedShards.pack(DATA, dir.resolve("shards"), 300);
+        SubsampledTuningResult memory = tuner(SubsampledTuningEvent.Variant.DISJOINT, false).tune(LR, builder().build(), null,
+                TuningListener.NONE);
+        try (var shards = org.dpdl4j.datasets.PackedShards.open(dir.resolve("shards"))) {
+            DpSgdMechanism template = builder(shards).build();
+            assertTrue(!(template.train() instanceof LabeledData) && !(template.validation() instanceof LabeledData),
+                    "the splits are index sets of the shards, not copies in memory");
+            SubsampledTuningResult fromShards = tuner(SubsampledTuningEvent.Variant.DISJOINT, false).tune(LR, template, null,
+                    TuningListener.NONE);
+            assertEquals(memory.tuneSetSize(), fromShards.tuneSetSize());
+            assertEquals(memory.finalSetSize(), fromShards.finalSetSize());
+            assertEquals(memory.tuning().trials().stream().map(TrialResult::score).toList(),
+                    fromShards.tuning().trials().stream().map(TrialResult::score).toList(), "the same noisy scores");
+            assertEquals(memory.transferred(), fromShards.transferred());
+            assertEquals(((org.deeplearning4j.nn.multilayer.MultiLayerNetwork) memory.model()).params(),
+                    ((org.deeplearning4j.nn.multilayer.MultiLayerNetwork) fromShards.model()).params(), "the same final model, bit for bit");
+            assertEquals(memory.event(), fromShards.event());
+        }
     }
 
     @Test
