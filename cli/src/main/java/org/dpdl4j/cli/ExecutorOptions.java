@@ -27,7 +27,9 @@ final class ExecutorOptions {
     String master;
 
     @Option(names = "--spark-data", defaultValue = "broadcast", paramLabel = "broadcast|cache", description = {"How executors get the private data: broadcast (the driver's verified arrays) or cache (each "
-                        + "executor's $DPDL4J_DATA, checked against the driver's SHA-256) (default ${DEFAULT-VALUE})."})
+                        + "executor's $DPDL4J_DATA, checked against the driver's SHA-256) (default ${DEFAULT-VALUE}). train --dataset "
+                        + "shards:PATH needs neither: each executor reads its part's shards at PATH (a path every executor can read), "
+                        + "checked against the driver's manifest."})
     String data;
 
     @Option(names = "--spark-task-cpus", defaultValue = "1", paramLabel = "N", description = "Cores per Spark task (spark.task.cpus): per trial "

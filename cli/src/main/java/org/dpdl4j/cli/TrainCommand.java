@@ -499,16 +499,18 @@ final class TrainCommand implements Callable<Integer> {
         System.out.printf("[operator] data normalisation: %d of %d examples clipped%n", r.clipped(), train.size());
     }
 
-    /** The data; with --executor spark and --spark-data cache, executors load the training split from their own cache. */
+    /**
+     * The data; with --executor spark and --spark-data cache, executors load the training split from their own cache, and
+     * {@code shards:} data are read by each executor from the shards' path, which every executor must be able to read.
+     */
     private TrainTest load() throws IOException {
         boolean inMemory = cluster != null || dataNorm.on(); // a folder's images then decoded up front, as for tuning
         TrainTest data = inMemory && t.dataset.startsWith("folder:") ? t.load() : t.loadReadByIndex();
-        if (data.train() == null && inMemory) {
-            throw new IllegalArgumentException("--dataset " + t.dataset + " is read by index at each step: "
-                    + (cluster != null ? "--executor spark" : "--data-normalisation") + " needs the training data in memory "
-                    + "(give the data set the shards were packed from)");
+        if (data.train() == null && dataNorm.on()) {
+            throw new IllegalArgumentException("--dataset " + t.dataset + " is read by index at each step: --data-normalisation "
+                    + "needs the training data in memory (give the data set the shards were packed from)");
         }
-        if (cluster != null) {
+        if (cluster != null && data.train() != null) {
             ExecutorOptions.trainingSplitOn(cluster, t, data);
         }
         return data;
@@ -569,8 +571,10 @@ final class TrainCommand implements Callable<Integer> {
                 sums = cluster.clippedSums(parts);
                 trainer = trainer.withClippedSums(sums);
                 System.out.printf("clipped sums on Spark (%s): %d part(s), %d core(s) per task, data by %s; noise drawn here%n",
-                        cluster.operatorSummary().get("master"), org.dpdl4j.dpsgd.PoissonBatchSampler.partitionBounds(data.train().size(), parts).length - 1,
-                        cluster.settings().taskCpus(), executorOptions.data);
+                        cluster.operatorSummary().get("master"),
+                        org.dpdl4j.dpsgd.PoissonBatchSampler.partitionBounds(data.trainExamples().size(), parts).length - 1,
+                        cluster.settings().taskCpus(), data.train() != null ? executorOptions.data
+                                : "each executor reading its part of the shards at " + t.dataset.substring("shards:".length()));
             }
             result = from > 0 ? trainer.resume(new Checkpoint(net, config, from, ema), data.trainExamples(), every, sink, listener)
                     : every > 0 ? trainer.train(net, data.trainExamples(), config, every, sink, listener)

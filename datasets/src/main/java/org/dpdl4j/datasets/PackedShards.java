@@ -56,9 +56,15 @@ public final class PackedShards implements ExampleSource {
     private final int perShard;
     private final int recordBytes;
     private final FileChannel[] shards;
+    private final int partFrom;
+    private final int partTo;
+    private final String manifestSha256;
 
     private PackedShards(Path dir, int channels, int height, int width, int classes, int size, int perShard,
-                         FileChannel[] shards) {
+                         FileChannel[] shards, int partFrom, int partTo, String manifestSha256) {
+        this.manifestSha256 = manifestSha256;
+        this.partFrom = partFrom;
+        this.partTo = partTo;
         this.dir = dir;
         this.channels = channels;
         this.height = height;
@@ -82,12 +88,42 @@ public final class PackedShards implements ExampleSource {
      * @throws UncheckedIOException     if a file cannot be read
      */
     public static PackedShards open(Path dir) {
+        return open(dir, null, 0, Integer.MAX_VALUE);
+    }
+
+    /**
+     * Opens the shards that hold records [from, to) of packed shards whose manifest is the one given: what a cluster's
+     * executor opens for its own part of the data, on a path every executor can read (a shared file system). The
+     * manifest's SHA-256 must equal {@code manifestSha256} (the driver's, {@link Sha256#hex} of {@link #MANIFEST}'s bytes),
+     * and each shard that holds records of the part is checked against the manifest (size and SHA-256, one pass over
+     * those shards only). Reads of records outside the part are refused.
+     *
+     * @param dir            the shards' directory
+     * @param manifestSha256 the expected SHA-256 (hex) of the manifest file
+     * @param from           the part's first record, ≥ 0
+     * @param to             one past its last, in [from, n]
+     * @return the shards, reading records of [from, to) by their indices in the whole set
+     * @throws IllegalArgumentException as {@link #open}, if the manifest differs from the expected one (naming both
+     *                                  digests), or if [from, to) is not within [0, n)
+     * @throws UncheckedIOException     if a file cannot be read
+     */
+    public static PackedShards openPart(Path dir, String manifestSha256, int from, int to) {
+        java.util.Objects.requireNonNull(manifestSha256, "manifestSha256");
+        return open(dir, manifestSha256, from, to);
+    }
+
+    private static PackedShards open(Path dir, String manifestSha256, int from, int to) {
         Path manifestFile = dir.resolve(MANIFEST);
         if (!Files.isRegularFile(manifestFile)) {
             throw new IllegalArgumentException("no packed shards at " + dir + ": " + manifestFile + " does not exist");
         }
         try {
-            Map<?, ?> m = JSON.readValue(manifestFile.toFile(), Map.class);
+            byte[] manifestBytes = Files.readAllBytes(manifestFile);
+            if (manifestSha256 != null && !Sha256.hex(manifestBytes).equals(manifestSha256)) {
+                throw refused(manifestFile, "SHA-256 " + Sha256.hex(manifestBytes) + " differs from the expected " + manifestSha256
+                        + ": not the shards the run was planned on");
+            }
+            Map<?, ?> m = JSON.readValue(manifestBytes, Map.class);
             if (!FORMAT.equals(m.get("format")) || !(m.get("version") instanceof Integer v) || v != VERSION) {
                 throw refused(manifestFile, "format " + m.get("format") + " version " + m.get("version") + " is not " + FORMAT
                         + " version " + VERSION);
@@ -112,6 +148,12 @@ public final class PackedShards implements ExampleSource {
                 throw refused(manifestFile, "shards must list " + expectedShards + " shards for " + count + " records of "
                         + perShard + " per shard, got " + (list == null ? "none" : list.size()));
             }
+            boolean whole = manifestSha256 == null;
+            if (!whole && (from < 0 || to < from || to > count)) {
+                throw new IllegalArgumentException("a part of " + dir + " must be within [0, " + count + "), got [" + from + ", " + to + ")");
+            }
+            int firstShard = whole ? 0 : from / perShard;
+            int endShard = whole ? expectedShards : Math.min(expectedShards, (Math.max(from, to - 1)) / perShard + 1);
             for (int s = 0; s < expectedShards; s++) {
                 Map<?, ?> shard = (Map<?, ?>) list.get(s);
                 String name = String.valueOf(shard.get("file"));
@@ -125,6 +167,9 @@ public final class PackedShards implements ExampleSource {
                     throw refused(file, (Files.isRegularFile(file) ? Files.size(file) + " bytes" : "missing") + ", expected "
                             + bytes + " (" + records + " records of " + recordBytes + " bytes)");
                 }
+                if (s < firstShard || s >= endShard) {
+                    continue; // outside the part: never read by it
+                }
                 String sha = sha256(file);
                 if (!sha.equals(shard.get("sha256"))) {
                     throw refused(file, "SHA-256 " + sha + " differs from the manifest's " + shard.get("sha256")
@@ -133,7 +178,7 @@ public final class PackedShards implements ExampleSource {
             }
             FileChannel[] channels = new FileChannel[expectedShards]; // opened once all are verified
             try {
-                for (int s = 0; s < expectedShards; s++) {
+                for (int s = firstShard; s < endShard; s++) {
                     channels[s] = FileChannel.open(dir.resolve(shardName(s)), StandardOpenOption.READ); // positional reads: shared
                 }
             } catch (IOException e) {
@@ -144,7 +189,8 @@ public final class PackedShards implements ExampleSource {
                 }
                 throw e;
             }
-            return new PackedShards(dir, c, h, w, classes, count, perShard, channels);
+            return new PackedShards(dir, c, h, w, classes, count, perShard, channels, whole ? 0 : from, whole ? count : to,
+                    Sha256.hex(manifestBytes));
         } catch (IOException e) {
             throw new UncheckedIOException("could not read packed shards at " + dir, e);
         } catch (ClassCastException e) {
@@ -418,6 +464,11 @@ public final class PackedShards implements ExampleSource {
         return width;
     }
 
+    /** The SHA-256 (hex) of the manifest these shards were opened and verified with: it names every shard's SHA-256. */
+    public String manifestSha256() {
+        return manifestSha256;
+    }
+
     /** The directory the shards were read from. */
     public Path directory() {
         return dir;
@@ -439,6 +490,9 @@ public final class PackedShards implements ExampleSource {
             int i = sortedIndices[k];
             if (i < 0 || i >= size || k > 0 && i <= sortedIndices[k - 1]) {
                 throw new IllegalArgumentException("indices must be ascending and in [0, " + size + "), got " + i + " at position " + k);
+            }
+            if (i < partFrom || i >= partTo) {
+                throw new IllegalArgumentException("record " + i + " is outside the part [" + partFrom + ", " + partTo + ") opened of " + dir);
             }
             try {
                 record.clear();
@@ -465,7 +519,9 @@ public final class PackedShards implements ExampleSource {
     public void close() {
         for (FileChannel ch : shards) {
             try {
-                ch.close();
+                if (ch != null) { // a part opens only its own shards
+                    ch.close();
+                }
             } catch (IOException e) {
                 throw new UncheckedIOException("could not close a shard of " + dir, e);
             }

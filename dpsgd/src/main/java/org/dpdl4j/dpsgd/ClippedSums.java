@@ -1,6 +1,7 @@
 package org.dpdl4j.dpsgd;
 
 import org.deeplearning4j.nn.api.Model;
+import org.dpdl4j.datasets.ExampleSource;
 import org.dpdl4j.datasets.LabeledData;
 import org.nd4j.linalg.api.ndarray.INDArray;
 
@@ -21,6 +22,22 @@ public interface ClippedSums {
      * @param sampler the run's Poisson sampler over [0, n)
      */
     Session open(Model network, LabeledData train, DpSgdConfig config, PoissonBatchSampler sampler);
+
+    /**
+     * Prepares for one run on examples read by index, each step reading only the rows of its Poisson batch ({@link
+     * ExampleSource#read}). This default takes a {@link LabeledData} as {@link #open(Model, LabeledData, DpSgdConfig,
+     * PoissonBatchSampler)} does and refuses other sources; this JVM's workers and a Spark cluster's executors (over
+     * packed shards on a path every executor reads) read them.
+     *
+     * @param train the training examples, n of them
+     * @throws IllegalArgumentException if these sums cannot read {@code train} by index
+     */
+    default Session open(Model network, ExampleSource train, DpSgdConfig config, PoissonBatchSampler sampler) {
+        if (train instanceof LabeledData inMemory) {
+            return open(network, inMemory, config, sampler);
+        }
+        throw new IllegalArgumentException(this + " computes its sums from data in memory, not from " + train);
+    }
 
     /** One run's sums. */
     interface Session extends AutoCloseable {

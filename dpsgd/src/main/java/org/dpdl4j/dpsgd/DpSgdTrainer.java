@@ -108,13 +108,14 @@ public final class DpSgdTrainer {
      * Trains the network in place on examples read by index: each step reads only the rows of its Poisson batch
      * ({@link ExampleSource#read}), so data larger than memory train (e.g. {@link org.dpdl4j.datasets.PackedShards}). The
      * sampler and its batches are those of in-memory data, so the same seed trains bit-identically from a
-     * {@link LabeledData} and from a source holding the same examples. The sums run on this JVM's workers; the fixed
-     * prefix's output is not cached (it would hold the whole data set).
+     * {@link LabeledData} and from a source holding the same examples. The sums run where this trainer's run them
+     * ({@link ClippedSums#open(Model, ExampleSource, DpSgdConfig, PoissonBatchSampler)}): this JVM's workers, or a Spark
+     * cluster's executors reading packed shards from a shared path.
      *
      * @param train the training examples (a {@link LabeledData} takes {@link #train(Model, LabeledData, DpSgdConfig,
      *              TrainingListener...)})
-     * @throws IllegalArgumentException if the network or data are unusable, or this trainer's sums are not this JVM's
-     *                                  plain workers ({@link ClippedSums#local()}: a cluster, or augmentation multiplicity)
+     * @throws IllegalArgumentException if the network or data are unusable, or this trainer's sums cannot read
+     *                                  {@code train} by index (augmentation multiplicity; a cluster, but for packed shards)
      */
     public TrainingResult train(Model network, ExampleSource train, DpSgdConfig config, TrainingListener... listeners) {
         if (train instanceof LabeledData inMemory) {
@@ -158,16 +159,14 @@ public final class DpSgdTrainer {
                 sink, listeners);
     }
 
-    /** This JVM's workers, each step reading its batch from {@code train}. */
+    /** This trainer's sums, each step reading its batch from {@code train} ({@link ClippedSums#open(Model, ExampleSource,
+     * DpSgdConfig, PoissonBatchSampler)}). */
     private ClippedSums reading(ExampleSource train) {
-        if (sums != LocalClippedSums.INSTANCE) {
-            throw new IllegalArgumentException("training from an ExampleSource (" + train + ") runs on this JVM's workers "
-                    + "(ClippedSums.local()), not on " + sums);
-        }
+        ClippedSums where = sums;
         return new ClippedSums() {
             @Override
             public Session open(Model net, LabeledData ignored, DpSgdConfig cfg, PoissonBatchSampler sampler) {
-                return LocalClippedSums.INSTANCE.open(net, train, cfg, sampler);
+                return where.open(net, train, cfg, sampler);
             }
         };
     }

@@ -57,7 +57,8 @@ final class LocalClippedSums implements ClippedSums {
      *
      * @throws IllegalArgumentException with augmentation multiplicity (its copies are drawn once over all the data)
      */
-    Session open(Model network, ExampleSource source, DpSgdConfig config, PoissonBatchSampler sampler) {
+    @Override
+    public Session open(Model network, ExampleSource source, DpSgdConfig config, PoissonBatchSampler sampler) {
         if (source instanceof LabeledData inMemory) {
             return open(network, inMemory, config, sampler);
         }

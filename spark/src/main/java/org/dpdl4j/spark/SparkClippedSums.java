@@ -13,7 +13,9 @@ import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.broadcast.Broadcast;
 import org.deeplearning4j.nn.api.Model;
 import org.dpdl4j.dpsgd.Networks;
+import org.dpdl4j.datasets.ExampleSource;
 import org.dpdl4j.datasets.LabeledData;
+import org.dpdl4j.datasets.PackedShards;
 import org.dpdl4j.dpsgd.ClippedSums;
 import org.dpdl4j.dpsgd.DpSgdConfig;
 import org.dpdl4j.dpsgd.PerExampleGradients;
@@ -66,7 +68,6 @@ public final class SparkClippedSums implements ClippedSums {
     @Override
     public Session open(Model network, LabeledData train, DpSgdConfig config, PoissonBatchSampler sampler) {
         long start = System.nanoTime();
-        JavaSparkContext sc = cluster.context();
         DataShipping shipping = cluster.shipping();
         int n = train.size();
         int[] bounds = PoissonBatchSampler.partitionBounds(n, partitions);
@@ -76,8 +77,42 @@ public final class SparkClippedSums implements ClippedSums {
         for (int p = 0; p + 1 < bounds.length; p++) {
             LabeledData data = whole ? train : rows(train, bounds[p], bounds[p + 1]);
             shipped.add(data);
-            list.add(new Part(p, bounds[p], bounds[p + 1], shipping.ship(data), whole));
+            list.add(new Part(p, bounds[p], bounds[p + 1], shipping.ship(data), whole, null));
         }
+        return start(network, config, sampler, list, shipped, start);
+    }
+
+    /**
+     * A run over packed shards on a path every executor can read (a shared file system): nothing of the data travels
+     * from the driver. Part p's task opens the shards that hold its rows [from, to) ({@link PackedShards#openPart},
+     * verified against the driver's manifest SHA-256) once per run and executor, and at each step reads only the rows of
+     * the batch that lie in its part. Data in memory go as {@link #open(Model, LabeledData, DpSgdConfig,
+     * PoissonBatchSampler)} sends them.
+     *
+     * @throws IllegalArgumentException if {@code train} is neither in memory nor {@link PackedShards}
+     */
+    @Override
+    public Session open(Model network, ExampleSource train, DpSgdConfig config, PoissonBatchSampler sampler) {
+        if (train instanceof LabeledData inMemory) {
+            return open(network, inMemory, config, sampler);
+        }
+        if (!(train instanceof PackedShards shards)) {
+            throw new IllegalArgumentException("a Spark run reads data in memory or packed shards on a path every executor reads, "
+                    + "not " + train);
+        }
+        long start = System.nanoTime();
+        int[] bounds = PoissonBatchSampler.partitionBounds(shards.size(), partitions);
+        ShardsPart where = new ShardsPart(shards.directory().toAbsolutePath().toString(), shards.manifestSha256());
+        List<Part> list = new ArrayList<>();
+        for (int p = 0; p + 1 < bounds.length; p++) {
+            list.add(new Part(p, bounds[p], bounds[p + 1], null, false, where));
+        }
+        return start(network, config, sampler, list, List.of(), start);
+    }
+
+    private Session start(Model network, DpSgdConfig config, PoissonBatchSampler sampler, List<Part> list, List<LabeledData> shipped,
+                          long start) {
+        JavaSparkContext sc = cluster.context();
         String conf = Networks.configurationJson(network);
         Job job = new Job(UUID.randomUUID().toString(), sc.broadcast(conf), network.params().dataType().name(), sampler,
                 config.clipNorm(), config.physicalBatchSize(), cluster.settings().taskCpus()); // a task's ops use its cores
@@ -178,8 +213,15 @@ public final class SparkClippedSums implements ClippedSums {
         return m;
     }
 
-    /** One part of the training data: rows [from, to), shipped as its own data or as the whole split. */
-    record Part(int index, int from, int to, DataShipping.Handle data, boolean whole) implements Serializable {
+    /**
+     * One part of the training data: rows [from, to), shipped as its own data or as the whole split, or read from
+     * packed shards ({@code shards} not null, {@code data} null).
+     */
+    record Part(int index, int from, int to, DataShipping.Handle data, boolean whole, ShardsPart shards) implements Serializable {
+    }
+
+    /** Packed shards every executor reads at {@code directory}, and the SHA-256 of the manifest the driver verified. */
+    record ShardsPart(String directory, String manifestSha256) implements Serializable {
     }
 
     /** What every task of a run needs besides the step: the network's configuration, the sampler, C. */
@@ -212,9 +254,15 @@ public final class SparkClippedSums implements ClippedSums {
             if (rows.length == 0) {
                 return new Partial(null, 0, 0, (System.nanoTime() - start) / 1e9);
             }
-            LabeledData data = Executors.data(job, part);
-            for (int k = 0; k < rows.length; k++) {
-                rows[k] -= part.from();
+            LabeledData data;
+            if (part.shards() != null) { // only the batch's rows of this part, read now
+                data = Executors.cast(Executors.shards(job, part).read(rows), job);
+                rows = java.util.stream.IntStream.range(0, rows.length).toArray();
+            } else {
+                data = Executors.data(job, part);
+                for (int k = 0; k < rows.length; k++) {
+                    rows[k] -= part.from();
+                }
             }
             Executors.Engine e = Executors.engine(job);
             try {
@@ -238,6 +286,7 @@ public final class SparkClippedSums implements ClippedSums {
 
         private static String run;
         private static final Map<Integer, LabeledData> DATA = new HashMap<>();
+        private static final Map<Integer, PackedShards> SHARDS = new HashMap<>();
         private static final ArrayDeque<Engine> IDLE = new ArrayDeque<>();
 
         private Executors() {
@@ -247,8 +296,42 @@ public final class SparkClippedSums implements ClippedSums {
             if (!r.equals(run)) {
                 run = r;
                 DATA.clear();
+                SHARDS.values().forEach(PackedShards::close);
+                SHARDS.clear();
                 IDLE.clear();
             }
+        }
+
+        /** The part's shards, opened and verified once per run and executor. */
+        static PackedShards shards(Job job, Part part) {
+            synchronized (Executors.class) {
+                enter(job.run());
+                PackedShards known = SHARDS.get(part.index());
+                if (known != null) {
+                    return known;
+                }
+            }
+            PackedShards opened = PackedShards.openPart(java.nio.file.Path.of(part.shards().directory()),
+                    part.shards().manifestSha256(), part.from(), part.to());
+            synchronized (Executors.class) {
+                enter(job.run());
+                PackedShards other = SHARDS.putIfAbsent(part.index(), opened);
+                if (other != null) {
+                    opened.close();
+                    return other;
+                }
+                return opened;
+            }
+        }
+
+        /** The data in the network's type. */
+        static LabeledData cast(LabeledData d, Job job) {
+            DataType type = DataType.valueOf(job.dataType());
+            if (d.features().dataType() != type || d.labels().dataType() != type) {
+                return new LabeledData(d.features().dataType() == type ? d.features() : d.features().castTo(type),
+                        d.labels().dataType() == type ? d.labels() : d.labels().castTo(type), d.channels(), d.height(), d.width());
+            }
+            return d;
         }
 
         static LabeledData data(Job job, Part part) throws java.io.IOException {
@@ -263,11 +346,7 @@ public final class SparkClippedSums implements ClippedSums {
             if (part.whole()) {
                 d = rows(d, part.from(), part.to());
             }
-            DataType type = DataType.valueOf(job.dataType());
-            if (d.features().dataType() != type || d.labels().dataType() != type) {
-                d = new LabeledData(d.features().dataType() == type ? d.features() : d.features().castTo(type),
-                        d.labels().dataType() == type ? d.labels() : d.labels().castTo(type), d.channels(), d.height(), d.width());
-            }
+            d = cast(d, job);
             synchronized (Executors.class) {
                 enter(job.run());
                 DATA.putIfAbsent(part.index(), d);

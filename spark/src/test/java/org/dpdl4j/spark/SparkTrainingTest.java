@@ -149,6 +149,37 @@ class SparkTrainingTest {
     }
 
     /**
+     * Packed shards on a path every executor reads: each executor opens only its part's shards, verified against the
+     * driver's manifest, and reads only the rows of each batch that lie in its part; nothing of the data is shipped. The
+     * run ends bit for bit where the same run from memory on the cluster ends (the same rows, sums and summation order),
+     * and a manifest changed after the driver opened the shards stops the run before its first step (step 1) is applied.
+     */
+    @Test
+    void aRunFromSharedShardsIsTheRunFromMemory(@org.junit.jupiter.api.io.TempDir java.nio.file.Path tmp) throws Exception {
+        LabeledData part = mnist.randomSubset(10000, 3);
+        org.dpdl4j.datasets.PackedShards.pack(part, tmp.resolve("shards"), 3000);
+        DpSgdConfig config = DpSgdConfig.builder().samplingRate(256.0 / part.size()).noiseMultiplier(1.1).clipNorm(1.0).steps(8)
+                .physicalBatchSize(128).seed(4).workers(1).delta(1e-5).build();
+        MultiLayerNetwork fromMemory = Models.mlp(ModelOptions.mnist().withSeed(7));
+        TrainingResult m = new DpSgdTrainer().withClippedSums(cluster.clippedSums(4)).train(fromMemory, part, config);
+        MultiLayerNetwork fromShards = Models.mlp(ModelOptions.mnist().withSeed(7));
+        try (var shards = org.dpdl4j.datasets.PackedShards.open(tmp.resolve("shards"))) {
+            TrainingResult r = new DpSgdTrainer().withClippedSums(cluster.clippedSums(4)).train(fromShards, shards, config);
+            assertEquals(m.event(), r.event());
+            assertEquals(fromMemory.params(), fromShards.params(), "the same parameters, bit for bit");
+            java.nio.file.Path manifest = tmp.resolve("shards").resolve(org.dpdl4j.datasets.PackedShards.MANIFEST);
+            java.nio.file.Files.writeString(manifest, java.nio.file.Files.readString(manifest) + "\n");
+            MultiLayerNetwork refused = Models.mlp(ModelOptions.mnist().withSeed(7));
+            org.nd4j.linalg.api.ndarray.INDArray before = refused.params().dup();
+            var e = assertThrows(IllegalStateException.class,
+                    () -> new DpSgdTrainer().withClippedSums(cluster.clippedSums(2)).train(refused, shards, config));
+            assertTrue(e.getMessage().contains("step 1's clipped sum could not be computed") && e.getMessage().contains("nothing of step 1 was applied")
+                    && String.valueOf(e.getCause()).contains("not the shards the run was planned on"), e.getMessage() + " / " + e.getCause());
+            assertEquals(before, refused.params(), "nothing applied");
+        }
+    }
+
+    /**
      * An executor killed while a step's tasks run: Spark re-runs the lost tasks elsewhere, they recompute the same
      * sums, and the run ends with its planned steps, its event and the local parameters.
      */
