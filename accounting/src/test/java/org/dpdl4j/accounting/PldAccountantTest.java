@@ -20,6 +20,7 @@ import org.junit.jupiter.api.Test;
  * Privacy, ICML 2018, arXiv:1805.06530, Theorem 8), the Laplace mechanism's closed-form δ(ε), and the brute-force
  * composition of randomized response.
  */
+@org.junit.jupiter.api.parallel.Execution(org.junit.jupiter.api.parallel.ExecutionMode.CONCURRENT) // independent, single-threaded
 class PldAccountantTest {
     private static final PldAccountant PLD = PldAccountant.standard();
 

@@ -38,10 +38,15 @@ final class BenchDataCommand implements Callable<Integer> {
     int batches;
 
     @Option(names = "--train-from", description = {"Instead of timing reads, time DP-SGD (--model, expected batch 256, 2 "
-            + "workers, sigma 1, C 1) reading each step's batch from the --records packed images (shards) or holding the "
-            + "first --memory-records of them in memory (memory); prints examples/s and peak RSS. One per process, so that "
-            + "peak RSS is that run's."})
+            + "workers, sigma 1, C 1) reading each step's batch from the --records packed images (shards), decoding it from "
+            + "--folder's training images (folder), or holding --memory-records random images in memory (memory); prints "
+            + "examples/s and peak RSS. One per process, so that peak RSS is that run's. -Ddpdl4j.readAhead=false (in "
+            + "DPDL4J_JAVA_OPTS) reads each batch when its step starts instead of during the step before."})
     String trainFrom;
+
+    @Option(names = "--cold", description = "Also time the shards with their pages dropped from the page cache before every "
+            + "batch (dd iflag=nocache on each shard file, Linux coreutils; not timed), as a first read from disk is.")
+    boolean cold;
 
     @Option(names = "--model", defaultValue = "cifar-cnn", description = "Model of --train-from (default ${DEFAULT-VALUE}).")
     String model;
@@ -107,15 +112,23 @@ final class BenchDataCommand implements Callable<Integer> {
             System.out.printf("%d images of %s (%.1f MB packed): packed in %.2f s, opened (every shard's SHA-256 checked) in %.2f s%n",
                     records, imageSize, records * (d + 2.0) / 1e6, packSeconds, openSeconds);
             List<Map<String, Object>> rows = new ArrayList<>();
-            System.out.printf("%8s %22s %22s%n", "B", "shards examples/s", "memory examples/s");
-            for (int b : batchSizes) {
-                double fromShards = rate(shards, records, b);
-                double fromMemory = compare ? rate(memory, records, b) : Double.NaN; // above 1 GiB of pixels: not held
-                System.out.printf("%8d %22.0f %22.0f%n", b, fromShards, fromMemory);
+            System.out.printf("%8s %22s %22s%s%n", "B", "shards examples/s", "memory examples/s", cold ? String.format(" %22s",
+                    "shards cold examples/s") : "");
+            double[] warm = new double[batchSizes.size()];
+            for (int k = 0; k < warm.length; k++) { // every warm row before the first drop: the shards were just written
+                warm[k] = rate(shards, records, batchSizes.get(k), null);
+            }
+            for (int k = 0; k < warm.length; k++) {
+                int b = batchSizes.get(k);
+                double fromShards = warm[k];
+                double fromMemory = compare ? rate(memory, records, b, null) : Double.NaN; // above 1 GiB of pixels: not held
+                double fromCold = cold ? rate(shards, records, b, () -> dropFromPageCache(dir)) : Double.NaN;
+                System.out.printf("%8d %22.0f %22.0f%s%n", b, fromShards, fromMemory, cold ? String.format(" %22.0f", fromCold) : "");
                 Map<String, Object> row = new LinkedHashMap<>();
                 row.put("batch_size", b);
                 row.put("shards_examples_per_second", fromShards);
                 row.put("memory_examples_per_second", compare ? fromMemory : null);
+                row.put("shards_cold_examples_per_second", cold ? fromCold : null);
                 rows.add(row);
             }
             if (json) {
@@ -124,7 +137,7 @@ final class BenchDataCommand implements Callable<Integer> {
                 j.put("image_size", imageSize);
                 j.put("pack_seconds", packSeconds);
                 j.put("open_seconds", openSeconds);
-                j.put("page_cache", "warm");
+                j.put("page_cache", cold ? "warm, and cold in shards_cold_examples_per_second" : "warm");
                 j.put("rows", rows);
                 Cli.printJsonLine(System.out, j);
             }
@@ -136,8 +149,11 @@ final class BenchDataCommand implements Callable<Integer> {
 
     /** --train-from: DP-SGD examples/s and peak RSS from shards of --records images or from --memory-records in memory. */
     private Integer train(int[] hwc, int d) throws Exception {
-        if (!trainFrom.equals("shards") && !trainFrom.equals("memory")) {
-            throw new IllegalArgumentException("--train-from must be shards or memory, got '" + trainFrom + "'");
+        if (!trainFrom.equals("shards") && !trainFrom.equals("memory") && !trainFrom.equals("folder")) {
+            throw new IllegalArgumentException("--train-from must be shards, folder or memory, got '" + trainFrom + "'");
+        }
+        if (trainFrom.equals("folder") != (folder != null)) {
+            throw new IllegalArgumentException("--train-from folder needs --folder, and --folder with --train-from needs folder");
         }
         if (!org.dpdl4j.models.Models.isName(model) || steps < 1 || memoryRecords < 256 || (long) memoryRecords * d > 1L << 30) {
             throw new IllegalArgumentException("--model must be one of " + org.dpdl4j.models.Models.NAMES + ", --steps >= 1 and "
@@ -158,6 +174,8 @@ final class BenchDataCommand implements Callable<Integer> {
                     w.commit();
                 }
                 data = PackedShards.open(tmp.resolve("shards"));
+            } else if (folder != null) {
+                data = ImageFolder.open(folder, hwc[0], hwc[1], hwc[2], 0, w -> System.err.println("warning: " + w)).trainExamples();
             } else {
                 byte[] pixels = new byte[memoryRecords * d];
                 r.nextBytes(pixels);
@@ -165,7 +183,7 @@ final class BenchDataCommand implements Callable<Integer> {
             }
             int n = data.size();
             org.deeplearning4j.nn.api.Model net = org.dpdl4j.models.Models.byName(model, new org.dpdl4j.models.ModelOptions(hwc[0],
-                    hwc[1], hwc[2], 10, new org.nd4j.linalg.activations.impl.ActivationTanH(),
+                    hwc[1], hwc[2], data.numClasses(), new org.nd4j.linalg.activations.impl.ActivationTanH(),
                     new org.nd4j.linalg.learning.config.Sgd(0.5), 42, org.nd4j.linalg.api.buffer.DataType.FLOAT));
             double q = Math.min(1, 256.0 / n);
             org.dpdl4j.dpsgd.DpSgdConfig.Builder config = org.dpdl4j.dpsgd.DpSgdConfig.builder().samplingRate(q).noiseMultiplier(1)
@@ -176,8 +194,9 @@ final class BenchDataCommand implements Callable<Integer> {
                     config.steps(steps).seed(3).build(), info -> memory.sample());
             memory.sample();
             double rate = result.expectedExamples() / result.seconds();
-            System.out.printf("%s DP-SGD from %s (n = %d, B = 256, %d steps): %.1f examples/s, peak RSS %.0f MiB%n", model,
-                    trainFrom, n, steps, rate, memory.peakRss / 1048576.0);
+            System.out.printf("%s DP-SGD from %s (n = %d, B = 256, %d steps%s): %.1f examples/s, peak RSS %.0f MiB%n", model,
+                    trainFrom, n, steps, trainFrom.equals("memory") ? "" : ", read-ahead " + (System.getProperty("dpdl4j.readAhead",
+                            "true").trim().equals("false") ? "off" : "on"), rate, memory.peakRss / 1048576.0);
             if (json) {
                 Map<String, Object> j = new LinkedHashMap<>();
                 j.put("train_from", trainFrom);
@@ -185,6 +204,7 @@ final class BenchDataCommand implements Callable<Integer> {
                 j.put("n", n);
                 j.put("steps", steps);
                 j.put("dp_examples_per_second", rate);
+                j.put("read_ahead", !System.getProperty("dpdl4j.readAhead", "true").trim().equals("false"));
                 j.put("peak_rss_bytes", memory.peakRss);
                 Cli.printJsonLine(System.out, j);
             }
@@ -209,7 +229,7 @@ final class BenchDataCommand implements Callable<Integer> {
             if (b < 1 || b > n) {
                 throw new IllegalArgumentException("--batch-sizes must each be in [1, " + n + "] (the folder's training images), got " + b);
             }
-            double rate = rate(images, n, b);
+            double rate = rate(images, n, b, null);
             System.out.printf("%8d %22.0f%n", b, rate);
             rows.add(new LinkedHashMap<>(Map.of("batch_size", b, "folder_examples_per_second", rate)));
         }
@@ -224,6 +244,31 @@ final class BenchDataCommand implements Callable<Integer> {
         return 0;
     }
 
+    /**
+     * Drops the shard files' pages from the page cache (posix_fadvise DONTNEED through GNU dd, which Java cannot call).
+     *
+     * @throws IllegalStateException naming the file if dd is missing or fails
+     */
+    private static void dropFromPageCache(Path dir) {
+        try (var files = Files.list(dir)) {
+            for (Path f : files.filter(p -> p.getFileName().toString().endsWith(".bin")).sorted().toList()) {
+                try (var ch = java.nio.channels.FileChannel.open(f, java.nio.file.StandardOpenOption.READ)) {
+                    ch.force(true); // written pages are dropped only once they are on disk
+                }
+                Process p = new ProcessBuilder("dd", "if=" + f, "iflag=nocache", "count=0", "status=none").redirectErrorStream(true).start();
+                String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+                if (p.waitFor() != 0) {
+                    throw new IllegalStateException("--cold: dd iflag=nocache failed on " + f + ": " + out.trim());
+                }
+            }
+        } catch (java.io.IOException e) {
+            throw new IllegalStateException("--cold needs GNU dd (coreutils) to drop the shards from the page cache: " + e.getMessage(), e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while dropping the page cache", e);
+        }
+    }
+
     /** Removes the temporary shards (null: nothing). */
     private static void deleteTree(Path tmp) throws java.io.IOException {
         if (tmp != null) {
@@ -231,13 +276,19 @@ final class BenchDataCommand implements Callable<Integer> {
         }
     }
 
-    /** Examples per second over {@link #batches} Poisson batches of expected size b (after two untimed ones). */
-    private double rate(ExampleSource source, int n, int b) {
+    /**
+     * Examples per second over {@link #batches} Poisson batches of expected size b (after two untimed ones), with
+     * {@code before} (untimed; null: nothing) run before each batch.
+     */
+    private double rate(ExampleSource source, int n, int b, Runnable before) {
         PoissonBatchSampler sampler = new PoissonBatchSampler(n, (double) b / n, 7);
         long rowsRead = 0;
         long nanos = 0;
         for (int t = 1; t <= batches + 2; t++) {
             int[] batch = sampler.batch(t);
+            if (before != null) {
+                before.run();
+            }
             long start = System.nanoTime();
             LabeledData read = source.read(batch);
             long took = System.nanoTime() - start;

@@ -157,6 +157,7 @@ final class DpHypeCommand extends TuningCommand {
         }
         Double alpha = dirichletAlpha(); // checks --partition before the data is loaded
         TrainTest data = t.load();
+        dataDigest = data.digest(); // checked on --resume
         long seed = t.seed != null ? t.seed : 2026;
         int[] labels = data.train().classIndices();
         int[][] parts = alpha == null ? ClientPartition.iid(labels.length, clients, seed)

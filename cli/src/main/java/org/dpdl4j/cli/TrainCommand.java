@@ -610,7 +610,11 @@ final class TrainCommand implements Callable<Integer> {
         deleteCheckpoint(out.resolve(CHECKPOINT)); // the final model supersedes it
         if (sums != null) { // what the cluster did: operator-only, never released
             Map<String, Object> record = new LinkedHashMap<>();
-            record.put("executor", cluster.operatorSummary());
+            Map<String, Object> executor = new LinkedHashMap<>(cluster.operatorSummary());
+            if (data.train() == null) { // shards: read by the executors from their path, not shipped
+                executor.put("data", "shards read by each executor at " + t.dataset.substring("shards:".length()));
+            }
+            record.put("executor", executor);
             record.put("clipped_sums", sums.operatorSummary());
             Files.createDirectories(out.resolve("operator"));
             Reporting.writeJsonAtomically(out.resolve("operator").resolve("record.json"), record);

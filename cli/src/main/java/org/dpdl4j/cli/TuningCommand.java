@@ -288,6 +288,7 @@ abstract class TuningCommand implements Callable<Integer> {
     TrainTest loadData() throws IOException {
         // shards: never with a cluster (refused with the options)
         TrainTest data = t.dataset.startsWith("shards:") ? t.loadReadByIndex() : t.load();
+        dataDigest = data.digest();
         if (cluster != null || trainCluster != null) {
             ExecutorOptions.trainingSplitOn(cluster != null ? cluster : trainCluster, t, data);
         }
@@ -418,6 +419,11 @@ abstract class TuningCommand implements Callable<Integer> {
                 }
                 return charge;
             }
+            if (resumeState.containsKey("data_sha256") && !java.util.Objects.equals(resumeState.get("data_sha256"), dataDigest)) {
+                throw new IllegalArgumentException("--resume " + out + ": " + t.dataset + " changed since the tuning was planned "
+                        + "(digest " + resumeState.get("data_sha256") + ", now " + dataDigest + "); its charge was for the data as they "
+                        + "were");
+            }
             charge = resumeState.get("ledger_charge") instanceof Number n ? n.longValue() : null;
             runId = (String) resumeState.get("run");
             if (ledger == null) {
@@ -456,6 +462,9 @@ abstract class TuningCommand implements Callable<Integer> {
             throw e;
         }
     }
+
+    /** The loaded data's digest (a folder's or shards'; null for a named data set), saved for --resume to check. */
+    String dataDigest;
 
     /** The charge that pays for this tuning (set by {@link #chargeOnce}), or null. */
     Long charge;
@@ -512,6 +521,7 @@ abstract class TuningCommand implements Callable<Integer> {
         state.put("ledger_charge", charge);
         state.put("ledger", ledgerOptions.file == null ? null : ledgerOptions.file.toAbsolutePath().toString());
         state.put("run", run);
+        state.put("data_sha256", dataDigest);
         Files.createDirectories(TuningOutput.operatorDirectory(out));
         Reporting.writeJsonAtomically(TuningOutput.operatorDirectory(out).resolve(STATE), state);
     }

@@ -1091,13 +1091,15 @@ class CliTest {
         try (var s = Files.list(Path.of(System.getProperty("java.io.tmpdir")))) {
             before = s.filter(p -> p.getFileName().toString().startsWith("dpdl4j-bench-data")).count();
         }
-        Run r = run("bench", "data", "--records", "3000", "--image-size", "8x8x3", "--batch-sizes", "64,512", "--batches", "3", "--json");
+        Run r = run("bench", "data", "--records", "3000", "--image-size", "8x8x3", "--batch-sizes", "64,512", "--batches", "3", "--cold",
+                "--json");
         assertEquals(0, r.status(), r.err());
         JsonNode j = r.lastJson();
         assertEquals(3000, j.get("records").asInt());
         assertEquals(2, j.get("rows").size());
         for (JsonNode row : j.get("rows")) {
-            assertTrue(row.get("shards_examples_per_second").asDouble() > 0 && row.get("memory_examples_per_second").asDouble() > 0, j.toString());
+            assertTrue(row.get("shards_examples_per_second").asDouble() > 0 && row.get("memory_examples_per_second").asDouble() > 0
+                    && row.get("shards_cold_examples_per_second").asDouble() > 0, j.toString());
         }
         try (var s = Files.list(Path.of(System.getProperty("java.io.tmpdir")))) {
             assertEquals(before, s.filter(p -> p.getFileName().toString().startsWith("dpdl4j-bench-data")).count(), "removed");
@@ -1125,12 +1127,18 @@ class CliTest {
             for (JsonNode row : fromFolder.lastJson().get("rows")) {
                 assertTrue(row.get("folder_examples_per_second").asDouble() > 0, fromFolder.out());
             }
+            Run trainFromFolder = run("bench", "data", "--train-from", "folder", "--folder", folder.toString(), "--image-size", "6x6x3",
+                    "--model", "mlp", "--steps", "2", "--json");
+            assertEquals(0, trainFromFolder.status(), trainFromFolder.err());
+            assertEquals(32, trainFromFolder.lastJson().get("n").asInt());
+            assertTrue(trainFromFolder.lastJson().get("dp_examples_per_second").asDouble() > 0
+                    && trainFromFolder.lastJson().get("read_ahead").asBoolean(), trainFromFolder.out());
         } finally {
             org.dpdl4j.datasets.PackedShards.deleteTree(folder);
         }
         Run badFrom = run("bench", "data", "--train-from", "disk");
         assertEquals(2, badFrom.status());
-        assertTrue(badFrom.err().contains("--train-from must be shards or memory, got 'disk'"), badFrom.err());
+        assertTrue(badFrom.err().contains("--train-from must be shards, folder or memory, got 'disk'"), badFrom.err());
         Run bad = run("bench", "data", "--records", "100", "--batch-sizes", "200");
         assertEquals(2, bad.status());
         assertTrue(bad.err().contains("--batch-sizes must each be in [1, --records = 100], got 200"), bad.err());

@@ -205,6 +205,30 @@ class RunLifecycleTest {
         PrivateModel.verifySidecar(staged, LoadPolicy.privateOnly());
         assertEquals(2, entries(ledger, PrivacyLedger.Kind.CHARGE).size());
         assertEquals(2, entries(ledger, PrivacyLedger.Kind.RELEASE).size());
+
+        // the data changed between the charge and the resume: refused, as train refuses it, and nothing is released
+        Path changing = tmp.resolve("changing-folder");
+        copyTree(folder, changing);
+        Path changed = tmp.resolve("t4");
+        String[] onChanging = tune.apply(changed);
+        onChanging[3] = "folder:" + changing;
+        Path changingLedger = tmp.resolve("changing.jsonl"); // a ledger is for one data set
+        onChanging[java.util.Arrays.asList(onChanging).indexOf("--ledger") + 1] = changingLedger.toString();
+        assertEquals(137, CliRunner.crashAt(tmp.resolve("t4.log"), "tune:before-release", onChanging), Files.readString(tmp.resolve("t4.log")));
+        Path image;
+        try (var files = Files.walk(changing)) {
+            image = files.filter(f -> f.toString().endsWith(".png")).sorted().findFirst().orElseThrow();
+        }
+        java.awt.image.BufferedImage pixels = javax.imageio.ImageIO.read(image.toFile());
+        pixels.setRGB(0, 0, ~pixels.getRGB(0, 0));
+        javax.imageio.ImageIO.write(pixels, "png", image.toFile());
+        Run refused = run("tune", "--resume", changed.toString());
+        assertEquals(2, refused.status(), refused.err() + refused.out());
+        assertTrue(refused.err().contains("changed since the tuning was planned") && refused.err().contains("its charge was for the data as "
+                + "they were"), refused.err());
+        assertTrue(!Files.exists(changed.resolve("tuning.json")));
+        assertEquals(1, entries(changingLedger, PrivacyLedger.Kind.CHARGE).size());
+        assertEquals(0, entries(changingLedger, PrivacyLedger.Kind.RELEASE).size());
     }
 
     /**

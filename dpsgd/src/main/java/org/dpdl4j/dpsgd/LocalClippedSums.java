@@ -69,6 +69,20 @@ final class LocalClippedSums implements ClippedSums {
         return new LocalSession(network, source, config, sampler);
     }
 
+    /**
+     * Whether a session over a source reads step t + 1's batch while step t computes: yes, unless
+     * {@code -Ddpdl4j.readAhead=false} (to measure what the overlap saves; the batches and sums are the same either way).
+     *
+     * @throws IllegalArgumentException if the property is neither true nor false
+     */
+    static boolean readAhead() {
+        String set = System.getProperty("dpdl4j.readAhead", "true").trim();
+        if (!set.equals("true") && !set.equals("false")) {
+            throw new IllegalArgumentException("-Ddpdl4j.readAhead must be true or false, got '" + set + "'");
+        }
+        return set.equals("true");
+    }
+
     static long prefixCacheBytes() {
         String set = System.getProperty("dpdl4j.prefixCacheBytes");
         if (set == null) {
@@ -388,7 +402,7 @@ final class LocalClippedSums implements ClippedSums {
                 b = sampled.length == 0 ? null : source.read(sampled);
             }
             ahead = null;
-            if (t < lastStep) {
+            if (t < lastStep && readAhead()) {
                 int[] next = sampler.batch(t + 1);
                 if (next.length > 0) {
                     aheadStep = t + 1;
