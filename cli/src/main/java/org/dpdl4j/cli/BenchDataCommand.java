@@ -44,6 +44,10 @@ final class BenchDataCommand implements Callable<Integer> {
             + "DPDL4J_JAVA_OPTS) reads each batch when its step starts instead of during the step before."})
     String trainFrom;
 
+    @Option(names = "--read-cache-mb", paramLabel = "MB", defaultValue = "0", description = "With --train-from shards or folder, "
+            + "keep up to MB MiB of the examples read in memory, as train --read-cache-mb does (default ${DEFAULT-VALUE}).")
+    int readCacheMb;
+
     @Option(names = "--cold", description = "Also time the shards with their pages dropped from the page cache before every "
             + "batch (dd iflag=nocache on each shard file, Linux coreutils; not timed), as a first read from disk is.")
     boolean cold;
@@ -181,6 +185,12 @@ final class BenchDataCommand implements Callable<Integer> {
                 r.nextBytes(pixels);
                 data = LabeledData.fromBytes(pixels, r.ints(memoryRecords, 0, 10).toArray(), 10, hwc[2], hwc[0], hwc[1]);
             }
+            if (readCacheMb < 0 || readCacheMb > 1 << 24) {
+                throw new IllegalArgumentException("--read-cache-mb must be in [0, 16777216], got " + readCacheMb);
+            }
+            if (readCacheMb > 0 && !(data instanceof LabeledData)) {
+                data = data.withCache(readCacheMb * 1048576L);
+            }
             int n = data.size();
             org.deeplearning4j.nn.api.Model net = org.dpdl4j.models.Models.byName(model, new org.dpdl4j.models.ModelOptions(hwc[0],
                     hwc[1], hwc[2], data.numClasses(), new org.nd4j.linalg.activations.impl.ActivationTanH(),
@@ -196,7 +206,8 @@ final class BenchDataCommand implements Callable<Integer> {
             double rate = result.expectedExamples() / result.seconds();
             System.out.printf("%s DP-SGD from %s (n = %d, B = 256, %d steps%s): %.1f examples/s, peak RSS %.0f MiB%n", model,
                     trainFrom, n, steps, trainFrom.equals("memory") ? "" : ", read-ahead " + (System.getProperty("dpdl4j.readAhead",
-                            "true").trim().equals("false") ? "off" : "on"), rate, memory.peakRss / 1048576.0);
+                            "true").trim().equals("false") ? "off" : "on") + ", read cache " + readCacheMb + " MiB", rate,
+                    memory.peakRss / 1048576.0);
             if (json) {
                 Map<String, Object> j = new LinkedHashMap<>();
                 j.put("train_from", trainFrom);

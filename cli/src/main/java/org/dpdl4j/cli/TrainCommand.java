@@ -57,6 +57,11 @@ final class TrainCommand implements Callable<Integer> {
             + "ND4J's per-op threads are set to cores/workers.")
     Integer workers;
 
+    @Option(names = "--read-cache-mb", paramLabel = "MB", description = "With data read by index (shards:, or a folder: too "
+            + "large to decode up front), keep up to MB MiB of the examples read in memory, so that later steps neither decode "
+            + "nor read them again (default 0: none; not with --executor spark).")
+    Integer readCacheMb;
+
     @Option(names = "--checkpoint-every", paramLabel = "N", description = {"Save a checkpoint (model, updater state, steps done, event so far) into "
                         + "--output/operator/checkpoint/ every N steps, atomically; removed when the run finishes.",
                 "A run charged to a --ledger also saves one at step 0, before the charge, so that every charge has a "
@@ -504,6 +509,10 @@ final class TrainCommand implements Callable<Integer> {
      * {@code shards:} data are read by each executor from the shards' path, which every executor must be able to read.
      */
     private TrainTest load() throws IOException {
+        if (readCacheMb != null && (readCacheMb < 0 || readCacheMb > 1 << 24 || readCacheMb > 0 && cluster != null)) {
+            throw new IllegalArgumentException("--read-cache-mb must be in [0, 16777216]" + (cluster != null ? " and 0 with "
+                    + "--executor spark (the executors read their own parts)" : "") + ", got " + readCacheMb);
+        }
         boolean inMemory = cluster != null || dataNorm.on(); // a folder's images then decoded up front, as for tuning
         TrainTest data = inMemory && t.dataset.startsWith("folder:") ? t.load() : t.loadReadByIndex();
         if (data.train() == null && dataNorm.on()) {
@@ -512,6 +521,9 @@ final class TrainCommand implements Callable<Integer> {
         }
         if (cluster != null && data.train() != null) {
             ExecutorOptions.trainingSplitOn(cluster, t, data);
+        }
+        if (readCacheMb != null && readCacheMb != 0 && data.train() == null) {
+            data = new TrainTest(data.name(), null, data.test(), data.digest(), data.trainSource().withCache(readCacheMb * 1048576L));
         }
         return data;
     }

@@ -1029,6 +1029,15 @@ class CliTest {
         MultiLayerNetwork a = ModelSerializer.restoreMultiLayerNetwork(tmp.resolve("a").resolve("model.zip").toFile());
         MultiLayerNetwork b = ModelSerializer.restoreMultiLayerNetwork(tmp.resolve("b").resolve("model.zip").toFile());
         assertEquals(a.params(), b.params(), "the same parameters, bit for bit");
+        Run cached = run(concat(concat(common, tmp.resolve("cached").toString()), "--dataset", "shards:" + shards, "--read-cache-mb", "64"));
+        assertEquals(0, cached.status(), cached.err());
+        assertEquals(a.params(), ModelSerializer.restoreMultiLayerNetwork(tmp.resolve("cached").resolve("model.zip").toFile()).params(),
+                "a bounded cache of the records read changes nothing");
+        Run badCache = run(concat(concat(common, tmp.resolve("bad-cache").toString()), "--dataset", "shards:" + shards, "--read-cache-mb",
+                "-1"));
+        assertEquals(2, badCache.status());
+        assertTrue(badCache.err().contains("--read-cache-mb must be in [0, 16777216], got -1"), badCache.err());
+        assertTrue(!Files.exists(tmp.resolve("bad-cache")));
         JsonNode sidecar = Reporting.JSON.readTree(tmp.resolve("b").resolve("privacy.json").toFile());
         assertEquals("shards:" + shards, sidecar.get("configuration").get("dataset").asText());
         // killed after a checkpoint, resumed from the shards: one charge, one release, the planned T steps

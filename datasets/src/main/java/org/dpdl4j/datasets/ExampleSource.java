@@ -52,6 +52,19 @@ public interface ExampleSource extends AutoCloseable {
         return new ConcatenatedExamples(this, more);
     }
 
+    /**
+     * This source with the examples it reads kept in memory, up to {@code maxBytes} of them (features and labels as read),
+     * so that later reads of them, by later steps or epochs, neither decode nor read the disk again. The values read are
+     * this source's, bit for bit. Closing the returned source drops what it keeps, not this source.
+     *
+     * @param maxBytes the bound, ≥ 0 (0 keeps nothing)
+     * @return the caching source (data in memory return themselves)
+     * @throws IllegalArgumentException if maxBytes &lt; 0; reads throw it for data with masks
+     */
+    default ExampleSource withCache(long maxBytes) {
+        return new CachedExamples(this, maxBytes);
+    }
+
     /** Releases the files or mappings; in-memory data holds none. */
     @Override
     void close();

@@ -202,6 +202,15 @@ public record LabeledData(INDArray features, INDArray labels, int channels, int 
                 featureMask == null ? null : gatherRows(featureMask, indices), labelMask == null ? null : gatherRows(labelMask, indices));
     }
 
+    /** Itself: data in memory are their own cache. */
+    @Override
+    public LabeledData withCache(long maxBytes) {
+        if (maxBytes < 0) {
+            throw new IllegalArgumentException("a cache's bound must be >= 0 bytes, got " + maxBytes);
+        }
+        return this;
+    }
+
     /** The rows at the given indices, copied ({@link #rows}), in the order given. */
     @Override
     public LabeledData subset(int[] indices) {

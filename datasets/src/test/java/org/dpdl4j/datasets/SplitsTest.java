@@ -75,6 +75,37 @@ class SplitsTest {
         }
     }
 
+    /**
+     * A cache bounded in bytes gives the source's values bit for bit, never holds more than its bound, and serves the
+     * examples it holds without reading them again.
+     */
+    @Test
+    void aBoundedCacheReadsEachKeptExampleOnce(@TempDir Path tmp) {
+        LabeledData data = PackedShardsTest.images(200, 1, 4, 4, 3, 6);
+        PackedShards.pack(data, tmp.resolve("s"), 64);
+        try (PackedShards shards = PackedShards.open(tmp.resolve("s"))) {
+            long perExample = (16 + 3) * 4L; // float32 features and one-hot labels
+            CachedExamples cache = (CachedExamples) shards.withCache(100 * perExample);
+            SplittableRandom r = new SplittableRandom(1);
+            for (int t = 0; t < 40; t++) {
+                int[] batch = java.util.stream.IntStream.range(0, 200).filter(i -> r.nextDouble() < 0.3).toArray();
+                LabeledData read = cache.read(batch);
+                assertEquals(data.rows(batch).features(), read.features(2), "batch " + t);
+                assertEquals(data.rows(batch).labels(), read.labels(), "batch " + t);
+                assertTrue(cache.cachedBytes() <= 100 * perExample, "bound kept: " + cache.cachedBytes());
+            }
+            assertEquals(100 * perExample, cache.cachedBytes(), "full after 40 batches of 30 % of 200");
+            long before = cache.readFromParent();
+            int[] all = all(200);
+            cache.read(all);
+            assertEquals(100, cache.readFromParent() - before, "the 100 kept are not read again");
+            assertTrue(before < 40 * 200 * 0.3, "fewer reads than rows asked for: " + before);
+            assertTrue(data.withCache(5) == data, "memory is its own cache");
+            var bad = assertThrows(IllegalArgumentException.class, () -> cache.read(new int[]{5, 3}));
+            assertTrue(bad.getMessage().contains("ascending and in [0, 200), got 3"), bad.getMessage());
+        }
+    }
+
     private static int[] all(int n) {
         return java.util.stream.IntStream.range(0, n).toArray();
     }

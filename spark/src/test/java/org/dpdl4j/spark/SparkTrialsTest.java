@@ -96,7 +96,7 @@ class SparkTrialsTest {
 
     @Test
     void anExecutorKilledMidTrialLeavesOneChargeAndTheSameResult(@TempDir Path dir) throws Exception {
-        DpSgdMechanism q = mechanism("standard-cnn", 0.25);
+        DpSgdMechanism q = mechanism("standard-cnn", 0.15);
         TuningResult local = tune(q, null);
         try (SparkCluster cluster = SparkCluster.start(settings("local-cluster[2,1,1536]", SparkCluster.DataSource.BROADCAST));
              PrivacyLedger ledger = PrivacyLedger.open(dir.resolve("ledger.jsonl"), "mnist", 1000, 1e-5)) {
@@ -107,7 +107,7 @@ class SparkTrialsTest {
                     String executor = e.taskInfo().executorId();
                     if (killed.compareAndSet(false, true)) {
                         Thread killer = new Thread(() -> {
-                            TestClusters.sleep(4000); // well inside the trial (a standard-CNN run of about 14 s with one worker)
+                            TestClusters.sleep(3000); // well inside the trial (a standard-CNN run of about 9 s with one worker)
                             TestClusters.executorProcess(executor).ifPresent(ProcessHandle::destroyForcibly);
                         });
                         killer.setDaemon(true);
