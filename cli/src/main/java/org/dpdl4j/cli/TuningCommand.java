@@ -226,6 +226,11 @@ abstract class TuningCommand implements Callable<Integer> {
             if (why != null) {
                 throw new IllegalArgumentException("--train-executor spark: " + why);
             }
+            if (t.dataset.startsWith("shards:")) { // a trial trains on a split of the shards, not on the shards the executors open
+                throw new IllegalArgumentException("--train-executor spark with --dataset " + t.dataset + ": a trial trains on an "
+                        + "index set of the shards, which the executors do not read; packed shards tune with --train-executor local "
+                        + "(train --executor spark reads them on the cluster)");
+            }
             if (threads != 1 || trialWorkers != null) {
                 throw new IllegalArgumentException("--train-executor spark runs one trial at a time, its steps on the cluster: drop "
                         + (threads != 1 ? "--threads " + threads : "--trial-workers " + trialWorkers));

@@ -1083,6 +1083,11 @@ class CliTest {
         assertEquals(2, onSpark.status());
         assertTrue(onSpark.err().contains("a tuning on Spark ships its data in memory; packed shards tune with --executor local"),
                 onSpark.err());
+        Run trialsOnSpark = run("tune", "--dataset", "shards:" + shards, "--train-executor", "spark", "--no-progress", "--output",
+                tmp.resolve("c").toString());
+        assertEquals(2, trialsOnSpark.status());
+        assertTrue(trialsOnSpark.err().contains("a trial trains on an index set of the shards, which the executors do not read"),
+                trialsOnSpark.err());
         Run tune = run("tune", "dp-hype", "--dataset", "shards:" + shards, "--no-progress", "--output", tmp.resolve("c").toString());
         assertEquals(2, tune.status());
         assertTrue(tune.err().contains("packed shards are read by train, audit and tune random-search, dp-hypo, subsampled and "
