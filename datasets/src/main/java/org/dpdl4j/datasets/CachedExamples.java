@@ -44,13 +44,7 @@ final class CachedExamples implements ExampleSource {
 
     @Override
     public LabeledData read(int[] sortedIndices) {
-        for (int k = 0; k < sortedIndices.length; k++) {
-            int i = sortedIndices[k];
-            if (i < 0 || i >= parent.size() || k > 0 && i <= sortedIndices[k - 1]) {
-                throw new IllegalArgumentException("indices must be ascending and in [0, " + parent.size() + "), got " + i
-                        + " at position " + k);
-            }
-        }
+        Indices.checkAscending(sortedIndices, parent.size());
         int[] missing = java.util.Arrays.stream(sortedIndices).filter(i -> !rows.containsKey(i)).toArray();
         LabeledData fresh = parent.read(missing);
         if (fresh.hasMasks() || fresh.labels().rank() != 2) {

@@ -42,6 +42,7 @@ final class ConcatenatedExamples implements ExampleSource {
 
     @Override
     public LabeledData read(int[] sortedIndices) {
+        Indices.checkAscending(sortedIndices, size());
         int n = first.size();
         int split = 0;
         while (split < sortedIndices.length && sortedIndices[split] < n) {
@@ -50,10 +51,6 @@ final class ConcatenatedExamples implements ExampleSource {
         int[] hi = new int[sortedIndices.length - split];
         for (int i = 0; i < hi.length; i++) {
             hi[i] = sortedIndices[split + i] - n;
-            if (hi[i] >= more.size() || i > 0 && hi[i] <= hi[i - 1]) {
-                throw new IllegalArgumentException("indices must be distinct, ascending and in [0, " + size() + "), got "
-                        + sortedIndices[split + i]);
-            }
         }
         LabeledData a = first.read(Arrays.copyOf(sortedIndices, split)); // rows of the source, possibly none
         if (hi.length == 0) {

@@ -44,14 +44,10 @@ final class ExampleSubset implements ExampleSource {
 
     @Override
     public LabeledData read(int[] sortedIndices) {
+        Indices.checkAscending(sortedIndices, indices.length);
         int[] mapped = new int[sortedIndices.length];
         for (int i = 0; i < mapped.length; i++) {
-            int k = sortedIndices[i];
-            if (k < 0 || k >= indices.length || i > 0 && k <= sortedIndices[i - 1]) {
-                throw new IllegalArgumentException("indices must be distinct, ascending and in [0, " + indices.length + "), got " + k
-                        + " at position " + i);
-            }
-            mapped[i] = indices[k];
+            mapped[i] = indices[sortedIndices[i]];
         }
         if (ascending) {
             return parent.read(mapped);

@@ -364,13 +364,7 @@ public final class ImageFolder {
          */
         @Override
         public LabeledData read(int[] sortedIndices) {
-            for (int k = 0; k < sortedIndices.length; k++) {
-                int i = sortedIndices[k];
-                if (i < 0 || i >= images.size() || k > 0 && i <= sortedIndices[k - 1]) {
-                    throw new IllegalArgumentException("indices must be ascending and in [0, " + images.size() + "), got " + i
-                            + " at position " + k);
-                }
-            }
+            Indices.checkAscending(sortedIndices, images.size());
             INDArray features = Nd4j.create(DataType.FLOAT, sortedIndices.length, (long) c * h * w);
             INDArray labels = Nd4j.create(DataType.FLOAT, sortedIndices.length, classes);
             java.util.stream.IntStream.range(0, sortedIndices.length).parallel().forEach(k -> {

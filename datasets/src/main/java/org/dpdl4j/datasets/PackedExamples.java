@@ -220,6 +220,7 @@ public final class PackedExamples implements ExampleSource {
      */
     @Override
     public LabeledData read(int[] sortedIndices) {
+        Indices.checkAscending(sortedIndices, size);
         int b = sortedIndices.length;
         int width = type.width();
         ByteBuffer record = ByteBuffer.allocate(Math.toIntExact(recordValues * width)).order(ByteOrder.LITTLE_ENDIAN);
@@ -236,9 +237,6 @@ public final class PackedExamples implements ExampleSource {
         }
         for (int k = 0; k < b; k++) {
             int i = sortedIndices[k];
-            if (i < 0 || i >= size || k > 0 && i <= sortedIndices[k - 1]) {
-                throw new IllegalArgumentException("indices must be ascending and in [0, " + size + "), got " + i + " at position " + k);
-            }
             record.clear();
             try {
                 long at = (long) i * record.capacity();

@@ -485,12 +485,10 @@ public final class PackedShards implements ExampleSource {
         int d = recordBytes - LABEL_BYTES;
         byte[] pixels = new byte[sortedIndices.length * d];
         int[] labels = new int[sortedIndices.length];
+        Indices.checkAscending(sortedIndices, size);
         ByteBuffer record = ByteBuffer.allocate(recordBytes).order(java.nio.ByteOrder.LITTLE_ENDIAN);
         for (int k = 0; k < sortedIndices.length; k++) {
             int i = sortedIndices[k];
-            if (i < 0 || i >= size || k > 0 && i <= sortedIndices[k - 1]) {
-                throw new IllegalArgumentException("indices must be ascending and in [0, " + size + "), got " + i + " at position " + k);
-            }
             if (i < partFrom || i >= partTo) {
                 throw new IllegalArgumentException("record " + i + " is outside the part [" + partFrom + ", " + partTo + ") opened of " + dir);
             }
