@@ -143,15 +143,15 @@ final class AuditCommand {
          * The data set: in memory, or {@code shards:} read by index (each step reads its batch, the canaries are the last
          * indices).
          *
-         * @throws IllegalArgumentException for {@code shards:} with a cluster or with --data-normalisation
+         * @throws IllegalArgumentException for {@code shards:} with a cluster
          */
-        static TrainTest load(TrainingOptions t, boolean cluster, boolean dataNormalisation) throws java.io.IOException {
+        static TrainTest load(TrainingOptions t, boolean cluster) throws java.io.IOException {
             if (!t.dataset.startsWith("shards:")) {
                 return t.load();
             }
-            if (cluster || dataNormalisation) {
+            if (cluster) {
                 throw new IllegalArgumentException("--dataset " + t.dataset + ": an audit of packed shards runs with --executor local "
-                        + "and without --data-normalisation (both take the data in memory)");
+                        + "(a cluster audit takes the data in memory)");
             }
             return t.loadReadByIndex();
         }
@@ -240,7 +240,7 @@ final class AuditCommand {
 
         private Integer audit(org.dpdl4j.spark.SparkCluster cluster) throws Exception {
             boolean zero = a.noiseFree(noiseMultiplier);
-            TrainTest data = AuditOptions.load(t, cluster != null, dataNorm.on());
+            TrainTest data = AuditOptions.load(t, cluster != null);
             if (cluster != null) {
                 ExecutorOptions.trainingSplitOn(cluster, t, data);
             }
@@ -263,7 +263,7 @@ final class AuditCommand {
             org.dpdl4j.models.FeatureStatistics statistics = null;
             if (dataNorm.on()) { // released from the training examples, as train does (gradient canaries have no input)
                 long normSeed = t.seed != null ? t.seed : new SecureRandom().nextLong();
-                statistics = org.dpdl4j.dpsgd.PrivateNormalisation.releaseScatterNet((LabeledData) train, dataNorm.sigma, normSeed, // in memory (refused for shards)
+                statistics = org.dpdl4j.dpsgd.PrivateNormalisation.releaseScatterNet(train, dataNorm.sigma, normSeed, // shards: read in chunks
                         Reporting.configureWorkers(null)).statistics();
             }
             org.deeplearning4j.nn.api.Model net = Models.byName(t.modelName(), t.modelOptions(data).withFeatures(statistics));
@@ -347,7 +347,7 @@ final class AuditCommand {
                 axes.add(HyperparameterSpace.parseAxis(s));
             }
             HyperparameterSpace hs = HyperparameterSpace.of(axes);
-            TrainTest data = AuditOptions.load(t, false, false);
+            TrainTest data = AuditOptions.load(t, false);
             t.checkDelta(data.trainExamples().size());
             long seed = t.weightSeed();
             org.dpdl4j.datasets.ExampleSource train = a.train(data, seed);

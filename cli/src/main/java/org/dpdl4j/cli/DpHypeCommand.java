@@ -20,6 +20,7 @@ import me.tongfei.progressbar.ProgressBar;
 import org.dpdl4j.accounting.PrivacyAccountant;
 import org.dpdl4j.accounting.PrivacyGuarantee;
 import org.dpdl4j.datasets.ClientPartition;
+import org.dpdl4j.datasets.ExampleSource;
 import org.dpdl4j.datasets.LabeledData;
 import org.dpdl4j.datasets.TrainTest;
 import org.dpdl4j.dpsgd.DpSgdTrainer;
@@ -156,12 +157,11 @@ final class DpHypeCommand extends TuningCommand {
             throw new IllegalArgumentException("--coordinator-port must be in [0, 65535], got " + coordinatorPort);
         }
         Double alpha = dirichletAlpha(); // checks --partition before the data is loaded
-        TrainTest data = t.load();
+        TrainTest data = t.dataset.startsWith("shards:") ? t.loadReadByIndex() : t.load(); // shards: each client's part by index
         dataDigest = data.digest(); // checked on --resume
         long seed = t.seed != null ? t.seed : 2026;
-        int[] labels = data.train().classIndices();
-        int[][] parts = alpha == null ? ClientPartition.iid(labels.length, clients, seed)
-                : ClientPartition.dirichlet(labels, clients, alpha, seed);
+        int[][] parts = alpha == null ? ClientPartition.iid(data.trainExamples().size(), clients, seed)
+                : ClientPartition.dirichlet(org.dpdl4j.datasets.Splits.classIndices(data.trainExamples()), clients, alpha, seed);
         if (join != null) {
             return client(params, data, parts, seed);
         }
@@ -202,7 +202,7 @@ final class DpHypeCommand extends TuningCommand {
         TuningReports.DpHype report = new TuningReports.DpHype("dp-hype", winner.toMap(), result.winner(), result.votes(),
                 guarantee.epsilon(), t.delta, guarantee.order(), clients, minClients, votes, candidates.size(), partition, transport,
                 params.localSigma(), params.scale(), params.summedNoiseInVotes(),
-                provenance(space, data.train().size(), null, params.event()));
+                provenance(space, data.trainExamples().size(), null, params.event()));
         Map<String, Object> operator = new LinkedHashMap<>();
         operator.put("participants", result.participants());
         operator.put("rounds", result.rounds());
@@ -249,14 +249,21 @@ final class DpHypeCommand extends TuningCommand {
     }
 
     /** The non-private local trainer: each candidate on the given data, scored on a 10% local split. */
-    private DpSgdMechanism localMechanism(LabeledData shard, long seed, int workers) {
-        return mechanism(new TrainTest(t.dataset, shard, shard), DpSgdMechanism.Scoring.PUBLIC_HOLDOUT).noiseMultiplier(0).nonPrivate(true)
+    private DpSgdMechanism localMechanism(TrainTest data, ExampleSource shard, long seed, int workers) {
+        TrainTest local = shard instanceof LabeledData inMemory ? new TrainTest(t.dataset, inMemory, data.test())
+                : new TrainTest(t.dataset, null, data.test(), null, shard);
+        return mechanism(local, DpSgdMechanism.Scoring.PUBLIC_HOLDOUT).noiseMultiplier(0).nonPrivate(true)
                 .validation(validationFraction, seed).workers(workers).build();
     }
 
+    /** Client i's examples: its part of the training data (read by index from shards). */
+    private static ExampleSource clientData(TrainTest data, int[] part) {
+        return data.train() != null ? data.train().rows(part) : data.trainSource().subset(part);
+    }
+
     /** Client i's loss per candidate: 1 − local validation accuracy (the paper votes for the k most accurate). */
-    private double[] localLosses(LabeledData shard, long seed, int workers, ProgressBar bar) {
-        DpSgdMechanism m = localMechanism(shard, seed, workers);
+    private double[] localLosses(TrainTest data, ExampleSource shard, long seed, int workers, ProgressBar bar) {
+        DpSgdMechanism m = localMechanism(data, shard, seed, workers);
         List<Candidate> candidates = space.candidates();
         double[] losses = new double[candidates.size()];
         for (int j = 0; j < losses.length; j++) {
@@ -280,10 +287,10 @@ final class DpHypeCommand extends TuningCommand {
         if (hostPort.length != 2) {
             throw new IllegalArgumentException("--join must be HOST:PORT, got '" + join + "'");
         }
-        LabeledData shard = data.train().rows(parts[clientId - 1]);
+        ExampleSource shard = clientData(data, parts[clientId - 1]);
         long t0 = System.nanoTime();
         Reporting.configureWorkers(1);
-        double[] losses = localLosses(shard, seed + clientId, 1, null);
+        double[] losses = localLosses(data, shard, seed + clientId, 1, null);
         System.out.printf("client %d: %d examples, local losses %s (%.1f s)%n", clientId, shard.size(),
                 java.util.Arrays.toString(losses), (System.nanoTime() - t0) / 1e9);
         try (GrpcTransport transport = new GrpcTransport(hostPort[0], Integer.parseInt(hostPort[1]),
@@ -300,7 +307,7 @@ final class DpHypeCommand extends TuningCommand {
         int workers = Reporting.configureWorkers(null);
         try (ProgressBar bar = bar("local training", (long) clients * space.candidates().size())) {
             for (int i = 1; i <= clients; i++) {
-                losses.add(localLosses(data.train().rows(parts[i - 1]), seed + i, workers, bar));
+                losses.add(localLosses(data, clientData(data, parts[i - 1]), seed + i, workers, bar));
             }
         }
         ExecutorService pool = Executors.newFixedThreadPool(clients);
@@ -369,11 +376,12 @@ final class DpHypeCommand extends TuningCommand {
 
     /** Test accuracy of every candidate trained (non-privately) on all the training data. */
     private double[] evaluate(List<Candidate> candidates, TrainTest data, long seed) {
-        DpSgdMechanism m = localMechanism(data.train(), seed, Reporting.configureWorkers(null));
+        DpSgdMechanism m = localMechanism(data, data.trainExamples(), seed, Reporting.configureWorkers(null));
         double[] accuracy = new double[candidates.size()];
         try (ProgressBar bar = bar("OPT/RANDGUESS evaluation", candidates.size())) {
             for (int j = 0; j < accuracy.length; j++) {
-                accuracy[j] = DpSgdTrainer.accuracy(m.train(candidates.get(j), data.train(), seed + j, null, info -> { }).network(), data.test());
+                accuracy[j] = DpSgdTrainer.accuracy(m.train(candidates.get(j), data.trainExamples(), seed + j, null, info -> { }).network(),
+                        data.test());
                 if (bar != null) {
                     bar.step();
                 }

@@ -44,7 +44,7 @@ final class EvaluateCommand implements Callable<Integer> {
         TrainingOptions t = new TrainingOptions();
         t.dataset = dataset;
         t.imageSize = imageSize;
-        TrainTest data = t.load();
+        TrainTest data = t.loadReadByIndex(); // the test part only: shards and a folder's training images are not read
         long inputs = net instanceof org.deeplearning4j.nn.multilayer.MultiLayerNetwork m ? m.layerInputSize(0) : -1;
         long features = data.test().features().size(1);
         if (inputs > 0 && inputs != features && inputs != data.test().channels()) {

@@ -105,6 +105,9 @@ final class ExecutorOptions {
      * driver's SHA-256); otherwise it is broadcast.
      */
     static void trainingSplitOn(SparkCluster cluster, TrainingOptions t, org.dpdl4j.datasets.TrainTest data) {
+        if (data.train() == null) {
+            return; // packed shards: the executors read them from their path
+        }
         int[] hwc = TrainingOptions.parseImageSize(t.imageSize);
         cluster.trainingSplitOf(data.train(), t.dataset, hwc[0], hwc[1], hwc[2], t.weightSeed());
     }

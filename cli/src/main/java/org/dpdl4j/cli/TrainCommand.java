@@ -478,7 +478,7 @@ final class TrainCommand implements Callable<Integer> {
         if (!dataNorm.on()) {
             return null;
         }
-        int channels = data.train().channels() * new org.dpdl4j.models.Scattering.Builder().build()
+        int channels = (data.train() != null ? data.train() : data.test()).channels() * new org.dpdl4j.models.Scattering.Builder().build()
                 .coefficients();
         double[] ones = new double[channels];
         java.util.Arrays.fill(ones, 1);
@@ -494,7 +494,7 @@ final class TrainCommand implements Callable<Integer> {
      * Releases the feature statistics (after the ledger's charge and the step-0 checkpoint) and puts them into the
      * model's scattering layer, which DL4J's output() and the engine's kernel both read.
      */
-    private void releaseStatistics(org.deeplearning4j.nn.api.Model net, LabeledData train, DpSgdConfig config) {
+    private void releaseStatistics(org.deeplearning4j.nn.api.Model net, org.dpdl4j.datasets.ExampleSource train, DpSgdConfig config) {
         long seed = config.secureRandom() ? new java.security.SecureRandom().nextLong() : config.seed();
         PrivateNormalisation.Release r = PrivateNormalisation.releaseScatterNet(train, dataNorm.sigma, seed, config.workers());
         scattering(net).setFeatureMean(r.statistics().mean());
@@ -513,12 +513,8 @@ final class TrainCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--read-cache-mb must be in [0, 16777216]" + (cluster != null ? " and 0 with "
                     + "--executor spark (the executors read their own parts)" : "") + ", got " + readCacheMb);
         }
-        boolean inMemory = cluster != null || dataNorm.on(); // a folder's images then decoded up front, as for tuning
+        boolean inMemory = cluster != null; // a folder's images then decoded up front, as for tuning
         TrainTest data = inMemory && t.dataset.startsWith("folder:") ? t.load() : t.loadReadByIndex();
-        if (data.train() == null && dataNorm.on()) {
-            throw new IllegalArgumentException("--dataset " + t.dataset + " is read by index at each step: --data-normalisation "
-                    + "needs the training data in memory (give the data set the shards were packed from)");
-        }
         if (cluster != null && data.train() != null) {
             ExecutorOptions.trainingSplitOn(cluster, t, data);
         }
@@ -561,7 +557,7 @@ final class TrainCommand implements Callable<Integer> {
                 ? ": continue with ./dpdl4j train --resume " + out : "") + (state.get("ledger_charge") != null
                 ? "; the whole run was charged to " + state.get("ledger") + " (entry " + state.get("ledger_charge") + ")" : ""));
         if (dataNorm.on() && scattering(net).getFeatureMean() == null) {
-            releaseStatistics(net, data.train(), config);
+            releaseStatistics(net, data.trainExamples(), config); // shards and folders: read in chunks
         }
         TrainingResult result;
         org.dpdl4j.spark.SparkClippedSums sums = null;

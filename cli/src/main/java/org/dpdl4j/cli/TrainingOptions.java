@@ -19,7 +19,8 @@ import picocli.CommandLine.Option;
 /** The options of one DP-SGD run that {@code train} and {@code tune} share. */
 final class TrainingOptions {
     @Option(names = "--dataset", defaultValue = "mnist", description = "mnist, fashion-mnist, cifar10, folder:PATH or shards:PATH "
-            + "(written by data pack; train only) (default ${DEFAULT-VALUE}).")
+            + "(written by data pack, read by index; PATH may be a Hadoop URI such as hdfs://namenode/data/mnist) (default "
+            + "${DEFAULT-VALUE}).")
     String dataset;
 
     @Option(names = "--model", description = "standard-cnn, all-conv, cifar-cnn, mlp, small-resnet (WRN-10-1), wrn-D-K (a wide "
@@ -108,9 +109,8 @@ final class TrainingOptions {
      */
     TrainTest load() throws IOException {
         if (dataset.startsWith("shards:")) {
-            throw new IllegalArgumentException("--dataset " + dataset + ": packed shards are read by train, audit and tune "
-                    + "random-search, dp-hypo, subsampled and propose-test only (this command holds the data in memory): give the "
-                    + "data set they were packed from");
+            throw new IllegalArgumentException("--dataset " + dataset + ": packed shards are read by train, audit, tune and data "
+                    + "only (this command holds the data in memory): give the data set they were packed from");
         }
         int[] hwc = parseImageSize(imageSize);
         return Datasets.load(dataset, DatasetCache.root(), hwc[0], hwc[1], hwc[2], weightSeed(),

@@ -226,11 +226,6 @@ abstract class TuningCommand implements Callable<Integer> {
             if (why != null) {
                 throw new IllegalArgumentException("--train-executor spark: " + why);
             }
-            if (t.dataset.startsWith("shards:")) { // a trial trains on a split of the shards, not on the shards the executors open
-                throw new IllegalArgumentException("--train-executor spark with --dataset " + t.dataset + ": a trial trains on an "
-                        + "index set of the shards, which the executors do not read; packed shards tune with --train-executor local "
-                        + "(train --executor spark reads them on the cluster)");
-            }
             if (threads != 1 || trialWorkers != null) {
                 throw new IllegalArgumentException("--train-executor spark runs one trial at a time, its steps on the cluster: drop "
                         + (threads != 1 ? "--threads " + threads : "--trial-workers " + trialWorkers));
@@ -243,10 +238,6 @@ abstract class TuningCommand implements Callable<Integer> {
             String why = sparkUnavailable();
             if (why != null) {
                 throw new IllegalArgumentException("--executor spark: " + why);
-            }
-            if (t.dataset.startsWith("shards:")) {
-                throw new IllegalArgumentException("--executor spark with --dataset " + t.dataset + ": a tuning on Spark ships its "
-                        + "data in memory; packed shards tune with --executor local");
             }
             if (t.secureNoise) {
                 throw new IllegalArgumentException("--executor spark runs each trial from a seed drawn on the driver, so that a "
@@ -287,11 +278,10 @@ abstract class TuningCommand implements Callable<Integer> {
 
     /**
      * The private data (--dataset): in memory, except {@code shards:} data, whose trials read each step's Poisson batch by
-     * index (the splits and X₁ are index sets of it); with --spark-data cache the executors load its training split from
-     * their own cache.
+     * index (the splits and X₁ are index sets of it; on Spark the executors read them from the shards' path, which every
+     * executor must be able to read); with --spark-data cache the executors load its training split from their own cache.
      */
     TrainTest loadData() throws IOException {
-        // shards: never with a cluster (refused with the options)
         TrainTest data = t.dataset.startsWith("shards:") ? t.loadReadByIndex() : t.load();
         dataDigest = data.digest();
         if (cluster != null || trainCluster != null) {

@@ -6,7 +6,8 @@ import java.nio.file.Paths;
 
 /**
  * Loading a dataset by name: {@code mnist}, {@code fashion-mnist}, {@code cifar10}, {@code folder:PATH} or
- * {@code shards:PATH} (a directory of {@code train/} and {@code test/} packed shards, {@link PackedShards#loadTrainTest}).
+ * {@code shards:PATH} (a directory of {@code train/} and {@code test/} packed shards, {@link PackedShards#loadTrainTest};
+ * PATH may be a URI that a {@link ShardStorage.Provider} on the class path opens, such as {@code hdfs://…}).
  */
 public final class Datasets {
     /** The names accepted besides {@code folder:PATH}. */
@@ -59,7 +60,7 @@ public final class Datasets {
             return ImageFolder.load(Paths.get(name.substring("folder:".length())), height, width, channels, seed, warnings);
         }
         if (name.startsWith("shards:")) {
-            return PackedShards.loadTrainTest(name, Paths.get(name.substring("shards:".length())));
+            return PackedShards.loadTrainTest(name, ShardStorage.of(name.substring("shards:".length())));
         }
         return switch (name) {
             case "mnist" -> Mnist.load(cacheRoot.resolve("mnist"));

@@ -5,10 +5,12 @@ import java.util.Arrays;
 /**
  * Some examples of another source, by index: what a split, a Poisson subset or a random subset of data read by index is,
  * so that no example is copied before a step reads it. Reads map through to the parent, which stays open as long as the
- * subset is used; closing the subset does not close the parent (it may have other subsets).
+ * subset is used; closing the subset does not close the parent (it may have other subsets). Serializable when its
+ * parent is (data in memory, packed shards), so that a cluster's executors read a trial's split by index too.
  */
-final class ExampleSubset implements ExampleSource {
-    private final ExampleSource parent;
+final class ExampleSubset implements ExampleSource, java.io.Serializable {
+    private static final long serialVersionUID = 1L;
+    private final ExampleSource parent; // serializable if the parent is (packed shards travel as a reference)
     private final int[] indices;
     private final boolean ascending;
 

@@ -7,7 +7,6 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -35,8 +34,13 @@ import java.util.Map;
  * row, then column: NCHW, as {@link LabeledData} flattens an image). Every shard but the last holds
  * {@code records_per_shard} records. A pixel p is read as p / 255 in float32, exactly as
  * {@link LabeledData#fromBytes} reads it, so shards of the same pixels give bit-identical data.
+ *
+ * <p>Serialized (to a cluster's executors), packed shards travel as a reference: where they are, the SHA-256 of their
+ * manifest and the part opened. Read back, the reference opens the shards there and verifies them against that
+ * manifest, once per JVM: the opened shards are kept open for the JVM's life and shared by every copy read back.
  */
-public final class PackedShards implements ExampleSource {
+public final class PackedShards implements ExampleSource, java.io.Serializable {
+    private static final long serialVersionUID = 1L;
     /** The manifest's format name. */
     public static final String FORMAT = "dpdl4j-shards";
     /** The format version this class writes and reads. */
@@ -47,7 +51,7 @@ public final class PackedShards implements ExampleSource {
     public static final String MANIFEST = "manifest.json";
     private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
 
-    private final Path dir;
+    private final ShardStorage dir;
     private final int channels;
     private final int height;
     private final int width;
@@ -55,13 +59,13 @@ public final class PackedShards implements ExampleSource {
     private final int size;
     private final int perShard;
     private final int recordBytes;
-    private final FileChannel[] shards;
+    private final transient ShardStorage.RandomReads[] shards;
     private final int partFrom;
     private final int partTo;
     private final String manifestSha256;
 
-    private PackedShards(Path dir, int channels, int height, int width, int classes, int size, int perShard,
-                         FileChannel[] shards, int partFrom, int partTo, String manifestSha256) {
+    private PackedShards(ShardStorage dir, int channels, int height, int width, int classes, int size, int perShard,
+                         ShardStorage.RandomReads[] shards, int partFrom, int partTo, String manifestSha256) {
         this.manifestSha256 = manifestSha256;
         this.partFrom = partFrom;
         this.partTo = partTo;
@@ -88,6 +92,19 @@ public final class PackedShards implements ExampleSource {
      * @throws UncheckedIOException     if a file cannot be read
      */
     public static PackedShards open(Path dir) {
+        return open(ShardStorage.local(dir));
+    }
+
+    /**
+     * Opens packed shards wherever they are stored, as {@link #open(Path)} does: for instance on a distributed file
+     * system through {@link ShardStorage#of}.
+     *
+     * @param dir the shards' directory
+     * @return the examples, read by index
+     * @throws IllegalArgumentException as {@link #open(Path)}
+     * @throws UncheckedIOException     if a file cannot be read
+     */
+    public static PackedShards open(ShardStorage dir) {
         return open(dir, null, 0, Integer.MAX_VALUE);
     }
 
@@ -98,7 +115,7 @@ public final class PackedShards implements ExampleSource {
      * and each shard that holds records of the part is checked against the manifest (size and SHA-256, one pass over
      * those shards only). Reads of records outside the part are refused.
      *
-     * @param dir            the shards' directory
+     * @param dir            the shards' directory ({@link ShardStorage#local}, or {@link ShardStorage#of} a URI)
      * @param manifestSha256 the expected SHA-256 (hex) of the manifest file
      * @param from           the part's first record, ≥ 0
      * @param to             one past its last, in [from, n]
@@ -107,18 +124,18 @@ public final class PackedShards implements ExampleSource {
      *                                  digests), or if [from, to) is not within [0, n)
      * @throws UncheckedIOException     if a file cannot be read
      */
-    public static PackedShards openPart(Path dir, String manifestSha256, int from, int to) {
+    public static PackedShards openPart(ShardStorage dir, String manifestSha256, int from, int to) {
         java.util.Objects.requireNonNull(manifestSha256, "manifestSha256");
         return open(dir, manifestSha256, from, to);
     }
 
-    private static PackedShards open(Path dir, String manifestSha256, int from, int to) {
-        Path manifestFile = dir.resolve(MANIFEST);
-        if (!Files.isRegularFile(manifestFile)) {
-            throw new IllegalArgumentException("no packed shards at " + dir + ": " + manifestFile + " does not exist");
-        }
+    private static PackedShards open(ShardStorage dir, String manifestSha256, int from, int to) {
+        String manifestFile = dir.describe(MANIFEST);
         try {
-            byte[] manifestBytes = Files.readAllBytes(manifestFile);
+            if (dir.length(MANIFEST) < 0) {
+                throw new IllegalArgumentException("no packed shards at " + dir.location() + ": " + manifestFile + " does not exist");
+            }
+            byte[] manifestBytes = dir.readAll(MANIFEST);
             if (manifestSha256 != null && !Sha256.hex(manifestBytes).equals(manifestSha256)) {
                 throw refused(manifestFile, "SHA-256 " + Sha256.hex(manifestBytes) + " differs from the expected " + manifestSha256
                         + ": not the shards the run was planned on");
@@ -150,7 +167,8 @@ public final class PackedShards implements ExampleSource {
             }
             boolean whole = manifestSha256 == null;
             if (!whole && (from < 0 || to < from || to > count)) {
-                throw new IllegalArgumentException("a part of " + dir + " must be within [0, " + count + "), got [" + from + ", " + to + ")");
+                throw new IllegalArgumentException("a part of " + dir.location() + " must be within [0, " + count + "), got [" + from
+                        + ", " + to + ")");
             }
             int firstShard = whole ? 0 : from / perShard;
             int endShard = whole ? expectedShards : Math.min(expectedShards, (Math.max(from, to - 1)) / perShard + 1);
@@ -160,39 +178,39 @@ public final class PackedShards implements ExampleSource {
                 if (!name.equals(shardName(s))) {
                     throw refused(manifestFile, "shard " + s + " must be " + shardName(s) + ", got " + name);
                 }
-                Path file = dir.resolve(name);
                 long records = Math.min(perShard, count - (long) s * perShard);
                 long bytes = records * recordBytes;
-                if (!Files.isRegularFile(file) || Files.size(file) != bytes) {
-                    throw refused(file, (Files.isRegularFile(file) ? Files.size(file) + " bytes" : "missing") + ", expected "
+                long length = dir.length(name);
+                if (length != bytes) {
+                    throw refused(dir.describe(name), (length >= 0 ? length + " bytes" : "missing") + ", expected "
                             + bytes + " (" + records + " records of " + recordBytes + " bytes)");
                 }
                 if (s < firstShard || s >= endShard) {
                     continue; // outside the part: never read by it
                 }
-                String sha = sha256(file);
+                String sha = sha256(dir, name);
                 if (!sha.equals(shard.get("sha256"))) {
-                    throw refused(file, "SHA-256 " + sha + " differs from the manifest's " + shard.get("sha256")
+                    throw refused(dir.describe(name), "SHA-256 " + sha + " differs from the manifest's " + shard.get("sha256")
                             + ": the shard changed after it was packed");
                 }
             }
-            FileChannel[] channels = new FileChannel[expectedShards]; // opened once all are verified
+            ShardStorage.RandomReads[] files = new ShardStorage.RandomReads[expectedShards]; // opened once all are verified
             try {
                 for (int s = firstShard; s < endShard; s++) {
-                    channels[s] = FileChannel.open(dir.resolve(shardName(s)), StandardOpenOption.READ); // positional reads: shared
+                    files[s] = dir.openForReads(shardName(s));
                 }
             } catch (IOException e) {
-                for (FileChannel ch : channels) {
-                    if (ch != null) {
-                        ch.close();
+                for (ShardStorage.RandomReads f : files) {
+                    if (f != null) {
+                        f.close();
                     }
                 }
                 throw e;
             }
-            return new PackedShards(dir, c, h, w, classes, count, perShard, channels, whole ? 0 : from, whole ? count : to,
+            return new PackedShards(dir, c, h, w, classes, count, perShard, files, whole ? 0 : from, whole ? count : to,
                     Sha256.hex(manifestBytes));
         } catch (IOException e) {
-            throw new UncheckedIOException("could not read packed shards at " + dir, e);
+            throw new UncheckedIOException("could not read packed shards at " + dir.location(), e);
         } catch (ClassCastException e) {
             throw refused(manifestFile, "malformed manifest (" + e.getMessage() + ")");
         }
@@ -206,23 +224,21 @@ public final class PackedShards implements ExampleSource {
      * @param name the data set's name, e.g. {@code shards:/data/mnist}
      * @throws IllegalArgumentException as {@link #open}, or if the parts' image shapes or classes differ
      */
-    public static TrainTest loadTrainTest(String name, Path dir) {
+    public static TrainTest loadTrainTest(String name, ShardStorage dir) {
         PackedShards train = open(dir.resolve("train"));
         try {
-            return new TrainTest(name, null, readTest(dir, train), Sha256.hex(Files.readAllBytes(dir.resolve("train").resolve(MANIFEST))),
-                    train);
-        } catch (IOException | RuntimeException e) {
+            return new TrainTest(name, null, readTest(dir, train), train.manifestSha256(), train);
+        } catch (RuntimeException e) {
             train.close();
-            throw e instanceof IOException io ? new UncheckedIOException("could not read " + dir.resolve("train").resolve(MANIFEST), io)
-                    : (RuntimeException) e;
+            throw e;
         }
     }
 
     /** The test part, read into memory, checked to hold images of the training part's shape and classes. */
-    private static LabeledData readTest(Path dir, PackedShards train) {
+    private static LabeledData readTest(ShardStorage dir, PackedShards train) {
         try (PackedShards t = open(dir.resolve("test"))) {
             if (t.channels != train.channels || t.height != train.height || t.width != train.width || t.classes != train.classes) {
-                throw new IllegalArgumentException(dir + ": the test shards hold " + t.channels + "x" + t.height + "x" + t.width
+                throw new IllegalArgumentException(dir.location() + ": the test shards hold " + t.channels + "x" + t.height + "x" + t.width
                         + " images of " + t.classes + " classes, the training shards " + train.channels + "x" + train.height + "x"
                         + train.width + " of " + train.classes);
             }
@@ -469,8 +485,8 @@ public final class PackedShards implements ExampleSource {
         return manifestSha256;
     }
 
-    /** The directory the shards were read from. */
-    public Path directory() {
+    /** The directory the shards were read from (a local directory, or one of a distributed file system). */
+    public ShardStorage storage() {
         return dir;
     }
 
@@ -487,16 +503,18 @@ public final class PackedShards implements ExampleSource {
         int[] labels = new int[sortedIndices.length];
         Indices.checkAscending(sortedIndices, size);
         ByteBuffer record = ByteBuffer.allocate(recordBytes).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        byte[] bytes = record.array();
         for (int k = 0; k < sortedIndices.length; k++) {
             int i = sortedIndices[k];
             if (i < partFrom || i >= partTo) {
-                throw new IllegalArgumentException("record " + i + " is outside the part [" + partFrom + ", " + partTo + ") opened of " + dir);
+                throw new IllegalArgumentException("record " + i + " is outside the part [" + partFrom + ", " + partTo + ") opened of "
+                        + dir.location());
             }
             try {
-                record.clear();
                 long at = (long) (i % perShard) * recordBytes;
-                while (record.hasRemaining()) {
-                    if (shards[i / perShard].read(record, at + record.position()) < 0) {
+                for (int got = 0, r; got < recordBytes; got += r) {
+                    r = shards[i / perShard].read(at + got, bytes, got, recordBytes - got);
+                    if (r < 0) {
                         throw new IllegalArgumentException(shardFile(i) + ": ends before record " + i + " (it changed after it was opened)");
                     }
                 }
@@ -515,28 +533,28 @@ public final class PackedShards implements ExampleSource {
     /** Closes the shard files; reads after this fail. */
     @Override
     public void close() {
-        for (FileChannel ch : shards) {
+        for (ShardStorage.RandomReads f : shards) {
             try {
-                if (ch != null) { // a part opens only its own shards
-                    ch.close();
+                if (f != null) { // a part opens only its own shards
+                    f.close();
                 }
             } catch (IOException e) {
-                throw new UncheckedIOException("could not close a shard of " + dir, e);
+                throw new UncheckedIOException("could not close a shard of " + dir.location(), e);
             }
         }
     }
 
     /** The file of record i, for messages (not formatted on the read path). */
-    private Path shardFile(int i) {
-        return dir.resolve(shardName(i / perShard));
+    private String shardFile(int i) {
+        return dir.describe(shardName(i / perShard));
     }
 
     static String shardName(int s) {
         return String.format("shard-%05d.bin", s);
     }
 
-    private static String sha256(Path file) throws IOException {
-        try (InputStream in = Files.newInputStream(file)) {
+    private static String sha256(ShardStorage dir, String name) throws IOException {
+        try (InputStream in = dir.open(name)) {
             MessageDigest md = MessageDigest.getInstance("SHA-256");
             byte[] buf = new byte[1 << 20];
             for (int r; (r = in.read(buf)) > 0; ) {
@@ -548,7 +566,7 @@ public final class PackedShards implements ExampleSource {
         }
     }
 
-    private static int positive(Map<?, ?> m, String key, Path file) {
+    private static int positive(Map<?, ?> m, String key, String file) {
         int v = nonNegative(m, key, file);
         if (v < 1) {
             throw refused(file, key + " must be >= 1, got " + v);
@@ -556,14 +574,14 @@ public final class PackedShards implements ExampleSource {
         return v;
     }
 
-    private static int nonNegative(Map<?, ?> m, String key, Path file) {
+    private static int nonNegative(Map<?, ?> m, String key, String file) {
         if (!(m.get(key) instanceof Integer v) || v < 0) {
             throw refused(file, key + " must be a non-negative integer, got " + m.get(key));
         }
         return v;
     }
 
-    private static IllegalArgumentException refused(Path file, String why) {
+    private static IllegalArgumentException refused(String file, String why) {
         return new IllegalArgumentException(file + ": " + why);
     }
 
@@ -583,9 +601,28 @@ public final class PackedShards implements ExampleSource {
         }
     }
 
+    /** Serialization: a {@link Reference} travels, never the open files. */
+    private Object writeReplace() {
+        return new Reference(dir, manifestSha256, partFrom, partTo);
+    }
+
+    private void readObject(java.io.ObjectInputStream in) throws java.io.InvalidObjectException {
+        throw new java.io.InvalidObjectException("packed shards are read back through their reference");
+    }
+
+    /** Shards opened from references in this JVM, kept open and shared (one entry per shard set and part). */
+    private static final Map<Reference, PackedShards> OPENED = new java.util.concurrent.ConcurrentHashMap<>();
+
+    /** Where packed shards are, the manifest they were verified with, and the part [from, to) opened. */
+    private record Reference(ShardStorage storage, String manifestSha256, int from, int to) implements java.io.Serializable {
+        private Object readResolve() {
+            return OPENED.computeIfAbsent(this, r -> openPart(r.storage, r.manifestSha256, r.from, r.to));
+        }
+    }
+
     @Override
     public String toString() {
-        return "PackedShards[" + dir + ", " + size + " records of " + channels + "x" + height + "x" + width + " in "
+        return "PackedShards[" + dir.location() + ", " + size + " records of " + channels + "x" + height + "x" + width + " in "
                 + shards.length + " shards]";
     }
 }

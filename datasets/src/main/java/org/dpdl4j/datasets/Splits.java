@@ -110,6 +110,24 @@ public final class Splits {
         return Arrays.copyOf(LabeledData.permutation(n, seed), count);
     }
 
+    /**
+     * Every example's class index, read in chunks (a source that is not in memory is never read whole).
+     *
+     * @return n class indices, in [0, numClasses)
+     */
+    public static int[] classIndices(ExampleSource data) {
+        if (data instanceof LabeledData inMemory) {
+            return inMemory.classIndices();
+        }
+        int n = data.size();
+        int[] classes = new int[n];
+        for (int from = 0; from < n; from += CHUNK) {
+            int[] chunk = data.read(java.util.stream.IntStream.range(from, Math.min(n, from + CHUNK)).toArray()).classIndices();
+            System.arraycopy(chunk, 0, classes, from, chunk.length);
+        }
+        return classes;
+    }
+
     /** One uniform number per example from a hash of the seed, the example's features (as float32) and its label. */
     static double[] recordCoins(ExampleSource data, long seed) {
         int n = data.size();

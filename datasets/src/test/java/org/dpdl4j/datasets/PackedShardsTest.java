@@ -116,4 +116,48 @@ class PackedShardsTest {
         assertTrue(e.getMessage().contains("0.5, not p/255"), e.getMessage());
         assertFalse(Files.exists(tmp.resolve("x")) || Files.exists(tmp.resolve("x.partial")));
     }
+
+    /**
+     * Serialized (as for a cluster's executors), shards and their subsets travel as a reference and read back the same
+     * rows; two copies read back share one opened set; a manifest changed since the driver opened it is refused when a
+     * copy is read back; a location names the storage it is opened with.
+     */
+    @Test
+    void travelByReferenceAndLocationsNameTheirStorage(@TempDir Path tmp) throws Exception {
+        LabeledData data = images(40, 1, 3, 3, 4, 2);
+        Path dir = tmp.resolve("shards");
+        PackedShards.pack(data, dir, 16);
+        try (PackedShards shards = PackedShards.open(ShardStorage.of(dir.toUri().toString()))) { // file: URI, a local directory
+            ExampleSource split = shards.subset(new int[]{30, 2, 17, 5});
+            byte[] bytes = serialize(split);
+            assertTrue(bytes.length < 2000, "no records travel: " + bytes.length + " bytes");
+            ExampleSource back = (ExampleSource) deserialize(bytes);
+            ExampleSource again = (ExampleSource) deserialize(serialize(shards));
+            assertEquals(data.rows(new int[]{30, 2, 17, 5}).features(), back.read(new int[]{0, 1, 2, 3}).features());
+            assertTrue(again == deserialize(serialize(shards)), "one opened set per JVM");
+            Path elsewhere = Files.createDirectories(tmp.resolve("x")).resolve("..").resolve("shards"); // not yet opened here
+            byte[] planned = serialize(PackedShards.open(elsewhere));
+            Files.writeString(dir.resolve(PackedShards.MANIFEST), Files.readString(dir.resolve(PackedShards.MANIFEST)) + " ");
+            var changed = assertThrows(IllegalArgumentException.class, () -> deserialize(planned));
+            assertTrue(changed.getMessage().contains("not the shards the run was planned on"), changed.getMessage());
+        }
+        assertEquals(new ShardStorage.Local(tmp.toAbsolutePath().toString()), ShardStorage.of(tmp.toString()));
+        var unknown = assertThrows(IllegalArgumentException.class, () -> ShardStorage.of("nosuchfs://host/data"));
+        assertTrue(unknown.getMessage().contains("nosuchfs://host/data") && unknown.getMessage().contains("'nosuchfs'")
+                && unknown.getMessage().contains("dpdl4j-spark"), unknown.getMessage());
+    }
+
+    private static byte[] serialize(Object o) throws java.io.IOException {
+        var bytes = new java.io.ByteArrayOutputStream();
+        try (var out = new java.io.ObjectOutputStream(bytes)) {
+            out.writeObject(o);
+        }
+        return bytes.toByteArray();
+    }
+
+    private static Object deserialize(byte[] b) throws Exception {
+        try (var in = new java.io.ObjectInputStream(new java.io.ByteArrayInputStream(b))) {
+            return in.readObject();
+        }
+    }
 }

@@ -9,13 +9,13 @@ import java.util.concurrent.Future;
 import org.dpdl4j.accounting.ComposedEvent;
 import org.dpdl4j.accounting.GaussianEvent;
 import org.dpdl4j.accounting.PrivacyEvent;
+import org.dpdl4j.datasets.ExampleSource;
 import org.dpdl4j.datasets.LabeledData;
 import org.dpdl4j.models.FeatureStatistics;
 import org.dpdl4j.models.Scattering2D;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
-import org.nd4j.linalg.indexing.NDArrayIndex;
 
 /**
  * Tramèr &amp; Boneh's private data normalisation of ScatterNet features ("Differentially Private Learning Needs Better
@@ -72,7 +72,7 @@ public final class PrivateNormalisation {
      * {@link #DEFAULT_CLIP_SQUARES}, noise seeded from {@code seed} (derived, so that it differs from a run's noise seeded
      * with the same number). See {@link #release}.
      */
-    public static Release releaseScatterNet(LabeledData data, double noiseMultiplier, long seed, int threads) {
+    public static Release releaseScatterNet(ExampleSource data, double noiseMultiplier, long seed, int threads) {
         return release(data, 2, 8, DEFAULT_CLIP_MEAN, DEFAULT_CLIP_SQUARES, noiseMultiplier, seed ^ 0x5eed_0a0aL, threads);
     }
 
@@ -89,7 +89,8 @@ public final class PrivateNormalisation {
     /**
      * Releases the statistics of the scattering features (J scales, L angles) of {@code data}'s images.
      *
-     * @param data            the private training data (its images; the labels are not read)
+     * @param data            the private training data (its images; the labels are not read): in memory, or read by index
+     *                        in chunks of 256 examples (packed shards, a folder), so that it need not fit in memory
      * @param scales          J of the transform, in [1, 8]
      * @param angles          L of the transform, in [1, 64]
      * @param clipMean        C_μ &gt; 0, finite
@@ -99,7 +100,7 @@ public final class PrivateNormalisation {
      * @param threads         threads computing the transform, ≥ 1
      * @throws IllegalArgumentException naming the parameter that is out of range, or if the images are too small for J
      */
-    public static Release release(LabeledData data, int scales, int angles, double clipMean, double clipSquares, double noiseMultiplier,
+    public static Release release(ExampleSource data, int scales, int angles, double clipMean, double clipSquares, double noiseMultiplier,
                                   long noiseSeed, int threads) {
         if (!(clipMean > 0) || Double.isInfinite(clipMean)) {
             throw new IllegalArgumentException("clipMean C_mu must be finite and > 0, got " + clipMean);
@@ -117,8 +118,9 @@ public final class PrivateNormalisation {
         if (n < 1) {
             throw new IllegalArgumentException("data must hold at least one example");
         }
-        Scattering2D transform = new Scattering2D(data.height(), data.width(), scales, angles);
-        int channels = data.channels() * transform.coefficients();
+        LabeledData first = data.read(new int[]{0}); // the image shape (a source's examples may be flat rows)
+        Scattering2D transform = new Scattering2D(first.height(), first.width(), scales, angles);
+        int channels = first.channels() * transform.coefficients();
         double[] released = noisySums(data, transform, clipMean, clipSquares, noiseMultiplier, noiseSeed, threads);
         double[] mean = new double[channels];
         double[] variance = new double[channels];
@@ -130,7 +132,7 @@ public final class PrivateNormalisation {
     }
 
     /** {@link #clippedSums} with N(0, (σC_μ)²) added to each mean sum and N(0, (σC_s)²) to each square sum, not to the count. */
-    static double[] noisySums(LabeledData data, Scattering2D transform, double clipMean, double clipSquares, double noiseMultiplier,
+    static double[] noisySums(ExampleSource data, Scattering2D transform, double clipMean, double clipSquares, double noiseMultiplier,
                               long seed, int threads) {
         double[] sums = clippedSums(data, transform, clipMean, clipSquares, threads);
         int channels = (sums.length - 1) / 2;
@@ -149,12 +151,12 @@ public final class PrivateNormalisation {
      * Σ clip(a_i) (C·K entries), Σ clip(b_i) (C·K entries), then the number of examples with a clipped vector. Partial
      * sums per chunk of examples are added in chunk order, so the result does not depend on the number of threads.
      */
-    static double[] clippedSums(LabeledData data, Scattering2D transform, double clipMean, double clipSquares, int threads) {
+    static double[] clippedSums(ExampleSource data, Scattering2D transform, double clipMean, double clipSquares, int threads) {
         int n = data.size();
         int chunks = (n + CHUNK - 1) / CHUNK;
         List<Future<double[]>> parts = new ArrayList<>();
         ExecutorService pool = Executors.newFixedThreadPool(Math.min(threads, chunks));
-        double[] sums = new double[2 * data.channels() * transform.coefficients() + 1];
+        double[] sums = new double[2 * data.read(new int[]{0}).channels() * transform.coefficients() + 1];
         try {
             for (int k = 0; k < chunks; k++) {
                 int from = k * CHUNK;
@@ -179,9 +181,11 @@ public final class PrivateNormalisation {
     }
 
     /** Σ clip(a_i), Σ clip(b_i) over examples [from, to), then the number of examples with a clipped vector. */
-    private static double[] clippedSums(LabeledData data, Scattering2D transform, int from, int to, double clipMean, double clipSquares) {
-        INDArray rows = data.features().get(NDArrayIndex.interval(from, to), NDArrayIndex.all());
-        INDArray images = rows.castTo(DataType.DOUBLE).reshape('c', new long[]{to - from, data.channels(), data.height(), data.width()});
+    private static double[] clippedSums(ExampleSource source, Scattering2D transform, int from, int to, double clipMean,
+                                        double clipSquares) {
+        LabeledData data = source.read(java.util.stream.IntStream.range(from, to).toArray()); // only this chunk in memory
+        INDArray images = data.features().castTo(DataType.DOUBLE).reshape('c', new long[]{to - from, data.channels(), data.height(),
+                data.width()});
         int channels = data.channels() * transform.coefficients();
         int positions = transform.outputHeight() * transform.outputWidth();
         INDArray features = transform.transform(images, 1); // one of the release's own threads

@@ -67,6 +67,32 @@ class PrivateNormalisationTest {
     }
 
     /**
+     * Packed shards, read by index in chunks (never whole), release with the same seed exactly what the same pixels
+     * release from memory: means, variances and the clipped count, bit for bit, with clipping and noise on.
+     */
+    @Test
+    void shardsReleaseWhatTheSamePixelsReleaseFromMemory(@org.junit.jupiter.api.io.TempDir java.nio.file.Path tmp) {
+        int n = 600;
+        java.util.Random rng = new java.util.Random(5);
+        byte[] pixels = new byte[n * 784];
+        rng.nextBytes(pixels);
+        for (int i = 0; i < n; i += 3) {
+            java.util.Arrays.fill(pixels, i * 784, (i + 1) * 784, (byte) 0); // a third black: norm 0, never clipped
+        }
+        int[] labels = rng.ints(n, 0, 10).toArray();
+        LabeledData d = LabeledData.fromBytes(pixels, labels, 10, 1, 28, 28);
+        org.dpdl4j.datasets.PackedShards.pack(d, tmp.resolve("s"), 250); // chunks of 256 span the shards' bounds
+        try (var shards = org.dpdl4j.datasets.PackedShards.open(tmp.resolve("s"))) {
+            var fromMemory = PrivateNormalisation.release(d, 2, 8, 0.05, 0.01, 1.0, 7, 2);
+            var fromShards = PrivateNormalisation.release(shards, 2, 8, 0.05, 0.01, 1.0, 7, 2);
+            assertTrue(fromMemory.clipped() > 0 && fromMemory.clipped() < n, "clipping exercised: " + fromMemory.clipped());
+            assertEquals(fromMemory.clipped(), fromShards.clipped());
+            assertArrayEquals(fromMemory.statistics().mean(), fromShards.statistics().mean());
+            assertArrayEquals(fromMemory.statistics().variance(), fromShards.statistics().variance());
+        }
+    }
+
+    /**
      * Adding one example, even one whose pixels are 1000 times too large, moves the clipped sums by at most C_μ and C_s
      * (and by them within round-off for that extreme example: it was clipped), the Gaussian mechanisms' sensitivities.
      */

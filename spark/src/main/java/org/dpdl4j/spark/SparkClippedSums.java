@@ -16,6 +16,7 @@ import org.dpdl4j.dpsgd.Networks;
 import org.dpdl4j.datasets.ExampleSource;
 import org.dpdl4j.datasets.LabeledData;
 import org.dpdl4j.datasets.PackedShards;
+import org.dpdl4j.datasets.ShardStorage;
 import org.dpdl4j.dpsgd.ClippedSums;
 import org.dpdl4j.dpsgd.DpSgdConfig;
 import org.dpdl4j.dpsgd.PerExampleGradients;
@@ -77,13 +78,14 @@ public final class SparkClippedSums implements ClippedSums {
         for (int p = 0; p + 1 < bounds.length; p++) {
             LabeledData data = whole ? train : rows(train, bounds[p], bounds[p + 1]);
             shipped.add(data);
-            list.add(new Part(p, bounds[p], bounds[p + 1], shipping.ship(data), whole, null));
+            list.add(new Part(p, bounds[p], bounds[p + 1], shipping.ship(data), whole, null, null));
         }
         return start(network, config, sampler, list, shipped, start);
     }
 
     /**
-     * A run over packed shards on a path every executor can read (a shared file system): nothing of the data travels
+     * A run over packed shards on a path every executor can read (a shared file system, or a URI of a distributed one
+     * such as {@code hdfs://}, read through {@link HadoopShardStorage}): nothing of the data travels
      * from the driver. Part p's task opens the shards that hold its rows [from, to) ({@link PackedShards#openPart},
      * verified against the driver's manifest SHA-256) once per run and executor, and at each step reads only the rows of
      * the batch that lie in its part. Data in memory go as {@link #open(Model, LabeledData, DpSgdConfig,
@@ -97,15 +99,29 @@ public final class SparkClippedSums implements ClippedSums {
             return open(network, inMemory, config, sampler);
         }
         if (!(train instanceof PackedShards shards)) {
-            throw new IllegalArgumentException("a Spark run reads data in memory or packed shards on a path every executor reads, "
-                    + "not " + train);
+            if (!(train instanceof Serializable)) {
+                throw new IllegalArgumentException("a Spark run reads data in memory, packed shards on a path every executor reads, "
+                        + "or subsets of them, not " + train);
+            }
+            // a subset of packed shards (a trial's split): sent once per executor as a broadcast of its indices; an
+            // executor opens the whole shard set (verified once per JVM) and reads the batch's rows of its part
+            long start = System.nanoTime();
+            Broadcast<ExampleSource> source = cluster.context().broadcast(train);
+            int[] bounds = PoissonBatchSampler.partitionBounds(train.size(), partitions);
+            List<Part> list = new ArrayList<>();
+            for (int p = 0; p + 1 < bounds.length; p++) {
+                list.add(new Part(p, bounds[p], bounds[p + 1], null, false, null, source));
+            }
+            return start(network, config, sampler, list, List.of(), start);
         }
         long start = System.nanoTime();
         int[] bounds = PoissonBatchSampler.partitionBounds(shards.size(), partitions);
-        ShardsPart where = new ShardsPart(shards.directory().toAbsolutePath().toString(), shards.manifestSha256());
+        ShardStorage storage = shards.storage() instanceof HadoopShardStorage h
+                ? h.with(cluster.context().hadoopConfiguration()) : shards.storage(); // spark.hadoop.* settings reach the executors
+        ShardsPart where = new ShardsPart(storage, shards.manifestSha256());
         List<Part> list = new ArrayList<>();
         for (int p = 0; p + 1 < bounds.length; p++) {
-            list.add(new Part(p, bounds[p], bounds[p + 1], null, false, where));
+            list.add(new Part(p, bounds[p], bounds[p + 1], null, false, where, null));
         }
         return start(network, config, sampler, list, List.of(), start);
     }
@@ -121,7 +137,7 @@ public final class SparkClippedSums implements ClippedSums {
             parts = list.size();
             openSeconds = (System.nanoTime() - start) / 1e9;
         }
-        return new SparkSession(sc, network, rdd, job, shipped);
+        return new SparkSession(sc, network, rdd, job, shipped, list.isEmpty() ? null : list.get(0).source());
     }
 
     /** Rows [from, to) of the data, as their own arrays. */
@@ -136,9 +152,12 @@ public final class SparkClippedSums implements ClippedSums {
         private final JavaRDD<Part> rdd;
         private final Job job;
         private final List<LabeledData> shipped;
+        private final Broadcast<ExampleSource> source;
         private long lastEnd;
 
-        SparkSession(JavaSparkContext sc, Model network, JavaRDD<Part> rdd, Job job, List<LabeledData> shipped) {
+        SparkSession(JavaSparkContext sc, Model network, JavaRDD<Part> rdd, Job job, List<LabeledData> shipped,
+                     Broadcast<ExampleSource> source) {
+            this.source = source;
             this.sc = sc;
             this.network = network;
             this.rdd = rdd;
@@ -182,6 +201,9 @@ public final class SparkClippedSums implements ClippedSums {
         @Override
         public void close() {
             job.conf().destroy();
+            if (source != null) {
+                source.destroy();
+            }
             for (LabeledData d : shipped) {
                 cluster.shipping().forget(d);
             }
@@ -214,14 +236,16 @@ public final class SparkClippedSums implements ClippedSums {
     }
 
     /**
-     * One part of the training data: rows [from, to), shipped as its own data or as the whole split, or read from
-     * packed shards ({@code shards} not null, {@code data} null).
+     * One part of the training data: rows [from, to), shipped as its own data or as the whole split, read from packed
+     * shards ({@code shards} not null), or read from a serializable source such as a subset of packed shards
+     * ({@code source} not null).
      */
-    record Part(int index, int from, int to, DataShipping.Handle data, boolean whole, ShardsPart shards) implements Serializable {
+    record Part(int index, int from, int to, DataShipping.Handle data, boolean whole, ShardsPart shards,
+                Broadcast<ExampleSource> source) implements Serializable {
     }
 
-    /** Packed shards every executor reads at {@code directory}, and the SHA-256 of the manifest the driver verified. */
-    record ShardsPart(String directory, String manifestSha256) implements Serializable {
+    /** Packed shards every executor reads from {@code storage}, and the SHA-256 of the manifest the driver verified. */
+    record ShardsPart(ShardStorage storage, String manifestSha256) implements Serializable {
     }
 
     /** What every task of a run needs besides the step: the network's configuration, the sampler, C. */
@@ -255,8 +279,8 @@ public final class SparkClippedSums implements ClippedSums {
                 return new Partial(null, 0, 0, (System.nanoTime() - start) / 1e9);
             }
             LabeledData data;
-            if (part.shards() != null) { // only the batch's rows of this part, read now
-                data = Executors.cast(Executors.shards(job, part).read(rows), job);
+            if (part.shards() != null || part.source() != null) { // only the batch's rows of this part, read now
+                data = Executors.cast((part.shards() != null ? Executors.shards(job, part) : part.source().value()).read(rows), job);
                 rows = java.util.stream.IntStream.range(0, rows.length).toArray();
             } else {
                 data = Executors.data(job, part);
@@ -311,8 +335,8 @@ public final class SparkClippedSums implements ClippedSums {
                     return known;
                 }
             }
-            PackedShards opened = PackedShards.openPart(java.nio.file.Path.of(part.shards().directory()),
-                    part.shards().manifestSha256(), part.from(), part.to());
+            PackedShards opened = PackedShards.openPart(part.shards().storage(), part.shards().manifestSha256(), part.from(),
+                    part.to());
             synchronized (Executors.class) {
                 enter(job.run());
                 PackedShards other = SHARDS.putIfAbsent(part.index(), opened);

@@ -167,6 +167,38 @@ class SparkTrainingTest {
             TrainingResult r = new DpSgdTrainer().withClippedSums(cluster.clippedSums(4)).train(fromShards, shards, config);
             assertEquals(m.event(), r.event());
             assertEquals(fromMemory.params(), fromShards.params(), "the same parameters, bit for bit");
+
+            // the same shards on a Hadoop file system (a stand-in scheme whose paths are not local paths): the driver
+            // opens them through Hadoop's FileSystem, the executors with the driver's settings, shipped with the part
+            var hadoop = cluster.context().hadoopConfiguration();
+            hadoop.set("fs.rooted.impl", RootedFileSystem.class.getName());
+            hadoop.set("rooted.root", tmp.toString());
+            hadoop.setBoolean("fs.rooted.impl.disable.cache", true);
+            MultiLayerNetwork fromHadoop = Models.mlp(ModelOptions.mnist().withSeed(7));
+            try (var remote = org.dpdl4j.datasets.PackedShards.open(HadoopShardStorage.of("rooted:///shards", hadoop))) {
+                assertEquals(shards.manifestSha256(), remote.manifestSha256());
+                TrainingResult h = new DpSgdTrainer().withClippedSums(cluster.clippedSums(4)).train(fromHadoop, remote, config);
+                assertEquals(m.event(), h.event());
+                assertEquals(fromMemory.params(), fromHadoop.params(), "through Hadoop's FileSystem: the same parameters, bit for bit");
+            } finally {
+                hadoop.unset("fs.rooted.impl");
+                hadoop.unset("rooted.root");
+            }
+            // a trial's split (an index set of the shards, in the split's order): each executor opens the shard set and
+            // reads its part's rows of the split; the run is the run from the same rows in memory
+            int[] split = org.dpdl4j.datasets.Splits.randomSubset(part.size(), 6000, 11);
+            MultiLayerNetwork subsetFromMemory = Models.mlp(ModelOptions.mnist().withSeed(7));
+            TrainingResult sm = new DpSgdTrainer().withClippedSums(cluster.clippedSums(3)).train(subsetFromMemory, part.rows(split),
+                    config);
+            MultiLayerNetwork subsetFromShards = Models.mlp(ModelOptions.mnist().withSeed(7));
+            TrainingResult ss = new DpSgdTrainer().withClippedSums(cluster.clippedSums(3)).train(subsetFromShards, shards.subset(split),
+                    config);
+            assertEquals(sm.event(), ss.event());
+            assertEquals(subsetFromMemory.params(), subsetFromShards.params(), "a subset of the shards: the same parameters, bit for bit");
+
+            var unknown = assertThrows(IllegalArgumentException.class, () -> org.dpdl4j.datasets.ShardStorage.of("nosuchfs://host/x"));
+            assertTrue(unknown.getMessage().contains("nosuchfs://host/x") && unknown.getMessage().contains("nosuchfs"), unknown.getMessage());
+
             java.nio.file.Path manifest = tmp.resolve("shards").resolve(org.dpdl4j.datasets.PackedShards.MANIFEST);
             java.nio.file.Files.writeString(manifest, java.nio.file.Files.readString(manifest) + "\n");
             MultiLayerNetwork refused = Models.mlp(ModelOptions.mnist().withSeed(7));
