@@ -108,16 +108,7 @@ final class Cli {
 
     /** What went wrong with a file, in words (no exception class names): "no such file or directory: /x" and the like. */
     static String why(Exception e) {
-        if (e instanceof java.nio.file.NoSuchFileException n) {
-            return "no such file or directory: " + n.getFile();
-        }
-        if (e instanceof java.nio.file.AccessDeniedException a) {
-            return "permission denied: " + a.getFile();
-        }
-        if (e instanceof java.nio.file.FileSystemException f) {
-            return (f.getReason() != null ? f.getReason().toLowerCase(java.util.Locale.ROOT) : "cannot be used") + ": " + f.getFile();
-        }
-        return String.valueOf(e.getMessage());
+        return org.dpdl4j.release.AtomicFiles.why(e);
     }
 
     static String oneLine(String message) {

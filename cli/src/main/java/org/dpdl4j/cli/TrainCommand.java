@@ -2,7 +2,6 @@ package org.dpdl4j.cli;
 
 import org.dpdl4j.benchmarks.Reporting;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
@@ -10,7 +9,6 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 import me.tongfei.progressbar.ProgressBar;
 import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
-import org.deeplearning4j.util.ModelSerializer;
 import org.dpdl4j.accounting.PrivacyEvent;
 import org.dpdl4j.accounting.PrivacyGuarantee;
 import org.dpdl4j.accounting.PrivacyAccountant;
@@ -26,10 +24,10 @@ import org.dpdl4j.models.FeatureStatistics;
 import org.dpdl4j.models.Models;
 import org.dpdl4j.release.InputSpec;
 import org.dpdl4j.release.PrivateModel;
+import org.dpdl4j.release.CheckpointState;
 import org.dpdl4j.release.PrivacyLedger;
-import org.dpdl4j.release.StagedRelease;
+import org.dpdl4j.release.PrivateRun;
 import org.nd4j.linalg.api.ndarray.INDArray;
-import org.nd4j.linalg.factory.Nd4j;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -105,9 +103,6 @@ final class TrainCommand implements Callable<Integer> {
 
     /** The cluster that computes the clipped sums (--executor spark), or null for this JVM. */
     private org.dpdl4j.spark.SparkCluster cluster;
-
-    /** The ledger this run is charged to (no lock is held between its operations), or null. */
-    private PrivacyLedger runLedger;
 
     @Override
     public Integer call() throws IOException {
@@ -221,67 +216,28 @@ final class TrainCommand implements Callable<Integer> {
     }
 
     /**
-     * The run's start, in the order that loses no charge: the ledger opened and its budget checked; the step-0 checkpoint
-     * (the plan and the initial model) written, which also shows that --output can take a model; then the charge, bound
-     * to the run's identifier, its plan and its starting model; then the training ({@link #finish}). A kill between the
-     * checkpoint and the charge leaves a plan that --resume charges (nothing ran); a kill after the charge leaves a plan
-     * the charge names.
+     * The run's start through {@link PrivateRun#start} (step-0 checkpoint, then the charge: no moment loses it), then the
+     * training ({@link #finish}).
      */
     private Integer start(Path out, TrainTest data, org.deeplearning4j.nn.api.Model net, DpSgdConfig config,
                           Map<String, Object> state, PrivacyEvent planned) throws IOException {
-        Path dir = out.resolve(CHECKPOINT);
-        RunLock lock = null;
-        boolean charged = false;
+        PrivacyLedger runLedger = ledger.open(t.dataset, t.delta);
+        PrivateRun run;
         try {
-            runLedger = ledger.open(t.dataset, t.delta);
-            if (runLedger != null && runLedger.epsilonAfter(planned) > runLedger.epsilonBudget()) {
-                runLedger.charge(chargeLabel(), planned); // refused by the budget, with the ledger's own message
-            }
-            long every = checkpointEvery != null ? checkpointEvery : 0;
-            if (every > 0 || runLedger != null) {
-                lock = RunLock.acquire(out);
-                saveCheckpoint(dir, new Checkpoint(net, config, 0), state);
-                checkSpace(out, dir.resolve((String) state.get("model_file")));
-                org.dpdl4j.release.CrashPoint.reached("train:before-charge");
-            }
-            if (runLedger != null) {
-                state.put("ledger_charge", runLedger.charge(chargeLabel(), planned, (String) state.get("run"),
-                        (String) state.get("plan_sha256"), CheckpointState.iterateDigest(state)).sequence());
-                charged = true;
-                org.dpdl4j.release.CrashPoint.reached("train:after-charge");
-                writeState(dir, state);
-            }
+            run = PrivateRun.start(out, state, net, config, planned, runLedger, chargeLabel(),
+                    checkpointEvery != null ? checkpointEvery : 0);
         } catch (IOException | RuntimeException e) {
-            if (!charged) { // nothing was charged: nothing is left behind
-                deleteCheckpoint(dir);
-                Cli.deleteIfEmpty(out.resolve(TuningOutput.OPERATOR_DIRECTORY));
-            }
-            if (lock != null) {
-                lock.close();
+            if (runLedger != null) {
+                runLedger.close();
             }
             throw e;
         }
-        return finish(out, data, net, config, state, 0, null, lock);
+        return finish(data, net, config, run, 0, null);
     }
 
     /** The ledger entry's label for this run. */
     private String chargeLabel() {
         return "train " + t.modelName() + " on " + t.dataset;
-    }
-
-    /**
-     * Refuses (before the charge) an --output whose file system cannot take the rest of the run: one more checkpoint
-     * model while the previous one is kept, and the released model.
-     */
-    private static void checkSpace(Path out, Path model) throws IOException {
-        long size = Files.size(model);
-        long usable = Files.getFileStore(model).getUsableSpace();
-        long need = 2 * size + (1 << 20);
-        if (usable < need) {
-            throw new IllegalArgumentException(String.format("--output %s has %d bytes free, and the run needs about %d (a model "
-                    + "of %d bytes for the next checkpoint, another for the release): nothing was charged; free some space or "
-                    + "choose another --output", out, usable, need, size));
-        }
     }
 
     /** The run's DP-SGD settings; a seed only with --seed (without --secure-noise). */
@@ -334,82 +290,24 @@ final class TrainCommand implements Callable<Integer> {
      * ledger's charge, its files inside the checkpoint folder.
      */
     private Integer resumeRun() throws IOException {
-        Path dir = resume;
-        Path checkpointDir = dir.resolve(CHECKPOINT);
-        Path stateFile = checkpointDir.resolve("state.json");
-        java.util.Optional<StagedRelease> pending;
+        PrivateRun.Resumption r = PrivateRun.resume(resume, "--resume " + resume);
+        if (r.releasedNow()) {
+            System.out.println("the release interrupted before was finished: " + resume.resolve(PrivateModel.MODEL_FILE) + ", "
+                    + resume.resolve(PrivateModel.SIDECAR_FILE));
+            return 0;
+        }
         try {
-            pending = StagedRelease.pending(dir);
-        } catch (IllegalStateException e) {
-            throw new IllegalArgumentException("--resume " + dir + ": " + e.getMessage());
-        }
-        if (pending.isEmpty() && Files.exists(dir.resolve(PrivateModel.SIDECAR_FILE))) {
-            // a second continuation would be a second, differently noised release
-            throw new IllegalArgumentException("--resume " + dir + ": the run there has finished (" + PrivateModel.SIDECAR_FILE
-                    + " exists); it is not continued again");
-        }
-        if (!Files.exists(stateFile)) {
-            if (Files.exists(dir.resolve("checkpoint").resolve("state.json"))) {
-                throw new IllegalArgumentException("--resume " + dir + ": the checkpoint in " + dir.resolve("checkpoint") + " was "
-                        + "written by an earlier dpdl4j, without the hashes that bind it to its plan; it is not resumed");
-            }
-            throw new IllegalArgumentException("--resume " + dir + ": no checkpoint (" + stateFile + " does not exist)");
-        }
-        RunLock lock = RunLock.acquire(dir);
-        try {
-            Map<String, Object> state = CheckpointState.verify(checkpointDir);
-            PrivacyLedger.Entry charge = null;
-            if (state.get("ledger") instanceof String ledgerPath) {
-                Path ledgerFile = Path.of(ledgerPath);
-                if (!Files.exists(ledgerFile)) {
-                    throw new IllegalArgumentException("--resume: checkpoint " + stateFile + " refused: its run was charged to "
-                            + ledgerFile + ", which does not exist: the plan cannot be checked against its charge");
-                }
-                runLedger = PrivacyLedger.openExisting(ledgerFile);
-                for (String repair : runLedger.repairs()) {
-                    System.out.println("repaired: " + repair);
-                }
-                if (pending.isEmpty()) {
-                    charge = CheckpointState.checkAgainstLedger(checkpointDir, state, runLedger);
-                    if (charge != null && state.get("ledger_charge") == null) { // stopped right after its charge: found by its run
-                        state.put("ledger_charge", charge.sequence());
-                        writeState(checkpointDir, state);
-                    }
-                } else {
-                    charge = runLedger.entries().stream().filter(e -> e.charged() && state.get("ledger_charge") instanceof Number c
-                            && e.sequence() == c.longValue()).findFirst().orElseThrow(() -> new IllegalArgumentException(
-                            "--resume " + dir + ": a release is staged, but ledger " + ledgerFile + " has no charge "
-                                    + state.get("ledger_charge") + " for it"));
-                }
-            }
-            if (pending.isPresent()) { // the run was stopped while releasing: the staged files go out as they are
-                pending.get().release(runLedger, charge == null ? null : charge.sequence(), CheckpointState.plannedEvent(state));
-                deleteCheckpoint(checkpointDir);
-                Cli.deleteIfEmpty(dir.resolve(TuningOutput.OPERATOR_DIRECTORY));
-                System.out.println("the release interrupted before was finished: " + dir.resolve(PrivateModel.MODEL_FILE) + ", "
-                        + dir.resolve(PrivateModel.SIDECAR_FILE));
-                lock.close();
-                return 0;
-            }
-            if (runLedger != null && charge == null) { // stopped between the plan and the charge: nothing ran, charge it now
-                charge = runLedger.charge("train " + state.get("model") + " on " + state.get("dataset"),
-                        CheckpointState.plannedEvent(state), (String) state.get("run"), (String) state.get("plan_sha256"),
-                        CheckpointState.iterateDigest(state));
-                state.put("ledger_charge", charge.sequence());
-                writeState(checkpointDir, state);
-                System.out.printf("charged the planned run to %s now (entry %d): it had been stopped before its charge%n",
-                        runLedger.file(), charge.sequence());
-            }
-            return resumeTraining(dir, checkpointDir, stateFile, state, lock);
+            return resumeTraining(resume, r.run());
         } catch (IOException | RuntimeException e) {
-            lock.close();
+            r.run().close();
             throw e;
         }
     }
 
     /** Continues a verified checkpoint's training (settings from the state, network from its model file). */
-    private Integer resumeTraining(Path dir, Path checkpointDir, Path stateFile, Map<String, Object> state, RunLock lock)
-            throws IOException {
+    private Integer resumeTraining(Path dir, PrivateRun run) throws IOException {
+        Map<String, Object> state = run.state();
+        Path stateFile = run.checkpointDirectory().resolve("state.json");
         TrainTest data;
         DpSgdConfig config;
         org.deeplearning4j.nn.api.Model net;
@@ -439,22 +337,14 @@ final class TrainCommand implements Callable<Integer> {
             augmult.check(t.dataset, cluster != null);
             stepsDone = ((Number) state.get("steps_done")).longValue();
             data = load();
-            if (data.trainExamples().size() != ((Number) state.get("n")).intValue()
-                    || !java.util.Objects.equals(data.digest(), state.get("data_sha256"))) {
-                throw new IllegalArgumentException("--resume " + dir + ": the checkpoint was made on " + state.get("n") + " training "
-                        + "examples of " + t.dataset + (state.get("data_sha256") != null ? " (digest " + state.get("data_sha256")
-                        + ")" : "") + ", the data now has " + data.trainExamples().size() + (data.digest() != null ? " (digest "
-                        + data.digest() + ")" : "") + ": it changed, and the charge was for the data as it was");
-            }
+            run.checkData("--resume " + dir, t.dataset, data.trainExamples().size(), data.digest());
             config = config(((Number) state.get("sampling_rate")).doubleValue(),
                     ((Number) state.get("noise_multiplier")).doubleValue(), ((Number) state.get("steps")).longValue());
-            Path modelFile = checkpointDir.resolve((String) state.get("model_file"));
             try {
-                net = org.dpdl4j.dpsgd.Networks.restore(modelFile.toFile(), true);
-                ema = state.get("ema_file") instanceof String f ? Nd4j.readBinary(checkpointDir.resolve(f).toFile()) : null;
-            } catch (IOException | RuntimeException e) {
-                throw new IllegalArgumentException("--resume " + dir + ": the checkpoint's model " + modelFile + " (or its moving "
-                        + "average) cannot be read as a DL4J network (" + e.getMessage() + ")");
+                net = run.network();
+                ema = run.ema();
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("--resume " + dir + ": " + e.getMessage());
             }
         } catch (IllegalArgumentException e) {
             throw e.getMessage() != null && e.getMessage().startsWith("--resume") ? e
@@ -470,7 +360,7 @@ final class TrainCommand implements Callable<Integer> {
         System.out.printf("dpdl4j %s | resuming %s on %s from step %d of %d (fresh randomness; the ledger is not charged again)%n",
                 Cli.version(), t.modelName(), t.dataset, stepsDone, config.steps());
         t.output = dir;
-        return finish(dir, data, net, config, state, stepsDone, ema, lock);
+        return finish(data, net, config, checkpointEvery != null ? run.checkpointEvery(checkpointEvery) : run, stepsDone, ema);
     }
 
     /** With --data-normalisation, statistics of the right shape (mean 0, variance 1) to build the model; else null. */
@@ -525,34 +415,26 @@ final class TrainCommand implements Callable<Integer> {
     }
 
     /** Where a run's checkpoint lives under --output: operator-only (iterates under a noise stream that may be discarded). */
-    static final String CHECKPOINT = "operator/checkpoint";
+    static final String CHECKPOINT = PrivateRun.CHECKPOINT;
 
     /**
-     * Trains (from step {@code from}), checkpointing if asked, then releases the model and privacy.json (through
-     * {@link StagedRelease}: bound to the ledger's charge before it is published) and prints the report. {@code lock}
-     * (held when the run checkpoints or is charged) is released when the release is out.
+     * Trains (from step {@code from}), checkpointing if asked, then releases the model and privacy.json through the run
+     * ({@link PrivateRun#release}: bound to the ledger's charge before it is published) and prints the report. The run's
+     * lock (held when the run checkpoints or is charged) is released when the release is out.
      */
-    private Integer finish(Path out, TrainTest data, org.deeplearning4j.nn.api.Model net, DpSgdConfig config, Map<String, Object> state, long from,
-                           INDArray ema, RunLock lock) throws IOException {
-        PrivacyAccountant accountant = accountantOption.accountant();
-        long every = checkpointEvery != null ? checkpointEvery : state.get("checkpoint_every") instanceof Number e ? e.longValue() : 0;
-        if (checkpointEvery != null && checkpointEvery < 1) {
-            throw new IllegalArgumentException("--checkpoint-every must be >= 1 step, got " + checkpointEvery);
-        }
-        state.put("checkpoint_every", every);
-        Checkpoint.Sink sink = every > 0 ? c -> saveCheckpoint(out.resolve(CHECKPOINT), c, state) : null;
-        try {
-            return train(out, data, net, config, state, from, ema, lock, accountant, every, sink);
-        } finally {
-            if (lock != null) {
-                lock.close(); // held until the release is written and the checkpoint gone, or the run failed
-            }
+    private Integer finish(TrainTest data, org.deeplearning4j.nn.api.Model net, DpSgdConfig config, PrivateRun run, long from,
+                           INDArray ema) throws IOException {
+        try (run) { // the run's lock is held until the release is written and the checkpoint gone, or the run failed
+            return train(data, net, config, run, from, ema, accountantOption.accountant());
         }
     }
 
-    private Integer train(Path out, TrainTest data, org.deeplearning4j.nn.api.Model net, DpSgdConfig config, Map<String, Object> state,
-                          long from, INDArray ema, RunLock lock, PrivacyAccountant accountant, long every, Checkpoint.Sink sink)
-            throws IOException {
+    private Integer train(TrainTest data, org.deeplearning4j.nn.api.Model net, DpSgdConfig config, PrivateRun run, long from,
+                          INDArray ema, PrivacyAccountant accountant) throws IOException {
+        Path out = run.output();
+        Map<String, Object> state = run.state();
+        long every = run.checkpointEvery();
+        Checkpoint.Sink sink = run.checkpoints();
         Cli.InterruptNotice notice = Cli.InterruptNotice.install("train interrupted" + (every > 0 || state.get("ledger_charge") != null
                 ? ": continue with ./dpdl4j train --resume " + out : "") + (state.get("ledger_charge") != null
                 ? "; the whole run was charged to " + state.get("ledger") + " (entry " + state.get("ledger_charge") + ")" : ""));
@@ -609,13 +491,10 @@ final class TrainCommand implements Callable<Integer> {
         PrivacyEvent released = dataNorm.compose(result.event());
         PrivateModel release = PrivateModel.of(net, "training", released, accountantOption.name(), config.delta(),
                 new InputSpec(shape.channels(), shape.height(), shape.width(), 255), settings);
-        StagedRelease staged = StagedRelease.stage(out, release.releaseFiles(Map.of()), java.util.List.of("tuning.json",
-                "trials.json")); // an earlier tuning's, kept by --overwrite, would pass for this run's
-        Long charge = state.get("ledger_charge") instanceof Number c ? c.longValue() : null;
-        staged.release(runLedger, charge, released); // refused if a copy of this run released first
+        run.release(release, java.util.List.of("tuning.json", "trials.json"), // an earlier tuning's, kept by --overwrite,
+                released);                                                     // would pass for this run's
         PrivacyGuarantee g = release.guarantee();
         Path modelPath = out.resolve(PrivateModel.MODEL_FILE);
-        deleteCheckpoint(out.resolve(CHECKPOINT)); // the final model supersedes it
         if (sums != null) { // what the cluster did: operator-only, never released
             Map<String, Object> record = new LinkedHashMap<>();
             Map<String, Object> executor = new LinkedHashMap<>(cluster.operatorSummary());
@@ -627,10 +506,7 @@ final class TrainCommand implements Callable<Integer> {
             Files.createDirectories(out.resolve("operator"));
             Reporting.writeJsonAtomically(out.resolve("operator").resolve("record.json"), record);
         }
-        Cli.deleteIfEmpty(out.resolve(TuningOutput.OPERATOR_DIRECTORY)); // operator/, if nothing else is in it
-        if (lock != null) {
-            lock.close(); // the release is out: another process may use the folder
-        }
+        run.close(); // the release is out: operator/ goes if nothing else is in it, and another process may use the folder
 
         System.out.printf("test accuracy %.4f | epsilon %.4f at delta %s (%s) | %d steps, %.1f s, %.0f examples/s%n",
                 testAccuracy, g.epsilon(), config.delta(), AccountCommand.AccountantOption.how(g), result.stepsTaken(), result.seconds(),
@@ -668,82 +544,5 @@ final class TrainCommand implements Callable<Integer> {
             Cli.printJsonLine(System.out, j);
         }
         return 0;
-    }
-
-    /**
-     * Writes a checkpoint: the model (and moving average) to new files; for a charged run, the ledger's record that the
-     * run reached this state; then state.json (naming the files) by rename; then the previous files go. A crash at any
-     * point leaves a state.json that names complete files, which the ledger knows.
-     */
-    private void saveCheckpoint(Path dir, Checkpoint c, Map<String, Object> state) {
-        try {
-            Files.createDirectories(dir);
-            String modelFile = "model-step-" + c.stepsDone() + ".zip";
-            Path tmp = Files.createTempFile(dir, ".model", ".zip");
-            try {
-                ModelSerializer.writeModel(c.network(), tmp.toFile(), true);
-                Reporting.publish(tmp, dir.resolve(modelFile));
-            } finally {
-                Files.deleteIfExists(tmp);
-            }
-            Object previousEma = state.get("ema_file");
-            if (c.ema() != null) { // the moving average so far, written before state.json names it
-                String emaFile = "ema-step-" + c.stepsDone() + ".bin";
-                Path tmpEma = Files.createTempFile(dir, ".ema", ".bin");
-                try {
-                    Nd4j.saveBinary(c.ema(), tmpEma.toFile());
-                    Reporting.publish(tmpEma, dir.resolve(emaFile));
-                } finally {
-                    Files.deleteIfExists(tmpEma);
-                }
-                state.put("ema_file", emaFile);
-            }
-            Object previous = state.get("model_file");
-            state.put("model_file", modelFile);
-            state.put("model_sha256", CheckpointState.sha256(dir.resolve(modelFile)));
-            if (c.ema() != null) {
-                state.put("ema_sha256", CheckpointState.sha256(dir.resolve((String) state.get("ema_file"))));
-            } else {
-                state.remove("ema_file");
-                state.remove("ema_sha256");
-            }
-            state.put("steps_done", c.stepsDone());
-            state.put("event_so_far", c.eventSoFar().toMap());
-            if (state.get("ledger_charge") instanceof Number charge && c.stepsDone() > 0) {
-                runLedger.recordCheckpoint(charge.longValue(), c.stepsDone(), c.eventSoFar(), CheckpointState.iterateDigest(state));
-            }
-            writeState(dir, state);
-            org.dpdl4j.release.CrashPoint.reached("train:checkpoint:" + c.stepsDone());
-            if (previous instanceof String p && !p.equals(modelFile)) {
-                Files.deleteIfExists(dir.resolve(p));
-            }
-            if (previousEma instanceof String p && !p.equals(state.get("ema_file"))) {
-                Files.deleteIfExists(dir.resolve(p));
-            }
-        } catch (IOException e) {
-            throw new java.io.UncheckedIOException("could not write the checkpoint in " + dir + " (" + Cli.why(e) + ")"
-                    + (state.get("ledger_charge") == null ? (state.get("ledger") != null ? "; nothing was charged" : "")
-                    : "; the whole run was charged to " + state.get("ledger") + " (entry "
-                    + state.get("ledger_charge") + "): once there is space, continue it with ./dpdl4j train --resume "
-                    + dir.getParent().getParent() + " (from its last checkpoint)"), e);
-        }
-    }
-
-    /** Writes state.json atomically, with its hash. */
-    private static void writeState(Path dir, Map<String, Object> state) throws IOException {
-        state.remove(CheckpointState.STATE_HASH);
-        state.put(CheckpointState.STATE_HASH, CheckpointState.stateHash(state));
-        Reporting.writeJsonAtomically(dir.resolve("state.json"), state);
-    }
-
-    private static void deleteCheckpoint(Path dir) throws IOException {
-        if (Files.isDirectory(dir)) {
-            try (var files = Files.list(dir)) {
-                for (Path f : files.toList()) {
-                    Files.deleteIfExists(f);
-                }
-            }
-            Files.deleteIfExists(dir);
-        }
     }
 }

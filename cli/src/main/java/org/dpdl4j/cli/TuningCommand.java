@@ -1,5 +1,6 @@
 package org.dpdl4j.cli;
 
+import org.dpdl4j.release.CheckpointState;
 import org.dpdl4j.benchmarks.Reporting;
 import java.io.IOException;
 import java.nio.file.Files;

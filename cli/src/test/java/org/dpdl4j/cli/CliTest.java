@@ -1,5 +1,6 @@
 package org.dpdl4j.cli;
 
+import org.dpdl4j.release.CheckpointState;
 import org.dpdl4j.benchmarks.Reporting;
 import static org.dpdl4j.cli.CliRunner.concat;
 import static org.dpdl4j.cli.CliRunner.run;

@@ -28,7 +28,7 @@ public final class PrivateTraining {
     /** The accountant that calibrates σ and states ε: PLD, the tighter one for a single DP-SGD run. */
     public static final String DEFAULT_ACCOUNTANT = "pld";
 
-    private final Model network;
+    private Model network; // null until a resumed run's checkpoint is read
     private final ExampleSource data;
     private final DataSetIterator iterator;
     private double targetEpsilon = Double.NaN;
@@ -46,16 +46,20 @@ public final class PrivateTraining {
     private int augmult = 1;
     private TrainingListener[] listeners = new TrainingListener[0];
     private boolean started;
+    private java.nio.file.Path output;
+    private org.dpdl4j.release.PrivacyLedger ledger;
+    private long checkpointEvery;
+    private java.nio.file.Path resumeFrom;
 
     private PrivateTraining(Model network, ExampleSource data, DataSetIterator iterator) {
-        this.network = Objects.requireNonNull(network, "network");
+        this.network = network;
         this.data = data;
         this.iterator = iterator;
     }
 
     /** Training on data held in memory (features [n, c·h·w]); the input shape c×h×w is recorded, with pixel scale 255. */
     public static PrivateTraining of(Model network, LabeledData data) {
-        PrivateTraining p = new PrivateTraining(network, Objects.requireNonNull(data, "data"), null);
+        PrivateTraining p = new PrivateTraining(Objects.requireNonNull(network, "network"), Objects.requireNonNull(data, "data"), null);
         p.input = new InputSpec(data.channels(), data.height(), data.width(), 255);
         return p;
     }
@@ -70,7 +74,7 @@ public final class PrivateTraining {
         if (data instanceof LabeledData inMemory) {
             return of(network, inMemory);
         }
-        PrivateTraining p = new PrivateTraining(network, Objects.requireNonNull(data, "data"), null);
+        PrivateTraining p = new PrivateTraining(Objects.requireNonNull(network, "network"), Objects.requireNonNull(data, "data"), null);
         if (data instanceof PackedShards shards) {
             p.input = new InputSpec(shards.channels(), shards.height(), shards.width(), 255);
         }
@@ -84,7 +88,59 @@ public final class PrivateTraining {
      * The input shape is not known: set it with {@link #input(InputSpec)} for a server to accept raw pixels.
      */
     public static PrivateTraining of(Model network, DataSetIterator data) {
-        return new PrivateTraining(network, null, Objects.requireNonNull(data, "data"));
+        return new PrivateTraining(Objects.requireNonNull(network, "network"), null, Objects.requireNonNull(data, "data"));
+    }
+
+    /**
+     * Continues a run that was started with {@link #output} and stopped (killed, or failed) after its start: the settings,
+     * the network and the moving average come from its last checkpoint, which is checked on its own and against the
+     * ledger's charge; the run goes on from there under that charge with fresh randomness, and {@link #train()} releases
+     * it into {@code dir}. Only {@link #workers}, {@link #listeners} and {@link #checkpointEvery} may be set; the data
+     * must be the data the run was planned on (its size and digest are checked).
+     *
+     * <pre>{@code
+     * PrivateModel m = PrivateTraining.resume(Path.of("runs/a"), data).workers(2).train();
+     * }</pre>
+     *
+     * @param dir  the run's output directory
+     * @param data the training data, as at the start
+     * @return a training that continues the run when {@link #train()} is called
+     */
+    public static PrivateTraining resume(java.nio.file.Path dir, ExampleSource data) {
+        PrivateTraining p = new PrivateTraining(null, Objects.requireNonNull(data, "data"), null);
+        p.resumeFrom = Objects.requireNonNull(dir, "dir");
+        return p;
+    }
+
+    /**
+     * Runs the training through the lifecycle of {@link org.dpdl4j.release.PrivateRun} in {@code dir}: the plan and the
+     * starting model are written, the ledger (if any) charged once, checkpoints taken every {@link #checkpointEvery}
+     * steps, and {@link #train()} releases {@code model.zip} and {@code privacy.json} into {@code dir} (bound to the
+     * charge); a run stopped on the way is continued with {@link #resume}. Without it nothing is written.
+     *
+     * @param dir a directory without a release in it (created if missing)
+     */
+    public PrivateTraining output(java.nio.file.Path dir) {
+        this.output = Objects.requireNonNull(dir, "dir");
+        return this;
+    }
+
+    /**
+     * The privacy ledger to charge the run to, once, before it trains (needs {@link #output}): its data set name is
+     * recorded in the run's plan, and its budget refuses a run that would exceed it.
+     */
+    public PrivateTraining ledger(org.dpdl4j.release.PrivacyLedger ledger) {
+        this.ledger = Objects.requireNonNull(ledger, "ledger");
+        return this;
+    }
+
+    /** Steps between checkpoints, ≥ 1 (needs {@link #output}; default: none but the start's). */
+    public PrivateTraining checkpointEvery(long steps) {
+        if (steps < 1) {
+            throw new IllegalArgumentException("checkpointEvery must be >= 1 step, got " + steps);
+        }
+        this.checkpointEvery = steps;
+        return this;
     }
 
     /** Target ε &gt; 0, finite (required). */
@@ -184,6 +240,12 @@ public final class PrivateTraining {
      * @throws IllegalStateException    on a second call
      */
     public PrivateModel train() {
+        if (resumeFrom != null) {
+            return resumeRun();
+        }
+        if ((ledger != null || checkpointEvery > 0) && output == null) {
+            throw new IllegalArgumentException("a ledger or checkpoints need output(dir): the run's plan and checkpoints live there");
+        }
         if (started) {
             throw new IllegalStateException("train() was already called on this PrivateTraining: the network has been trained "
                     + "(its claim covers that run only); start from a fresh network");
@@ -229,11 +291,164 @@ public final class PrivateTraining {
             b.seed(seed);
         }
         DpSgdConfig config = b.build();
+        if (output != null) {
+            return trainAsRun(trainer, data, config);
+        }
         started = true; // from here on the network changes
         TrainingResult result = data instanceof LabeledData inMemory ? trainer.train(network, inMemory, config, listeners)
                 : trainer.train(network, data, config, listeners);
         java.util.Map<String, Object> configuration = config.describe(n, result.stepsTaken());
         configuration.put("augmult", augmult);
         return PrivateModel.of(network, "training", result.event(), accountant, delta, input, configuration);
+    }
+
+    /** The run's plan in the checkpoint state's fields ({@link org.dpdl4j.release.CheckpointState#PLAN}). */
+    private java.util.Map<String, Object> plan(ExampleSource data, DpSgdConfig config) {
+        java.util.Map<String, Object> s = new java.util.LinkedHashMap<>();
+        s.put("format", org.dpdl4j.release.CheckpointState.FORMAT);
+        s.put("run", java.util.UUID.randomUUID().toString());
+        s.put("dataset", ledger != null ? ledger.dataset() : "data");
+        s.put("data_sha256", digest(data));
+        s.put("image_size", input == null ? "unspecified" : input.height() + "x" + input.width() + "x" + input.channels()
+                + (input.scale() != 255 ? "/" + input.scale() : ""));
+        s.put("n", data.size());
+        s.put("model", network.getClass().getSimpleName());
+        s.put("optimizer", "the network's own");
+        s.put("activation", "the network's own");
+        s.put("batch_size", expectedBatchSize);
+        s.put("epochs", epochs);
+        s.put("sampling_rate", config.samplingRate());
+        s.put("noise_multiplier", config.noiseMultiplier());
+        s.put("clip_norm", config.clipNorm());
+        s.put("steps", config.steps());
+        s.put("physical_batch_size", config.physicalBatchSize());
+        s.put("ema_decay", config.emaDecay());
+        s.put("delta", delta);
+        s.put("secure_noise", seed == null);
+        s.put("non_private", false);
+        s.put("weights_seed", null);
+        s.put("ledger", ledger == null ? null : ledger.file().toAbsolutePath().toString());
+        s.put("accountant", accountant);
+        s.put("data_normalisation", null);
+        s.put("augmult", augmult);
+        return s;
+    }
+
+    /** Trains through the run's lifecycle in {@link #output} and releases there. */
+    private PrivateModel trainAsRun(DpSgdTrainer trainer, ExampleSource data, DpSgdConfig config) {
+        if (java.nio.file.Files.exists(output.resolve(PrivateModel.SIDECAR_FILE))
+                || java.nio.file.Files.exists(output.resolve(PrivateModel.MODEL_FILE))) {
+            throw new IllegalArgumentException("output " + output + " holds a release already: choose a new directory");
+        }
+        java.util.Map<String, Object> plan = plan(data, config);
+        try {
+            java.nio.file.Files.createDirectories(output);
+            org.dpdl4j.release.PrivateRun run = org.dpdl4j.release.PrivateRun.start(output, plan, network, config,
+                    DpSgdTrainer.event(config.samplingRate(), config.noiseMultiplier(), config.steps()), ledger,
+                    "train " + plan.get("model") + " on " + plan.get("dataset"), checkpointEvery);
+            started = true; // from here on the network changes
+            return trainAndRelease(run, trainer, data, network, config, 0, null);
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException("could not write the run in " + output, e);
+        }
+    }
+
+    /** Trains from step {@code from} with the run's checkpoints, then releases through the run. */
+    private PrivateModel trainAndRelease(org.dpdl4j.release.PrivateRun run, DpSgdTrainer trainer, ExampleSource data, Model net,
+                                         DpSgdConfig config, long from, org.nd4j.linalg.api.ndarray.INDArray ema)
+            throws java.io.IOException {
+        try (run) {
+            long every = run.checkpointEvery();
+            TrainingResult result = from > 0 ? trainer.resume(new Checkpoint(net, config, from, ema), data, every, run.checkpoints(),
+                    listeners) : every > 0 ? trainer.train(net, data, config, every, run.checkpoints(), listeners)
+                    : trainer.train(net, data, config, listeners);
+            java.util.Map<String, Object> configuration = config.describe(data.size(), result.stepsTaken());
+            configuration.put("augmult", ((Number) run.state().get("augmult")).intValue());
+            configuration.put("resumed_from_step", from > 0 ? from : null);
+            configuration.put("ledger_charge", run.charge());
+            PrivateModel release = PrivateModel.of(net, "training", result.event(), (String) run.state().get("accountant"),
+                    config.delta(), inputOf((String) run.state().get("image_size")), configuration);
+            run.release(release, java.util.List.of(), result.event());
+            return release;
+        }
+    }
+
+    /** Continues a stopped run ({@link #resume}). */
+    private PrivateModel resumeRun() {
+        if (started) {
+            throw new IllegalStateException("train() was already called on this PrivateTraining");
+        }
+        started = true;
+        String what = "resume " + resumeFrom;
+        try {
+            org.dpdl4j.release.PrivateRun.Resumption r = org.dpdl4j.release.PrivateRun.resume(resumeFrom, what);
+            if (r.releasedNow()) {
+                return PrivateModel.load(resumeFrom, org.dpdl4j.release.LoadPolicy.privateOnly());
+            }
+            org.dpdl4j.release.PrivateRun run = r.run();
+            try {
+                java.util.Map<String, Object> state = run.state();
+                run.checkData(what, (String) state.get("dataset"), data.size(), digest(data));
+                if (checkpointEvery > 0) {
+                    run = run.checkpointEvery(checkpointEvery);
+                }
+                DpSgdConfig config = DpSgdConfig.builder().samplingRate(((Number) state.get("sampling_rate")).doubleValue())
+                        .noiseMultiplier(((Number) state.get("noise_multiplier")).doubleValue())
+                        .clipNorm(((Number) state.get("clip_norm")).doubleValue()).steps(((Number) state.get("steps")).longValue())
+                        .physicalBatchSize(((Number) state.get("physical_batch_size")).intValue())
+                        .emaDecay(((Number) state.get("ema_decay")).doubleValue()).delta(((Number) state.get("delta")).doubleValue())
+                        .workers(workers).build(); // fresh randomness: the seed is never kept
+                network = run.network();
+                int k = ((Number) state.get("augmult")).intValue();
+                DpSgdTrainer trainer = new DpSgdTrainer(Accountants.byName((String) state.get("accountant")));
+                if (k != 1) {
+                    throw new IllegalArgumentException(what + ": the run used augmult k = " + k + ", which a resume from Java "
+                            + "cannot rebuild (its augmentation is not in the plan)");
+                }
+                return trainAndRelease(run, trainer, data, network, config, run.stepsDone(), run.ema());
+            } catch (RuntimeException e) {
+                run.close();
+                throw e;
+            }
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException("could not continue the run in " + resumeFrom, e);
+        }
+    }
+
+    /** The input of a plan's image_size ("HxWxC", "HxWxC/scale" or "unspecified"). */
+    private static InputSpec inputOf(String imageSize) {
+        if (imageSize == null || imageSize.equals("unspecified")) {
+            return null;
+        }
+        String[] scaled = imageSize.split("/");
+        String[] hwc = scaled[0].split("x");
+        return new InputSpec(Integer.parseInt(hwc[2]), Integer.parseInt(hwc[0]), Integer.parseInt(hwc[1]),
+                scaled.length > 1 ? Double.parseDouble(scaled[1]) : 255);
+    }
+
+    /**
+     * SHA-256 (hex) of the examples: the size, then each example's features (float32 bits) and label index, read in
+     * chunks of 4,096; it identifies the data in the run's plan, so that a resume on other data is refused.
+     */
+    static String digest(ExampleSource data) {
+        try {
+            java.security.MessageDigest md = java.security.MessageDigest.getInstance("SHA-256");
+            int n = data.size();
+            java.nio.ByteBuffer head = java.nio.ByteBuffer.allocate(8).putInt(n).putInt(data.numClasses());
+            md.update(head.array());
+            for (int from = 0; from < n; from += 4096) {
+                LabeledData chunk = data.read(java.util.stream.IntStream.range(from, Math.min(n, from + 4096)).toArray());
+                float[] x = chunk.features().castTo(org.nd4j.linalg.api.buffer.DataType.FLOAT).dup('c').data().asFloat();
+                java.nio.ByteBuffer buf = java.nio.ByteBuffer.allocate(4 * x.length);
+                buf.asFloatBuffer().put(x);
+                md.update(buf.array());
+                for (int label : chunk.classIndices()) {
+                    md.update(java.nio.ByteBuffer.allocate(4).putInt(label).array());
+                }
+            }
+            return java.util.HexFormat.of().formatHex(md.digest());
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is missing from this JVM", e);
+        }
     }
 }

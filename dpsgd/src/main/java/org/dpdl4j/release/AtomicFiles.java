@@ -37,4 +37,23 @@ public final class AtomicFiles {
         }
         Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
     }
+
+    /**
+     * An I/O failure in words, for messages: what went wrong, and the file.
+     *
+     * @param e the failure
+     * @return e.g. "no such file or directory: /x/y"
+     */
+    public static String why(Exception e) {
+        if (e instanceof java.nio.file.NoSuchFileException n) {
+            return "no such file or directory: " + n.getFile();
+        }
+        if (e instanceof java.nio.file.AccessDeniedException a) {
+            return "permission denied: " + a.getFile();
+        }
+        if (e instanceof java.nio.file.FileSystemException f) {
+            return (f.getReason() != null ? f.getReason().toLowerCase(java.util.Locale.ROOT) : "cannot be used") + ": " + f.getFile();
+        }
+        return String.valueOf(e.getMessage());
+    }
 }

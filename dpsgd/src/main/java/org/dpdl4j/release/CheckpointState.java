@@ -1,4 +1,4 @@
-package org.dpdl4j.cli;
+package org.dpdl4j.release;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -13,14 +13,12 @@ import java.util.Map;
 import org.dpdl4j.accounting.ComposedEvent;
 import org.dpdl4j.accounting.PrivacyEvent;
 import org.dpdl4j.accounting.PrivacyEvents;
-import org.dpdl4j.benchmarks.Reporting;
 import org.dpdl4j.dpsgd.DpSgdConfig;
 import org.dpdl4j.dpsgd.DpSgdTrainer;
 import org.dpdl4j.dpsgd.PrivateNormalisation;
-import org.dpdl4j.release.PrivacyLedger;
 
 /**
- * A train checkpoint's {@code state.json}, bound to what it may continue. The plan (every setting that defines the run's
+ * A training run's checkpoint state ({@code state.json}, written and read by {@link PrivateRun}), bound to what it may continue. The plan (every setting that defines the run's
  * event or its release, the run's identifier and the data's digest) has a SHA-256 ({@code plan_sha256}); the model and
  * moving-average files have theirs; the whole state has one over all of it ({@code state_sha256}). {@link #verify} refuses
  * a checkpoint whose hashes do not match, whose plan contradicts itself (q ≠ B/n, T ≠ ⌈E/q⌉, steps done outside [0, T],
@@ -33,13 +31,14 @@ import org.dpdl4j.release.PrivacyLedger;
  * ledger's data set; the state to continue from is the charge's starting state or a checkpoint the ledger recorded under
  * it (its steps done and its files' digest); and the charge has not released yet.
  */
-final class CheckpointState {
+public final class CheckpointState {
+    private static final com.fasterxml.jackson.databind.ObjectMapper JSON = new com.fasterxml.jackson.databind.ObjectMapper();
     /** The field holding the hash of the rest of the state. */
-    static final String STATE_HASH = "state_sha256";
+    public static final String STATE_HASH = "state_sha256";
     /** The checkpoint format this dpdl4j writes and reads. */
-    static final int FORMAT = 2;
+    public static final int FORMAT = 2;
     /** The settings that define the run (its event, its data, its release); hashed as {@code plan_sha256}. */
-    static final List<String> PLAN = List.of("format", "run", "dataset", "data_sha256", "image_size", "n", "model", "optimizer",
+    public static final List<String> PLAN = List.of("format", "run", "dataset", "data_sha256", "image_size", "n", "model", "optimizer",
             "activation", "batch_size", "epochs", "sampling_rate", "noise_multiplier", "clip_norm", "steps", "physical_batch_size",
             "ema_decay", "delta", "secure_noise", "non_private", "weights_seed", "ledger", "accountant", "data_normalisation",
             "augmult");
@@ -48,7 +47,7 @@ final class CheckpointState {
     }
 
     /** SHA-256 (hex) of the plan's fields of {@code state}, in {@link #PLAN}'s order. */
-    static String planHash(Map<String, Object> state) {
+    public static String planHash(Map<String, Object> state) {
         Map<String, Object> plan = new LinkedHashMap<>();
         for (String key : PLAN) {
             plan.put(key, state.get(key));
@@ -57,7 +56,7 @@ final class CheckpointState {
     }
 
     /** SHA-256 (hex) of the whole state without its own hash field. */
-    static String stateHash(Map<String, Object> state) {
+    public static String stateHash(Map<String, Object> state) {
         Map<String, Object> rest = new LinkedHashMap<>(state);
         rest.remove(STATE_HASH);
         return sha256(json(rest));
@@ -67,12 +66,12 @@ final class CheckpointState {
      * The digest of the saved iterate a state continues from (its model file's and moving average's SHA-256): what the
      * ledger binds to a charge's start and to each checkpoint.
      */
-    static String iterateDigest(Map<String, Object> state) {
+    public static String iterateDigest(Map<String, Object> state) {
         return sha256("model " + state.get("model_sha256") + " ema " + state.get("ema_sha256"));
     }
 
     /** SHA-256 (hex) of a file's bytes. */
-    static String sha256(Path file) throws IOException {
+    public static String sha256(Path file) throws IOException {
         MessageDigest md = digest();
         try (InputStream in = Files.newInputStream(file)) {
             byte[] buf = new byte[1 << 16];
@@ -90,7 +89,7 @@ final class CheckpointState {
      * @throws IllegalArgumentException naming the file, the field and what is wrong
      * @throws IOException              if a file cannot be read
      */
-    static Map<String, Object> verify(Path dir) throws IOException {
+    public static Map<String, Object> verify(Path dir) throws IOException {
         Path file = dir.resolve("state.json");
         Map<String, Object> state = readObject(file, "--resume");
         if (!(state.get("format") instanceof Number f) || f.intValue() != FORMAT) {
@@ -157,7 +156,7 @@ final class CheckpointState {
     }
 
     /** The whole event a state's plan charges: the DP-SGD run's, after the data normalisation's if any. */
-    static PrivacyEvent plannedEvent(Map<String, Object> state) {
+    public static PrivacyEvent plannedEvent(Map<String, Object> state) {
         PrivacyEvent training = DpSgdTrainer.event(((Number) state.get("sampling_rate")).doubleValue(),
                 ((Number) state.get("noise_multiplier")).doubleValue(), ((Number) state.get("steps")).longValue());
         return state.get("data_normalisation") instanceof Number norm
@@ -171,7 +170,7 @@ final class CheckpointState {
      * @throws IllegalArgumentException naming what does not match the ledger
      * @throws PrivacyLedger.AlreadyReleasedException if the charge has released already
      */
-    static PrivacyLedger.Entry checkAgainstLedger(Path dir, Map<String, Object> state, PrivacyLedger ledger) {
+    public static PrivacyLedger.Entry checkAgainstLedger(Path dir, Map<String, Object> state, PrivacyLedger ledger) {
         Path file = dir.resolve("state.json");
         String run = (String) state.get("run");
         if (!ledger.dataset().equals(state.get("dataset"))) {
@@ -252,10 +251,10 @@ final class CheckpointState {
      *
      * @throws IllegalArgumentException starting with {@code what}, naming the file, if it is not a complete JSON object
      */
-    static Map<String, Object> readObject(Path file, String what) throws IOException {
+    public static Map<String, Object> readObject(Path file, String what) throws IOException {
         try {
             @SuppressWarnings("unchecked")
-            Map<String, Object> read = Reporting.JSON.readValue(file.toFile(), LinkedHashMap.class);
+            Map<String, Object> read = JSON.readValue(file.toFile(), LinkedHashMap.class);
             if (read == null) {
                 throw new IllegalArgumentException(what + ": " + file + " is empty");
             }
@@ -272,7 +271,7 @@ final class CheckpointState {
 
     private static String json(Map<String, Object> map) {
         try {
-            return Reporting.JSON.writeValueAsString(map);
+            return JSON.writeValueAsString(map);
         } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
             throw new IllegalStateException(e);
         }

@@ -1,4 +1,4 @@
-package org.dpdl4j.cli;
+package org.dpdl4j.release;
 
 import java.io.IOException;
 import java.nio.channels.FileChannel;
@@ -12,7 +12,7 @@ import java.nio.file.StandardOpenOption;
  * The lock that lets one process at a time train, resume or release the run in an output directory: a file lock on
  * {@code operator/checkpoint/.lock}, held until the release is out (or the process ends).
  */
-final class RunLock implements AutoCloseable {
+public final class RunLock implements AutoCloseable {
     private final FileChannel channel;
 
     private RunLock(FileChannel channel) {
@@ -25,8 +25,8 @@ final class RunLock implements AutoCloseable {
      * @throws IllegalArgumentException if another process (or this one) holds it
      * @throws IOException              if the lock file cannot be created
      */
-    static RunLock acquire(Path out) throws IOException {
-        Path dir = out.resolve(TrainCommand.CHECKPOINT);
+    public static RunLock acquire(Path out) throws IOException {
+        Path dir = out.resolve(PrivateRun.CHECKPOINT);
         Files.createDirectories(dir);
         FileChannel channel = FileChannel.open(dir.resolve(".lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
         FileLock lock;

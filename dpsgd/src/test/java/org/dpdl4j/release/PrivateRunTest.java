@@ -1,0 +1,96 @@
+package org.dpdl4j.release;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
+import org.dpdl4j.accounting.NoiseCalibration;
+import org.dpdl4j.datasets.DatasetCache;
+import org.dpdl4j.datasets.LabeledData;
+import org.dpdl4j.datasets.Mnist;
+import org.dpdl4j.dpsgd.DpSgdConfig;
+import org.dpdl4j.dpsgd.PrivateTraining;
+import org.dpdl4j.models.ModelOptions;
+import org.dpdl4j.models.Models;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.nd4j.linalg.learning.config.Sgd;
+
+/**
+ * The run's lifecycle from Java: a run started with a ledger and checkpoints is killed (a child JVM halted as kill -9
+ * would, right after a checkpoint), resumed through {@link PrivateTraining#resume}, and leaves exactly one charge and one
+ * release on its ledger, the planned T steps and a release whose event is the one charged; a second resume and a resume
+ * on other data are refused.
+ */
+class PrivateRunTest {
+    private static LabeledData data() throws Exception {
+        return Mnist.load(DatasetCache.root().resolve("mnist")).train().randomSubset(2000, 3);
+    }
+
+    private static MultiLayerNetwork net() {
+        return Models.mlp(ModelOptions.mnist().withSeed(2).withUpdater(new Sgd(0.5)));
+    }
+
+    /** The child: starts the run; with the crash point set it halts after step 10's checkpoint. */
+    public static void main(String[] args) throws Exception {
+        Path out = Path.of(args[0]);
+        try (PrivacyLedger ledger = PrivacyLedger.open(Path.of(args[1]), "mnist-2000", 10, 1e-5)) {
+            PrivateTraining.of(net(), data()).targetEpsilon(3).delta(1e-5).epochs(1).expectedBatchSize(100).output(out)
+                    .ledger(ledger).checkpointEvery(5).train();
+        }
+    }
+
+    @Test
+    void aKilledRunResumesThroughTheApiWithOneChargeAndOneRelease(@TempDir Path tmp) throws Exception {
+        Path out = tmp.resolve("run");
+        Path ledgerFile = tmp.resolve("ledger.jsonl");
+        Path log = tmp.resolve("child.log");
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        Process p = new ProcessBuilder(java, "-Xmx1g", "-D" + CrashPoint.PROPERTY + "=train:checkpoint:10", "-cp",
+                System.getProperty("java.class.path"), PrivateRunTest.class.getName(), out.toString(), ledgerFile.toString())
+                .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        assertTrue(p.waitFor(300, TimeUnit.SECONDS), "the child ends");
+        assertEquals(137, p.exitValue(), Files.readString(log));
+        assertTrue(Files.exists(out.resolve(PrivateRun.CHECKPOINT).resolve("state.json")), "the checkpoint is on disk");
+        assertFalse(Files.exists(out.resolve(PrivateModel.MODEL_FILE)), "nothing released yet");
+
+        LabeledData data = data();
+        LabeledData other = Mnist.load(DatasetCache.root().resolve("mnist")).train().randomSubset(2000, 4);
+        var changed = assertThrows(IllegalArgumentException.class, () -> PrivateTraining.resume(out, other).train());
+        assertTrue(changed.getMessage().contains("it changed, and the charge was for the data as it was"), changed.getMessage());
+
+        PrivateModel m = PrivateTraining.resume(out, data).workers(2).train();
+        long steps = DpSgdConfig.stepsForEpochs(1, 100.0 / 2000);
+        var sigma = ((Number) m.sidecar().configuration().get("noise_multiplier")).doubleValue();
+        assertEquals(NoiseCalibration.dpSgd(100.0 / 2000, sigma, steps), m.event(), "the whole planned run's event");
+        assertEquals(10L, ((Number) m.sidecar().configuration().get("resumed_from_step")).longValue());
+        assertTrue(m.guarantee().epsilon() <= 3, "at most the target: " + m.guarantee().epsilon());
+        assertTrue(Files.exists(out.resolve(PrivateModel.MODEL_FILE)) && Files.exists(out.resolve(PrivateModel.SIDECAR_FILE)));
+        assertFalse(Files.exists(out.resolve(PrivateRun.CHECKPOINT)), "the checkpoint is gone once the release is out");
+        PrivateModel loaded = PrivateModel.load(out, LoadPolicy.privateOnly());
+        assertEquals(m.event(), loaded.event());
+        assertEquals(((MultiLayerNetwork) m.network()).params(), ((MultiLayerNetwork) loaded.network()).params());
+        try (PrivacyLedger l = PrivacyLedger.inspect(ledgerFile)) {
+            List<PrivacyLedger.Entry> charges = l.entries().stream().filter(PrivacyLedger.Entry::charged).toList();
+            assertEquals(1, charges.size(), "charged once: " + l.entries());
+            assertEquals(m.event(), charges.get(0).event(), "the release is what was charged");
+            assertEquals(1, l.entries().stream().filter(e -> e.kind() == PrivacyLedger.Kind.RELEASE).count());
+        }
+        var again = assertThrows(IllegalArgumentException.class, () -> PrivateTraining.resume(out, data).train());
+        assertTrue(again.getMessage().contains("has finished"), again.getMessage());
+
+        // without output() nothing is written; a ledger without output() is refused by name
+        var noOutput = assertThrows(IllegalArgumentException.class, () -> {
+            try (PrivacyLedger l = PrivacyLedger.open(tmp.resolve("l2.jsonl"), "x", 10, 1e-5)) {
+                PrivateTraining.of(net(), data).targetEpsilon(3).epochs(1).expectedBatchSize(100).ledger(l).train();
+            }
+        });
+        assertTrue(noOutput.getMessage().contains("output(dir)"), noOutput.getMessage());
+    }
+}
