@@ -45,6 +45,8 @@ public interface ShardStorage extends Serializable {
     /**
      * Opens a file in this directory to read from its start (to hash it, or read the manifest).
      *
+     * @param name the file's name
+     * @return a stream the caller closes
      * @throws IOException if it cannot be opened
      */
     InputStream open(String name) throws IOException;
@@ -52,11 +54,18 @@ public interface ShardStorage extends Serializable {
     /**
      * Opens a file for positional reads, which several threads may issue at once.
      *
+     * @param name the file's name
+     * @return the open file, which the caller closes
      * @throws IOException if it cannot be opened
      */
     RandomReads openForReads(String name) throws IOException;
 
-    /** The location of a file in this directory, for messages. */
+    /**
+     * The location of a file in this directory, for messages.
+     *
+     * @param name the file's name
+     * @return e.g. {@code hdfs://namenode/data/train/manifest.json}
+     */
     default String describe(String name) {
         return location().endsWith("/") ? location() + name : location() + "/" + name;
     }
@@ -66,6 +75,10 @@ public interface ShardStorage extends Serializable {
         /**
          * Reads up to {@code length} bytes at {@code position} of the file into {@code buffer[offset, offset + length)}.
          *
+         * @param position the file offset of the first byte, ≥ 0
+         * @param buffer   where the bytes go
+         * @param offset   the first index of {@code buffer} written
+         * @param length   the most bytes read
          * @return the bytes read, or −1 at the end of the file
          * @throws IOException if the read fails
          */
@@ -99,6 +112,7 @@ public interface ShardStorage extends Serializable {
      * by the first {@link Provider} on the class path that handles its scheme.
      *
      * @param location a path, {@code file:/…}, or e.g. {@code hdfs://namenode:8020/data/mnist}
+     * @return the storage
      * @throws IllegalArgumentException if no provider handles the scheme (naming it and what to add)
      */
     static ShardStorage of(String location) {
@@ -124,6 +138,7 @@ public interface ShardStorage extends Serializable {
      * A local (or mounted) directory.
      *
      * @param dir the directory
+     * @return its storage, by its absolute path
      */
     static ShardStorage local(Path dir) {
         return new Local(dir.toAbsolutePath().toString());
@@ -177,6 +192,8 @@ public interface ShardStorage extends Serializable {
     /**
      * Reads a whole (small) file, such as a manifest.
      *
+     * @param name the file's name
+     * @return its bytes
      * @throws UncheckedIOException if it cannot be read
      */
     default byte[] readAll(String name) {

@@ -46,7 +46,12 @@ public final class CheckpointState {
     private CheckpointState() {
     }
 
-    /** SHA-256 (hex) of the plan's fields of {@code state}, in {@link #PLAN}'s order. */
+    /**
+     * SHA-256 (hex) of the plan's fields of {@code state}, in {@link #PLAN}'s order.
+     *
+     * @param state a run's state (fields it lacks count as null)
+     * @return 64 hex digits
+     */
     public static String planHash(Map<String, Object> state) {
         Map<String, Object> plan = new LinkedHashMap<>();
         for (String key : PLAN) {
@@ -55,7 +60,12 @@ public final class CheckpointState {
         return sha256(json(plan));
     }
 
-    /** SHA-256 (hex) of the whole state without its own hash field. */
+    /**
+     * SHA-256 (hex) of the whole state without its own hash field.
+     *
+     * @param state a run's state
+     * @return 64 hex digits
+     */
     public static String stateHash(Map<String, Object> state) {
         Map<String, Object> rest = new LinkedHashMap<>(state);
         rest.remove(STATE_HASH);
@@ -65,12 +75,21 @@ public final class CheckpointState {
     /**
      * The digest of the saved iterate a state continues from (its model file's and moving average's SHA-256): what the
      * ledger binds to a charge's start and to each checkpoint.
+     *
+     * @param state a run's state naming its files' digests
+     * @return 64 hex digits
      */
     public static String iterateDigest(Map<String, Object> state) {
         return sha256("model " + state.get("model_sha256") + " ema " + state.get("ema_sha256"));
     }
 
-    /** SHA-256 (hex) of a file's bytes. */
+    /**
+     * SHA-256 (hex) of a file's bytes.
+     *
+     * @param file a regular file
+     * @return 64 hex digits
+     * @throws IOException if it cannot be read
+     */
     public static String sha256(Path file) throws IOException {
         MessageDigest md = digest();
         try (InputStream in = Files.newInputStream(file)) {
@@ -85,6 +104,7 @@ public final class CheckpointState {
     /**
      * Reads and verifies {@code dir/state.json} on its own (its hashes, its plan against itself, its files).
      *
+     * @param dir the checkpoint's directory
      * @return the state, verified
      * @throws IllegalArgumentException naming the file, the field and what is wrong
      * @throws IOException              if a file cannot be read
@@ -155,7 +175,12 @@ public final class CheckpointState {
         return state;
     }
 
-    /** The whole event a state's plan charges: the DP-SGD run's, after the data normalisation's if any. */
+    /**
+     * The whole event a state's plan charges: the DP-SGD run's, after the data normalisation's if any.
+     *
+     * @param state a verified state ({@link #verify})
+     * @return the event the run's charge must be
+     */
     public static PrivacyEvent plannedEvent(Map<String, Object> state) {
         PrivacyEvent training = DpSgdTrainer.event(((Number) state.get("sampling_rate")).doubleValue(),
                 ((Number) state.get("noise_multiplier")).doubleValue(), ((Number) state.get("steps")).longValue());
@@ -167,6 +192,10 @@ public final class CheckpointState {
      * Checks a verified state against its ledger (see the class comment) and returns the charge that pays for it, or null
      * when the ledger holds none for this run (the run was stopped between its plan and its charge: nothing ran).
      *
+     * @param dir    the checkpoint's directory (for messages)
+     * @param state  the verified state ({@link #verify})
+     * @param ledger the ledger the state names
+     * @return the charge, or null
      * @throws IllegalArgumentException naming what does not match the ledger
      * @throws PrivacyLedger.AlreadyReleasedException if the charge has released already
      */
@@ -249,6 +278,10 @@ public final class CheckpointState {
     /**
      * A JSON object from a resume state file, in file order.
      *
+     * @param file the file
+     * @param what how messages begin, e.g. {@code --resume runs/a}
+     * @return its fields, in file order
+     * @throws IOException              if it cannot be read
      * @throws IllegalArgumentException starting with {@code what}, naming the file, if it is not a complete JSON object
      */
     public static Map<String, Object> readObject(Path file, String what) throws IOException {

@@ -60,6 +60,9 @@ public final class HadoopShardStorage implements ShardStorage {
     /**
      * The same location opened with another configuration (a Spark context's, so that {@code spark.hadoop.*} settings
      * reach the executors).
+     *
+     * @param conf the configuration
+     * @return the storage of the same location with {@code conf}'s settings
      */
     public HadoopShardStorage with(Configuration conf) {
         return of(location, conf);
