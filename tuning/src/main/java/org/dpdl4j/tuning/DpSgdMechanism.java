@@ -59,6 +59,22 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
     public static final Set<String> AXES = Set.of("lr", "optimizer", "activation", "noise_multiplier", "clip_norm", "batch_size", "sampling_rate",
             "epochs");
 
+    /**
+     * A user's own network for each run, in place of a model by name: given the run's optimiser (the candidate's
+     * {@code optimizer} and {@code lr}) and its weights' seed, a new, initialised network (a {@code MultiLayerNetwork}
+     * or {@code ComputationGraph} that {@code DpCompatibility} accepts). Serializable, so that a mechanism placed on a
+     * Spark cluster builds it on the executors (a lambda is serializable when its target type is).
+     */
+    @FunctionalInterface
+    public interface NetworkFactory extends java.io.Serializable {
+        /**
+         * @param updater the run's optimiser with its learning rate
+         * @param seed    the seed of the run's initial weights
+         * @return a new network, initialised; the same arguments must give the same network
+         */
+        Model create(org.nd4j.linalg.learning.config.IUpdater updater, long seed);
+    }
+
     /** How a run's score is released. */
     public enum Scoring {
         /** Validation split of the private data, noisy score, cost composed into Q (the default). */
@@ -315,6 +331,15 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
      * gradient canaries, from the model options' fixed seed, so that the auditor knows θ₀ whichever trial is released.
      */
     public Model network(Candidate c, long seed) {
+        if (b.factory != null) {
+            if (c.has("activation")) {
+                throw new IllegalArgumentException("hyperparameter activation in " + c + ": a network factory chooses its own "
+                        + "activations (the axis applies to models by name)");
+            }
+            Model m = b.factory.create(ModelOptions.updaterNamed(optimizer(c), c.has("lr") ? c.number("lr") : b.lr),
+                    b.canaries != null ? modelOptions.seed() : seed);
+            return Objects.requireNonNull(m, "the network factory returned null");
+        }
         ModelOptions options = modelOptions
                 .withUpdater(ModelOptions.updaterNamed(optimizer(c), c.has("lr") ? c.number("lr") : b.lr))
                 .withActivation(ModelOptions.activationNamed(c.text("activation", b.activation)))
@@ -454,6 +479,7 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
         private transient org.dpdl4j.dpsgd.ClippedSums clippedSums;
         private org.dpdl4j.datasets.ImageAugmentation augmentation;
         private int augmult = 1;
+        private NetworkFactory factory;
 
         private Builder(ExampleSource data) {
             this.data = Objects.requireNonNull(data, "data");
@@ -463,6 +489,7 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
             this(data);
             modelName = other.modelName;
             modelOptions = other.modelOptions;
+            factory = other.factory;
             optimizer = other.optimizer;
             lr = other.lr;
             activation = other.activation;
@@ -536,6 +563,18 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
         public Builder model(String name, ModelOptions options) {
             this.modelName = Objects.requireNonNull(name, "name");
             this.modelOptions = Objects.requireNonNull(options, "options");
+            return this;
+        }
+
+        /**
+         * The user's own network for each run (in place of {@link #model}): the candidate's {@code lr} and
+         * {@code optimizer} reach it as its optimiser; an {@code activation} axis is refused.
+         *
+         * @param factory builds a run's network from its optimiser and weights' seed
+         * @return this builder
+         */
+        public Builder network(NetworkFactory factory) {
+            this.factory = Objects.requireNonNull(factory, "factory");
             return this;
         }
 

@@ -1,0 +1,313 @@
+package org.dpdl4j.tuning;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import org.dpdl4j.accounting.Accountants;
+import org.dpdl4j.accounting.NoiseCalibration;
+import org.dpdl4j.accounting.PrivacyAccountant;
+import org.dpdl4j.accounting.PrivacyEvent;
+import org.dpdl4j.accounting.RepetitionDistribution;
+import org.dpdl4j.datasets.ExampleSource;
+import org.dpdl4j.release.InputSpec;
+import org.dpdl4j.release.PrivacyLedger;
+import org.dpdl4j.release.PrivateModel;
+import org.dpdl4j.release.PrivateRun;
+
+/**
+ * A whole private hyperparameter search in one call, over the user's own network: Papernot &amp; Steinke's random
+ * search ("Hyperparameter Tuning with Renyi Differential Privacy", ICLR 2022, arXiv:2110.03620, Thm. 2) with K drawn
+ * from a {@link RepetitionDistribution} and every trial a DP-SGD run scored on a noisy validation split. σ is the
+ * smallest noise multiplier for which the whole search (every trial's run and score, and the random K) meets the target
+ * ε ({@link Accountants#standard()}); the result is the best trial's network with that total claim. With {@link #output}
+ * the search runs through {@link PrivateRun#charged}: the ledger is charged once for the whole search before its first
+ * trial, and the best model and its sidecar are released into the directory, bound to that charge.
+ *
+ * <pre>{@code
+ * PrivateModel best = PrivateTuning.randomSearch((updater, seed) -> myNetwork(updater, seed), data)
+ *         .space("lr=log:0.01,1", "clip_norm=cat:0.5,1").repetitions(RepetitionDistribution.poisson(8))
+ *         .targetEpsilon(3).delta(1e-5).epochs(5).expectedBatchSize(256)
+ *         .ledger(ledger).output(Path.of("runs/search")).run();
+ * }</pre>
+ *
+ * Only the best model, its candidate and its noisy score are released; the trials and the realised K stay inside.
+ * A search stopped before its release keeps its charge and releases nothing (the command line's {@code tune} resumes
+ * its searches; this one-call form does not).
+ */
+public final class PrivateTuning {
+    private final DpSgdMechanism.NetworkFactory network;
+    private final ExampleSource data;
+    private final List<HyperparameterSpace.Axis> axes = new ArrayList<>();
+    private RepetitionDistribution repetitions = RepetitionDistribution.poisson(10);
+    private double targetEpsilon = Double.NaN;
+    private double delta = 1e-5;
+    private double epochs = Double.NaN;
+    private int expectedBatchSize = -1;
+    private double clipNorm = 1.0;
+    private double validationFraction = 0.1;
+    private double scoreNoise = 0.005;
+    private Long seed;
+    private int workers = 1;
+    private InputSpec input;
+    private PrivacyLedger ledger;
+    private Path output;
+    private boolean started;
+
+    private PrivateTuning(DpSgdMechanism.NetworkFactory network, ExampleSource data) {
+        this.network = Objects.requireNonNull(network, "network");
+        this.data = Objects.requireNonNull(data, "data");
+    }
+
+    /**
+     * Random search over the user's network.
+     *
+     * @param network builds each trial's network from its optimiser (the candidate's {@code lr}, {@code optimizer}) and
+     *                weights' seed; serializable
+     * @param data    the private training data; a fraction ({@link #validationFraction}) is split off by record to score
+     *                the trials
+     * @return the search's settings, to complete
+     */
+    public static PrivateTuning randomSearch(DpSgdMechanism.NetworkFactory network, ExampleSource data) {
+        return new PrivateTuning(network, data);
+    }
+
+    /**
+     * The hyperparameters searched, one axis each, as {@link HyperparameterSpace#parseAxis} reads them (e.g.
+     * {@code lr=log:0.01,1}, {@code clip_norm=cat:0.5,1}, {@code batch_size=cat:128,256}); axes of
+     * {@link DpSgdMechanism#AXES} but {@code activation}.
+     *
+     * @param axes one or more axes
+     * @return this
+     * @throws IllegalArgumentException naming an axis that does not parse
+     */
+    public PrivateTuning space(String... axes) {
+        for (String a : axes) {
+            this.axes.add(HyperparameterSpace.parseAxis(a));
+        }
+        return this;
+    }
+
+    /**
+     * The distribution of the number of trials K (default Poisson with mean μ = 10).
+     *
+     * @param k e.g. {@code RepetitionDistribution.poisson(8)}
+     * @return this
+     */
+    public PrivateTuning repetitions(RepetitionDistribution k) {
+        this.repetitions = Objects.requireNonNull(k, "k");
+        return this;
+    }
+
+    /**
+     * @param epsilon the whole search's ε, finite and &gt; 0 (required)
+     * @return this
+     */
+    public PrivateTuning targetEpsilon(double epsilon) {
+        this.targetEpsilon = epsilon;
+        return this;
+    }
+
+    /**
+     * @param delta δ in (0, 1) (default 1e-5; well below 1/n)
+     * @return this
+     */
+    public PrivateTuning delta(double delta) {
+        this.delta = delta;
+        return this;
+    }
+
+    /**
+     * @param epochs each trial's epochs E &gt; 0 (required; an {@code epochs} axis overrides it)
+     * @return this
+     */
+    public PrivateTuning epochs(double epochs) {
+        this.epochs = epochs;
+        return this;
+    }
+
+    /**
+     * @param b each trial's expected batch size B ≥ 1 (required; q = B / n of the training split)
+     * @return this
+     */
+    public PrivateTuning expectedBatchSize(int b) {
+        this.expectedBatchSize = b;
+        return this;
+    }
+
+    /**
+     * @param c the clipping norm C &gt; 0 (default 1; a {@code clip_norm} axis overrides it)
+     * @return this
+     */
+    public PrivateTuning clipNorm(double c) {
+        this.clipNorm = c;
+        return this;
+    }
+
+    /**
+     * @param f the fraction of the data split off (by record) to score the trials, in (0, 1) (default 0.1)
+     * @return this
+     */
+    public PrivateTuning validationFraction(double f) {
+        this.validationFraction = f;
+        return this;
+    }
+
+    /**
+     * @param s the standard deviation of the Gaussian noise on each released validation accuracy, a fraction (default
+     *          0.005: half a percentage point), &gt; 0
+     * @return this
+     */
+    public PrivateTuning scoreNoise(double s) {
+        this.scoreNoise = s;
+        return this;
+    }
+
+    /**
+     * @param seed fixes K, the candidates, the splits, the sampling and the noise (default: drawn from SecureRandom); keep
+     *             it secret
+     * @return this
+     */
+    public PrivateTuning seed(long seed) {
+        this.seed = seed;
+        return this;
+    }
+
+    /**
+     * @param workers worker threads of each trial, ≥ 1 (default 1)
+     * @return this
+     */
+    public PrivateTuning workers(int workers) {
+        this.workers = workers;
+        return this;
+    }
+
+    /**
+     * @param input the input the model expects, recorded in the sidecar (null: unknown)
+     * @return this
+     */
+    public PrivateTuning input(InputSpec input) {
+        this.input = input;
+        return this;
+    }
+
+    /**
+     * @param ledger the ledger charged once for the whole search before its first trial (needs {@link #output})
+     * @return this
+     */
+    public PrivateTuning ledger(PrivacyLedger ledger) {
+        this.ledger = Objects.requireNonNull(ledger, "ledger");
+        return this;
+    }
+
+    /**
+     * @param dir where the best model and its sidecar are released ({@code model.zip}, {@code privacy.json}); a directory
+     *            without a release in it
+     * @return this
+     */
+    public PrivateTuning output(Path dir) {
+        this.output = Objects.requireNonNull(dir, "dir");
+        return this;
+    }
+
+    /**
+     * Calibrates σ for the whole search, charges the ledger (if any) once, runs the trials and returns the best trial's
+     * network with the search's claim; with {@link #output}, releases it there. Call it once.
+     *
+     * @return the best model, its claim the whole search's event
+     * @throws IllegalArgumentException naming a missing or out-of-range setting, a bad axis, or a target no σ meets
+     * @throws IllegalStateException    on a second call, or if no trial produced a model
+     * @throws PrivacyLedger.BudgetExceededException if the ledger's budget does not allow the search (nothing ran)
+     */
+    public PrivateModel run() {
+        if (started) {
+            throw new IllegalStateException("run() was already called on this PrivateTuning: a second search is a second charge");
+        }
+        if (!(targetEpsilon > 0) || Double.isInfinite(targetEpsilon)) {
+            throw new IllegalArgumentException("targetEpsilon must be finite and > 0, got " + targetEpsilon);
+        }
+        if (!(delta > 0 && delta < 1)) {
+            throw new IllegalArgumentException("delta must be in (0, 1), got " + delta);
+        }
+        if (!(epochs > 0) || Double.isInfinite(epochs)) {
+            throw new IllegalArgumentException("epochs must be finite and > 0 (required), got " + epochs);
+        }
+        if (expectedBatchSize < 1) {
+            throw new IllegalArgumentException("expectedBatchSize must be >= 1 (required), got " + expectedBatchSize);
+        }
+        if (axes.isEmpty()) {
+            throw new IllegalArgumentException("space: give at least one axis, e.g. space(\"lr=log:0.01,1\")");
+        }
+        if (ledger != null && output == null) {
+            throw new IllegalArgumentException("a ledger needs output(dir): the release is bound to the charge there");
+        }
+        HyperparameterSpace space = HyperparameterSpace.of(axes);
+        for (HyperparameterSpace.Axis a : axes) {
+            if (a.name().equals("activation")) {
+                throw new IllegalArgumentException("space: activation applies to models by name; a network factory chooses "
+                        + "its own activations");
+            }
+        }
+        DpSgdMechanism.checkSpace(space, false);
+        long tunerSeed = seed != null ? seed : new java.security.SecureRandom().nextLong();
+        DpSgdMechanism.Builder b = DpSgdMechanism.builder(data).network(network).noiseMultiplier(1).clipNorm(clipNorm)
+                .batchSize(expectedBatchSize).epochs(epochs).delta(delta).workers(workers).secureRandom(seed == null)
+                .validation(validationFraction, tunerSeed).scoring(DpSgdMechanism.Scoring.PRIVATE_VALIDATION, scoreNoise);
+        DpSgdMechanism unscaled = b.build();
+        RandomSearchTuner tuner = new RandomSearchTuner(repetitions, tunerSeed, 1, false);
+        PrivacyAccountant accountant = Accountants.standard();
+        double sigma;
+        try {
+            sigma = NoiseCalibration.smallestNoise(s -> tuner.event(space, unscaled.withNoiseMultiplier(s)), targetEpsilon, delta,
+                    accountant, 1e-3);
+        } catch (IllegalArgumentException e) {
+            double floor = accountant.epsilon(tuner.event(space, unscaled.withNoiseMultiplier(1e6)), delta);
+            throw new IllegalArgumentException(String.format("targetEpsilon %s cannot be met: with any noise the search costs at "
+                    + "least epsilon %.4f at delta %s, from the trials' noisy validation scores (scoreNoise %s on %d validation examples) "
+                    + "and the distribution of K: raise scoreNoise or the target", targetEpsilon, floor, delta, scoreNoise,
+                    unscaled.validation().size()), e);
+        }
+        DpSgdMechanism mechanism = unscaled.withNoiseMultiplier(sigma);
+        PrivacyEvent event = tuner.event(space, mechanism);
+        started = true;
+        try {
+            PrivateRun run = output == null ? null : PrivateRun.charged(output, ledger, "random search over a network factory: K ~ "
+                    + repetitions.describe() + ", sigma " + sigma, event);
+            try {
+                TuningResult result = tuner.tune(space, mechanism, ledger, run == null ? null : run.charge(), TuningListener.NONE);
+                Release release = result.release();
+                if (release.model() == null) {
+                    throw new IllegalStateException("no trial produced a model (K = 0 or every trial failed): nothing to release");
+                }
+                Map<String, Object> configuration = new LinkedHashMap<>();
+                configuration.put("tuner", "random-search");
+                configuration.put("best", release.candidate().toMap());
+                configuration.put("best_score", release.score());
+                configuration.put("noise_multiplier", sigma);
+                configuration.put("repetitions", repetitions.describe());
+                configuration.put("epochs", epochs);
+                configuration.put("batch_size", expectedBatchSize);
+                configuration.put("clip_norm", clipNorm);
+                configuration.put("validation_fraction", validationFraction);
+                configuration.put("score_noise", scoreNoise);
+                configuration.put("ledger_charge", run == null ? null : run.charge());
+                PrivateModel model = PrivateModel.of(release.model(), "tuning", release.event(), Accountants.DEFAULT, delta, input,
+                        configuration);
+                if (run != null) {
+                    run.release(model, List.of(), release.event());
+                }
+                return model;
+            } finally {
+                if (run != null) {
+                    run.close();
+                }
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("could not write the search's release in " + output, e);
+        }
+    }
+}
