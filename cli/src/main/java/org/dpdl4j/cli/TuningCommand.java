@@ -11,7 +11,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
-import org.deeplearning4j.util.ModelSerializer;
 import org.dpdl4j.accounting.NoiseCalibration;
 import org.dpdl4j.accounting.PrivacyEvent;
 import org.dpdl4j.accounting.Accountants;
@@ -21,6 +20,7 @@ import org.dpdl4j.tuning.DpSgdMechanism;
 import org.dpdl4j.tuning.HyperparameterSpace;
 import org.dpdl4j.tuning.Release;
 import org.dpdl4j.release.PrivacyLedger;
+import org.dpdl4j.release.PrivateRun;
 import org.dpdl4j.release.StagedRelease;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -361,7 +361,6 @@ abstract class TuningCommand implements Callable<Integer> {
         return new TuningReports.Provenance(t.dataset, datasetSize, t.modelName(), config, notes, event.toMap(), Cli.version());
     }
 
-    private static final String STATE = "state.json";
 
     /**
      * The smallest σ for which the procedure meets --target-epsilon (default 3). When no σ can (a floor the noise
@@ -391,7 +390,7 @@ abstract class TuningCommand implements Callable<Integer> {
 
     /** Where a tuning keeps its finished trials for --resume (operator-only). */
     static Path trialsDirectory(Path out) {
-        return TuningOutput.operatorDirectory(out).resolve("trials");
+        return out.resolve(PrivateRun.TUNING_TRIALS);
     }
 
     /**
@@ -403,61 +402,22 @@ abstract class TuningCommand implements Callable<Integer> {
      * @return the charge's sequence number, or null without a ledger
      */
     Long chargeOnce(PrivacyLedger ledger, String label, java.util.function.Supplier<PrivacyEvent> event, Path out) throws IOException {
-        try {
-            if (resumeState == null) {
-                Reporting.deleteTree(trialsDirectory(out)); // an earlier tuning's trials never stand in for this one's
-                Reporting.deleteTree(out.resolve(StagedRelease.STAGING)); // nor does its unpublished release
-                runId = java.util.UUID.randomUUID().toString();
-                saveResumeState(out, null, runId); // the state first: a charge on file always has a tuning to resume
-                charge = ledger != null ? ledger.charge(label, event.get(), runId, null, null).sequence() : null;
-                if (charge != null) {
-                    saveResumeState(out, charge, runId);
-                }
-                return charge;
-            }
-            if (resumeState.containsKey("data_sha256") && !java.util.Objects.equals(resumeState.get("data_sha256"), dataDigest)) {
-                throw new IllegalArgumentException("--resume " + out + ": " + t.dataset + " changed since the tuning was planned "
-                        + "(digest " + resumeState.get("data_sha256") + ", now " + dataDigest + "); its charge was for the data as they "
-                        + "were");
-            }
-            charge = resumeState.get("ledger_charge") instanceof Number n ? n.longValue() : null;
-            runId = (String) resumeState.get("run");
-            if (ledger == null) {
-                if (charge != null) {
-                    throw new IllegalArgumentException("--resume " + out + ": the tuning was charged to a ledger (entry " + charge
-                            + ") but its saved command line has no --ledger; it is not resumed without its charge");
-                }
-                return null;
-            }
-            if (charge == null) { // stopped between its state and its charge: found by its run, or (nothing ran) made now
-                charge = ledger.chargeOf(runId).map(PrivacyLedger.Entry::sequence).orElse(null);
-                if (charge == null) {
-                    charge = ledger.charge(label, event.get(), runId, null, null).sequence();
-                }
-                saveResumeState(out, charge, runId);
-            }
-            long seq = charge;
-            PrivacyEvent expected = event.get();
-            if (ledger.entries().stream().noneMatch(e -> e.charged() && e.sequence() == seq && e.event().equals(expected)
-                    && (e.run() == null || e.run().equals(runId)))) {
-                throw new IllegalArgumentException("--resume " + out + ": the ledger " + ledgerOptions.file + " has no charge " + seq
-                        + " of this tuning's cost; it was not made for this tuning");
-            }
-            ledger.releaseOf(seq).ifPresent(released -> {
-                throw alreadyReleased(out, seq, released);
-            });
-            return charge;
-        } catch (IOException | RuntimeException e) {
-            if (ledger != null) {
-                ledger.close(); // nothing ran
-            }
-            if (resumeState == null && charge == null) { // nothing was charged: no state to resume is left behind
-                Files.deleteIfExists(TuningOutput.operatorDirectory(out).resolve(STATE));
-                Cli.deleteIfEmpty(TuningOutput.operatorDirectory(out));
-            }
-            throw e;
+        Map<String, Object> fresh = new LinkedHashMap<>();
+        if (resumeState == null) {
+            fresh.put("note", "operator record: holds the tuning's seed, which determines its noise; never publish");
+            List<String> original = spec.commandLine().getParseResult().originalArgs(); // from "tune" on
+            fresh.put("args", original.subList(original.indexOf("tune") + 1, original.size()));
+            fresh.put("tuner_seed", Long.toString(chosenTunerSeed));
+            Files.createDirectories(TuningOutput.operatorDirectory(out));
         }
+        tuningRun = PrivateRun.chargeTuning(out, resumeState, fresh, ledger, ledgerOptions.file, label, event, t.dataset, dataDigest);
+        runId = tuningRun.runId();
+        charge = tuningRun.charge();
+        return charge;
     }
+
+    /** The tuning's lifecycle in its output directory (set by {@link #chargeOnce}). */
+    private PrivateRun tuningRun;
 
     /** The loaded data's digest (a folder's or shards'; null for a named data set), saved for --resume to check. */
     String dataDigest;
@@ -477,26 +437,7 @@ abstract class TuningCommand implements Callable<Integer> {
                  Map<String, Object> operator, PrivacyEvent event) throws IOException {
         org.dpdl4j.release.CrashPoint.reached("tune:before-release");
         StagedRelease staged = TuningOutput.stage(out, model, report, revealedTrials, operator);
-        publish(out, staged, charge, ledgerOptions.file, event);
-    }
-
-    /** Binds a staged release to its charge (when there is one), publishes it, then deletes the resume state. */
-    private static void publish(Path out, StagedRelease staged, Long charge, Path ledgerFile, PrivacyEvent event) throws IOException {
-        if (charge != null && ledgerFile != null) {
-            try (PrivacyLedger ledger = PrivacyLedger.openExisting(ledgerFile)) {
-                staged.release(ledger, charge, event);
-            }
-        } else {
-            staged.publish();
-        }
-        Files.deleteIfExists(TuningOutput.operatorDirectory(out).resolve(STATE));
-    }
-
-    private PrivacyLedger.AlreadyReleasedException alreadyReleased(Path out, long seq, PrivacyLedger.Entry released) {
-        return new PrivacyLedger.AlreadyReleasedException("--resume " + out + ": the tuning was charged to ledger entry " + seq
-                + ", which has already released (entry " + released.sequence() + ", " + released.time() + ": " + released.label()
-                + "): a copy of this tuning released first, and one charge releases once. Start a new tuning (a new charge) "
-                + "instead", released);
+        tuningRun.releaseTuning(staged, event);
     }
 
     /** The one-line notice printed if the JVM is stopped during the tuning. */
@@ -507,24 +448,9 @@ abstract class TuningCommand implements Callable<Integer> {
     }
 
 
-    /** Saves what --resume needs (the command line, the tuner's seed, the charge paying for the tuning) in the operator record. */
-    private void saveResumeState(Path out, Long charge, String run) throws IOException {
-        Map<String, Object> state = new LinkedHashMap<>();
-        state.put("note", "operator record: holds the tuning's seed, which determines its noise; never publish");
-        List<String> original = spec.commandLine().getParseResult().originalArgs(); // from "tune" on
-        state.put("args", original.subList(original.indexOf("tune") + 1, original.size()));
-        state.put("tuner_seed", Long.toString(chosenTunerSeed));
-        state.put("ledger_charge", charge);
-        state.put("ledger", ledgerOptions.file == null ? null : ledgerOptions.file.toAbsolutePath().toString());
-        state.put("run", run);
-        state.put("data_sha256", dataDigest);
-        Files.createDirectories(TuningOutput.operatorDirectory(out));
-        Reporting.writeJsonAtomically(TuningOutput.operatorDirectory(out).resolve(STATE), state);
-    }
-
     /** tune --resume DIR: the saved command line, parsed anew, with the saved seed and DIR as the output. */
     private Integer resumeTuning() throws Exception {
-        Path stateFile = TuningOutput.operatorDirectory(resume).resolve(STATE);
+        Path stateFile = resume.resolve(PrivateRun.TUNING_STATE);
         java.util.Optional<StagedRelease> pending;
         try {
             pending = StagedRelease.pending(resume);
@@ -554,29 +480,12 @@ abstract class TuningCommand implements Callable<Integer> {
         if (!(state.get("run") instanceof String)) {
             throw new IllegalArgumentException("--resume " + resume + ": " + stateFile + ": field 'run' is missing or not a string");
         }
-        Long savedCharge = state.get("ledger_charge") instanceof Number c ? c.longValue() : null;
-        Path savedLedger = state.get("ledger") instanceof String l ? Path.of(l) : null;
         if (pending.isPresent()) { // stopped while releasing: the staged files go out as they are, nothing runs again
-            PrivacyEvent event = null;
-            if (savedCharge != null && savedLedger != null) {
-                try (PrivacyLedger ledger = PrivacyLedger.openExisting(savedLedger)) {
-                    event = ledger.entries().stream().filter(e -> e.charged() && e.sequence() == savedCharge).findFirst()
-                            .map(PrivacyLedger.Entry::event).orElseThrow(() -> new IllegalArgumentException("--resume " + resume
-                                    + ": a release is staged, but ledger " + savedLedger + " has no charge " + savedCharge));
-                }
-            }
-            publish(resume, pending.get(), savedCharge, savedLedger, event);
+            PrivateRun.finishStagedTuning(resume, pending.get(), state);
             System.out.println("the release interrupted before was finished: " + resume.resolve("tuning.json"));
             return 0;
         }
-        if (savedCharge != null && savedLedger != null && Files.exists(savedLedger)) { // a copy whose charge has released
-            try (PrivacyLedger ledger = PrivacyLedger.openExisting(savedLedger)) {
-                var released = ledger.releaseOf(savedCharge);
-                if (released.isPresent()) {
-                    throw alreadyReleased(resume, savedCharge, released.get());
-                }
-            }
-        }
+        PrivateRun.checkNotReleased(resume, state); // a copy whose charge has released
         @SuppressWarnings("unchecked")
         List<String> args = (List<String>) state.get("args");
         for (String a : args) {

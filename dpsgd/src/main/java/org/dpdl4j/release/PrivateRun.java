@@ -148,6 +148,203 @@ public final class PrivateRun implements AutoCloseable {
         }
     }
 
+    /** A tuning's resume state under its output directory (operator-only: it holds the tuner's seed). */
+    public static final String TUNING_STATE = "operator/state.json";
+    /** Where a tuning keeps its finished trials for a resume (operator-only). */
+    public static final String TUNING_TRIALS = "operator/trials";
+
+    /**
+     * A tuning's charge, made once whatever stops it. A fresh tuning wipes an earlier tuning's trials and unpublished
+     * release, saves its resume state ({@code fresh} and its run identifier) before anything is charged, so that a
+     * charge on file always has a tuning to resume, then charges the whole event and saves the state naming the charge.
+     * A resumed tuning ({@code saved} not null) must have the data it was planned on; its saved charge is found, or
+     * (stopped between its state and its charge) found by its run or made now; the charge must be of this tuning's event
+     * and must not have released.
+     *
+     * @param out        the tuning's output directory
+     * @param saved      the saved state of the tuning being resumed ({@link #TUNING_STATE}), or null for a fresh one
+     * @param fresh      what a fresh tuning's state holds besides its run, charge, ledger and data digest (such as the
+     *                   command line and the tuner's seed); ignored on resume
+     * @param ledger     the ledger to charge, or null
+     * @param ledgerFile the ledger's file (recorded in the state), or null
+     * @param label      the charge's label
+     * @param event      the tuning's whole event (asked for only when it is charged or checked)
+     * @param dataName   the data set's name, for messages
+     * @param dataDigest the data's digest (null for a named data set whose files are verified)
+     * @return the charged tuning (its {@link #charge} null without a ledger); the ledger is closed if this fails
+     * @throws IllegalArgumentException if a resumed tuning's data or charge do not match
+     * @throws PrivacyLedger.AlreadyReleasedException if its charge has released already (a copy released first)
+     * @throws IOException if a file cannot be written
+     */
+    public static PrivateRun chargeTuning(Path out, Map<String, Object> saved, Map<String, Object> fresh, PrivacyLedger ledger,
+                                          Path ledgerFile, String label, java.util.function.Supplier<PrivacyEvent> event,
+                                          String dataName, String dataDigest) throws IOException {
+        Map<String, Object> state = new java.util.LinkedHashMap<>();
+        Long charge = null;
+        try {
+            if (saved == null) {
+                deleteTree(out.resolve(TUNING_TRIALS)); // an earlier tuning's trials never stand in for this one's
+                deleteTree(out.resolve(StagedRelease.STAGING)); // nor does its unpublished release
+                state.putAll(fresh);
+                state.put("ledger_charge", null);
+                state.put("ledger", ledgerFile == null ? null : ledgerFile.toAbsolutePath().toString());
+                state.put("run", java.util.UUID.randomUUID().toString());
+                state.put("data_sha256", dataDigest);
+                saveTuningState(out, state); // the state first: a charge on file always has a tuning to resume
+                charge = ledger != null ? ledger.charge(label, event.get(), (String) state.get("run"), null, null).sequence() : null;
+                if (charge != null) {
+                    state.put("ledger_charge", charge);
+                    saveTuningState(out, state);
+                }
+                return new PrivateRun(out, state, ledger, 0, null);
+            }
+            state.putAll(saved);
+            String what = "--resume " + out;
+            if (saved.containsKey("data_sha256") && !java.util.Objects.equals(saved.get("data_sha256"), dataDigest)) {
+                throw new IllegalArgumentException(what + ": " + dataName + " changed since the tuning was planned "
+                        + "(digest " + saved.get("data_sha256") + ", now " + dataDigest + "); its charge was for the data as they "
+                        + "were");
+            }
+            charge = saved.get("ledger_charge") instanceof Number n ? n.longValue() : null;
+            String run = (String) saved.get("run");
+            if (ledger == null) {
+                if (charge != null) {
+                    throw new IllegalArgumentException(what + ": the tuning was charged to a ledger (entry " + charge
+                            + ") but its saved command line has no --ledger; it is not resumed without its charge");
+                }
+                return new PrivateRun(out, state, null, 0, null);
+            }
+            if (charge == null) { // stopped between its state and its charge: found by its run, or (nothing ran) made now
+                charge = ledger.chargeOf(run).map(PrivacyLedger.Entry::sequence).orElse(null);
+                if (charge == null) {
+                    charge = ledger.charge(label, event.get(), run, null, null).sequence();
+                }
+                state.put("ledger_charge", charge);
+                saveTuningState(out, state);
+            }
+            long seq = charge;
+            PrivacyEvent expected = event.get();
+            if (ledger.entries().stream().noneMatch(e -> e.charged() && e.sequence() == seq && e.event().equals(expected)
+                    && (e.run() == null || e.run().equals(run)))) {
+                throw new IllegalArgumentException(what + ": the ledger " + ledgerFile + " has no charge " + seq
+                        + " of this tuning's cost; it was not made for this tuning");
+            }
+            ledger.releaseOf(seq).ifPresent(released -> {
+                throw alreadyReleased(out, seq, released);
+            });
+            return new PrivateRun(out, state, ledger, 0, null);
+        } catch (IOException | RuntimeException e) {
+            if (ledger != null) {
+                ledger.close(); // nothing ran
+            }
+            if (saved == null && charge == null) { // nothing was charged: no state to resume is left behind
+                Files.deleteIfExists(out.resolve(TUNING_STATE));
+                deleteIfEmpty(out.resolve("operator"));
+            }
+            throw e;
+        }
+    }
+
+    /**
+     * Releases a tuning: binds the staged release to its charge (when there is one; a charge releases once), publishes
+     * it, and only then deletes the resume state (which holds the seed), so that a crash at any point leaves either the
+     * state to resume from or the release on disk.
+     *
+     * @param staged the staged release ({@link StagedRelease#stage})
+     * @param event  the release's event (what the tuning's ε covers)
+     * @throws PrivacyLedger.AlreadyReleasedException if a copy of this tuning released under the same charge first
+     * @throws IOException if a file cannot be written
+     */
+    public void releaseTuning(StagedRelease staged, PrivacyEvent event) throws IOException {
+        publishTuning(out, staged, charge(), state.get("ledger") instanceof String l ? Path.of(l) : null, event);
+    }
+
+    /**
+     * Finishes a tuning whose release was staged when it stopped: the staged files go out as they are, bound to the
+     * saved charge, and the resume state goes.
+     *
+     * @param out    the tuning's output directory
+     * @param staged the pending release ({@link StagedRelease#pending})
+     * @param saved  the tuning's saved state
+     * @throws IllegalArgumentException if the saved ledger has no such charge
+     * @throws IOException if a file cannot be written
+     */
+    public static void finishStagedTuning(Path out, StagedRelease staged, Map<String, Object> saved) throws IOException {
+        Long savedCharge = saved.get("ledger_charge") instanceof Number c ? c.longValue() : null;
+        Path savedLedger = saved.get("ledger") instanceof String l ? Path.of(l) : null;
+        PrivacyEvent event = null;
+        if (savedCharge != null && savedLedger != null) {
+            try (PrivacyLedger ledger = PrivacyLedger.openExisting(savedLedger)) {
+                event = ledger.entries().stream().filter(e -> e.charged() && e.sequence() == savedCharge).findFirst()
+                        .map(PrivacyLedger.Entry::event).orElseThrow(() -> new IllegalArgumentException("--resume " + out
+                                + ": a release is staged, but ledger " + savedLedger + " has no charge " + savedCharge));
+            }
+        }
+        publishTuning(out, staged, savedCharge, savedLedger, event);
+    }
+
+    /**
+     * Refuses to resume a tuning whose saved charge has released already (a copy of it released first).
+     *
+     * @param out   the tuning's output directory
+     * @param saved the tuning's saved state
+     * @throws PrivacyLedger.AlreadyReleasedException if the charge has released
+     * @throws IOException if the ledger cannot be read
+     */
+    public static void checkNotReleased(Path out, Map<String, Object> saved) throws IOException {
+        Long savedCharge = saved.get("ledger_charge") instanceof Number c ? c.longValue() : null;
+        Path savedLedger = saved.get("ledger") instanceof String l ? Path.of(l) : null;
+        if (savedCharge != null && savedLedger != null && Files.exists(savedLedger)) {
+            try (PrivacyLedger ledger = PrivacyLedger.openExisting(savedLedger)) {
+                var released = ledger.releaseOf(savedCharge);
+                if (released.isPresent()) {
+                    throw alreadyReleased(out, savedCharge, released.get());
+                }
+            }
+        }
+    }
+
+    /** Binds a staged release to its charge (when there is one), publishes it, then deletes the resume state. */
+    private static void publishTuning(Path out, StagedRelease staged, Long charge, Path ledgerFile, PrivacyEvent event)
+            throws IOException {
+        if (charge != null && ledgerFile != null) {
+            try (PrivacyLedger ledger = PrivacyLedger.openExisting(ledgerFile)) {
+                staged.release(ledger, charge, event);
+            }
+        } else {
+            staged.publish();
+        }
+        Files.deleteIfExists(out.resolve(TUNING_STATE));
+    }
+
+    private static PrivacyLedger.AlreadyReleasedException alreadyReleased(Path out, long seq, PrivacyLedger.Entry released) {
+        return new PrivacyLedger.AlreadyReleasedException("--resume " + out + ": the tuning was charged to ledger entry " + seq
+                + ", which has already released (entry " + released.sequence() + ", " + released.time() + ": " + released.label()
+                + "): a copy of this tuning released first, and one charge releases once. Start a new tuning (a new charge) "
+                + "instead", released);
+    }
+
+    /** Saves a tuning's resume state atomically. */
+    private static void saveTuningState(Path out, Map<String, Object> state) throws IOException {
+        AtomicFiles.write(out.resolve(TUNING_STATE), (PRETTY.writeValueAsString(state) + "\n").getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** The run identifier (a tuning's, kept across its resumptions). */
+    public String runId() {
+        return (String) state.get("run");
+    }
+
+    private static void deleteTree(Path p) throws IOException {
+        if (!Files.exists(p)) {
+            return;
+        }
+        try (var walk = Files.walk(p)) {
+            for (Path q : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                Files.delete(q);
+            }
+        }
+    }
+
     /** What {@link #resume} found: a run to continue, or a release that was interrupted and is now out. */
     public record Resumption(PrivateRun run, boolean releasedNow) {
     }
