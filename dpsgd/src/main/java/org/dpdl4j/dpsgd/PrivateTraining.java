@@ -308,7 +308,7 @@ public final class PrivateTraining {
         s.put("format", org.dpdl4j.release.CheckpointState.FORMAT);
         s.put("run", java.util.UUID.randomUUID().toString());
         s.put("dataset", ledger != null ? ledger.dataset() : "data");
-        s.put("data_sha256", digest(data));
+        s.put("data_sha256", org.dpdl4j.datasets.Sha256.of(data));
         s.put("image_size", input == null ? "unspecified" : input.height() + "x" + input.width() + "x" + input.channels()
                 + (input.scale() != 255 ? "/" + input.scale() : ""));
         s.put("n", data.size());
@@ -388,7 +388,7 @@ public final class PrivateTraining {
             org.dpdl4j.release.PrivateRun run = r.run();
             try {
                 java.util.Map<String, Object> state = run.state();
-                run.checkData(what, (String) state.get("dataset"), data.size(), digest(data));
+                run.checkData(what, (String) state.get("dataset"), data.size(), org.dpdl4j.datasets.Sha256.of(data));
                 if (checkpointEvery > 0) {
                     run = run.checkpointEvery(checkpointEvery);
                 }
@@ -424,31 +424,5 @@ public final class PrivateTraining {
         String[] hwc = scaled[0].split("x");
         return new InputSpec(Integer.parseInt(hwc[2]), Integer.parseInt(hwc[0]), Integer.parseInt(hwc[1]),
                 scaled.length > 1 ? Double.parseDouble(scaled[1]) : 255);
-    }
-
-    /**
-     * SHA-256 (hex) of the examples: the size, then each example's features (float32 bits) and label index, read in
-     * chunks of 4,096; it identifies the data in the run's plan, so that a resume on other data is refused.
-     */
-    static String digest(ExampleSource data) {
-        try {
-            java.security.MessageDigest md = java.security.MessageDigest.getInstance("SHA-256");
-            int n = data.size();
-            java.nio.ByteBuffer head = java.nio.ByteBuffer.allocate(8).putInt(n).putInt(data.numClasses());
-            md.update(head.array());
-            for (int from = 0; from < n; from += 4096) {
-                LabeledData chunk = data.read(java.util.stream.IntStream.range(from, Math.min(n, from + 4096)).toArray());
-                float[] x = chunk.features().castTo(org.nd4j.linalg.api.buffer.DataType.FLOAT).dup('c').data().asFloat();
-                java.nio.ByteBuffer buf = java.nio.ByteBuffer.allocate(4 * x.length);
-                buf.asFloatBuffer().put(x);
-                md.update(buf.array());
-                for (int label : chunk.classIndices()) {
-                    md.update(java.nio.ByteBuffer.allocate(4).putInt(label).array());
-                }
-            }
-            return java.util.HexFormat.of().formatHex(md.digest());
-        } catch (java.security.NoSuchAlgorithmException e) {
-            throw new IllegalStateException("SHA-256 is missing from this JVM", e);
-        }
     }
 }

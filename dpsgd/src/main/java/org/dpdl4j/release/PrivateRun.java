@@ -112,42 +112,6 @@ public final class PrivateRun implements AutoCloseable {
         }
     }
 
-    /**
-     * Starts a job that is charged once and released once but takes no checkpoints, such as a whole tuning from Java
-     * ({@code PrivateTuning}): the directory is checked (no release in it), the ledger charged for the whole event
-     * under a new run identifier, and {@link #release} later binds the release to that charge. A job stopped before
-     * its release keeps its charge and releases nothing.
-     *
-     * @param out         the job's output directory (created if missing)
-     * @param ledger      the ledger to charge, or null
-     * @param chargeLabel the ledger entry's label
-     * @param event       the whole event the job may release
-     * @return the charged job, holding the directory's lock
-     * @throws IllegalArgumentException        if the directory holds a release already or is in use
-     * @throws PrivacyLedger.BudgetExceededException if the charge exceeds the ledger's budget (nothing written)
-     * @throws IOException                     if a file cannot be written
-     */
-    public static PrivateRun charged(Path out, PrivacyLedger ledger, String chargeLabel, PrivacyEvent event) throws IOException {
-        if (Files.exists(out.resolve(PrivateModel.SIDECAR_FILE)) || Files.exists(out.resolve(PrivateModel.MODEL_FILE))) {
-            throw new IllegalArgumentException("output " + out + " holds a release already: choose a new directory");
-        }
-        Files.createDirectories(out);
-        RunLock lock = RunLock.acquire(out);
-        try {
-            Map<String, Object> state = new java.util.LinkedHashMap<>();
-            state.put("run", java.util.UUID.randomUUID().toString());
-            if (ledger != null) {
-                state.put("ledger_charge", ledger.charge(chargeLabel, event, (String) state.get("run"), null, null).sequence());
-            }
-            return new PrivateRun(out, state, ledger, 0, lock);
-        } catch (IOException | RuntimeException e) {
-            lock.close();
-            deleteCheckpoint(out.resolve(CHECKPOINT)); // the lock's folder: nothing was charged
-            deleteIfEmpty(out.resolve("operator"));
-            throw e;
-        }
-    }
-
     /** A tuning's resume state under its output directory (operator-only: it holds the tuner's seed). */
     public static final String TUNING_STATE = "operator/state.json";
     /** Where a tuning keeps its finished trials for a resume (operator-only). */

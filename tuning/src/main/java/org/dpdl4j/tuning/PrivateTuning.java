@@ -25,8 +25,9 @@ import org.dpdl4j.release.PrivateRun;
  * from a {@link RepetitionDistribution} and every trial a DP-SGD run scored on a noisy validation split. σ is the
  * smallest noise multiplier for which the whole search (every trial's run and score, and the random K) meets the target
  * ε ({@link Accountants#standard()}); the result is the best trial's network with that total claim. With {@link #output}
- * the search runs through {@link PrivateRun#charged}: the ledger is charged once for the whole search before its first
- * trial, and the best model and its sidecar are released into the directory, bound to that charge.
+ * the search runs through {@link PrivateRun#chargeTuning}: its settings and seed are saved, the ledger is charged once
+ * for the whole search before its first trial, and the best model and its sidecar are released into the directory,
+ * bound to that charge.
  *
  * <pre>{@code
  * PrivateModel best = PrivateTuning.randomSearch((updater, seed) -> myNetwork(updater, seed), data)
@@ -36,13 +37,15 @@ import org.dpdl4j.release.PrivateRun;
  * }</pre>
  *
  * Only the best model, its candidate and its noisy score are released; the trials and the realised K stay inside.
- * A search stopped before its release keeps its charge and releases nothing (the command line's {@code tune} resumes
- * its searches; this one-call form does not).
+ * A search stopped on the way is continued by {@link #resume} under the same charge: its finished trials (kept under
+ * the output's {@code operator/trials} until the release) are read back, and it releases what the uninterrupted search
+ * would have released.
  */
 public final class PrivateTuning {
     private final DpSgdMechanism.NetworkFactory network;
     private final ExampleSource data;
     private final List<HyperparameterSpace.Axis> axes = new ArrayList<>();
+    private final List<String> axisTexts = new ArrayList<>();
     private RepetitionDistribution repetitions = RepetitionDistribution.poisson(10);
     private double targetEpsilon = Double.NaN;
     private double delta = 1e-5;
@@ -57,6 +60,8 @@ public final class PrivateTuning {
     private PrivacyLedger ledger;
     private Path output;
     private boolean started;
+    private Map<String, Object> saved; // a stopped search's state, when resumed
+    private boolean ownsLedger; // opened by resume(): closed when run() ends
 
     private PrivateTuning(DpSgdMechanism.NetworkFactory network, ExampleSource data) {
         this.network = Objects.requireNonNull(network, "network");
@@ -77,6 +82,62 @@ public final class PrivateTuning {
     }
 
     /**
+     * Continues a search that was started with {@link #output} and stopped before its release: the same settings and seed
+     * from its saved state (so the same K, candidates and trial seeds), its finished trials read back rather than trained
+     * again, under the same charge; {@link #run()} then releases what the uninterrupted search would have released.
+     *
+     * @param dir     the search's output directory
+     * @param network the same network factory
+     * @param data    the same data (its digest is checked)
+     * @return the search, to {@link #run()}
+     * @throws IllegalArgumentException if there is no search to resume in {@code dir} or its state is damaged
+     * @throws UncheckedIOException     if its state or ledger cannot be read
+     */
+    public static PrivateTuning resume(Path dir, DpSgdMechanism.NetworkFactory network, ExampleSource data) {
+        PrivateTuning t = new PrivateTuning(network, data);
+        Path stateFile = dir.resolve(PrivateRun.TUNING_STATE);
+        try {
+            if (!java.nio.file.Files.exists(stateFile)) {
+                throw new IllegalArgumentException("resume " + dir + ": no search to resume (" + stateFile + " does not exist; "
+                        + "the search was released, or never started)");
+            }
+            Map<String, Object> state = org.dpdl4j.release.CheckpointState.readObject(stateFile, "resume " + dir);
+            if (!(state.get("settings") instanceof Map<?, ?> settings) || !(state.get("tuner_seed") instanceof String seed)) {
+                throw new IllegalArgumentException("resume " + dir + ": " + stateFile + " is not the state of a PrivateTuning "
+                        + "search (no settings or seed)");
+            }
+            for (Object a : (List<?>) settings.get("space")) {
+                t.space((String) a);
+            }
+            t.repetitions = RepetitionDistribution.fromMap((Map<?, ?>) settings.get("repetitions"));
+            t.targetEpsilon = ((Number) settings.get("target_epsilon")).doubleValue();
+            t.delta = ((Number) settings.get("delta")).doubleValue();
+            t.epochs = ((Number) settings.get("epochs")).doubleValue();
+            t.expectedBatchSize = ((Number) settings.get("batch_size")).intValue();
+            t.clipNorm = ((Number) settings.get("clip_norm")).doubleValue();
+            t.validationFraction = ((Number) settings.get("validation_fraction")).doubleValue();
+            t.scoreNoise = ((Number) settings.get("score_noise")).doubleValue();
+            t.workers = ((Number) settings.get("workers")).intValue();
+            t.seed = Long.parseLong(seed);
+            if (settings.get("input") instanceof List<?> in) {
+                t.input = new InputSpec(((Number) in.get(0)).intValue(), ((Number) in.get(1)).intValue(), ((Number) in.get(2)).intValue(),
+                        ((Number) in.get(3)).doubleValue());
+            }
+            if (state.get("ledger") instanceof String ledgerFile) {
+                t.ledger = PrivacyLedger.openExisting(Path.of(ledgerFile));
+                t.ownsLedger = true;
+            }
+            t.output = dir;
+            t.saved = state;
+            return t;
+        } catch (IOException e) {
+            throw new UncheckedIOException("could not read the search's state in " + dir, e);
+        } catch (ClassCastException | NullPointerException | NumberFormatException e) {
+            throw new IllegalArgumentException("resume " + dir + ": " + stateFile + " has a damaged setting (" + e.getMessage() + ")");
+        }
+    }
+
+    /**
      * The hyperparameters searched, one axis each, as {@link HyperparameterSpace#parseAxis} reads them (e.g.
      * {@code lr=log:0.01,1}, {@code clip_norm=cat:0.5,1}, {@code batch_size=cat:128,256}); axes of
      * {@link DpSgdMechanism#AXES} but {@code activation}.
@@ -88,6 +149,7 @@ public final class PrivateTuning {
     public PrivateTuning space(String... axes) {
         for (String a : axes) {
             this.axes.add(HyperparameterSpace.parseAxis(a));
+            this.axisTexts.add(a);
         }
         return this;
     }
@@ -214,6 +276,38 @@ public final class PrivateTuning {
         return this;
     }
 
+    /** What a fresh search's resume state holds: its settings and seed (operator-only: the seed determines the noise). */
+    private Map<String, Object> freshState(long tunerSeed) {
+        Map<String, Object> settings = new LinkedHashMap<>();
+        settings.put("space", List.copyOf(axisTexts));
+        settings.put("repetitions", repetitions.toMap());
+        settings.put("target_epsilon", targetEpsilon);
+        settings.put("delta", delta);
+        settings.put("epochs", epochs);
+        settings.put("batch_size", expectedBatchSize);
+        settings.put("clip_norm", clipNorm);
+        settings.put("validation_fraction", validationFraction);
+        settings.put("score_noise", scoreNoise);
+        settings.put("workers", workers);
+        settings.put("input", input == null ? null : List.of(input.channels(), input.height(), input.width(), input.scale()));
+        Map<String, Object> state = new LinkedHashMap<>();
+        state.put("note", "operator record: holds the search's seed, which determines its noise; never publish");
+        state.put("settings", settings);
+        state.put("tuner_seed", Long.toString(tunerSeed));
+        return state;
+    }
+
+    private static void deleteTree(Path p) throws IOException {
+        if (!java.nio.file.Files.exists(p)) {
+            return;
+        }
+        try (var walk = java.nio.file.Files.walk(p)) {
+            for (Path q : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                java.nio.file.Files.delete(q);
+            }
+        }
+    }
+
     /**
      * Calibrates σ for the whole search, charges the ledger (if any) once, runs the trials and returns the best trial's
      * network with the search's claim; with {@link #output}, releases it there. Call it once.
@@ -275,10 +369,24 @@ public final class PrivateTuning {
         PrivacyEvent event = tuner.event(space, mechanism);
         started = true;
         try {
-            PrivateRun run = output == null ? null : PrivateRun.charged(output, ledger, "random search over a network factory: K ~ "
-                    + repetitions.describe() + ", sigma " + sigma, event);
+            if (saved != null) { // a search stopped while releasing, or a copy of one that has released
+                var pending = org.dpdl4j.release.StagedRelease.pending(output);
+                if (pending.isPresent()) {
+                    PrivateRun.finishStagedTuning(output, pending.get(), saved);
+                    return PrivateModel.load(output, org.dpdl4j.release.LoadPolicy.privateOnly());
+                }
+                PrivateRun.checkNotReleased(output, saved);
+            } else if (output != null && (java.nio.file.Files.exists(output.resolve(PrivateModel.SIDECAR_FILE))
+                    || java.nio.file.Files.exists(output.resolve(PrivateModel.MODEL_FILE)))) {
+                throw new IllegalArgumentException("output " + output + " holds a release already: choose a new directory");
+            }
+            PrivateRun run = output == null ? null : PrivateRun.chargeTuning(output, saved, freshState(tunerSeed), ledger,
+                    ledger == null ? null : ledger.file(), "random search over a network factory: K ~ " + repetitions.describe()
+                            + ", sigma " + sigma, () -> event, "the data", org.dpdl4j.datasets.Sha256.of(data));
+            TrainingMechanism trials = run == null ? mechanism
+                    : new CheckpointedMechanism(mechanism, output.resolve(PrivateRun.TUNING_TRIALS), run.runId());
             try {
-                TuningResult result = tuner.tune(space, mechanism, ledger, run == null ? null : run.charge(), TuningListener.NONE);
+                TuningResult result = tuner.tune(space, trials, ledger, run == null ? null : run.charge(), TuningListener.NONE);
                 Release release = result.release();
                 if (release.model() == null) {
                     throw new IllegalStateException("no trial produced a model (K = 0 or every trial failed): nothing to release");
@@ -298,12 +406,16 @@ public final class PrivateTuning {
                 PrivateModel model = PrivateModel.of(release.model(), "tuning", release.event(), Accountants.DEFAULT, delta, input,
                         configuration);
                 if (run != null) {
-                    run.release(model, List.of(), release.event());
+                    org.dpdl4j.release.CrashPoint.reached("tune:before-release");
+                    run.releaseTuning(org.dpdl4j.release.StagedRelease.stage(output, model.releaseFiles(Map.of()), List.of()),
+                            release.event());
+                    deleteTree(output.resolve(PrivateRun.TUNING_TRIALS)); // every trial: the operator's, never released
+                    java.nio.file.Files.deleteIfExists(output.resolve("operator"));
                 }
                 return model;
             } finally {
-                if (run != null) {
-                    run.close();
+                if (ownsLedger) {
+                    ledger.close();
                 }
             }
         } catch (IOException e) {

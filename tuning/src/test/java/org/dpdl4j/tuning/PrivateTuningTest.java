@@ -100,4 +100,54 @@ class PrivateTuningTest {
             assertEquals(1, l.entries().stream().filter(e -> e.kind() == PrivacyLedger.Kind.RELEASE).count());
         }
     }
+
+    /** The child: the search, halted (as kill -9 would) after its trials, before its release. */
+    public static void main(String[] args) throws Exception {
+        data = Mnist.load(DatasetCache.root().resolve("mnist")).train().randomSubset(2000, 3);
+        try (PrivacyLedger ledger = PrivacyLedger.open(Path.of(args[1]), "mnist-2000", 10, 1e-5)) {
+            search(Path.of(args[0])).ledger(ledger).run();
+        }
+    }
+
+    private static PrivateTuning search(Path out) {
+        return PrivateTuning.randomSearch(MLP, data).space("lr=cat:0.1,0.5").repetitions(RepetitionDistribution.pointMass(2))
+                .targetEpsilon(3).epochs(1).expectedBatchSize(100).scoreNoise(0.05).seed(11).output(out);
+    }
+
+    /**
+     * Killed after its trials and before its release (a child JVM halted as kill -9 would), the search resumes from its
+     * saved state: its trials are read back, it releases what the uninterrupted search releases (bit for bit), and its
+     * ledger holds one charge and one release; a second resume finds nothing to resume.
+     */
+    @Test
+    void aKilledSearchResumesUnderItsChargeAndReleasesWhatItWouldHave(@TempDir Path tmp) throws Exception {
+        Path out = tmp.resolve("killed");
+        Path ledgerFile = tmp.resolve("ledger.jsonl");
+        Path log = tmp.resolve("child.log");
+        String javaBinary = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        Process p = new ProcessBuilder(javaBinary, "-Xmx1g", "-D" + org.dpdl4j.release.CrashPoint.PROPERTY + "=tune:before-release", "-cp",
+                System.getProperty("java.class.path"), PrivateTuningTest.class.getName(), out.toString(), ledgerFile.toString())
+                .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        assertTrue(p.waitFor(300, java.util.concurrent.TimeUnit.SECONDS), "the child ends");
+        assertEquals(137, p.exitValue(), Files.readString(log));
+        assertTrue(Files.exists(out.resolve(org.dpdl4j.release.PrivateRun.TUNING_STATE)), "the state outlives the trials");
+        assertFalse(Files.exists(out.resolve(PrivateModel.SIDECAR_FILE)));
+        try (var trials = Files.list(out.resolve(org.dpdl4j.release.PrivateRun.TUNING_TRIALS))) {
+            assertTrue(trials.count() >= 2, "the finished trials are on disk");
+        }
+        PrivateModel resumed = PrivateTuning.resume(out, MLP, data).run();
+        PrivateModel uninterrupted = search(tmp.resolve("whole")).run();
+        assertEquals(uninterrupted.sidecar().configuration().get("best"), resumed.sidecar().configuration().get("best"));
+        assertEquals(uninterrupted.sidecar().configuration().get("best_score"), resumed.sidecar().configuration().get("best_score"));
+        assertEquals(((MultiLayerNetwork) uninterrupted.network()).params(), ((MultiLayerNetwork) resumed.network()).params(),
+                "the release the uninterrupted search makes, bit for bit");
+        assertEquals(uninterrupted.event(), resumed.event());
+        assertFalse(Files.exists(out.resolve("operator")), "the trials and the state go once the release is out");
+        try (PrivacyLedger l = PrivacyLedger.inspect(ledgerFile)) {
+            assertEquals(1, l.entries().stream().filter(PrivacyLedger.Entry::charged).count(), "charged once: " + l.entries());
+            assertEquals(1, l.entries().stream().filter(e -> e.kind() == PrivacyLedger.Kind.RELEASE).count());
+        }
+        var again = assertThrows(IllegalArgumentException.class, () -> PrivateTuning.resume(out, MLP, data));
+        assertTrue(again.getMessage().contains("no search to resume"), again.getMessage());
+    }
 }
