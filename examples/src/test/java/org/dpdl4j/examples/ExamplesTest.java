@@ -55,6 +55,11 @@ class ExamplesTest {
         assertTrue(Files.exists(dir.resolve("model.zip")) && Files.exists(dir.resolve("privacy.json")));
         assertEquals(1, com.fasterxml.jackson.databind.json.JsonMapper.builder().build()
                 .readTree(dir.resolve("privacy.json").toFile()).get("schema_version").asInt());
+        try (var ledger = org.dpdl4j.release.PrivacyLedger.inspect(tmp.resolve("private-mnist-ledger.jsonl"))) {
+            assertEquals(1, ledger.entries().stream().filter(org.dpdl4j.release.PrivacyLedger.Entry::charged).count());
+            assertEquals(1, ledger.entries().stream().filter(e -> e.kind() == org.dpdl4j.release.PrivacyLedger.Kind.RELEASE).count());
+        }
+        assertTrue(!Files.exists(dir.resolve("operator")), "the checkpoint goes once the release is out");
     }
 
     /** DL4J's zoo LeNet, fixed and trained privately for a quarter epoch of MNIST at ε = 3: saved with its sidecar. */
