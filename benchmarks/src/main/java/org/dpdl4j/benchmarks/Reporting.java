@@ -89,13 +89,6 @@ public final class Reporting {
 
     /** Deletes a directory and everything under it (nothing when it does not exist). */
     public static void deleteTree(Path dir) throws IOException {
-        if (!Files.exists(dir)) {
-            return;
-        }
-        try (var walk = Files.walk(dir)) {
-            for (Path p : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
-                Files.delete(p);
-            }
-        }
+        org.dpdl4j.release.AtomicFiles.deleteTree(dir);
     }
 }

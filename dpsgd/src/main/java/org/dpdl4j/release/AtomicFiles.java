@@ -56,4 +56,21 @@ public final class AtomicFiles {
         }
         return String.valueOf(e.getMessage());
     }
+
+    /**
+     * Deletes a directory and everything under it (nothing when it does not exist).
+     *
+     * @param dir the directory
+     * @throws IOException if something in it cannot be deleted
+     */
+    public static void deleteTree(Path dir) throws IOException {
+        if (!Files.exists(dir)) {
+            return;
+        }
+        try (var walk = Files.walk(dir)) {
+            for (Path p : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                Files.delete(p);
+            }
+        }
+    }
 }

@@ -147,8 +147,8 @@ public final class PrivateRun implements AutoCloseable {
         Long charge = null;
         try {
             if (saved == null) {
-                deleteTree(out.resolve(TUNING_TRIALS)); // an earlier tuning's trials never stand in for this one's
-                deleteTree(out.resolve(StagedRelease.STAGING)); // nor does its unpublished release
+                AtomicFiles.deleteTree(out.resolve(TUNING_TRIALS)); // an earlier tuning's trials never stand in for this one's
+                AtomicFiles.deleteTree(out.resolve(StagedRelease.STAGING)); // nor does its unpublished release
                 state.putAll(fresh);
                 state.put("ledger_charge", null);
                 state.put("ledger", ledgerFile == null ? null : ledgerFile.toAbsolutePath().toString());
@@ -296,17 +296,6 @@ public final class PrivateRun implements AutoCloseable {
     /** The run identifier (a tuning's, kept across its resumptions). */
     public String runId() {
         return (String) state.get("run");
-    }
-
-    private static void deleteTree(Path p) throws IOException {
-        if (!Files.exists(p)) {
-            return;
-        }
-        try (var walk = Files.walk(p)) {
-            for (Path q : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
-                Files.delete(q);
-            }
-        }
     }
 
     /** What {@link #resume} found: a run to continue, or a release that was interrupted and is now out. */

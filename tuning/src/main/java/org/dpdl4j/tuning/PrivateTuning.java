@@ -278,6 +278,15 @@ public final class PrivateTuning {
 
     /** What a fresh search's resume state holds: its settings and seed (operator-only: the seed determines the noise). */
     private Map<String, Object> freshState(long tunerSeed) {
+        Map<String, Object> state = new LinkedHashMap<>();
+        state.put("note", "operator record: holds the search's seed, which determines its noise; never publish");
+        state.put("settings", settings());
+        state.put("tuner_seed", Long.toString(tunerSeed));
+        return state;
+    }
+
+    /** The search's settings (public: none depends on the data). */
+    private Map<String, Object> settings() {
         Map<String, Object> settings = new LinkedHashMap<>();
         settings.put("space", List.copyOf(axisTexts));
         settings.put("repetitions", repetitions.toMap());
@@ -290,22 +299,7 @@ public final class PrivateTuning {
         settings.put("score_noise", scoreNoise);
         settings.put("workers", workers);
         settings.put("input", input == null ? null : List.of(input.channels(), input.height(), input.width(), input.scale()));
-        Map<String, Object> state = new LinkedHashMap<>();
-        state.put("note", "operator record: holds the search's seed, which determines its noise; never publish");
-        state.put("settings", settings);
-        state.put("tuner_seed", Long.toString(tunerSeed));
-        return state;
-    }
-
-    private static void deleteTree(Path p) throws IOException {
-        if (!java.nio.file.Files.exists(p)) {
-            return;
-        }
-        try (var walk = java.nio.file.Files.walk(p)) {
-            for (Path q : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
-                java.nio.file.Files.delete(q);
-            }
-        }
+        return settings;
     }
 
     /**
@@ -396,12 +390,7 @@ public final class PrivateTuning {
                 configuration.put("best", release.candidate().toMap());
                 configuration.put("best_score", release.score());
                 configuration.put("noise_multiplier", sigma);
-                configuration.put("repetitions", repetitions.describe());
-                configuration.put("epochs", epochs);
-                configuration.put("batch_size", expectedBatchSize);
-                configuration.put("clip_norm", clipNorm);
-                configuration.put("validation_fraction", validationFraction);
-                configuration.put("score_noise", scoreNoise);
+                configuration.putAll(settings()); // the search's settings, as its resume state holds them
                 configuration.put("ledger_charge", run == null ? null : run.charge());
                 PrivateModel model = PrivateModel.of(release.model(), "tuning", release.event(), Accountants.DEFAULT, delta, input,
                         configuration);
@@ -409,7 +398,7 @@ public final class PrivateTuning {
                     org.dpdl4j.release.CrashPoint.reached("tune:before-release");
                     run.releaseTuning(org.dpdl4j.release.StagedRelease.stage(output, model.releaseFiles(Map.of()), List.of()),
                             release.event());
-                    deleteTree(output.resolve(PrivateRun.TUNING_TRIALS)); // every trial: the operator's, never released
+                    org.dpdl4j.release.AtomicFiles.deleteTree(output.resolve(PrivateRun.TUNING_TRIALS)); // every trial: the operator's, never released
                     java.nio.file.Files.deleteIfExists(output.resolve("operator"));
                 }
                 return model;
