@@ -380,6 +380,30 @@ public final class PrivateTraining {
         }
         started = true;
         String what = "resume " + resumeFrom;
+        java.util.List<String> changed = new java.util.ArrayList<>(); // the plan's settings come from the checkpoint
+        java.util.Map<String, Boolean> set = new java.util.LinkedHashMap<>();
+        set.put("targetEpsilon", !Double.isNaN(targetEpsilon));
+        set.put("delta", delta != 1e-5);
+        set.put("epochs", !Double.isNaN(epochs));
+        set.put("expectedBatchSize", expectedBatchSize != -1);
+        set.put("clipNorm", clipNorm != 1.0);
+        set.put("accountant", !accountant.equals(DEFAULT_ACCOUNTANT));
+        set.put("input", input != null);
+        set.put("seed", seed != null);
+        set.put("emaDecay", emaDecay != 0);
+        set.put("physicalBatchSize", physicalBatchSize != 512);
+        set.put("augmult", augmult != 1);
+        set.put("output", output != null);
+        set.put("ledger", ledger != null);
+        set.forEach((name, isSet) -> {
+            if (isSet) {
+                changed.add(name);
+            }
+        });
+        if (!changed.isEmpty()) {
+            throw new IllegalArgumentException(what + ": " + String.join(", ", changed) + " cannot change on resume (the run "
+                    + "continues as it was planned and charged); only workers, listeners and checkpointEvery may be set");
+        }
         try {
             org.dpdl4j.release.PrivateRun.Resumption r = org.dpdl4j.release.PrivateRun.resume(resumeFrom, what);
             if (r.releasedNow()) {

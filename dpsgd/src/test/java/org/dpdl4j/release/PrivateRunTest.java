@@ -65,6 +65,8 @@ class PrivateRunTest {
         var changed = assertThrows(IllegalArgumentException.class, () -> PrivateTraining.resume(out, other).train());
         assertTrue(changed.getMessage().contains("it changed, and the charge was for the data as it was"), changed.getMessage());
 
+        var replanned = assertThrows(IllegalArgumentException.class, () -> PrivateTraining.resume(out, data).epochs(2).train());
+        assertTrue(replanned.getMessage().contains("epochs cannot change on resume"), replanned.getMessage());
         PrivateModel m = PrivateTraining.resume(out, data).workers(2).train();
         long steps = DpSgdConfig.stepsForEpochs(1, 100.0 / 2000);
         var sigma = ((Number) m.sidecar().configuration().get("noise_multiplier")).doubleValue();
