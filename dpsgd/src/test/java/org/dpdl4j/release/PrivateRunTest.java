@@ -55,7 +55,11 @@ class PrivateRunTest {
         Process p = new ProcessBuilder(java, "-Xmx1g", "-D" + CrashPoint.PROPERTY + "=train:checkpoint:10", "-cp",
                 System.getProperty("java.class.path"), PrivateRunTest.class.getName(), out.toString(), ledgerFile.toString())
                 .redirectErrorStream(true).redirectOutput(log.toFile()).start();
-        assertTrue(p.waitFor(300, TimeUnit.SECONDS), "the child ends");
+        try {
+            assertTrue(p.waitFor(300, TimeUnit.SECONDS), "the child ends");
+        } finally {
+            p.destroyForcibly(); // whatever happens, the child does not outlive the test
+        }
         assertEquals(137, p.exitValue(), Files.readString(log));
         assertTrue(Files.exists(out.resolve(PrivateRun.CHECKPOINT).resolve("state.json")), "the checkpoint is on disk");
         assertFalse(Files.exists(out.resolve(PrivateModel.MODEL_FILE)), "nothing released yet");

@@ -128,7 +128,11 @@ class PrivateTuningTest {
         Process p = new ProcessBuilder(javaBinary, "-Xmx1g", "-D" + org.dpdl4j.release.CrashPoint.PROPERTY + "=tune:before-release", "-cp",
                 System.getProperty("java.class.path"), PrivateTuningTest.class.getName(), out.toString(), ledgerFile.toString())
                 .redirectErrorStream(true).redirectOutput(log.toFile()).start();
-        assertTrue(p.waitFor(300, java.util.concurrent.TimeUnit.SECONDS), "the child ends");
+        try {
+            assertTrue(p.waitFor(300, java.util.concurrent.TimeUnit.SECONDS), "the child ends");
+        } finally {
+            p.destroyForcibly(); // whatever happens, the child does not outlive the test
+        }
         assertEquals(137, p.exitValue(), Files.readString(log));
         assertTrue(Files.exists(out.resolve(org.dpdl4j.release.PrivateRun.TUNING_STATE)), "the state outlives the trials");
         assertFalse(Files.exists(out.resolve(PrivateModel.SIDECAR_FILE)));
