@@ -356,9 +356,8 @@ final class AuditCommand {
             CanaryAudit.GradientDesign design = CanaryAudit.gradientDesign(template, train,
                     CanaryAudit.inclusionBits(a.canaries, inclusion), inclusion.nextLong(), augmult.augmentation(t.dataset));
             DpSgdMechanism.Builder builder = DpSgdMechanism.builder(train).model(t.modelName(), t.modelOptions(data))
-                    .optimizer(t.optimizer, t.lr).activation(t.activation).noiseMultiplier(1).clipNorm(t.clip).batchSize(t.batchSize)
-                    .epochs(t.epochs).physicalBatchSize(t.physicalBatchSize).delta(t.delta).workers(Reporting.configureWorkers(null))
-                    .emaDecay(t.ema).validation(0.1, seed).scoring(DpSgdMechanism.Scoring.PRIVATE_VALIDATION, scoreNoise)
+                    .settings(t.settings()).optimizer(t.optimizer, t.lr).activation(t.activation).noiseMultiplier(1)
+                    .workers(Reporting.configureWorkers(null)).validation(0.1, seed).scoring(DpSgdMechanism.Scoring.PRIVATE_VALIDATION, scoreNoise)
                     .gradientCanaries(design.canaries(a.canaryNorm != null ? a.canaryNorm : t.clip));
             if (augmult.k > 1) { // every trial averages k augmented copies of each example, as tune --augmult runs it
                 builder.augmult(augmult.augmentation(t.dataset), augmult.k);

@@ -16,6 +16,7 @@ import org.dpdl4j.datasets.LabeledData;
 import org.dpdl4j.datasets.TrainTest;
 import org.dpdl4j.dpsgd.Checkpoint;
 import org.dpdl4j.dpsgd.DpSgdConfig;
+import org.dpdl4j.dpsgd.DpSgdSettings;
 import org.dpdl4j.dpsgd.DpSgdTrainer;
 import org.dpdl4j.dpsgd.PrivateNormalisation;
 import org.dpdl4j.dpsgd.TrainingListener;
@@ -178,6 +179,14 @@ final class TrainCommand implements Callable<Integer> {
         } else {
             sigma = dataNorm.calibrate(q, steps, targetEpsilon != null ? targetEpsilon : 3.0, t.delta, accountant);
         }
+        settings = TrainingOptions.byOptionName(() -> {
+            DpSgdSettings.Builder b = DpSgdSettings.builder().settings(t.settings()).accountant(accountantOption.name)
+                    .augmult(augmult.augmentation(t.dataset), augmult.k);
+            if (!t.nonPrivate && noiseMultiplier == null) {
+                b.targetEpsilon(targetEpsilon != null ? targetEpsilon : 3.0);
+            }
+            return b.build();
+        });
         DpSgdConfig config = config(q, sigma, steps);
         // with --data-normalisation: a ScatterNet without GroupNorm whose statistics are pending, released in finish() after
         // the charge and the step-0 checkpoint (a kill before the release leaves a checkpoint that releases them on --resume)
@@ -240,16 +249,15 @@ final class TrainCommand implements Callable<Integer> {
         return "train " + t.modelName() + " on " + t.dataset;
     }
 
-    /** The run's DP-SGD settings; a seed only with --seed (without --secure-noise). */
+    /** The run's settings: from the options for a new run, from the checkpoint's plan on --resume. */
+    private DpSgdSettings settings;
+
+    /** The run's engine configuration for q, σ and T; a seed only with --seed (without --secure-noise). */
     private DpSgdConfig config(double q, double sigma, long steps) {
-        DpSgdConfig.Builder builder = DpSgdConfig.builder().samplingRate(q).noiseMultiplier(sigma).clipNorm(t.clip).steps(steps)
-                .physicalBatchSize(t.physicalBatchSize).secureRandom(t.secureNoise).delta(t.delta).nonPrivate(t.nonPrivate)
-                .workers(Reporting.configureWorkers(workers)).emaDecay(t.ema);
-        if (t.seed != null && !t.secureNoise) {
-            builder.seed(t.seed);
+        if (settings.seed() != null) {
             System.err.println("note: --seed fixes the sampling and the noise; whoever knows it can remove the noise, so keep it secret");
         }
-        return builder.build();
+        return TrainingOptions.byOptionName(() -> settings.config(q, sigma, steps, Reporting.configureWorkers(workers)));
     }
 
     /** What a checkpoint must hold besides the network to continue the run (never the seed). */
@@ -264,22 +272,11 @@ final class TrainCommand implements Callable<Integer> {
         s.put("model", t.modelName());
         s.put("optimizer", t.optimizer);
         s.put("activation", t.activation);
-        s.put("batch_size", t.batchSize);
-        s.put("epochs", t.epochs);
-        s.put("sampling_rate", q);
-        s.put("noise_multiplier", sigma);
-        s.put("clip_norm", t.clip);
+        s.putAll(DpSgdSettings.builder().settings(settings).samplingRate(q).noiseMultiplier(sigma).build().toMap());
         s.put("steps", steps);
-        s.put("physical_batch_size", t.physicalBatchSize);
-        s.put("ema_decay", t.ema);
-        s.put("delta", t.delta);
-        s.put("secure_noise", t.secureNoise);
-        s.put("non_private", t.nonPrivate);
         s.put("weights_seed", t.weightSeed());
         s.put("ledger", ledger.file == null ? null : ledger.file.toAbsolutePath().toString());
-        s.put("accountant", accountantOption.name);
         s.put("data_normalisation", dataNorm.sigma);
-        s.put("augmult", augmult.k);
         s.put("checkpoint_every", checkpointEvery != null ? checkpointEvery : 0L);
         return s;
     }
@@ -319,27 +316,22 @@ final class TrainCommand implements Callable<Integer> {
             t.model = (String) state.get("model");
             t.optimizer = (String) state.get("optimizer");
             t.activation = (String) state.get("activation");
-            t.batchSize = ((Number) state.get("batch_size")).intValue();
-            t.epochs = ((Number) state.get("epochs")).doubleValue();
-            t.clip = ((Number) state.get("clip_norm")).doubleValue();
-            t.physicalBatchSize = ((Number) state.get("physical_batch_size")).intValue();
-            t.ema = ((Number) state.get("ema_decay")).doubleValue();
-            t.delta = ((Number) state.get("delta")).doubleValue();
-            t.secureNoise = Boolean.TRUE.equals(state.get("secure_noise"));
-            t.nonPrivate = Boolean.TRUE.equals(state.get("non_private"));
-            accountantOption.name = (String) state.get("accountant");
+            // the plan's settings (absent keys: a checkpoint from before the setting); how it runs (--seed): the options'
+            DpSgdSettings planned = DpSgdSettings.fromMap(state, t.settings());
+            accountantOption.name = planned.accountant();
+            augmult.k = planned.augmult();
+            augmult.check(t.dataset, cluster != null);
+            settings = DpSgdSettings.builder().settings(planned).augmult(augmult.augmentation(t.dataset), augmult.k).build();
+            t.epochs = planned.epochs();
             Object norm = state.get("data_normalisation");
             if (norm != null && !(norm instanceof Number d && d.doubleValue() > 0 && Double.isFinite(d.doubleValue()))) {
                 throw new IllegalArgumentException("data_normalisation must be a noise multiplier > 0 or null, got " + norm);
             }
             dataNorm.sigma = norm == null ? null : ((Number) norm).doubleValue();
-            augmult.k = state.get("augmult") instanceof Number k ? k.intValue() : 1; // absent: a checkpoint from before --augmult
-            augmult.check(t.dataset, cluster != null);
             stepsDone = ((Number) state.get("steps_done")).longValue();
             data = load();
             run.checkData("--resume " + dir, t.dataset, data.trainExamples().size(), data.digest());
-            config = config(((Number) state.get("sampling_rate")).doubleValue(),
-                    ((Number) state.get("noise_multiplier")).doubleValue(), ((Number) state.get("steps")).longValue());
+            config = config(settings.samplingRate(), settings.noiseMultiplier(), ((Number) state.get("steps")).longValue());
             try {
                 net = run.network();
                 ema = run.ema();

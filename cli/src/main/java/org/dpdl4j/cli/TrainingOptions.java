@@ -10,6 +10,7 @@ import org.dpdl4j.datasets.DatasetCache;
 import org.dpdl4j.datasets.Datasets;
 import org.dpdl4j.datasets.LabeledData;
 import org.dpdl4j.datasets.TrainTest;
+import org.dpdl4j.dpsgd.DpSgdSettings;
 import org.dpdl4j.models.ModelOptions;
 import org.nd4j.linalg.activations.IActivation;
 import org.nd4j.linalg.api.buffer.DataType;
@@ -223,20 +224,50 @@ final class TrainingOptions {
         if (!(epochs > 0 && epochs <= 10_000)) {
             throw new IllegalArgumentException("--epochs must be in (0, 10000], got " + epochs);
         }
-        if (!(clip > 0) || Double.isInfinite(clip)) {
-            throw new IllegalArgumentException("--clip-norm must be finite and > 0, got " + clip);
-        }
-        if (!(delta > 0 && delta < 1)) {
-            throw new IllegalArgumentException("--delta must be in (0, 1), got " + delta);
-        }
-        if (physicalBatchSize < 1) {
-            throw new IllegalArgumentException("--physical-batch-size must be >= 1, got " + physicalBatchSize);
-        }
-        if (!(ema >= 0 && ema < 1)) {
-            throw new IllegalArgumentException("--ema must be in [0, 1) (0 = no moving average), got " + ema);
-        }
         if (seed != null && secureNoise) {
             throw new IllegalArgumentException("--seed fixes the noise and --secure-noise draws it from SecureRandom: give one of them");
+        }
+        settings(); // each DP-SGD setting's own check
+    }
+
+    /**
+     * The run's DP-SGD settings from these options ({@link DpSgdSettings}, checked there; σ, the target ε, the accountant
+     * and augmult come from the command's own options): a setting added to the record is given here, one line.
+     *
+     * @throws IllegalArgumentException naming the option, its value and what is allowed
+     */
+    DpSgdSettings settings() {
+        return byOptionName(() -> {
+            DpSgdSettings.Builder b = DpSgdSettings.builder().clipNorm(clip).expectedBatchSize(batchSize).epochs(epochs).delta(delta)
+                    .physicalBatchSize(physicalBatchSize).emaDecay(ema).nonPrivate(nonPrivate).secureRandom(secureNoise);
+            if (seed != null && !secureNoise) {
+                b.seed(seed);
+            }
+            return b.build();
+        });
+    }
+
+    /** The options whose names are not the setting's key with '-' for '_'. */
+    private static final java.util.Map<String, String> OPTION_NAMES = java.util.Map.of("ema_decay", "--ema");
+
+    /**
+     * Runs a settings' computation, naming a setting that it refuses by its option ({@code clip_norm} as {@code --clip-norm}):
+     * a message that starts with a setting's key ({@link DpSgdSettings#KEYS}, or any key with '_').
+     *
+     * @param settings builds or resolves settings
+     * @return its result
+     * @throws IllegalArgumentException the refusal, with the option's name for the setting's
+     */
+    static <T> T byOptionName(java.util.function.Supplier<T> settings) {
+        try {
+            return settings.get();
+        } catch (IllegalArgumentException e) {
+            java.util.regex.Matcher m = java.util.regex.Pattern.compile("^([a-z]+(?:_[a-z]+)*)\\b").matcher(String.valueOf(e.getMessage()));
+            if (!m.find() || !m.group(1).contains("_") && !DpSgdSettings.KEYS.contains(m.group(1))) {
+                throw e; // not a setting's key
+            }
+            String option = OPTION_NAMES.getOrDefault(m.group(1), "--" + m.group(1).replace('_', '-'));
+            throw new IllegalArgumentException(option + e.getMessage().substring(m.end()), e);
         }
     }
 
@@ -269,10 +300,7 @@ final class TrainingOptions {
 
     /** Checks B against n and returns q = B/n. */
     double samplingRate(int n) {
-        if (batchSize < 1 || batchSize > n) {
-            throw new IllegalArgumentException("--batch-size must be in [1, " + n + "], got " + batchSize);
-        }
-        return (double) batchSize / n;
+        return byOptionName(() -> settings().samplingRate(n));
     }
 
     static int[] parseImageSize(String s) {

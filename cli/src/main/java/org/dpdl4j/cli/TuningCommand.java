@@ -522,10 +522,10 @@ abstract class TuningCommand implements Callable<Integer> {
         // executors take this JVM's setting, so that a trial computes the same bits wherever it runs)
         Reporting.configureWorkers(workers, cluster != null ? cluster.settings().taskCpus() : cores, cluster != null ? 1 : threads);
         DpSgdMechanism.Builder b = DpSgdMechanism.builder(data.trainExamples()).model(t.modelName(), t.modelOptions(data))
-                .optimizer(t.optimizer, t.lr).activation(t.activation).noiseMultiplier(noiseMultiplier != null ? noiseMultiplier : 1)
-                .clipNorm(t.clip).batchSize(t.batchSize).epochs(t.epochs).physicalBatchSize(t.physicalBatchSize).delta(t.delta)
-                .emaDecay(t.ema).workers(workers).secureRandom(t.secureNoise).validation(validationFraction, t.weightSeed())
-                .scoring(scoring, scoreNoise).nonPrivate(t.nonPrivate).augmult(augmult.augmentation(t.dataset), augmult.k);
+                .settings(t.settings()).optimizer(t.optimizer, t.lr).activation(t.activation)
+                .noiseMultiplier(noiseMultiplier != null ? noiseMultiplier : 1).workers(workers)
+                .validation(validationFraction, t.weightSeed()).scoring(scoring, scoreNoise)
+                .augmult(augmult.augmentation(t.dataset), augmult.k);
         if (trainCluster != null) {
             org.dpdl4j.spark.SparkClippedSums s = trainCluster.clippedSums(executorOptions.partitions != null
                     ? executorOptions.partitions : trainCluster.parallelism());

@@ -153,6 +153,18 @@ class CliTest {
         r = run("tune", "--augmult", "2", "--dataset", "folder:unused", "--no-progress", "--output", "unused");
         assertEquals(2, r.status());
         assertTrue(r.err().contains("--augmult 2 needs mnist") && r.err().contains("folder:unused"), r.err());
+        // the DP-SGD settings are checked by DpSgdSettings, and named by their options, in train and tune alike
+        for (String command : new String[]{"train", "tune"}) {
+            for (String[] bad : new String[][]{{"--clip-norm", "-1", "--clip-norm must be finite and > 0, got -1.0"},
+                                               {"--ema", "1", "--ema must be in [0, 1)"},
+                                               {"--physical-batch-size", "0", "--physical-batch-size must be >= 1, got 0"},
+                                               {"--batch-size", "0", "--batch-size must be >= 1, got 0"},
+                                               {"--delta", "1.5", "--delta must be in (0, 1), got 1.5"}}) {
+                r = run(command, bad[0], bad[1], "--no-progress", "--output", "unused");
+                assertEquals(2, r.status(), command + " " + bad[0] + ": " + r.err());
+                assertTrue(r.err().contains(bad[2]), command + " " + bad[0] + ": " + r.err());
+            }
+        }
         r = run("reproduce", "scatternet-ablation", "--augmults", "1,65", "--output", "unused");
         assertEquals(2, r.status());
         assertTrue(r.err().contains("--augmults") && r.err().contains("65"), r.err());

@@ -24,26 +24,16 @@ import org.nd4j.linalg.dataset.api.iterator.DataSetIterator;
  * m.save(Path.of("out"));   // model.zip + privacy.json
  * }</pre>
  */
-public final class PrivateTraining {
+public final class PrivateTraining extends DpSgdSettings.Setters<PrivateTraining> {
+    private static final long serialVersionUID = 1L;
     /** The accountant that calibrates σ and states ε: PLD, the tighter one for a single DP-SGD run. */
     public static final String DEFAULT_ACCOUNTANT = "pld";
 
     private Model network; // null until a resumed run's checkpoint is read
     private final ExampleSource data;
     private final DataSetIterator iterator;
-    private double targetEpsilon = Double.NaN;
-    private double delta = 1e-5;
-    private double epochs = Double.NaN;
-    private int expectedBatchSize = -1;
-    private double clipNorm = 1.0;
-    private String accountant = DEFAULT_ACCOUNTANT;
     private InputSpec input;
-    private Long seed;
     private int workers = 1;
-    private double emaDecay;
-    private int physicalBatchSize = 512;
-    private org.dpdl4j.datasets.ImageAugmentation augmentation;
-    private int augmult = 1;
     private TrainingListener[] listeners = new TrainingListener[0];
     private boolean started;
     private java.nio.file.Path output;
@@ -52,6 +42,7 @@ public final class PrivateTraining {
     private java.nio.file.Path resumeFrom;
 
     private PrivateTraining(Model network, ExampleSource data, DataSetIterator iterator) {
+        super(DpSgdSettings.DEFAULTS);
         this.network = network;
         this.data = data;
         this.iterator = iterator;
@@ -143,84 +134,15 @@ public final class PrivateTraining {
         return this;
     }
 
-    /** Target ε &gt; 0, finite (required). */
-    public PrivateTraining targetEpsilon(double epsilon) {
-        this.targetEpsilon = epsilon;
-        return this;
-    }
-
-    /** δ ∈ (0, 1) (default 1e-5; choose δ well below 1/n). */
-    public PrivateTraining delta(double delta) {
-        this.delta = delta;
-        return this;
-    }
-
-    /** Epochs E &gt; 0 (required): T = ⌈E/q⌉ steps. */
-    public PrivateTraining epochs(double epochs) {
-        this.epochs = epochs;
-        return this;
-    }
-
-    /** Expected batch size B in [1, n] (required): the sampling rate is q = B/n. */
-    public PrivateTraining expectedBatchSize(int b) {
-        this.expectedBatchSize = b;
-        return this;
-    }
-
-    /** Clipping norm C &gt; 0 (default 1). */
-    public PrivateTraining clipNorm(double c) {
-        this.clipNorm = c;
-        return this;
-    }
-
-    /** A registered accountant name ({@link Accountants#names()}; default {@value #DEFAULT_ACCOUNTANT}). */
-    public PrivateTraining accountant(String name) {
-        Accountants.byName(name); // fails now, naming the choices
-        this.accountant = name;
-        return this;
-    }
-
     /** The input the model expects, recorded in the sidecar (null: unknown). */
     public PrivateTraining input(InputSpec input) {
         this.input = input;
         return this;
     }
 
-    /** A fixed seed for the sampler and the noise (default: drawn from SecureRandom). Keep it secret. */
-    public PrivateTraining seed(long seed) {
-        this.seed = seed;
-        return this;
-    }
-
     /** Worker threads for in-memory data (default 1). */
     public PrivateTraining workers(int workers) {
         this.workers = workers;
-        return this;
-    }
-
-    /** Exponential moving average of the parameters, β ∈ [0, 1) (default 0: off); no privacy cost. */
-    public PrivateTraining emaDecay(double beta) {
-        this.emaDecay = beta;
-        return this;
-    }
-
-    /** Examples pushed through the network at once (default 512); does not change the result. */
-    public PrivateTraining physicalBatchSize(int b) {
-        this.physicalBatchSize = b;
-        return this;
-    }
-
-    /**
-     * Augmentation multiplicity (De et al. 2022, arXiv:2204.13650, Sec. 3.2; see {@link ClippedSums#augmented}): each
-     * sampled example's gradient is the mean over k augmented copies, clipped to C as a whole; no privacy cost. In-memory
-     * data only. Default k = 1: none.
-     *
-     * @param augmentation the copies' transformation (for MNIST-like data {@code ImageAugmentation.forDataset("mnist")})
-     * @param k            copies per example, in [1, 64] (checked by {@link #train()})
-     */
-    public PrivateTraining augmult(org.dpdl4j.datasets.ImageAugmentation augmentation, int k) {
-        this.augmentation = augmentation;
-        this.augmult = k;
         return this;
     }
 
@@ -250,22 +172,21 @@ public final class PrivateTraining {
             throw new IllegalStateException("train() was already called on this PrivateTraining: the network has been trained "
                     + "(its claim covers that run only); start from a fresh network");
         }
-        if (!(targetEpsilon > 0) || Double.isInfinite(targetEpsilon)) {
-            throw new IllegalArgumentException("targetEpsilon must be finite and > 0, got " + targetEpsilon);
+        DpSgdSettings settings = settings();
+        if (Double.isNaN(settings.targetEpsilon())) {
+            throw new IllegalArgumentException("target_epsilon must be set (finite and > 0)");
         }
-        if (!(delta > 0 && delta < 1)) {
-            throw new IllegalArgumentException("delta must be in (0, 1), got " + delta);
+        if (!Double.isNaN(settings.noiseMultiplier())) {
+            throw new IllegalArgumentException("noise_multiplier is calibrated from target_epsilon: do not set both");
         }
-        if (Double.isNaN(epochs)) {
-            throw new IllegalArgumentException("epochs must be set (> 0)");
-        }
-        DpSgdTrainer trainer = new DpSgdTrainer(Accountants.byName(accountant));
-        if (augmult != 1) {
+        settings.steps(1); // epochs set
+        DpSgdTrainer trainer = new DpSgdTrainer(Accountants.byName(accountant()));
+        if (settings.augmult() != 1) {
             if (!(data instanceof LabeledData)) {
-                throw new IllegalArgumentException("augmult k = " + augmult + " needs in-memory LabeledData, not "
+                throw new IllegalArgumentException("augmult k = " + settings.augmult() + " needs in-memory LabeledData, not "
                         + (data == null ? "a DataSetIterator" : data));
             }
-            trainer = trainer.withClippedSums(ClippedSums.augmented(augmentation, augmult)); // checks k and the augmentation
+            trainer = trainer.withClippedSums(settings.clippedSums()); // checks the augmentation
         }
         ExampleSource source = data != null ? data : DpSgdTrainer.packOnce(iterator); // the iterator read once
         try {
@@ -279,31 +200,43 @@ public final class PrivateTraining {
 
     private PrivateModel train(DpSgdTrainer trainer, ExampleSource data) {
         int n = data.size();
-        if (expectedBatchSize < 1 || expectedBatchSize > n) {
-            throw new IllegalArgumentException("expectedBatchSize must be in [1, n = " + n + "], got " + expectedBatchSize);
-        }
-        double q = (double) expectedBatchSize / n;
-        long steps = DpSgdConfig.stepsForEpochs(epochs, q);
-        double sigma = NoiseCalibration.noiseMultiplier(q, steps, targetEpsilon, delta, Accountants.byName(accountant), 1e-4);
-        DpSgdConfig.Builder b = DpSgdConfig.builder().samplingRate(q).noiseMultiplier(sigma).clipNorm(clipNorm).steps(steps)
-                .delta(delta).workers(workers).emaDecay(emaDecay).physicalBatchSize(physicalBatchSize);
-        if (seed != null) {
-            b.seed(seed);
-        }
-        DpSgdConfig config = b.build();
+        DpSgdSettings settings = settings();
+        double q = settings.samplingRate(n);
+        long steps = settings.steps(q);
+        double sigma = NoiseCalibration.noiseMultiplier(q, steps, settings.targetEpsilon(), settings.delta(),
+                Accountants.byName(accountant()), 1e-4);
+        DpSgdConfig config = settings.config(q, sigma, steps, workers);
+        DpSgdSettings resolved = DpSgdSettings.builder().settings(settings).noiseMultiplier(sigma).build(); // σ that ran
         if (output != null) {
-            return trainAsRun(trainer, data, config);
+            return trainAsRun(trainer, data, config, resolved);
         }
         started = true; // from here on the network changes
-        TrainingResult result = data instanceof LabeledData inMemory ? trainer.train(network, inMemory, config, listeners)
-                : trainer.train(network, data, config, listeners);
-        java.util.Map<String, Object> configuration = config.describe(n, result.stepsTaken());
-        configuration.put("augmult", augmult);
-        return PrivateModel.of(network, "training", result.event(), accountant, delta, input, configuration);
+        ExampleSource source = resolved.trainingData(data);
+        TrainingResult result = source instanceof LabeledData inMemory ? trainer.train(network, inMemory, config, listeners)
+                : trainer.train(network, source, config, listeners);
+        return PrivateModel.of(network, "training", result.event(), accountant(), settings.delta(), input,
+                configuration(resolved, n, result.stepsTaken()));
     }
 
-    /** The run's plan in the checkpoint state's fields ({@link org.dpdl4j.release.CheckpointState#PLAN}). */
-    private java.util.Map<String, Object> plan(ExampleSource data, DpSgdConfig config) {
+    /** The accountant's name: the settings', else {@link #DEFAULT_ACCOUNTANT}. */
+    private String accountant() {
+        return settings().accountant() != null ? settings().accountant() : DEFAULT_ACCOUNTANT;
+    }
+
+    /** The sidecar's {@code configuration}: n, the settings that define the run ({@link DpSgdSettings#toMap}) and T. */
+    private static java.util.Map<String, Object> configuration(DpSgdSettings settings, int n, long stepsTaken) {
+        java.util.Map<String, Object> m = new java.util.LinkedHashMap<>();
+        m.put("n", n);
+        m.putAll(settings.toMap());
+        m.put("steps", stepsTaken);
+        return m;
+    }
+
+    /**
+     * The run's plan in the checkpoint state's fields ({@link org.dpdl4j.release.CheckpointState#PLAN}): the run's own and
+     * its settings' ({@link DpSgdSettings#toMap}, σ and q resolved).
+     */
+    private java.util.Map<String, Object> plan(ExampleSource data, DpSgdConfig config, DpSgdSettings settings) {
         java.util.Map<String, Object> s = new java.util.LinkedHashMap<>();
         s.put("format", org.dpdl4j.release.CheckpointState.FORMAT);
         s.put("run", java.util.UUID.randomUUID().toString());
@@ -315,39 +248,31 @@ public final class PrivateTraining {
         s.put("model", network.getClass().getSimpleName());
         s.put("optimizer", "the network's own");
         s.put("activation", "the network's own");
-        s.put("batch_size", expectedBatchSize);
-        s.put("epochs", epochs);
+        s.putAll(settings.toMap());
+        s.put("accountant", accountant());
         s.put("sampling_rate", config.samplingRate());
-        s.put("noise_multiplier", config.noiseMultiplier());
-        s.put("clip_norm", config.clipNorm());
         s.put("steps", config.steps());
-        s.put("physical_batch_size", config.physicalBatchSize());
-        s.put("ema_decay", config.emaDecay());
-        s.put("delta", delta);
-        s.put("secure_noise", seed == null);
-        s.put("non_private", false);
+        s.put("secure_noise", settings.seed() == null);
         s.put("weights_seed", null);
         s.put("ledger", ledger == null ? null : ledger.file().toAbsolutePath().toString());
-        s.put("accountant", accountant);
         s.put("data_normalisation", null);
-        s.put("augmult", augmult);
         return s;
     }
 
     /** Trains through the run's lifecycle in {@link #output} and releases there. */
-    private PrivateModel trainAsRun(DpSgdTrainer trainer, ExampleSource data, DpSgdConfig config) {
+    private PrivateModel trainAsRun(DpSgdTrainer trainer, ExampleSource data, DpSgdConfig config, DpSgdSettings settings) {
         if (java.nio.file.Files.exists(output.resolve(PrivateModel.SIDECAR_FILE))
                 || java.nio.file.Files.exists(output.resolve(PrivateModel.MODEL_FILE))) {
             throw new IllegalArgumentException("output " + output + " holds a release already: choose a new directory");
         }
-        java.util.Map<String, Object> plan = plan(data, config);
+        java.util.Map<String, Object> plan = plan(data, config, settings);
         try {
             java.nio.file.Files.createDirectories(output);
             org.dpdl4j.release.PrivateRun run = org.dpdl4j.release.PrivateRun.start(output, plan, network, config,
                     DpSgdTrainer.event(config.samplingRate(), config.noiseMultiplier(), config.steps()), ledger,
                     "train " + plan.get("model") + " on " + plan.get("dataset"), checkpointEvery);
             started = true; // from here on the network changes
-            return trainAndRelease(run, trainer, data, network, config, 0, null);
+            return trainAndRelease(run, trainer, data, network, config, 0, null, settings);
         } catch (java.io.IOException e) {
             throw new java.io.UncheckedIOException("could not write the run in " + output, e);
         }
@@ -355,15 +280,15 @@ public final class PrivateTraining {
 
     /** Trains from step {@code from} with the run's checkpoints, then releases through the run. */
     private PrivateModel trainAndRelease(org.dpdl4j.release.PrivateRun run, DpSgdTrainer trainer, ExampleSource data, Model net,
-                                         DpSgdConfig config, long from, org.nd4j.linalg.api.ndarray.INDArray ema)
-            throws java.io.IOException {
+                                         DpSgdConfig config, long from, org.nd4j.linalg.api.ndarray.INDArray ema,
+                                         DpSgdSettings settings) throws java.io.IOException {
         try (run) {
             long every = run.checkpointEvery();
+            data = settings.trainingData(data);
             TrainingResult result = from > 0 ? trainer.resume(new Checkpoint(net, config, from, ema), data, every, run.checkpoints(),
                     listeners) : every > 0 ? trainer.train(net, data, config, every, run.checkpoints(), listeners)
                     : trainer.train(net, data, config, listeners);
-            java.util.Map<String, Object> configuration = config.describe(data.size(), result.stepsTaken());
-            configuration.put("augmult", ((Number) run.state().get("augmult")).intValue());
+            java.util.Map<String, Object> configuration = configuration(settings, data.size(), result.stepsTaken());
             configuration.put("resumed_from_step", from > 0 ? from : null);
             configuration.put("ledger_charge", run.charge());
             PrivateModel release = PrivateModel.of(net, "training", result.event(), (String) run.state().get("accountant"),
@@ -380,26 +305,19 @@ public final class PrivateTraining {
         }
         started = true;
         String what = "resume " + resumeFrom;
-        java.util.List<String> changed = new java.util.ArrayList<>(); // the plan's settings come from the checkpoint
-        java.util.Map<String, Boolean> set = new java.util.LinkedHashMap<>();
-        set.put("targetEpsilon", !Double.isNaN(targetEpsilon));
-        set.put("delta", delta != 1e-5);
-        set.put("epochs", !Double.isNaN(epochs));
-        set.put("expectedBatchSize", expectedBatchSize != -1);
-        set.put("clipNorm", clipNorm != 1.0);
-        set.put("accountant", !accountant.equals(DEFAULT_ACCOUNTANT));
-        set.put("input", input != null);
-        set.put("seed", seed != null);
-        set.put("emaDecay", emaDecay != 0);
-        set.put("physicalBatchSize", physicalBatchSize != 512);
-        set.put("augmult", augmult != 1);
-        set.put("output", output != null);
-        set.put("ledger", ledger != null);
-        set.forEach((name, isSet) -> {
-            if (isSet) {
-                changed.add(name);
-            }
-        });
+        java.util.List<String> changed = new java.util.ArrayList<>(settings().differences(DpSgdSettings.DEFAULTS));
+        if (settings().seed() != null) {
+            changed.add("seed");
+        }
+        if (input != null) {
+            changed.add("input");
+        }
+        if (output != null) {
+            changed.add("output");
+        }
+        if (ledger != null) {
+            changed.add("ledger");
+        }
         if (!changed.isEmpty()) {
             throw new IllegalArgumentException(what + ": " + String.join(", ", changed) + " cannot change on resume (the run "
                     + "continues as it was planned and charged); only workers, listeners and checkpointEvery may be set");
@@ -416,20 +334,16 @@ public final class PrivateTraining {
                 if (checkpointEvery > 0) {
                     run = run.checkpointEvery(checkpointEvery);
                 }
-                DpSgdConfig config = DpSgdConfig.builder().samplingRate(((Number) state.get("sampling_rate")).doubleValue())
-                        .noiseMultiplier(((Number) state.get("noise_multiplier")).doubleValue())
-                        .clipNorm(((Number) state.get("clip_norm")).doubleValue()).steps(((Number) state.get("steps")).longValue())
-                        .physicalBatchSize(((Number) state.get("physical_batch_size")).intValue())
-                        .emaDecay(((Number) state.get("ema_decay")).doubleValue()).delta(((Number) state.get("delta")).doubleValue())
-                        .workers(workers).build(); // fresh randomness: the seed is never kept
+                DpSgdSettings planned = DpSgdSettings.fromMap(state, settings()); // how it runs: as set here
+                DpSgdConfig config = planned.config(planned.samplingRate(), planned.noiseMultiplier(),
+                        ((Number) state.get("steps")).longValue(), workers); // fresh randomness: the seed is never kept
                 network = run.network();
-                int k = ((Number) state.get("augmult")).intValue();
-                DpSgdTrainer trainer = new DpSgdTrainer(Accountants.byName((String) state.get("accountant")));
-                if (k != 1) {
-                    throw new IllegalArgumentException(what + ": the run used augmult k = " + k + ", which a resume from Java "
-                            + "cannot rebuild (its augmentation is not in the plan)");
+                DpSgdTrainer trainer = new DpSgdTrainer(Accountants.byName(planned.accountant()));
+                if (planned.augmult() != 1) {
+                    throw new IllegalArgumentException(what + ": the run used augmult k = " + planned.augmult() + ", which a "
+                            + "resume from Java cannot rebuild (its augmentation is not in the plan)");
                 }
-                return trainAndRelease(run, trainer, data, network, config, run.stepsDone(), run.ema());
+                return trainAndRelease(run, trainer, data, network, config, run.stepsDone(), run.ema(), planned);
             } catch (RuntimeException e) {
                 run.close();
                 throw e;

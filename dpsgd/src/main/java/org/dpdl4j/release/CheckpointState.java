@@ -47,15 +47,22 @@ public final class CheckpointState {
     }
 
     /**
-     * SHA-256 (hex) of the plan's fields of {@code state}, in {@link #PLAN}'s order.
+     * SHA-256 (hex) of the plan's fields of {@code state}: those of {@link #PLAN} in its order (a field the state lacks
+     * counts as null), then the settings' keys ({@link org.dpdl4j.dpsgd.DpSgdSettings#KEYS}) that {@link #PLAN} does not
+     * name, each when the state has it (so that a setting added later leaves older checkpoints' hashes as they were).
      *
-     * @param state a run's state (fields it lacks count as null)
+     * @param state a run's state
      * @return 64 hex digits
      */
     public static String planHash(Map<String, Object> state) {
         Map<String, Object> plan = new LinkedHashMap<>();
         for (String key : PLAN) {
             plan.put(key, state.get(key));
+        }
+        for (String key : org.dpdl4j.dpsgd.DpSgdSettings.KEYS) {
+            if (!PLAN.contains(key) && state.containsKey(key)) {
+                plan.put(key, state.get(key));
+            }
         }
         return sha256(json(plan));
     }

@@ -157,12 +157,12 @@ class PrivateTrainingTest {
     @Test
     void missingOrBadSettingsAreNamed() {
         var noTarget = assertThrows(IllegalArgumentException.class, () -> PrivateTraining.of(net(), train).epochs(1).expectedBatchSize(10).train());
-        assertTrue(noTarget.getMessage().contains("targetEpsilon"), noTarget.getMessage());
+        assertTrue(noTarget.getMessage().contains("target_epsilon"), noTarget.getMessage());
         var noEpochs = assertThrows(IllegalArgumentException.class, () -> PrivateTraining.of(net(), train).targetEpsilon(1).expectedBatchSize(10).train());
         assertTrue(noEpochs.getMessage().contains("epochs"), noEpochs.getMessage());
         var batch = assertThrows(IllegalArgumentException.class, () -> PrivateTraining.of(net(), train).targetEpsilon(1).epochs(1)
                 .expectedBatchSize(5000).train());
-        assertTrue(batch.getMessage().contains("expectedBatchSize") && batch.getMessage().contains("2000"), batch.getMessage());
+        assertTrue(batch.getMessage().contains("batch_size") && batch.getMessage().contains("2000"), batch.getMessage());
         var acc = assertThrows(IllegalArgumentException.class, () -> PrivateTraining.of(net(), train).accountant("moments"));
         assertTrue(acc.getMessage().contains("rdp, pld"), acc.getMessage());
     }

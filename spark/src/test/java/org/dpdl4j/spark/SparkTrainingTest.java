@@ -289,7 +289,7 @@ class SparkTrainingTest {
     @Test
     void aMechanismWithClusterSumsTrainsTheLocalTrialAndCannotItselfTravel() {
         org.dpdl4j.tuning.DpSgdMechanism.Builder b = org.dpdl4j.tuning.DpSgdMechanism.builder(mnist).model("mlp", ModelOptions.mnist())
-                .noiseMultiplier(1.0).batchSize(256).epochs(0.03).workers(1).validation(0.1, 42);
+                .noiseMultiplier(1.0).expectedBatchSize(256).epochs(0.03).workers(1).validation(0.1, 42);
         org.dpdl4j.tuning.Candidate c = new org.dpdl4j.tuning.Candidate(Map.of("lr", 0.5));
         var local = b.build().run(c, 99, org.dpdl4j.tuning.TuningListener.NONE, 0);
         org.dpdl4j.tuning.DpSgdMechanism remote = b.clippedSums(cluster.clippedSums(2)).build();

@@ -48,7 +48,7 @@ class SparkTrialsTest {
     }
 
     private static DpSgdMechanism mechanism(org.dpdl4j.datasets.ExampleSource data, String model, double epochs) {
-        return DpSgdMechanism.builder(data).model(model, ModelOptions.mnist()).noiseMultiplier(1.0).batchSize(256).epochs(epochs)
+        return DpSgdMechanism.builder(data).model(model, ModelOptions.mnist()).noiseMultiplier(1.0).expectedBatchSize(256).epochs(epochs)
                 .workers(1).validation(0.1, 42).build();
     }
 

@@ -16,6 +16,7 @@ import org.dpdl4j.datasets.ExampleSource;
 import org.dpdl4j.datasets.LabeledData;
 import org.dpdl4j.datasets.Splits;
 import org.dpdl4j.dpsgd.DpSgdConfig;
+import org.dpdl4j.dpsgd.DpSgdSettings;
 import org.dpdl4j.dpsgd.DpSgdTrainer;
 import org.dpdl4j.dpsgd.TrainingListener;
 import org.dpdl4j.dpsgd.TrainingResult;
@@ -123,9 +124,7 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
 
     /** The same mechanism (same splits) with another default noise multiplier σ, for calibration. */
     public DpSgdMechanism withNoiseMultiplier(double sigma) {
-        Builder copy = b.copy();
-        copy.sigma = sigma;
-        copy.perCandidateEpsilon = null;
+        Builder copy = b.copy().noiseMultiplier(sigma).targetEpsilon(Double.NaN);
         return new DpSgdMechanism(copy, train, validation);
     }
 
@@ -169,7 +168,7 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
 
     /** True if the DP-SGD sampling rate q is set directly, so that runs cost the same on data of any size. */
     public boolean hasFixedSamplingRate() {
-        return b.samplingRate != null;
+        return !Double.isNaN(b.settings().samplingRate());
     }
 
     /** The candidate with its optimiser and learning rate written out (defaults made explicit). */
@@ -230,34 +229,31 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
 
     private DpSgdConfig config(Candidate c, long seed, double n) {
         check(c);
+        DpSgdSettings s = b.settings();
         double q = samplingRate(c, n);
-        long steps = DpSgdConfig.stepsForEpochs(c.number("epochs", b.epochs), q);
+        long steps = DpSgdConfig.stepsForEpochs(c.number("epochs", s.epochs()), q);
         double sigma = noiseMultiplier(c, q, steps);
-        if (sigma == 0 && !b.nonPrivate) {
+        if (sigma == 0 && !s.nonPrivate()) {
             throw sigmaZero(c);
         }
-        DpSgdConfig.Builder cb = DpSgdConfig.builder().samplingRate(q).noiseMultiplier(sigma).nonPrivate(b.nonPrivate)
-                .clipNorm(c.number("clip_norm", b.clip)).steps(steps)
-                .physicalBatchSize(b.physicalBatchSize).delta(b.delta).workers(b.workers).secureRandom(b.secureRandom)
-                .emaDecay(b.emaDecay);
-        if (!b.secureRandom) {
-            cb.seed(seed);
-        }
-        return cb.build();
+        // the candidate's C over the default; the seed is the trial's
+        return DpSgdSettings.builder().settings(s).clipNorm(c.number("clip_norm", s.clipNorm())).seed(seed).build()
+                .config(q, sigma, steps, b.workers);
     }
 
     private double samplingRate(Candidate c, double n) {
         if (c.has("sampling_rate") && c.has("batch_size")) {
             throw new IllegalArgumentException("a candidate sets either batch_size or sampling_rate, not both: " + c);
         }
-        if (c.has("sampling_rate") || !c.has("batch_size") && b.samplingRate != null) {
-            double q = c.number("sampling_rate", b.samplingRate == null ? Double.NaN : b.samplingRate);
+        double fixed = b.settings().samplingRate();
+        if (c.has("sampling_rate") || !c.has("batch_size") && !Double.isNaN(fixed)) {
+            double q = c.number("sampling_rate", fixed);
             if (!(q > 0 && q <= 1)) {
                 throw new IllegalArgumentException("sampling_rate q must be in (0, 1], got " + q + " in " + c);
             }
             return q;
         }
-        double batch = c.number("batch_size", b.batchSize);
+        double batch = c.number("batch_size", b.settings().expectedBatchSize());
         if (batch != Math.rint(batch) || batch < 1 || batch > n) {
             throw new IllegalArgumentException("batch_size must be an integer in [1, " + (long) n + "], got " + batch + " in " + c);
         }
@@ -265,12 +261,13 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
     }
 
     private double noiseMultiplier(Candidate c, double q, long steps) {
-        if (c.has("noise_multiplier") || b.perCandidateEpsilon == null) {
-            return c.number("noise_multiplier", b.sigma);
+        DpSgdSettings s = b.settings();
+        if (c.has("noise_multiplier") || Double.isNaN(s.targetEpsilon())) {
+            return c.number("noise_multiplier", s.noiseMultiplier());
         }
         return calibrated.computeIfAbsent(q + "/" + steps,
-                k -> NoiseCalibration.noiseMultiplier(q, steps, b.perCandidateEpsilon, b.delta, Accountants.standard(),
-                        NoiseCalibration.DEFAULT_TOLERANCE));
+                k -> NoiseCalibration.noiseMultiplier(q, steps, s.targetEpsilon(), s.delta(), s.accountant() != null
+                        ? Accountants.byName(s.accountant()) : Accountants.standard(), NoiseCalibration.DEFAULT_TOLERANCE));
     }
 
     @Override
@@ -351,7 +348,7 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
     private DpSgdTrainer trainer() {
         DpSgdTrainer t = b.canaries != null ? new DpSgdTrainer().withGradientCanaries(b.canaries) : new DpSgdTrainer();
         return b.clippedSums != null ? t.withClippedSums(b.clippedSums)
-                : b.augmult > 1 ? t.withClippedSums(org.dpdl4j.dpsgd.ClippedSums.augmented(b.augmentation, b.augmult)) : t;
+                : b.settings().augmult() > 1 ? t.withClippedSums(b.settings().clippedSums()) : t;
     }
 
     @Override
@@ -363,7 +360,7 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
         double accuracy = DpSgdTrainer.accuracy(net, validation);
         double score;
         if (b.scoring == Scoring.PRIVATE_VALIDATION) {
-            Random noise = b.secureRandom ? new SecureRandom() : new Random(seed ^ 0x5DEECE66DL);
+            Random noise = b.settings().secureRandom() ? new SecureRandom() : new Random(seed ^ 0x5DEECE66DL);
             double count = Math.round(accuracy * validation.size());
             // divided by the public expected size f·n, not the realised one: a data-dependent divisor would scale the
             // noise differently on neighbouring datasets, and the charged GaussianEvent assumes one fixed scale
@@ -444,76 +441,53 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
      * then infinite for σ = 0.
      */
     public DpSgdMechanism nonPrivateCopy() {
-        Builder copy = b.copy();
-        copy.nonPrivate = true;
+        Builder copy = b.copy().nonPrivate(true);
         return new DpSgdMechanism(copy, train, validation);
     }
 
     /** Settings of {@link DpSgdMechanism}; the defaults follow {@code dpdl4j train}. */
-    public static final class Builder implements java.io.Serializable {
+    public static final class Builder extends DpSgdSettings.Setters<Builder> {
         private static final long serialVersionUID = 1L;
+        /** The defaults of {@code dpdl4j train}: B = 256, E = 40, the rest {@link DpSgdSettings#DEFAULTS}. */
+        static final DpSgdSettings DEFAULTS = DpSgdSettings.builder().expectedBatchSize(256).epochs(40).build();
         private final ExampleSource data;
         private String modelName = "standard-cnn";
         private ModelOptions modelOptions = ModelOptions.mnist();
         private String optimizer = "sgd";
         private Double lr;
         private String activation = "tanh";
-        private double sigma = Double.NaN;
-        private double clip = 1.0;
-        private int batchSize = 256;
-        private double epochs = 40;
-        private int physicalBatchSize = 512;
-        private double emaDecay;
-        private double delta = 1e-5;
         private int workers = 1;
-        private boolean secureRandom;
         private double validationFraction = 0.1;
         private long splitSeed = 0;
         private Scoring scoring = Scoring.PRIVATE_VALIDATION;
         private double scoreNoise = 0.005;
         private Double scoreNoiseCount;
-        private Double samplingRate;
-        private Double perCandidateEpsilon;
-        private boolean nonPrivate;
         private org.dpdl4j.dpsgd.GradientCanaries canaries;
         private transient org.dpdl4j.dpsgd.ClippedSums clippedSums;
-        private org.dpdl4j.datasets.ImageAugmentation augmentation;
-        private int augmult = 1;
         private NetworkFactory factory;
 
         private Builder(ExampleSource data) {
+            super(DEFAULTS);
             this.data = Objects.requireNonNull(data, "data");
         }
 
         private Builder(Builder other, ExampleSource data) {
             this(data);
+            settings(other.settings());
             modelName = other.modelName;
             modelOptions = other.modelOptions;
             factory = other.factory;
             optimizer = other.optimizer;
             lr = other.lr;
             activation = other.activation;
-            sigma = other.sigma;
-            clip = other.clip;
-            batchSize = other.batchSize;
-            epochs = other.epochs;
-            physicalBatchSize = other.physicalBatchSize;
-            emaDecay = other.emaDecay;
-            delta = other.delta;
             workers = other.workers;
-            secureRandom = other.secureRandom;
             validationFraction = other.validationFraction;
             splitSeed = other.splitSeed;
             scoring = other.scoring;
             scoreNoise = other.scoreNoise;
             scoreNoiseCount = other.scoreNoiseCount;
-            samplingRate = other.samplingRate;
-            perCandidateEpsilon = other.perCandidateEpsilon;
-            nonPrivate = other.nonPrivate;
             canaries = other.canaries;
             clippedSums = other.clippedSums;
-            augmentation = other.augmentation;
-            augmult = other.augmult;
         }
 
         /**
@@ -522,26 +496,6 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
          */
         public Builder gradientCanaries(org.dpdl4j.dpsgd.GradientCanaries c) {
             this.canaries = c;
-            return this;
-        }
-
-        /** Allow σ = 0 (runs without noise, whose events are infinite); refused otherwise. */
-        public Builder nonPrivate(boolean allow) {
-            this.nonPrivate = allow;
-            return this;
-        }
-
-        /**
-         * A fixed DP-SGD sampling rate q (expected batch q·n), used instead of {@link #batchSize} by
-         * candidates that set neither; keeps the event independent of the data's size.
-         *
-         * @throws IllegalArgumentException if q ∉ (0, 1]
-         */
-        public Builder samplingRate(double q) {
-            if (!(q > 0 && q <= 1)) {
-                throw new IllegalArgumentException("sampling rate q must be in (0, 1], got " + q);
-            }
-            this.samplingRate = q;
             return this;
         }
 
@@ -555,8 +509,7 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
             if (!(epsilon > 0) || Double.isInfinite(epsilon)) {
                 throw new IllegalArgumentException("per-candidate epsilon must be finite and > 0, got " + epsilon);
             }
-            this.perCandidateEpsilon = epsilon;
-            return this;
+            return targetEpsilon(epsilon);
         }
 
         /** Model by name ({@value Models#NAMES}) and its options; the candidate's lr/optimizer/activation override. */
@@ -593,74 +546,6 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
             return this;
         }
 
-        /** Default noise multiplier σ (required unless every candidate sets {@code sigma}). */
-        public Builder noiseMultiplier(double s) {
-            if (!(s >= 0) || Double.isInfinite(s)) {
-                throw new IllegalArgumentException("noise multiplier sigma must be finite and >= 0, got " + s);
-            }
-            this.sigma = s;
-            return this;
-        }
-
-        /** Default clipping norm C. */
-        public Builder clipNorm(double c) {
-            if (!(c > 0) || Double.isInfinite(c)) {
-                throw new IllegalArgumentException("clip norm C must be finite and > 0, got " + c);
-            }
-            this.clip = c;
-            return this;
-        }
-
-        /** Default expected batch size B. */
-        public Builder batchSize(int bs) {
-            if (bs < 1) {
-                throw new IllegalArgumentException("batch size B must be >= 1, got " + bs);
-            }
-            this.batchSize = bs;
-            return this;
-        }
-
-        /** Default epochs E. */
-        public Builder epochs(double e) {
-            if (!(e > 0) || Double.isInfinite(e)) {
-                throw new IllegalArgumentException("epochs must be finite and > 0, got " + e);
-            }
-            this.epochs = e;
-            return this;
-        }
-
-        /** Largest chunk pushed through the network at once. */
-        public Builder physicalBatchSize(int p) {
-            if (p < 1) {
-                throw new IllegalArgumentException("physical batch size must be >= 1, got " + p);
-            }
-            this.physicalBatchSize = p;
-            return this;
-        }
-
-        /**
-         * Every run releases the exponential moving average of its parameters with decay β (see
-         * {@link DpSgdConfig#emaDecay()}; post-processing, the event does not change); 0 (the default) the last iterate.
-         *
-         * @throws IllegalArgumentException if β ∉ [0, 1)
-         */
-        public Builder emaDecay(double beta) {
-            if (!(beta >= 0 && beta < 1)) {
-                throw new IllegalArgumentException("emaDecay beta must be in [0, 1), got " + beta);
-            }
-            this.emaDecay = beta;
-            return this;
-        }
-
-        /** δ reported to the trainer's listeners. */
-        public Builder delta(double d) {
-            if (!(d > 0 && d < 1)) {
-                throw new IllegalArgumentException("delta must be in (0, 1), got " + d);
-            }
-            this.delta = d;
-            return this;
-        }
-
         /**
          * Every run computes its clipped sums there (for example a Spark cluster's, one job per step) instead of on
          * this JVM's workers; the batches, the noise (drawn on this JVM), the update and the event stay those of a local
@@ -671,35 +556,12 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
             return this;
         }
 
-        /**
-         * Every run with augmentation multiplicity k ({@link org.dpdl4j.dpsgd.ClippedSums#augmented}): each sampled
-         * example's gradient is the mean of its k augmented copies', clipped as a whole; the event does not change.
-         * Default k = 1 (none). Not with {@link #clippedSums} ({@link #build} refuses both).
-         *
-         * @param augmentation the copies' transformation (may be null when k = 1)
-         * @throws IllegalArgumentException if k is outside [1, 64], or k &gt; 1 without an augmentation
-         */
-        public Builder augmult(org.dpdl4j.datasets.ImageAugmentation augmentation, int k) {
-            if (k < 1 || k > 64 || k > 1 && augmentation == null) {
-                throw new IllegalArgumentException("augmult k must be in [1, 64] (with an augmentation when k > 1), got " + k);
-            }
-            this.augmentation = augmentation;
-            this.augmult = k;
-            return this;
-        }
-
         /** DP-SGD worker threads per run. */
         public Builder workers(int w) {
             if (w < 1 || w > 256) {
                 throw new IllegalArgumentException("workers must be in [1, 256], got " + w);
             }
             this.workers = w;
-            return this;
-        }
-
-        /** Seed sampling, DP-SGD noise and score noise from SecureRandom (runs are then not reproducible). */
-        public Builder secureRandom(boolean secure) {
-            this.secureRandom = secure;
             return this;
         }
 
@@ -738,12 +600,13 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
          * @throws IllegalArgumentException if {@link #augmult} above 1 is combined with {@link #clippedSums}
          */
         public DpSgdMechanism build() {
-            if (clippedSums != null && augmult > 1) {
-                throw new IllegalArgumentException("augmult k = " + augmult + " computes its clipped sums on this JVM: not with "
+            if (clippedSums != null && settings().augmult() > 1) {
+                throw new IllegalArgumentException("augmult k = " + settings().augmult() + " computes its clipped sums on this JVM: not with "
                         + "clippedSums");
             }
-            int[][] split = Splits.byRecord(data, validationFraction, splitSeed);
-            return new DpSgdMechanism(copy(), data.subset(split[0]), data.subset(split[1]));
+            ExampleSource source = settings().trainingData(data); // the splits read through it, as the settings say
+            int[][] split = Splits.byRecord(source, validationFraction, splitSeed);
+            return new DpSgdMechanism(copy(), source.subset(split[0]), source.subset(split[1]));
         }
 
         private Builder copy() { // later changes to this builder do not leak into a built mechanism

@@ -14,6 +14,7 @@ import org.dpdl4j.accounting.PrivacyAccountant;
 import org.dpdl4j.accounting.PrivacyEvent;
 import org.dpdl4j.accounting.RepetitionDistribution;
 import org.dpdl4j.datasets.ExampleSource;
+import org.dpdl4j.dpsgd.DpSgdSettings;
 import org.dpdl4j.release.InputSpec;
 import org.dpdl4j.release.PrivacyLedger;
 import org.dpdl4j.release.PrivateModel;
@@ -41,20 +42,15 @@ import org.dpdl4j.release.PrivateRun;
  * the output's {@code operator/trials} until the release) are read back, and it releases what the uninterrupted search
  * would have released.
  */
-public final class PrivateTuning {
+public final class PrivateTuning extends DpSgdSettings.Setters<PrivateTuning> {
+    private static final long serialVersionUID = 1L;
     private final DpSgdMechanism.NetworkFactory network;
     private final ExampleSource data;
     private final List<HyperparameterSpace.Axis> axes = new ArrayList<>();
     private final List<String> axisTexts = new ArrayList<>();
     private RepetitionDistribution repetitions = RepetitionDistribution.poisson(10);
-    private double targetEpsilon = Double.NaN;
-    private double delta = 1e-5;
-    private double epochs = Double.NaN;
-    private int expectedBatchSize = -1;
-    private double clipNorm = 1.0;
     private double validationFraction = 0.1;
     private double scoreNoise = 0.005;
-    private Long seed;
     private int workers = 1;
     private InputSpec input;
     private PrivacyLedger ledger;
@@ -64,6 +60,7 @@ public final class PrivateTuning {
     private boolean ownsLedger; // opened by resume(): closed when run() ends
 
     private PrivateTuning(DpSgdMechanism.NetworkFactory network, ExampleSource data) {
+        super(DpSgdSettings.DEFAULTS);
         this.network = Objects.requireNonNull(network, "network");
         this.data = Objects.requireNonNull(data, "data");
     }
@@ -110,15 +107,13 @@ public final class PrivateTuning {
                 t.space((String) a);
             }
             t.repetitions = RepetitionDistribution.fromMap((Map<?, ?>) settings.get("repetitions"));
-            t.targetEpsilon = ((Number) settings.get("target_epsilon")).doubleValue();
-            t.delta = ((Number) settings.get("delta")).doubleValue();
-            t.epochs = ((Number) settings.get("epochs")).doubleValue();
-            t.expectedBatchSize = ((Number) settings.get("batch_size")).intValue();
-            t.clipNorm = ((Number) settings.get("clip_norm")).doubleValue();
+            @SuppressWarnings("unchecked")
+            Map<String, ?> values = (Map<String, ?>) settings;
+            t.settings(DpSgdSettings.fromMap(values));
             t.validationFraction = ((Number) settings.get("validation_fraction")).doubleValue();
             t.scoreNoise = ((Number) settings.get("score_noise")).doubleValue();
             t.workers = ((Number) settings.get("workers")).intValue();
-            t.seed = Long.parseLong(seed);
+            t.seed(Long.parseLong(seed));
             if (settings.get("input") instanceof List<?> in) {
                 t.input = new InputSpec(((Number) in.get(0)).intValue(), ((Number) in.get(1)).intValue(), ((Number) in.get(2)).intValue(),
                         ((Number) in.get(3)).doubleValue());
@@ -166,51 +161,6 @@ public final class PrivateTuning {
     }
 
     /**
-     * @param epsilon the whole search's ε, finite and &gt; 0 (required)
-     * @return this
-     */
-    public PrivateTuning targetEpsilon(double epsilon) {
-        this.targetEpsilon = epsilon;
-        return this;
-    }
-
-    /**
-     * @param delta δ in (0, 1) (default 1e-5; well below 1/n)
-     * @return this
-     */
-    public PrivateTuning delta(double delta) {
-        this.delta = delta;
-        return this;
-    }
-
-    /**
-     * @param epochs each trial's epochs E &gt; 0 (required; an {@code epochs} axis overrides it)
-     * @return this
-     */
-    public PrivateTuning epochs(double epochs) {
-        this.epochs = epochs;
-        return this;
-    }
-
-    /**
-     * @param b each trial's expected batch size B ≥ 1 (required; q = B / n of the training split)
-     * @return this
-     */
-    public PrivateTuning expectedBatchSize(int b) {
-        this.expectedBatchSize = b;
-        return this;
-    }
-
-    /**
-     * @param c the clipping norm C &gt; 0 (default 1; a {@code clip_norm} axis overrides it)
-     * @return this
-     */
-    public PrivateTuning clipNorm(double c) {
-        this.clipNorm = c;
-        return this;
-    }
-
-    /**
      * @param f the fraction of the data split off (by record) to score the trials, in (0, 1) (default 0.1)
      * @return this
      */
@@ -226,16 +176,6 @@ public final class PrivateTuning {
      */
     public PrivateTuning scoreNoise(double s) {
         this.scoreNoise = s;
-        return this;
-    }
-
-    /**
-     * @param seed fixes K, the candidates, the splits, the sampling and the noise (default: drawn from SecureRandom); keep
-     *             it secret
-     * @return this
-     */
-    public PrivateTuning seed(long seed) {
-        this.seed = seed;
         return this;
     }
 
@@ -280,21 +220,17 @@ public final class PrivateTuning {
     private Map<String, Object> freshState(long tunerSeed) {
         Map<String, Object> state = new LinkedHashMap<>();
         state.put("note", "operator record: holds the search's seed, which determines its noise; never publish");
-        state.put("settings", settings());
+        state.put("settings", searchSettings());
         state.put("tuner_seed", Long.toString(tunerSeed));
         return state;
     }
 
     /** The search's settings (public: none depends on the data). */
-    private Map<String, Object> settings() {
+    private Map<String, Object> searchSettings() {
         Map<String, Object> settings = new LinkedHashMap<>();
         settings.put("space", List.copyOf(axisTexts));
         settings.put("repetitions", repetitions.toMap());
-        settings.put("target_epsilon", targetEpsilon);
-        settings.put("delta", delta);
-        settings.put("epochs", epochs);
-        settings.put("batch_size", expectedBatchSize);
-        settings.put("clip_norm", clipNorm);
+        settings.putAll(settings().toMap()); // the runs' DP-SGD settings; target_epsilon is the whole search's
         settings.put("validation_fraction", validationFraction);
         settings.put("score_noise", scoreNoise);
         settings.put("workers", workers);
@@ -315,17 +251,20 @@ public final class PrivateTuning {
         if (started) {
             throw new IllegalStateException("run() was already called on this PrivateTuning: a second search is a second charge");
         }
-        if (!(targetEpsilon > 0) || Double.isInfinite(targetEpsilon)) {
-            throw new IllegalArgumentException("targetEpsilon must be finite and > 0, got " + targetEpsilon);
+        DpSgdSettings s = settings();
+        double targetEpsilon = s.targetEpsilon();
+        double delta = s.delta();
+        if (Double.isNaN(targetEpsilon)) {
+            throw new IllegalArgumentException("target_epsilon (the whole search's) must be set (finite and > 0)");
         }
-        if (!(delta > 0 && delta < 1)) {
-            throw new IllegalArgumentException("delta must be in (0, 1), got " + delta);
+        if (!Double.isNaN(s.noiseMultiplier())) {
+            throw new IllegalArgumentException("noise_multiplier is calibrated for the whole search from target_epsilon: do not set it");
         }
-        if (!(epochs > 0) || Double.isInfinite(epochs)) {
-            throw new IllegalArgumentException("epochs must be finite and > 0 (required), got " + epochs);
+        if (Double.isNaN(s.epochs())) {
+            throw new IllegalArgumentException("epochs must be set (> 0)");
         }
-        if (expectedBatchSize < 1) {
-            throw new IllegalArgumentException("expectedBatchSize must be >= 1 (required), got " + expectedBatchSize);
+        if (s.expectedBatchSize() < 1 && Double.isNaN(s.samplingRate())) {
+            throw new IllegalArgumentException("batch_size B must be set (>= 1)");
         }
         if (axes.isEmpty()) {
             throw new IllegalArgumentException("space: give at least one axis, e.g. space(\"lr=log:0.01,1\")");
@@ -341,16 +280,17 @@ public final class PrivateTuning {
             }
         }
         DpSgdMechanism.checkSpace(space, false);
-        long tunerSeed = seed != null ? seed : new java.security.SecureRandom().nextLong();
-        DpSgdMechanism.Builder b = DpSgdMechanism.builder(data).network(network).noiseMultiplier(1).clipNorm(clipNorm)
-                .batchSize(expectedBatchSize).epochs(epochs).delta(delta).workers(workers).secureRandom(seed == null)
-                .validation(validationFraction, tunerSeed).scoring(DpSgdMechanism.Scoring.PRIVATE_VALIDATION, scoreNoise);
+        long tunerSeed = s.seed() != null ? s.seed() : new java.security.SecureRandom().nextLong();
+        // each run's settings: σ is the search's, calibrated below (the target is the search's, not a run's)
+        DpSgdMechanism.Builder b = DpSgdMechanism.builder(data).network(network).settings(s).targetEpsilon(Double.NaN)
+                .noiseMultiplier(1).secureRandom(s.seed() == null).workers(workers).validation(validationFraction, tunerSeed)
+                .scoring(DpSgdMechanism.Scoring.PRIVATE_VALIDATION, scoreNoise);
         DpSgdMechanism unscaled = b.build();
         RandomSearchTuner tuner = new RandomSearchTuner(repetitions, tunerSeed, 1, false);
         PrivacyAccountant accountant = Accountants.standard();
         double sigma;
         try {
-            sigma = NoiseCalibration.smallestNoise(s -> tuner.event(space, unscaled.withNoiseMultiplier(s)), targetEpsilon, delta,
+            sigma = NoiseCalibration.smallestNoise(x -> tuner.event(space, unscaled.withNoiseMultiplier(x)), targetEpsilon, delta,
                     accountant, 1e-3);
         } catch (IllegalArgumentException e) {
             double floor = accountant.epsilon(tuner.event(space, unscaled.withNoiseMultiplier(1e6)), delta);
@@ -389,8 +329,8 @@ public final class PrivateTuning {
                 configuration.put("tuner", "random-search");
                 configuration.put("best", release.candidate().toMap());
                 configuration.put("best_score", release.score());
+                configuration.putAll(searchSettings()); // the search's settings, as its resume state holds them
                 configuration.put("noise_multiplier", sigma);
-                configuration.putAll(settings()); // the search's settings, as its resume state holds them
                 configuration.put("ledger_charge", run == null ? null : run.charge());
                 PrivateModel model = PrivateModel.of(release.model(), "tuning", release.event(), Accountants.DEFAULT, delta, input,
                         configuration);

@@ -34,7 +34,7 @@ class DpSgdMechanismTest {
         return DpSgdMechanism.builder(data(500, 1)).model("mlp", new ModelOptions(6, 6, 1, 2,
                         ModelOptions.activationNamed("tanh"), ModelOptions.updaterNamed("sgd", 0.5), 0,
                         org.nd4j.linalg.api.buffer.DataType.FLOAT))
-                .noiseMultiplier(1.0).batchSize(50).epochs(4).validation(0.2, 3);
+                .noiseMultiplier(1.0).expectedBatchSize(50).epochs(4).validation(0.2, 3);
     }
 
     @Test
@@ -94,7 +94,7 @@ class DpSgdMechanismTest {
         assertTrue(accuracy > 0.8, "the task is easy, shifted by a pixel too: " + accuracy);
         assertTrue(a.model().params().sub(p.model().params()).norm2Number().doubleValue() > 1e-3, "the copies were trained on");
         var k = assertThrows(IllegalArgumentException.class, () -> builder().augmult(shifts, 65));
-        assertTrue(k.getMessage().contains("augmult k must be in [1, 64]") && k.getMessage().contains("65"), k.getMessage());
+        assertTrue(k.getMessage().contains("augmult must be in [1, 64]") && k.getMessage().contains("65"), k.getMessage());
         assertThrows(IllegalArgumentException.class, () -> builder().augmult(null, 2));
         var elsewhere = assertThrows(IllegalArgumentException.class,
                 () -> builder().augmult(shifts, 2).clippedSums(org.dpdl4j.dpsgd.ClippedSums.local()).build());

@@ -44,11 +44,11 @@ class PrivateTuningTest {
     @Test
     void aNetworkFactoryTrainsWhatTheModelByNameTrains() {
         HyperparameterSpace space = HyperparameterSpace.of(HyperparameterSpace.parseAxis("lr=cat:0.1,0.5"));
-        DpSgdMechanism.Builder common = DpSgdMechanism.builder(data).noiseMultiplier(1).batchSize(100).epochs(0.5).validation(0.1, 4);
+        DpSgdMechanism.Builder common = DpSgdMechanism.builder(data).noiseMultiplier(1).expectedBatchSize(100).epochs(0.5).validation(0.1, 4);
         TuningResult byName = new RandomSearchTuner(RepetitionDistribution.pointMass(2), 9, 1, false)
                 .tune(space, common.model("mlp", ModelOptions.mnist()).build(), null, TuningListener.NONE);
         TuningResult own = new RandomSearchTuner(RepetitionDistribution.pointMass(2), 9, 1, false)
-                .tune(space, DpSgdMechanism.builder(data).noiseMultiplier(1).batchSize(100).epochs(0.5).validation(0.1, 4).network(MLP)
+                .tune(space, DpSgdMechanism.builder(data).noiseMultiplier(1).expectedBatchSize(100).epochs(0.5).validation(0.1, 4).network(MLP)
                         .build(), null, TuningListener.NONE);
         for (int i = 0; i < 2; i++) {
             assertEquals(byName.trials().get(i).candidate(), own.trials().get(i).candidate());
@@ -82,7 +82,7 @@ class PrivateTuningTest {
         // K = 2 exactly: the search costs at most the 2-fold composition of one trial (run and score), and more than one
         var trial = Trials.baseEvent(HyperparameterSpace.of(HyperparameterSpace.parseAxis("lr=cat:0.1,0.5")),
                 DpSgdMechanism.builder(data).network(MLP).noiseMultiplier(((Number) best.sidecar().configuration()
-                        .get("noise_multiplier")).doubleValue()).batchSize(100).epochs(1).validation(0.1, 7)
+                        .get("noise_multiplier")).doubleValue()).expectedBatchSize(100).epochs(1).validation(0.1, 7)
                         .scoring(DpSgdMechanism.Scoring.PRIVATE_VALIDATION, 0.05).build());
         var rdp = Accountants.standard();
         assertTrue(epsilon <= rdp.epsilon(new SelfComposedEvent(trial, 2), 1e-5) + 1e-9, "at most two trials composed");

@@ -102,7 +102,7 @@ class ProposeTestTunerTest {
         DpSgdMechanism q = DpSgdMechanism.builder(DpSgdMechanismTest.data(600, 2)).model("mlp", new ModelOptions(6, 6, 1, 2,
                         ModelOptions.activationNamed("tanh"), ModelOptions.updaterNamed("sgd", 0.5), 0,
                         org.nd4j.linalg.api.buffer.DataType.FLOAT))
-                .noiseMultiplier(1.0).batchSize(40).epochs(1).validation(0.2, 3).build();
+                .noiseMultiplier(1.0).expectedBatchSize(40).epochs(1).validation(0.2, 3).build();
         HyperparameterSpace space = HyperparameterSpace.of(HyperparameterSpace.parseAxis("lr=cat:0.00001,0.5"));
         PrivacyLedger ledger = PrivacyLedger.open(dir.resolve("l.jsonl"), "synthetic", 1000, 1e-5);
         ProposeTestTuner t = new ProposeTestTuner(5, 0.05, 20.0, 0, null, 11); // large eps0: the selection is nearly exact
@@ -131,7 +131,7 @@ class ProposeTestTunerTest {
         DpSgdMechanism q = DpSgdMechanism.builder(DpSgdMechanismTest.data(600, 2)).model("mlp", new ModelOptions(6, 6, 1, 2,
                         ModelOptions.activationNamed("tanh"), ModelOptions.updaterNamed("sgd", 0.5), 0,
                         org.nd4j.linalg.api.buffer.DataType.FLOAT))
-                .noiseMultiplier(1.0).batchSize(40).epochs(1).validation(0.2, 3).build();
+                .noiseMultiplier(1.0).expectedBatchSize(40).epochs(1).validation(0.2, 3).build();
         double chargedRate = 40 / (0.8 * 600);
         assertTrue(q.train().size() != 480, "the split's realised size differs from its expectation: " + q.train().size());
         HyperparameterSpace space = HyperparameterSpace.of(HyperparameterSpace.parseAxis("lr=cat:0.5"));

@@ -122,7 +122,7 @@ class SubsampledTunerTest {
 
     @Test
     void refusesADataSizeDependentSamplingRate() {
-        DpSgdMechanism byBatch = DpSgdMechanism.builder(DATA).noiseMultiplier(1).batchSize(50).validation(0.2, 3).build();
+        DpSgdMechanism byBatch = DpSgdMechanism.builder(DATA).noiseMultiplier(1).expectedBatchSize(50).validation(0.2, 3).build();
         var e = assertThrows(IllegalArgumentException.class,
                 () -> tuner(SubsampledTuningEvent.Variant.DISJOINT, false).event(LR, byBatch));
         assertTrue(e.getMessage().contains("sampling_rate"), e.getMessage());

@@ -1,0 +1,469 @@
+package org.dpdl4j.dpsgd;
+
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.dpdl4j.accounting.Accountants;
+import org.dpdl4j.datasets.ExampleSource;
+import org.dpdl4j.datasets.ImageAugmentation;
+
+/**
+ * The settings of a DP-SGD run as a user gives them, declared once: {@link PrivateTraining}, the tuning mechanism's
+ * builder (both extend {@link Setters}), the command line's options and the run's plan and privacy sidecar
+ * ({@link #toMap}, {@link #fromMap}) all read this record. Each value is checked here, with a message that names the
+ * setting by its key in files ({@link #KEYS}), its value and what is allowed. Settings left unset are resolved by the
+ * caller for the data: q = B/n ({@link #samplingRate(int)}), T = ⌈E/q⌉ ({@link #steps}), σ from a target ε.
+ *
+ * <p>A new setting is a component here (its check, its setter in {@link Setters}, its key in {@link #toMap} and
+ * {@link #fromMap}), its effect where it acts (the engine, or {@link #trainingData} for the data), and its option in the
+ * command line's {@code TrainingOptions}: three main files. Settings that change what the run is (its event or its
+ * release) are in {@link #toMap} and so in the run's plan, which a resume cannot change; settings that change only how
+ * it is computed are not.
+ *
+ * @param clipNorm          C &gt; 0, finite: per-example gradients are clipped to L2 norm C (default 1)
+ * @param noiseMultiplier   σ ≥ 0, finite, or NaN when unset (then calibrated from {@code targetEpsilon}); σ = 0 needs
+ *                          {@code nonPrivate}
+ * @param targetEpsilon     ε &gt; 0, finite, that σ is calibrated to meet at {@code delta}; NaN when unset
+ * @param expectedBatchSize B ≥ 1, the expected Poisson batch (q = B/n); 0 when unset
+ * @param samplingRate      q ∈ (0, 1] given directly, instead of B (then the event does not depend on n); NaN when unset
+ * @param epochs            E &gt; 0, finite: T = ⌈E/q⌉ steps; NaN when unset
+ * @param delta             δ ∈ (0, 1) (default 1e-5)
+ * @param accountant        a registered accountant's name ({@code Accountants.names()}), or null for the caller's default
+ * @param physicalBatchSize the most examples pushed through the network at once, ≥ 1 (default 512); does not change the
+ *                          result
+ * @param emaDecay          β ∈ [0, 1) of the released moving average of the parameters (default 0: the last iterate; see
+ *                          {@link DpSgdConfig#emaDecay()})
+ * @param augmult           augmentation multiplicity k ∈ [1, 64] (De et al. 2022, arXiv:2204.13650, Section 3.2; default 1)
+ * @param augmentation      the transformation of the k copies (needed when k &gt; 1; not part of the plan)
+ * @param nonPrivate        allow σ = 0 (ε = ∞)
+ * @param secureRandom      seed the sampler and the noise from {@link java.security.SecureRandom}
+ * @param seed              a fixed seed for the sampler and the noise of one run, or null (secret: never in the plan)
+ */
+public record DpSgdSettings(double clipNorm, double noiseMultiplier, double targetEpsilon, int expectedBatchSize,
+                            double samplingRate, double epochs, double delta, String accountant, int physicalBatchSize,
+                            double emaDecay, int augmult, ImageAugmentation augmentation, boolean nonPrivate,
+                            boolean secureRandom, Long seed) implements java.io.Serializable {
+    private static final long serialVersionUID = 1L;
+
+    /** Nothing set but the defaults: C = 1, δ = 1e-5, physical batch 512, k = 1. */
+    public static final DpSgdSettings DEFAULTS = new DpSgdSettings(1.0, Double.NaN, Double.NaN, 0, Double.NaN, Double.NaN,
+            1e-5, null, 512, 0, 1, null, false, false, null);
+
+    /** The keys of {@link #toMap}: the settings that define a run, in files (plans, sidecars) and error messages. */
+    public static final List<String> KEYS = List.of("clip_norm", "noise_multiplier", "target_epsilon", "batch_size",
+            "sampling_rate", "epochs", "delta", "accountant", "physical_batch_size", "ema_decay", "augmult", "non_private",
+            "secure_noise");
+
+    /**
+     * Checks each value on its own (what needs two settings, such as σ = 0 without {@code nonPrivate}, is checked where
+     * the run is resolved: {@link #config}).
+     *
+     * @throws IllegalArgumentException naming the setting's key, its value and the allowed range
+     */
+    public DpSgdSettings {
+        if (!(clipNorm > 0) || Double.isInfinite(clipNorm)) {
+            throw invalid("clip_norm", "must be finite and > 0", clipNorm);
+        }
+        if (!Double.isNaN(noiseMultiplier) && !(noiseMultiplier >= 0 && Double.isFinite(noiseMultiplier))) {
+            throw invalid("noise_multiplier", "must be finite and >= 0", noiseMultiplier);
+        }
+        if (!Double.isNaN(targetEpsilon) && !(targetEpsilon > 0 && Double.isFinite(targetEpsilon))) {
+            throw invalid("target_epsilon", "must be finite and > 0", targetEpsilon);
+        }
+        if (expectedBatchSize < 0) {
+            throw invalid("batch_size", "must be >= 1", expectedBatchSize);
+        }
+        if (!Double.isNaN(samplingRate) && !(samplingRate > 0 && samplingRate <= 1)) {
+            throw invalid("sampling_rate", "must be in (0, 1]", samplingRate);
+        }
+        if (!Double.isNaN(epochs) && !(epochs > 0 && Double.isFinite(epochs))) {
+            throw invalid("epochs", "must be finite and > 0", epochs);
+        }
+        if (!(delta > 0 && delta < 1)) {
+            throw invalid("delta", "must be in (0, 1)", delta);
+        }
+        if (accountant != null) {
+            try {
+                Accountants.byName(accountant);
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("accountant: " + e.getMessage(), e);
+            }
+        }
+        if (physicalBatchSize < 1) {
+            throw invalid("physical_batch_size", "must be >= 1", physicalBatchSize);
+        }
+        if (!(emaDecay >= 0 && emaDecay < 1)) {
+            throw invalid("ema_decay", "must be in [0, 1) (0 = no moving average)", emaDecay);
+        }
+        if (augmult < 1 || augmult > 64) {
+            throw invalid("augmult", "must be in [1, 64]", augmult);
+        }
+    }
+
+    private static IllegalArgumentException invalid(String key, String rule, Object value) {
+        return new IllegalArgumentException(key + " " + rule + ", got " + value);
+    }
+
+    /** A builder from {@link #DEFAULTS}. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /**
+     * q for n examples: {@link #samplingRate} if set, else B/n.
+     *
+     * @param n the training data's size, ≥ 1
+     * @return q ∈ (0, 1]
+     * @throws IllegalArgumentException if neither is set, or B is outside [1, n]
+     */
+    public double samplingRate(int n) {
+        if (!Double.isNaN(samplingRate)) {
+            return samplingRate;
+        }
+        if (expectedBatchSize < 1 || expectedBatchSize > n) {
+            throw new IllegalArgumentException("batch_size must be in [1, n = " + n + "], got " + (expectedBatchSize == 0
+                    ? "none (set the expected batch size)" : expectedBatchSize));
+        }
+        return (double) expectedBatchSize / n;
+    }
+
+    /**
+     * T = ⌈E/q⌉ ({@link DpSgdConfig#stepsForEpochs}).
+     *
+     * @param q the sampling rate
+     * @return T ≥ 1
+     * @throws IllegalArgumentException if the epochs are not set
+     */
+    public long steps(double q) {
+        if (Double.isNaN(epochs)) {
+            throw new IllegalArgumentException("epochs must be set (> 0)");
+        }
+        return DpSgdConfig.stepsForEpochs(epochs, q);
+    }
+
+    /**
+     * The engine's configuration of one run with these settings, for the resolved q, σ and T.
+     *
+     * @param q       the sampling rate
+     * @param sigma   the noise multiplier σ (0 only with {@code nonPrivate})
+     * @param steps   T
+     * @param workers threads computing each batch, in [1, 256]
+     * @return the run's configuration (seeded with {@link #seed} unless {@link #secureRandom})
+     * @throws IllegalArgumentException as {@link DpSgdConfig}'s checks, e.g. σ = 0 without {@code nonPrivate}
+     */
+    public DpSgdConfig config(double q, double sigma, long steps, int workers) {
+        DpSgdConfig.Builder b = DpSgdConfig.builder().samplingRate(q).noiseMultiplier(sigma).clipNorm(clipNorm).steps(steps)
+                .physicalBatchSize(physicalBatchSize).delta(delta).workers(workers).emaDecay(emaDecay).nonPrivate(nonPrivate)
+                .secureRandom(secureRandom);
+        if (seed != null && !secureRandom) {
+            b.seed(seed);
+        }
+        return b.build();
+    }
+
+    /**
+     * Per-example clipped sums with augmentation multiplicity k, or null for plain DP-SGD (k = 1).
+     *
+     * @return {@link ClippedSums#augmented} of the augmentation and k, or null
+     * @throws IllegalArgumentException if k &gt; 1 without an augmentation
+     */
+    public ClippedSums clippedSums() {
+        if (augmult == 1) {
+            return null;
+        }
+        if (augmentation == null) {
+            throw new IllegalArgumentException("augmult k = " + augmult + " needs an augmentation (the copies' transformation)");
+        }
+        return ClippedSums.augmented(augmentation, augmult);
+    }
+
+    /**
+     * The examples a run trains on, as these settings read them (the hook for settings of how data are read).
+     *
+     * @param data the training data
+     * @return data to train on, the same examples
+     */
+    public ExampleSource trainingData(ExampleSource data) {
+        return data;
+    }
+
+    /**
+     * The settings that define a run, by {@link #KEYS}: the plan of a checkpoint and the sidecar's {@code configuration}.
+     * Unset values are null; the seed, the augmentation and how the run is computed are not included.
+     *
+     * @return a new, mutable map in {@link #KEYS}' order
+     */
+    public Map<String, Object> toMap() {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("clip_norm", clipNorm);
+        m.put("noise_multiplier", Double.isNaN(noiseMultiplier) ? null : noiseMultiplier);
+        m.put("target_epsilon", Double.isNaN(targetEpsilon) ? null : targetEpsilon);
+        m.put("batch_size", expectedBatchSize == 0 ? null : expectedBatchSize);
+        m.put("sampling_rate", Double.isNaN(samplingRate) ? null : samplingRate);
+        m.put("epochs", Double.isNaN(epochs) ? null : epochs);
+        m.put("delta", delta);
+        m.put("accountant", accountant);
+        m.put("physical_batch_size", physicalBatchSize);
+        m.put("ema_decay", emaDecay);
+        m.put("augmult", augmult);
+        m.put("non_private", nonPrivate);
+        m.put("secure_noise", secureRandom);
+        return m;
+    }
+
+    /**
+     * Settings read back from {@link #toMap}'s keys (a plan or a sidecar); a key that is absent (a file written before the
+     * setting existed) or null keeps its {@link #DEFAULTS} value.
+     *
+     * @param m the map
+     * @return the settings, checked
+     * @throws IllegalArgumentException if a value is of the wrong type or out of range, naming its key
+     */
+    public static DpSgdSettings fromMap(Map<String, ?> m) {
+        return fromMap(m, DEFAULTS);
+    }
+
+    /**
+     * The settings that define a run from {@code m} ({@link #fromMap(Map)}), and those that the map does not hold (the
+     * seed, the augmentation, how the run is computed) from {@code rest}: a run resumed from its plan, computed as the
+     * caller says.
+     *
+     * @param m    the map
+     * @param rest the settings to take what is not in the plan from
+     * @return the settings, checked
+     * @throws IllegalArgumentException if a value is of the wrong type or out of range, naming its key
+     */
+    public static DpSgdSettings fromMap(Map<String, ?> m, DpSgdSettings rest) {
+        DpSgdSettings d = DEFAULTS;
+        return new DpSgdSettings(number(m, "clip_norm", d.clipNorm), number(m, "noise_multiplier", d.noiseMultiplier),
+                number(m, "target_epsilon", d.targetEpsilon), (int) number(m, "batch_size", d.expectedBatchSize),
+                number(m, "sampling_rate", d.samplingRate), number(m, "epochs", d.epochs), number(m, "delta", d.delta),
+                m.get("accountant") instanceof String a ? a : d.accountant,
+                (int) number(m, "physical_batch_size", d.physicalBatchSize), number(m, "ema_decay", d.emaDecay),
+                (int) number(m, "augmult", d.augmult), rest.augmentation, Boolean.TRUE.equals(m.get("non_private")),
+                Boolean.TRUE.equals(m.get("secure_noise")), rest.seed);
+    }
+
+    private static double number(Map<String, ?> m, String key, double fallback) {
+        Object v = m.get(key);
+        if (v == null) {
+            return fallback;
+        }
+        if (!(v instanceof Number n)) {
+            throw new IllegalArgumentException(key + " must be a number, got " + v);
+        }
+        return n.doubleValue();
+    }
+
+    /**
+     * The keys whose values differ between these settings and {@code other} (by {@link #toMap}).
+     *
+     * @param other settings to compare with
+     * @return the differing keys in {@link #KEYS}' order
+     */
+    public List<String> differences(DpSgdSettings other) {
+        Map<String, Object> a = toMap();
+        Map<String, Object> b = other.toMap();
+        return KEYS.stream().filter(k -> !java.util.Objects.equals(a.get(k), b.get(k))).toList();
+    }
+
+    /**
+     * The fluent setters of {@link DpSgdSettings}, shared by every builder of a DP-SGD run ({@link PrivateTraining}, the
+     * tuning mechanism's builder, {@link Builder}). Each setter checks its value at once (the message names the setting).
+     *
+     * @param <B> the builder's own type, returned by each setter
+     */
+    public abstract static class Setters<B extends Setters<B>> implements java.io.Serializable {
+        private static final long serialVersionUID = 1L;
+        private DpSgdSettings settings;
+
+        /**
+         * @param defaults the settings a new builder starts from
+         */
+        protected Setters(DpSgdSettings defaults) {
+            this.settings = java.util.Objects.requireNonNull(defaults, "defaults");
+        }
+
+        @SuppressWarnings("unchecked")
+        private B self() {
+            return (B) this;
+        }
+
+        /** @return the settings as set so far */
+        public DpSgdSettings settings() {
+            return settings;
+        }
+
+        /**
+         * Replaces every setting.
+         *
+         * @param s the settings
+         * @return this builder
+         */
+        public B settings(DpSgdSettings s) {
+            this.settings = java.util.Objects.requireNonNull(s, "settings");
+            return self();
+        }
+
+        private B set(java.util.function.Consumer<Values> change) {
+            Values v = new Values(settings);
+            change.accept(v);
+            this.settings = v.build(); // checks the new value
+            return self();
+        }
+
+        /** @param c clipping norm C &gt; 0, finite (default 1) @return this builder */
+        public B clipNorm(double c) {
+            return set(v -> v.clipNorm = c);
+        }
+
+        /** @param sigma noise multiplier σ ≥ 0, finite (0 needs {@link #nonPrivate}) @return this builder */
+        public B noiseMultiplier(double sigma) {
+            return set(v -> v.noiseMultiplier = sigma);
+        }
+
+        /** @param epsilon target ε &gt; 0, finite, that σ is calibrated to meet @return this builder */
+        public B targetEpsilon(double epsilon) {
+            return set(v -> v.targetEpsilon = epsilon);
+        }
+
+        /** @param b expected batch size B ≥ 1 (≤ n when the run starts): q = B/n @return this builder */
+        public B expectedBatchSize(int b) {
+            if (b < 1) {
+                throw invalid("batch_size", "must be >= 1", b);
+            }
+            return set(v -> v.expectedBatchSize = b);
+        }
+
+        /** @param q sampling rate q ∈ (0, 1], used instead of B/n @return this builder */
+        public B samplingRate(double q) {
+            if (Double.isNaN(q)) {
+                throw invalid("sampling_rate", "must be in (0, 1]", q);
+            }
+            return set(v -> v.samplingRate = q);
+        }
+
+        /** @param e epochs E &gt; 0, finite: T = ⌈E/q⌉ @return this builder */
+        public B epochs(double e) {
+            if (Double.isNaN(e)) {
+                throw invalid("epochs", "must be finite and > 0", e);
+            }
+            return set(v -> v.epochs = e);
+        }
+
+        /** @param d δ ∈ (0, 1) (default 1e-5; choose it well below 1/n) @return this builder */
+        public B delta(double d) {
+            return set(v -> v.delta = d);
+        }
+
+        /** @param name a registered accountant ({@code Accountants.names()}) @return this builder */
+        public B accountant(String name) {
+            java.util.Objects.requireNonNull(name, "accountant");
+            return set(v -> v.accountant = name);
+        }
+
+        /** @param b examples pushed through the network at once, ≥ 1 (default 512; no effect on the result) @return this builder */
+        public B physicalBatchSize(int b) {
+            return set(v -> v.physicalBatchSize = b);
+        }
+
+        /**
+         * @param beta decay β ∈ [0, 1) of the released exponential moving average of the parameters (0: off);
+         *             post-processing, no privacy cost
+         * @return this builder
+         */
+        public B emaDecay(double beta) {
+            return set(v -> v.emaDecay = beta);
+        }
+
+        /**
+         * Augmentation multiplicity (De et al. 2022, arXiv:2204.13650, Section 3.2; {@link ClippedSums#augmented}): each
+         * sampled example's gradient is the mean over k augmented copies, clipped to C as a whole; no privacy cost.
+         *
+         * @param augmentation the copies' transformation (may be null when k = 1)
+         * @param k            copies per example, in [1, 64]
+         * @return this builder
+         * @throws IllegalArgumentException if k is outside [1, 64], or k &gt; 1 without an augmentation
+         */
+        public B augmult(ImageAugmentation augmentation, int k) {
+            if (k > 1 && augmentation == null) {
+                throw invalid("augmult", "above 1 needs an augmentation", k);
+            }
+            return set(v -> {
+                v.augmult = k;
+                v.augmentation = augmentation;
+            });
+        }
+
+        /** @param allow allow σ = 0, a run without privacy (ε = ∞) @return this builder */
+        public B nonPrivate(boolean allow) {
+            return set(v -> v.nonPrivate = allow);
+        }
+
+        /** @param secure seed the sampler and the noise from SecureRandom (runs are then not reproducible) @return this builder */
+        public B secureRandom(boolean secure) {
+            return set(v -> v.secureRandom = secure);
+        }
+
+        /** @param seed a fixed seed of one run's sampler and noise (default: drawn from SecureRandom); keep it secret @return this builder */
+        public B seed(long seed) {
+            return set(v -> v.seed = seed);
+        }
+    }
+
+    /** The components as mutable fields: each setter changes one and builds the record again, which checks it. */
+    private static final class Values {
+        double clipNorm;
+        double noiseMultiplier;
+        double targetEpsilon;
+        int expectedBatchSize;
+        double samplingRate;
+        double epochs;
+        double delta;
+        String accountant;
+        int physicalBatchSize;
+        double emaDecay;
+        int augmult;
+        ImageAugmentation augmentation;
+        boolean nonPrivate;
+        boolean secureRandom;
+        Long seed;
+
+        Values(DpSgdSettings s) {
+            clipNorm = s.clipNorm;
+            noiseMultiplier = s.noiseMultiplier;
+            targetEpsilon = s.targetEpsilon;
+            expectedBatchSize = s.expectedBatchSize;
+            samplingRate = s.samplingRate;
+            epochs = s.epochs;
+            delta = s.delta;
+            accountant = s.accountant;
+            physicalBatchSize = s.physicalBatchSize;
+            emaDecay = s.emaDecay;
+            augmult = s.augmult;
+            augmentation = s.augmentation;
+            nonPrivate = s.nonPrivate;
+            secureRandom = s.secureRandom;
+            seed = s.seed;
+        }
+
+        DpSgdSettings build() {
+            return new DpSgdSettings(clipNorm, noiseMultiplier, targetEpsilon, expectedBatchSize, samplingRate, epochs, delta,
+                    accountant, physicalBatchSize, emaDecay, augmult, augmentation, nonPrivate, secureRandom, seed);
+        }
+    }
+
+    /** A builder of {@link DpSgdSettings} alone. */
+    public static final class Builder extends Setters<Builder> {
+        private static final long serialVersionUID = 1L;
+
+        private Builder() {
+            super(DEFAULTS);
+        }
+
+        /** @return the settings */
+        public DpSgdSettings build() {
+            return settings();
+        }
+    }
+}
