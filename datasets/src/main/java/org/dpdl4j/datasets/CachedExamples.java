@@ -11,13 +11,20 @@ import org.nd4j.linalg.factory.Nd4j;
  * first read until the bound is reached and then kept for the source's life; with Poisson batches every example is as
  * likely to be asked for again, so any admission rule serves the same expected share of reads from memory, the bound's
  * share of the data. Reads give the parent's values bit for bit, flattened to [k, d] with the parent's layout.
+ * Serializable when its parent is, as the parent and the bound: a copy read back starts with an empty cache of its own.
  */
-final class CachedExamples implements ExampleSource {
+final class CachedExamples implements ExampleSource, java.io.Serializable {
+    private static final long serialVersionUID = 1L;
     private final ExampleSource parent;
     private final long maxBytes;
-    private final ConcurrentHashMap<Integer, INDArray[]> rows = new ConcurrentHashMap<>();
-    private final AtomicLong bytes = new AtomicLong();
-    private final AtomicLong readFromParent = new AtomicLong();
+    private final transient ConcurrentHashMap<Integer, INDArray[]> rows = new ConcurrentHashMap<>();
+    private final transient AtomicLong bytes = new AtomicLong();
+    private final transient AtomicLong readFromParent = new AtomicLong();
+
+    /** A copy read back: the parent and the bound, with an empty cache. */
+    private Object readResolve() {
+        return new CachedExamples(parent, maxBytes);
+    }
 
     CachedExamples(ExampleSource parent, long maxBytes) {
         if (maxBytes < 0) {

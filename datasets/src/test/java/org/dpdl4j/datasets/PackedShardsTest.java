@@ -135,6 +135,13 @@ class PackedShardsTest {
             ExampleSource again = (ExampleSource) deserialize(serialize(shards));
             assertEquals(data.rows(new int[]{30, 2, 17, 5}).features(), back.read(new int[]{0, 1, 2, 3}).features());
             assertTrue(again == deserialize(serialize(shards)), "one opened set per JVM");
+            // a cached source's split travels as the reference and the bound, not the rows it has cached
+            ExampleSource cachedSplit = shards.withCache(1 << 20).subset(new int[]{30, 2, 17, 5});
+            cachedSplit.read(new int[]{0, 1, 2, 3}); // fills the cache
+            byte[] cachedBytes = serialize(cachedSplit);
+            assertTrue(cachedBytes.length < 2000, "no cached rows travel: " + cachedBytes.length + " bytes");
+            assertEquals(data.rows(new int[]{30, 2, 17, 5}).features(),
+                    ((ExampleSource) deserialize(cachedBytes)).read(new int[]{0, 1, 2, 3}).features());
             Path elsewhere = Files.createDirectories(tmp.resolve("x")).resolve("..").resolve("shards"); // not yet opened here
             byte[] planned = serialize(PackedShards.open(elsewhere));
             Files.writeString(dir.resolve(PackedShards.MANIFEST), Files.readString(dir.resolve(PackedShards.MANIFEST)) + " ");
