@@ -56,11 +56,6 @@ final class TrainCommand implements Callable<Integer> {
             + "ND4J's per-op threads are set to cores/workers.")
     Integer workers;
 
-    @Option(names = "--read-cache-mb", paramLabel = "MB", description = "With data read by index (shards:, or a folder: too "
-            + "large to decode up front), keep up to MB MiB of the examples read in memory, so that later steps neither decode "
-            + "nor read them again (default 0: none; not with --executor spark).")
-    Integer readCacheMb;
-
     @Option(names = "--checkpoint-every", paramLabel = "N", description = {"Save a checkpoint (model, updater state, steps done, event so far) into "
                         + "--output/operator/checkpoint/ every N steps, atomically; removed when the run finishes.",
                 "A run charged to a --ledger also saves one at step 0, before the charge, so that every charge has a "
@@ -84,7 +79,7 @@ final class TrainCommand implements Callable<Integer> {
 
     /** What --resume accepts besides itself: how the rest of the run is computed and shown, never what it is. */
     private static final java.util.Set<String> RESUME_OPTIONS = java.util.Set.of("--resume", "--workers", "--seed",
-            "--checkpoint-every", "--no-progress", "--json", "--executor", "--spark-master", "--spark-data", "--spark-task-cpus",
+            "--checkpoint-every", "--no-progress", "--json", "--read-cache-mb", "--executor", "--spark-master", "--spark-data", "--spark-task-cpus",
             "--spark-wait", "--spark-conf", "--spark-partitions");
 
     @Mixin
@@ -391,17 +386,17 @@ final class TrainCommand implements Callable<Integer> {
      * {@code shards:} data are read by each executor from the shards' path, which every executor must be able to read.
      */
     private TrainTest load() throws IOException {
-        if (readCacheMb != null && (readCacheMb < 0 || readCacheMb > 1 << 24 || readCacheMb > 0 && cluster != null)) {
-            throw new IllegalArgumentException("--read-cache-mb must be in [0, 16777216]" + (cluster != null ? " and 0 with "
-                    + "--executor spark (the executors read their own parts)" : "") + ", got " + readCacheMb);
+        if (t.readCacheMb > 0 && cluster != null) {
+            throw new IllegalArgumentException("--read-cache-mb must be 0 with --executor spark (the executors read their own "
+                    + "parts), got " + t.readCacheMb);
         }
         boolean inMemory = cluster != null; // a folder's images then decoded up front, as for tuning
         TrainTest data = inMemory && t.dataset.startsWith("folder:") ? t.load() : t.loadReadByIndex();
         if (cluster != null && data.train() != null) {
             ExecutorOptions.trainingSplitOn(cluster, t, data);
         }
-        if (readCacheMb != null && readCacheMb != 0 && data.train() == null) {
-            data = new TrainTest(data.name(), null, data.test(), data.digest(), data.trainSource().withCache(readCacheMb * 1048576L));
+        if (data.train() == null) { // read by index: as the settings read it (--read-cache-mb)
+            data = new TrainTest(data.name(), null, data.test(), data.digest(), t.settings().trainingData(data.trainSource()));
         }
         return data;
     }

@@ -72,6 +72,11 @@ final class TrainingOptions {
             + "where DL4J's memory report puts a chunk above 256 MiB per worker."})
     int physicalBatchSize;
 
+    @Option(names = "--read-cache-mb", paramLabel = "MB", defaultValue = "0", description = "With data read by index (shards:, "
+            + "or a folder: too large to decode up front), keep up to MB MiB of the examples read in memory, so that later steps "
+            + "and trials neither decode nor read them again (default ${DEFAULT-VALUE}: none; train: not with --executor spark).")
+    int readCacheMb;
+
     @Option(names = "--image-size", defaultValue = "28x28x1", description = "HxWxC for folder: datasets (default ${DEFAULT-VALUE}).")
     String imageSize;
 
@@ -239,7 +244,8 @@ final class TrainingOptions {
     DpSgdSettings settings() {
         return byOptionName(() -> {
             DpSgdSettings.Builder b = DpSgdSettings.builder().clipNorm(clip).expectedBatchSize(batchSize).epochs(epochs).delta(delta)
-                    .physicalBatchSize(physicalBatchSize).emaDecay(ema).nonPrivate(nonPrivate).secureRandom(secureNoise);
+                    .physicalBatchSize(physicalBatchSize).emaDecay(ema).nonPrivate(nonPrivate).secureRandom(secureNoise)
+                    .readCacheMb(readCacheMb);
             if (seed != null && !secureNoise) {
                 b.seed(seed);
             }

@@ -18,7 +18,7 @@ import org.dpdl4j.datasets.ImageAugmentation;
  * {@link #fromMap}), its effect where it acts (the engine, or {@link #trainingData} for the data), and its option in the
  * command line's {@code TrainingOptions}: three main files. Settings that change what the run is (its event or its
  * release) are in {@link #toMap} and so in the run's plan, which a resume cannot change; settings that change only how
- * it is computed are not.
+ * it is computed (such as {@link #readCacheMb}) are not.
  *
  * @param clipNorm          C &gt; 0, finite: per-example gradients are clipped to L2 norm C (default 1)
  * @param noiseMultiplier   σ ≥ 0, finite, or NaN when unset (then calibrated from {@code targetEpsilon}); σ = 0 needs
@@ -38,16 +38,19 @@ import org.dpdl4j.datasets.ImageAugmentation;
  * @param nonPrivate        allow σ = 0 (ε = ∞)
  * @param secureRandom      seed the sampler and the noise from {@link java.security.SecureRandom}
  * @param seed              a fixed seed for the sampler and the noise of one run, or null (secret: never in the plan)
+ * @param readCacheMb       MiB in [0, 16777216] of examples read by index kept in memory ({@link ExampleSource#withCache}),
+ *                          so that later steps (and a tuning's later trials) neither read nor decode them again (default 0:
+ *                          none); how the run is computed, not what it is: not in the plan
  */
 public record DpSgdSettings(double clipNorm, double noiseMultiplier, double targetEpsilon, int expectedBatchSize,
                             double samplingRate, double epochs, double delta, String accountant, int physicalBatchSize,
                             double emaDecay, int augmult, ImageAugmentation augmentation, boolean nonPrivate,
-                            boolean secureRandom, Long seed) implements java.io.Serializable {
+                            boolean secureRandom, Long seed, int readCacheMb) implements java.io.Serializable {
     private static final long serialVersionUID = 1L;
 
     /** Nothing set but the defaults: C = 1, δ = 1e-5, physical batch 512, k = 1. */
     public static final DpSgdSettings DEFAULTS = new DpSgdSettings(1.0, Double.NaN, Double.NaN, 0, Double.NaN, Double.NaN,
-            1e-5, null, 512, 0, 1, null, false, false, null);
+            1e-5, null, 512, 0, 1, null, false, false, null, 0);
 
     /** The keys of {@link #toMap}: the settings that define a run, in files (plans, sidecars) and error messages. */
     public static final List<String> KEYS = List.of("clip_norm", "noise_multiplier", "target_epsilon", "batch_size",
@@ -97,6 +100,9 @@ public record DpSgdSettings(double clipNorm, double noiseMultiplier, double targ
         }
         if (augmult < 1 || augmult > 64) {
             throw invalid("augmult", "must be in [1, 64]", augmult);
+        }
+        if (readCacheMb < 0 || readCacheMb > 1 << 24) {
+            throw invalid("read_cache_mb", "must be in [0, 16777216]", readCacheMb);
         }
     }
 
@@ -178,13 +184,14 @@ public record DpSgdSettings(double clipNorm, double noiseMultiplier, double targ
     }
 
     /**
-     * The examples a run trains on, as these settings read them (the hook for settings of how data are read).
+     * The examples a run trains on, as these settings read them: with {@link #readCacheMb} &gt; 0, the examples read by
+     * index are kept in memory up to that bound.
      *
      * @param data the training data
-     * @return data to train on, the same examples
+     * @return data to train on: the same examples, read bit for bit as from {@code data}
      */
     public ExampleSource trainingData(ExampleSource data) {
-        return data;
+        return readCacheMb > 0 ? data.withCache(readCacheMb * 1048576L) : data;
     }
 
     /**
@@ -241,7 +248,7 @@ public record DpSgdSettings(double clipNorm, double noiseMultiplier, double targ
                 m.get("accountant") instanceof String a ? a : d.accountant,
                 (int) number(m, "physical_batch_size", d.physicalBatchSize), number(m, "ema_decay", d.emaDecay),
                 (int) number(m, "augmult", d.augmult), rest.augmentation, Boolean.TRUE.equals(m.get("non_private")),
-                Boolean.TRUE.equals(m.get("secure_noise")), rest.seed);
+                Boolean.TRUE.equals(m.get("secure_noise")), rest.seed, rest.readCacheMb);
     }
 
     private static double number(Map<String, ?> m, String key, double fallback) {
@@ -409,6 +416,15 @@ public record DpSgdSettings(double clipNorm, double noiseMultiplier, double targ
         public B seed(long seed) {
             return set(v -> v.seed = seed);
         }
+
+        /**
+         * @param mb MiB in [0, 16777216] of examples read by index kept in memory, so that later steps neither read nor
+         *           decode them again (default 0: none); no effect on the result
+         * @return this builder
+         */
+        public B readCacheMb(int mb) {
+            return set(v -> v.readCacheMb = mb);
+        }
     }
 
     /** The components as mutable fields: each setter changes one and builds the record again, which checks it. */
@@ -428,6 +444,7 @@ public record DpSgdSettings(double clipNorm, double noiseMultiplier, double targ
         boolean nonPrivate;
         boolean secureRandom;
         Long seed;
+        int readCacheMb;
 
         Values(DpSgdSettings s) {
             clipNorm = s.clipNorm;
@@ -445,11 +462,12 @@ public record DpSgdSettings(double clipNorm, double noiseMultiplier, double targ
             nonPrivate = s.nonPrivate;
             secureRandom = s.secureRandom;
             seed = s.seed;
+            readCacheMb = s.readCacheMb;
         }
 
         DpSgdSettings build() {
             return new DpSgdSettings(clipNorm, noiseMultiplier, targetEpsilon, expectedBatchSize, samplingRate, epochs, delta,
-                    accountant, physicalBatchSize, emaDecay, augmult, augmentation, nonPrivate, secureRandom, seed);
+                    accountant, physicalBatchSize, emaDecay, augmult, augmentation, nonPrivate, secureRandom, seed, readCacheMb);
         }
     }
 

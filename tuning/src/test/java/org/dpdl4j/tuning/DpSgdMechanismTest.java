@@ -31,7 +31,11 @@ class DpSgdMechanismTest {
     }
 
     private static DpSgdMechanism.Builder builder() {
-        return DpSgdMechanism.builder(data(500, 1)).model("mlp", new ModelOptions(6, 6, 1, 2,
+        return builder(data(500, 1));
+    }
+
+    private static DpSgdMechanism.Builder builder(org.dpdl4j.datasets.ExampleSource data) {
+        return DpSgdMechanism.builder(data).model("mlp", new ModelOptions(6, 6, 1, 2,
                         ModelOptions.activationNamed("tanh"), ModelOptions.updaterNamed("sgd", 0.5), 0,
                         org.nd4j.linalg.api.buffer.DataType.FLOAT))
                 .noiseMultiplier(1.0).expectedBatchSize(50).epochs(4).validation(0.2, 3);
@@ -100,6 +104,31 @@ class DpSgdMechanismTest {
                 () -> builder().augmult(shifts, 2).clippedSums(org.dpdl4j.dpsgd.ClippedSums.local()).build());
         assertTrue(elsewhere.getMessage().contains("augmult k = 2") && elsewhere.getMessage().contains("clippedSums"),
                 elsewhere.getMessage());
+    }
+
+    /**
+     * A setting of how data are read, the read cache, changes no trial: from shards with it, from shards without it and
+     * from memory, the same score and parameters bit for bit; and it is not among the settings that define a run.
+     */
+    @Test
+    void aReadCacheChangesNoTrial(@org.junit.jupiter.api.io.TempDir java.nio.file.Path tmp) {
+        java.nio.file.Path dir = tmp.resolve("shards");
+        org.dpdl4j.datasets.PackedShards.pack(data(500, 1), dir, 200);
+        Candidate c = new Candidate(Map.of("lr", 0.5));
+        try (var shards = org.dpdl4j.datasets.PackedShards.open(dir)) {
+            DpSgdMechanism.Builder cachedBuilder = builder(shards).readCacheMb(1);
+            TrialResult cached = cachedBuilder.build().run(c, 11, TuningListener.NONE, 0);
+            TrialResult uncached = builder(shards).build().run(c, 11, TuningListener.NONE, 0);
+            TrialResult inMemory = builder().build().run(c, 11, TuningListener.NONE, 0);
+            for (TrialResult other : new TrialResult[]{uncached, inMemory}) {
+                assertEquals(other.score(), cached.score(), 0);
+                assertEquals(other.model().params(), cached.model().params());
+            }
+            assertEquals(1, cachedBuilder.settings().readCacheMb());
+            assertTrue(!cachedBuilder.settings().toMap().containsKey("read_cache_mb"), "how data are read is not in the plan");
+        }
+        var bad = assertThrows(IllegalArgumentException.class, () -> builder().readCacheMb(-1));
+        assertTrue(bad.getMessage().startsWith("read_cache_mb must be in [0, 16777216], got -1"), bad.getMessage());
     }
 
     @Test
