@@ -24,7 +24,11 @@ public final class Accountants {
     private Accountants() {
     }
 
-    /** The default accountant ({@value #DEFAULT}: {@link RdpAccountant#standard()}). */
+    /**
+     * The default accountant ({@value #DEFAULT}: {@link RdpAccountant#standard()}).
+     *
+     * @return the accountant registered under {@link #DEFAULT}
+     */
     public static PrivacyAccountant standard() {
         return byName(DEFAULT);
     }
@@ -32,6 +36,8 @@ public final class Accountants {
     /**
      * The accountant registered under a name.
      *
+     * @param name the accountant's {@link PrivacyAccountant#name() name}, one of {@link #names()} ("rdp" or "pld")
+     * @return the accountant (the standard instance of its class)
      * @throws IllegalArgumentException if no accountant has that name (the message lists the names)
      */
     public static PrivacyAccountant byName(String name) {
@@ -71,7 +77,11 @@ public final class Accountants {
         return best;
     }
 
-    /** The registered names, in registration order. */
+    /**
+     * The registered names, in registration order.
+     *
+     * @return an unmodifiable view of the names
+     */
     public static Set<String> names() {
         return java.util.Collections.unmodifiableSet(REGISTRY.keySet());
     }

@@ -5,7 +5,8 @@ import java.util.Map;
 import java.util.Objects;
 
 /**
- * DP-HyPO (Wang et al. 2023, arXiv:2306.05734, Framework 1): K runs of the base
+ * DP-HyPO (Wang, Gao, Zhang, Su &amp; Shen, "DP-HyPO: An Adaptive Private Hyperparameter Optimization Framework",
+ * NeurIPS 2023, arXiv:2306.05734, Framework 1): K runs of the base
  * mechanism, K random, where run j draws its candidate from a density π⁽ʲ⁾ that may depend on the
  * earlier runs but stays within c·π⁽⁰⁾ ≤ π⁽ʲ⁾ ≤ C·π⁽⁰⁾ of the prior; only the best outcome is released.
  * {@link RdpAccountant} bounds it by Theorem 1 (truncated negative binomial K), by Theorem 2 for a
@@ -20,6 +21,12 @@ import java.util.Objects;
 public record AdaptiveRepeatAndSelectEvent(PrivacyEvent event, RepetitionDistribution distribution, double lowerBound,
                                            double upperBound) implements PrivacyEvent {
     /**
+     * Creates the event after checking its parts.
+     *
+     * @param event        the base mechanism, not null
+     * @param distribution the distribution of K, not null
+     * @param lowerBound   c, the smallest density ratio: in (0, 1]
+     * @param upperBound   C, the largest density ratio: finite and ≥ 1
      * @throws IllegalArgumentException unless 0 &lt; c ≤ 1 ≤ C &lt; ∞ (otherwise no density lies within the bounds)
      * @throws NullPointerException     if the event or distribution is null
      */
@@ -34,7 +41,11 @@ public record AdaptiveRepeatAndSelectEvent(PrivacyEvent event, RepetitionDistrib
         }
     }
 
-    /** log(C/c), the price of adaptivity per unit in Theorem 1. */
+    /**
+     * log(C/c), the price of adaptivity per unit in Theorem 1.
+     *
+     * @return log(C/c) ≥ 0 (0 means no adaptivity)
+     */
     public double logRatio() {
         return Math.log(upperBound) - Math.log(lowerBound);
     }

@@ -9,12 +9,23 @@ import java.util.Map;
  * @param events the composed events, in order; copied, never null elements
  */
 public record ComposedEvent(List<PrivacyEvent> events) implements PrivacyEvent {
-    /** @throws NullPointerException if the list or an element is null */
+    /**
+     * Creates the event from a copy of the list.
+     *
+     * @param events the composed events, in order; not null, no null elements (may be empty: no cost)
+     * @throws NullPointerException if the list or an element is null
+     */
     public ComposedEvent {
         events = List.copyOf(events);
     }
 
-    /** Convenience constructor. */
+    /**
+     * Convenience constructor: the composition of the given events, in order.
+     *
+     * @param events the composed events; not null, no null elements
+     * @return the composed event
+     * @throws NullPointerException if the array or an element is null
+     */
     public static ComposedEvent of(PrivacyEvent... events) {
         return new ComposedEvent(List.of(events));
     }

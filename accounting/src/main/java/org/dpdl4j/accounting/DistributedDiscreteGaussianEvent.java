@@ -24,7 +24,19 @@ import java.util.Map;
  */
 public record DistributedDiscreteGaussianEvent(double l2Sensitivity, double l1Sensitivity, double localSigma,
                                                int minClients, int maxClients, int dimension) implements PrivacyEvent {
-    /** @throws IllegalArgumentException on a parameter outside the ranges above */
+    /**
+     * Creates the event after checking its parameters.
+     *
+     * @param l2Sensitivity Δ₂, the largest L2 change of the summed integer vector between neighbours, in grid units:
+     *                      finite and &gt; 0
+     * @param l1Sensitivity Δ₁, the largest L1 change, in grid units: finite and ≥ Δ₂
+     * @param localSigma    σ, the standard deviation parameter of each party's discrete Gaussian, in grid units:
+     *                      finite and ≥ 1/2
+     * @param minClients    n_min, the fewest parties whose noise can be in a revealed sum: ≥ 1
+     * @param maxClients    n_max, the most parties: ≥ n_min
+     * @param dimension     d, the vector length: ≥ 1
+     * @throws IllegalArgumentException on a parameter outside the ranges above
+     */
     public DistributedDiscreteGaussianEvent {
         Checks.finitePositive("l2Sensitivity", l2Sensitivity);
         Checks.finitePositive("l1Sensitivity", l1Sensitivity);
@@ -43,7 +55,12 @@ public record DistributedDiscreteGaussianEvent(double l2Sensitivity, double l1Se
         }
     }
 
-    /** τ = 10·Σ_{k=1}^{n_max−1} exp(−2π²σ²·k/(k+1)) (Kairouz et al. 2021, Theorem 1). */
+    /**
+     * τ = 10·Σ_{k=1}^{n_max−1} exp(−2π²σ²·k/(k+1)) (Kairouz et al. 2021, Theorem 1), the term by which the sum of
+     * n_max discrete Gaussians may differ from one discrete Gaussian.
+     *
+     * @return τ ≥ 0 (0 when n_max = 1)
+     */
     public double tau() {
         double sum = 0;
         for (int k = 1; k < maxClients; k++) {

@@ -9,7 +9,13 @@ import java.util.Map;
  *                        (σ = 0 is a non-private release: infinite RDP at every order)
  */
 public record GaussianEvent(double noiseMultiplier) implements PrivacyEvent {
-    /** @throws IllegalArgumentException if σ is negative, NaN or infinite */
+    /**
+     * Creates the event after checking σ.
+     *
+     * @param noiseMultiplier σ, the noise standard deviation divided by the L2 sensitivity: finite and ≥ 0
+     *                        (0 is a non-private release)
+     * @throws IllegalArgumentException if σ is negative, NaN or infinite
+     */
     public GaussianEvent {
         Checks.finiteNonNegative("noise multiplier sigma", noiseMultiplier);
     }

@@ -8,7 +8,12 @@ import java.util.Map;
  * @param scale b &gt; 0, finite; the mechanism is (1/b)-DP
  */
 public record LaplaceEvent(double scale) implements PrivacyEvent {
-    /** @throws IllegalArgumentException if b is not finite and positive */
+    /**
+     * Creates the event after checking the scale.
+     *
+     * @param scale b, the Laplace scale (noise divided by the L1 sensitivity): finite and &gt; 0
+     * @throws IllegalArgumentException if b is not finite and positive
+     */
     public LaplaceEvent {
         Checks.finitePositive("scale", scale);
     }

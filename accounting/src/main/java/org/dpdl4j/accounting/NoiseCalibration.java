@@ -21,13 +21,14 @@ public final class NoiseCalibration {
      * T self-composed Poisson-sampled Gaussians with rate q — is (ε, δ)-DP.
      *
      * @param samplingRate  q ∈ (0, 1]
-     * @param steps         T ≥ 1
+     * @param steps         T, the number of DP-SGD steps: ≥ 1
      * @param targetEpsilon ε &gt; 0, finite
      * @param delta         δ ∈ (0, 1)
      * @param accountant    the accountant that defines ε(σ)
      * @param tolerance     absolute tolerance on σ, &gt; 0
      * @return σ with ε(σ) ≤ target and ε(σ − tolerance) &gt; target
-     * @throws IllegalArgumentException on invalid arguments, or if no σ ≤ 10⁶ meets the target
+     * @throws IllegalArgumentException on invalid arguments, if no σ ≤ 10⁶ meets the target, or if the accountant
+     *                                  refuses an event it is asked about
      */
     public static double noiseMultiplier(double samplingRate, long steps, double targetEpsilon, double delta,
                                          PrivacyAccountant accountant, double tolerance) {
@@ -42,9 +43,17 @@ public final class NoiseCalibration {
 
     /**
      * The smallest σ (to within {@code tolerance}, rounded up) such that the event built from σ is
-     * (ε, δ)-DP. The event's ε must be non-increasing in σ (true for every Gaussian-based event).
+     * (ε, δ)-DP. The event's ε must be non-increasing in σ (true for every Gaussian-based event). The search doubles
+     * σ from 1 until the target is met, then bisects.
      *
-     * @throws IllegalArgumentException on invalid arguments, or if no σ ≤ 10⁶ meets the target
+     * @param eventOfSigma  the event for a given σ; called with σ in (0, 10⁶]
+     * @param targetEpsilon ε, the target privacy loss: finite and &gt; 0
+     * @param delta         δ ∈ (0, 1)
+     * @param accountant    the accountant that defines ε(σ); it must support every event built
+     * @param tolerance     absolute tolerance on σ: finite and &gt; 0
+     * @return σ with ε(σ) ≤ target, at most {@code tolerance} above the last σ found to miss the target
+     * @throws IllegalArgumentException on invalid arguments, if no σ ≤ 10⁶ meets the target, or if the accountant
+     *                                  refuses a built event
      */
     public static double smallestNoise(DoubleFunction<PrivacyEvent> eventOfSigma, double targetEpsilon, double delta,
                                        PrivacyAccountant accountant, double tolerance) {
@@ -76,7 +85,14 @@ public final class NoiseCalibration {
      * The largest number of DP-SGD steps T such that T Poisson-sampled Gaussians (q, σ) are
      * (ε, δ)-DP; 0 if even one step exceeds the target.
      *
-     * @throws IllegalArgumentException on invalid arguments
+     * @param samplingRate    q ∈ [0, 1]
+     * @param noiseMultiplier σ, finite and ≥ 0
+     * @param targetEpsilon   ε &gt; 0, finite
+     * @param delta           δ ∈ (0, 1)
+     * @param accountant      the accountant that defines ε(T)
+     * @return T ≥ 0 steps, at most 2⁵³ (the cap is returned when no smaller limit is found, e.g. for q = 0)
+     * @throws IllegalArgumentException on invalid arguments, or if the accountant refuses a step count it is asked
+     *                                  about (for example {@link PldAccountant} for too many steps)
      */
     public static long maxSteps(double samplingRate, double noiseMultiplier, double targetEpsilon, double delta,
                                 PrivacyAccountant accountant) {
@@ -86,8 +102,15 @@ public final class NoiseCalibration {
     }
 
     /**
-     * The largest count k ≤ 2^53 such that the event built from k is (ε, δ)-DP (ε non-decreasing in
-     * k); 0 if k = 1 already exceeds the target.
+     * The largest count k ≤ 2⁵³ such that the event built from k is (ε, δ)-DP (ε must be non-decreasing in
+     * k); 0 if k = 1 already exceeds the target. The search doubles k from 1, then bisects.
+     *
+     * @param eventOfCount  the event for a given count; called with counts in [1, 2⁵³]
+     * @param targetEpsilon ε, the target privacy loss: finite and &gt; 0
+     * @param delta         δ ∈ (0, 1)
+     * @param accountant    the accountant that defines ε(k)
+     * @return k ≥ 0, at most 2⁵³
+     * @throws IllegalArgumentException on invalid arguments, or if the accountant refuses a built event
      */
     public static long largestCount(LongFunction<PrivacyEvent> eventOfCount, double targetEpsilon, double delta,
                                     PrivacyAccountant accountant) {
@@ -116,7 +139,15 @@ public final class NoiseCalibration {
         return lo;
     }
 
-    /** The DP-SGD event: T self-composed Poisson-sampled Gaussians. */
+    /**
+     * The DP-SGD event: T self-composed Poisson-sampled Gaussians.
+     *
+     * @param samplingRate    q ∈ [0, 1]
+     * @param noiseMultiplier σ, finite and ≥ 0
+     * @param steps           T ≥ 0
+     * @return {@code SelfComposedEvent(PoissonSampledEvent(GaussianEvent(σ), q), T)}
+     * @throws IllegalArgumentException if a parameter is out of range
+     */
     public static PrivacyEvent dpSgd(double samplingRate, double noiseMultiplier, long steps) {
         return new SelfComposedEvent(new PoissonSampledEvent(new GaussianEvent(noiseMultiplier), samplingRate), steps);
     }

@@ -6,8 +6,9 @@ import org.apache.commons.math3.special.Erf;
  * The privacy loss distribution (PLD) accountant: tighter than RDP for DP-SGD (for the standard MNIST run, q =
  * 256/60000, σ = 1.1, T = 14,063, δ = 10⁻⁵: ε ≈ 2.38 where RDP gives 2.60). Under add/remove-one neighbours it keeps
  * one PLD per direction (remove: P is the mechanism with the example, Q without; add: the reverse), composes each
- * by FFT, and reports the larger ε (or δ) of the two, as Google's dp_accounting does (Doroshenko et al.,
- * Connect the Dots, PETS 2022, arXiv:2207.04380; Koskela, Jälkö &amp; Honkela, Computing Tight Differential Privacy
+ * by FFT, and reports the larger ε (or δ) of the two, as Google's dp_accounting does (Doroshenko, Ghazi, Kamath,
+ * Kumar &amp; Manurangsi, Connect the Dots: Tighter Discrete Approximations of Privacy Loss Distributions, PETS 2022,
+ * arXiv:2207.04380; Koskela, Jälkö &amp; Honkela, Computing Tight Differential Privacy
  * Guarantees Using FFT, AISTATS 2020, arXiv:1906.03049).
  *
  * <p>Supported events: {@link GaussianEvent}, {@link LaplaceEvent}, {@link PureDpEvent} (randomized response, its
@@ -55,6 +56,8 @@ public final class PldAccountant implements PrivacyAccountant {
     private final double interval;
 
     /**
+     * An accountant whose loss grid has step Δ.
+     *
      * @param valueDiscretizationInterval Δ, the loss grid's step: finite, in (0, 1] (smaller is tighter and slower)
      * @throws IllegalArgumentException if Δ is out of range
      */
@@ -65,22 +68,42 @@ public final class PldAccountant implements PrivacyAccountant {
         this.interval = valueDiscretizationInterval;
     }
 
-    /** The accountant with Δ = {@value #DEFAULT_INTERVAL}. */
+    /**
+     * The accountant with Δ = {@value #DEFAULT_INTERVAL}.
+     *
+     * @return the shared standard instance
+     */
     public static PldAccountant standard() {
         return STANDARD;
     }
 
-    /** Δ, the loss grid's step. */
+    /**
+     * Δ, the loss grid's step.
+     *
+     * @return Δ, in (0, 1] (in units of privacy loss, nats)
+     */
     public double valueDiscretizationInterval() {
         return interval;
     }
 
-    /** "pld". */
+    /**
+     * "pld".
+     *
+     * @return "pld"
+     */
     @Override
     public String name() {
         return "pld";
     }
 
+    /**
+     * True for the events listed in the class description: Gaussian, Laplace, pure DP, no-op and non-private events,
+     * a Poisson-sampled Gaussian, and self-compositions and compositions of supported events.
+     *
+     * @param event the event to check (null gives false)
+     * @return whether {@link #guarantee} and {@link #delta} accept the event (they may still refuse a
+     *         self-composition with too many steps)
+     */
     @Override
     public boolean supports(PrivacyEvent event) {
         if (event instanceof GaussianEvent || event instanceof LaplaceEvent || event instanceof PureDpEvent
@@ -100,6 +123,11 @@ public final class PldAccountant implements PrivacyAccountant {
     }
 
     /**
+     * (ε, δ) of the event at δ: the larger ε of the remove and add PLDs, raised by a relative margin of 10⁻⁶.
+     *
+     * @param event the event; it must be {@linkplain #supports supported}
+     * @param delta δ ∈ (0, 1)
+     * @return the guarantee, with order NaN, {@code orderAtGridEdge} false and accountant "pld"
      * @throws IllegalArgumentException if δ ∉ (0, 1), the event is not supported, or a self-composition has too many steps
      *                                  to fit a grid with a loss step up to {@value #MAX_INTERVAL} (use RDP there)
      */
@@ -112,6 +140,12 @@ public final class PldAccountant implements PrivacyAccountant {
     }
 
     /**
+     * The smallest δ at ε: the larger hockey-stick divergence of the remove and add PLDs, raised by a relative margin
+     * of 10⁻⁶ and capped at 1.
+     *
+     * @param event   the event; it must be {@linkplain #supports supported}
+     * @param epsilon ε, finite and ≥ 0
+     * @return δ in [0, 1]
      * @throws IllegalArgumentException if ε is negative or not finite, the event is not supported, or has too many steps
      */
     @Override

@@ -12,7 +12,13 @@ import java.util.Map;
  * @param events the possible mechanisms (at least one); copied
  */
 public record PointwiseMaxEvent(List<PrivacyEvent> events) implements PrivacyEvent {
-    /** @throws IllegalArgumentException if the list is empty */
+    /**
+     * Creates the event from a copy of the list.
+     *
+     * @param events the possible mechanisms: at least one, not null, no null elements
+     * @throws IllegalArgumentException if the list is empty
+     * @throws NullPointerException     if the list or an element is null
+     */
     public PointwiseMaxEvent {
         events = List.copyOf(events);
         if (events.isEmpty()) {

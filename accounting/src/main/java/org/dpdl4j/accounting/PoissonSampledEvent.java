@@ -10,7 +10,14 @@ import java.util.Map;
  * @param samplingRate q ∈ [0, 1]
  */
 public record PoissonSampledEvent(PrivacyEvent event, double samplingRate) implements PrivacyEvent {
-    /** @throws IllegalArgumentException if q ∉ [0, 1]; NullPointerException if event is null */
+    /**
+     * Creates the event after checking its parts.
+     *
+     * @param event        the mechanism run on the subsample, not null
+     * @param samplingRate q, the probability that a record is in the subsample: in [0, 1]
+     * @throws IllegalArgumentException if q ∉ [0, 1]
+     * @throws NullPointerException     if event is null
+     */
     public PoissonSampledEvent {
         java.util.Objects.requireNonNull(event, "event");
         Checks.probability("sampling rate q", samplingRate);

@@ -20,6 +20,11 @@ public sealed interface PrivacyEvent
                 PointwiseMaxEvent, SubsampledTuningEvent, AdaptiveRepeatAndSelectEvent,
                 DistributedDiscreteGaussianEvent {
 
-    /** A JSON-ready view of this event: a {@code "type"} key plus the event's parameters. */
+    /**
+     * A JSON-ready view of this event: a {@code "type"} key plus the event's parameters (nested events as maps);
+     * {@link PrivacyEvents#fromMap(Map)} reads it back.
+     *
+     * @return the map, keyed by strings, with numbers, strings, maps and lists of maps as values
+     */
     Map<String, Object> toMap();
 }

@@ -13,7 +13,10 @@ public final class PrivacyEvents {
      * Rebuilds an event from {@link PrivacyEvent#toMap()} output (for example after a JSON
      * round-trip, where numbers may come back as any {@link Number}).
      *
-     * @throws IllegalArgumentException on an unknown {@code type} or a missing or ill-typed field
+     * @param map the event's map: a string {@code "type"} and that event's fields, nested events as maps; not null
+     * @return the event
+     * @throws IllegalArgumentException on an unknown {@code type}, a missing or ill-typed field, or a value outside the
+     *                                  event's range (as its constructor checks)
      */
     public static PrivacyEvent fromMap(Map<?, ?> map) {
         Object type = map.get("type");

@@ -6,15 +6,23 @@ package org.dpdl4j.accounting;
  *
  * @param epsilon        ε ≥ 0 (may be +∞ when no order gives a finite bound)
  * @param delta          δ ∈ (0, 1)
- * @param order          the minimising RDP order α (NaN when ε is +∞ at every order, or the accountant is not RDP)
+ * @param order          the minimising RDP order α (NaN when ε is +∞ at every order, or the accountant is not RDP;
+ *                       +∞ for the pure-DP bounds {@link RdpAccountant#guarantee} may return, the limit α → ∞)
  * @param orderAtGridEdge true when the optimum is the smallest or largest order of the grid: a
  *                        wider grid might give a smaller ε (the reported ε is still valid)
- * @param accountant     a short name of the method that produced the number
+ * @param accountant     a short name of the method that produced the number, for example "rdp" or "pld"; not null
+ *                       for {@link #warning()}
+ *
+ * <p>The record does not check its components; the accountants create it with values in these ranges.
  */
 public record PrivacyGuarantee(double epsilon, double delta, double order, boolean orderAtGridEdge,
                                String accountant) {
 
-    /** A human-readable warning, or the empty string when there is nothing to warn about. */
+    /**
+     * A human-readable warning: ε is infinite, or the optimal order is at the edge of the grid.
+     *
+     * @return the warning, or the empty string when there is nothing to warn about
+     */
     public String warning() {
         if (Double.isInfinite(epsilon)) {
             return accountant.startsWith("rdp") ? "epsilon is infinite at every RDP order"

@@ -8,7 +8,12 @@ import java.util.Map;
  * @param epsilon ε ≥ 0, finite
  */
 public record PureDpEvent(double epsilon) implements PrivacyEvent {
-    /** @throws IllegalArgumentException if ε is negative or not finite */
+    /**
+     * Creates the event after checking ε.
+     *
+     * @param epsilon ε, the pure-DP privacy loss: finite and ≥ 0
+     * @throws IllegalArgumentException if ε is negative or not finite
+     */
     public PureDpEvent {
         Checks.finiteNonNegative("epsilon", epsilon);
     }

@@ -6,26 +6,38 @@ import java.util.Arrays;
  * Turns any {@link PrivacyEvent} into an RDP curve on a fixed order grid, and into (ε, δ).
  * Immutable and thread-safe. Which bound each event uses:
  * <ul>
- *   <li>{@link GaussianEvent}(σ): α/(2σ²) (Mironov 2017, Proposition 7).</li>
+ *   <li>{@link GaussianEvent}(σ): α/(2σ²) (Mironov, "Rényi Differential Privacy", IEEE CSF 2017, arXiv:1702.07476,
+ *       Proposition 7).</li>
  *   <li>{@link PoissonSampledEvent} of a Gaussian: exact sampled-Gaussian RDP of Mironov, Talwar &amp;
- *       Zhang 2019 ({@link SubsampledGaussianRdp}); q = 1 gives α/(2σ²) exactly.</li>
+ *       Zhang, "Rényi Differential Privacy of the Sampled Gaussian Mechanism", 2019, arXiv:1908.10530
+ *       ({@link SubsampledGaussianRdp}); q = 1 gives α/(2σ²) exactly.</li>
  *   <li>{@link PoissonSampledEvent} of a Poisson-sampled event: the rates multiply (sampling twice
  *       independently is sampling once with the product rate).</li>
- *   <li>{@link PoissonSampledEvent} of any other event: Zhu &amp; Wang 2019 as printed in Koskela &amp; Kulkarni 2023, arXiv:2301.11989
- * Theorem 4, at integer α ≥ 2, from the inner event's ε at the
+ *   <li>{@link PoissonSampledEvent} of any other event: Zhu &amp; Wang 2019 as printed in Koskela &amp; Kulkarni,
+ *       "Practical Differentially Private Hyperparameter Tuning with Subsampling", NeurIPS 2023, arXiv:2301.11989,
+ *       Theorem 4, at integer α ≥ 2, from the inner event's ε at the
  *       integer orders 2..α (a fractional α uses the next integer up, as RDP is non-decreasing in
  *       α; α &lt; 2 uses α = 2; above order {@value #MAX_ZHU_WANG_ORDER} the bound is not evaluated),
  *       capped by the inner event's own ε(α): by joint quasi-convexity of Rényi divergence, a
  *       subsampled mechanism is never worse than the mechanism on the whole data (Koskela &amp; Kulkarni 2023, arXiv:2301.11989, App. D.2).</li>
  *   <li>{@link LaplaceEvent}(b): Mironov 2017, Proposition 6.</li>
- *   <li>{@link PureDpEvent}(ε): min(ε, αε²/2) (ε-DP ⇒ ε²/2-zCDP, Bun &amp; Steinke 2016 Prop. 3.3).</li>
+ *   <li>{@link PureDpEvent}(ε): min(ε, αε²/2) (ε-DP ⇒ ε²/2-zCDP, Bun &amp; Steinke, "Concentrated Differential
+ *       Privacy: Simplifications, Extensions, and Lower Bounds", TCC 2016, arXiv:1605.02065, Prop. 3.3).</li>
  *   <li>{@link ZcdpEvent}(ρ): ρα. {@link NonPrivateEvent}: +∞. {@link NoOpEvent}: 0.</li>
  *   <li>{@link SelfComposedEvent}, {@link ComposedEvent}: curves add (Mironov 2017, Proposition 1).</li>
- *   <li>{@link RepeatAndSelectEvent}: Papernot &amp; Steinke 2022, arXiv:2110.03620, Theorem 6 (Poisson K), Theorem 2 (truncated negative
+ *   <li>{@link RepeatAndSelectEvent}: Papernot &amp; Steinke, "Hyperparameter Tuning with Rényi Differential
+ *       Privacy", ICLR 2022, arXiv:2110.03620, Theorem 6 (Poisson K), Theorem 2 (truncated negative
  *       binomial K, minimised over λ̂ on this grid and λ̂ = 1), composition (point mass), Lemma 22
  *       (truncated K); with a pure ε-DP base and truncated negative binomial K, {@link #guarantee}
  *       also applies Corollary 3, ((2 + η)ε, 0)-DP.</li>
- *   <li>{@link DistributedDiscreteGaussianEvent}: Kairouz, Liu &amp; Steinke 2021, Proposition 14 / eq. (17),
+ *   <li>{@link AdaptiveRepeatAndSelectEvent}: as {@link RepeatAndSelectEvent} when c = C; otherwise Wang et al.,
+ *       "DP-HyPO: An Adaptive Private Hyperparameter Optimization Framework", NeurIPS 2023, arXiv:2306.05734,
+ *       Theorem 1 (truncated negative binomial K),
+ *       composition (point mass), a bound derived from its Lemmas A.4 and A.5 (Poisson K) and Lemma 22 of
+ *       Papernot &amp; Steinke (truncated K); with a pure ε-DP base and truncated negative binomial K,
+ *       {@link #guarantee} also applies Theorem 2, ((2 + η)(ε + log(C/c)), 0)-DP.</li>
+ *   <li>{@link DistributedDiscreteGaussianEvent}: Kairouz, Liu &amp; Steinke, "The Distributed Discrete Gaussian
+ *       Mechanism for Federated Learning with Secure Aggregation", ICML 2021, Proposition 14 / eq. (17),
  *       the minimum of its three forms (see the event).</li>
  *   <li>{@link PointwiseMaxEvent}: the pointwise maximum of the curves (Koskela &amp; Kulkarni 2023, arXiv:2301.11989, Lemma 9).</li>
  *   <li>{@link SubsampledTuningEvent}: variant 1 by Koskela &amp; Kulkarni 2023, arXiv:2301.11989, Theorem 6, ε(α) = max{ε₁(α), ε₂(α)} of
@@ -44,7 +56,10 @@ public final class RdpAccountant implements PrivacyAccountant {
     private final double[] orders;
 
     /**
-     * @param orders RDP orders, each finite and &gt; 1 (duplicates removed, sorted)
+     * An accountant on the given order grid.
+     *
+     * @param orders RDP orders α, each finite and &gt; 1 (duplicates removed, sorted; the array is not kept); at least
+     *               one
      * @throws IllegalArgumentException if an order is invalid or the grid is empty
      */
     public RdpAccountant(double[] orders) {
@@ -60,12 +75,18 @@ public final class RdpAccountant implements PrivacyAccountant {
     /**
      * The accountant on dp_accounting's default grid: 1.1, 1.2, …, 10.9; 11, 12, …, 63; 128, 256,
      * 512, 1024 (156 orders).
+     *
+     * @return the shared standard instance
      */
     public static RdpAccountant standard() {
         return DEFAULT;
     }
 
-    /** The default grid (a copy). */
+    /**
+     * The default grid (a copy): the orders of {@link #standard()}.
+     *
+     * @return a new array of the 156 default orders, ascending
+     */
     public static double[] defaultOrders() {
         double[] o = new double[156];
         int k = 0;
@@ -81,20 +102,36 @@ public final class RdpAccountant implements PrivacyAccountant {
         return o;
     }
 
-    /** This accountant's order grid (a copy). */
+    /**
+     * This accountant's order grid (a copy).
+     *
+     * @return the orders, ascending and distinct
+     */
     public double[] orders() {
         return orders.clone();
     }
 
-    /** The event's RDP curve on this accountant's grid. */
+    /**
+     * The event's RDP curve on this accountant's grid.
+     *
+     * @param event the event, not null
+     * @return ε(α) at each order of the grid (+∞ where no finite bound is known)
+     * @throws IllegalArgumentException if the event is null
+     */
     public RdpCurve rdp(PrivacyEvent event) {
         return new RdpCurve(orders, rdp(event, orders));
     }
 
     /**
-     * (ε, δ) of the event: the RDP curve converted by {@link RdpConversion#epsilon}.
+     * (ε, δ) of the event: the RDP curve converted by {@link RdpConversion#epsilon}, or the pure-DP bound of
+     * Papernot &amp; Steinke's Corollary 3 ({@link RepeatAndSelectEvent}) or Wang et al.'s Theorem 2
+     * ({@link AdaptiveRepeatAndSelectEvent}) for a pure-DP base and truncated negative binomial K when that is smaller
+     * (reported with order +∞).
      *
-     * @throws IllegalArgumentException if δ ∉ (0, 1)
+     * @param event the event, not null
+     * @param delta δ ∈ (0, 1)
+     * @return the guarantee
+     * @throws IllegalArgumentException if δ ∉ (0, 1), or the event is null
      */
     @Override
     public PrivacyGuarantee guarantee(PrivacyEvent event, double delta) {
@@ -116,13 +153,22 @@ public final class RdpAccountant implements PrivacyAccountant {
         return g;
     }
 
-    /** "rdp". */
+    /**
+     * "rdp".
+     *
+     * @return "rdp"
+     */
     @Override
     public String name() {
         return "rdp";
     }
 
-    /** Every event: each has an RDP bound (+∞ where none is finite, as for {@link NonPrivateEvent}). */
+    /**
+     * Every event: each has an RDP bound (+∞ where none is finite, as for {@link NonPrivateEvent}).
+     *
+     * @param event the event
+     * @return true unless the event is null
+     */
     @Override
     public boolean supports(PrivacyEvent event) {
         return event != null;
@@ -131,7 +177,10 @@ public final class RdpAccountant implements PrivacyAccountant {
     /**
      * The smallest δ for which the event is (ε, δ)-DP by {@link RdpConversion#delta}.
      *
-     * @throws IllegalArgumentException if ε is negative or not finite
+     * @param event   the event, not null
+     * @param epsilon ε, finite and ≥ 0
+     * @return δ in [0, 1]
+     * @throws IllegalArgumentException if ε is negative or not finite, or the event is null
      */
     @Override
     public double delta(PrivacyEvent event, double epsilon) {
@@ -139,9 +188,12 @@ public final class RdpAccountant implements PrivacyAccountant {
     }
 
     /**
-     * ε(α) of an event at arbitrary orders (each &gt; 1).
+     * ε(α) of an event at arbitrary orders (each &gt; 1), by the bounds listed in the class description.
      *
-     * @throws IllegalArgumentException if an order is not finite and &gt; 1
+     * @param event  the event, not null
+     * @param alphas the orders α, each finite and &gt; 1, in any order
+     * @return a new array of ε(α), index-aligned with {@code alphas} (+∞ where no finite bound is known)
+     * @throws IllegalArgumentException if an order is not finite and &gt; 1, or the event is null
      */
     public static double[] rdp(PrivacyEvent event, double[] alphas) {
         for (double a : alphas) {
@@ -369,6 +421,11 @@ public final class RdpAccountant implements PrivacyAccountant {
      * The best-of-K curve for a base mechanism given only by its RDP curve (for example a curve
      * read from a paper's data), on the base curve's orders; bounds as for {@link RepeatAndSelectEvent}.
      * Theorem 6's δ̂ is computed from this curve alone.
+     *
+     * @param base the base mechanism's RDP curve, not null
+     * @param k    the distribution of the number of runs K, not null
+     * @return the curve of releasing the best of K runs, on {@code base}'s orders
+     * @throws IllegalArgumentException if k is null
      */
     public static RdpCurve repeatAndSelect(RdpCurve base, RepetitionDistribution k) {
         return new RdpCurve(base.orders(), repeatAndSelect(base.epsilons(), base.orders(), k));
@@ -477,6 +534,9 @@ public final class RdpAccountant implements PrivacyAccountant {
     /**
      * Which bound {@link #repeatAndSelect(double[], double[], RepetitionDistribution)} applies to this distribution of K,
      * in words for reports: the one place that maps K's law to its theorem.
+     *
+     * @param d the distribution of K, not null
+     * @return the bound's name, for example "Papernot &amp; Steinke 2022 (arXiv:2110.03620), Theorem 6 (Poisson K)"
      */
     public static String repeatAndSelectBound(RepetitionDistribution d) {
         String paper = "Papernot & Steinke 2022 (arXiv:2110.03620), ";

@@ -4,8 +4,11 @@ package org.dpdl4j.accounting;
  * Conversion between an RDP curve and (ε, δ)-DP.
  *
  * <p>ε(δ) = max(0, min_α [ε(α) + log(1 − 1/α) − (log δ + log α)/(α − 1)]): Canonne, Kamath &amp;
- * Steinke 2020 (arXiv:2004.00010, Proposition 12); Balle et al. 2020 Theorem 21; Koskela &amp; Kulkarni 2023, arXiv:2301.11989, Lemma 3
- * (eq. 2.2) solved for ε; Liebenow et al. 2025, arXiv:2510.04902, Theorem II.1. Every order gives a valid bound; the minimum over
+ * Steinke, "The Discrete Gaussian for Differential Privacy", NeurIPS 2020 (arXiv:2004.00010, Proposition 12); Balle
+ * et al., "Hypothesis Testing Interpretations and Renyi Differential Privacy", AISTATS 2020, Theorem 21; Koskela &amp;
+ * Kulkarni, "Practical Differentially Private Hyperparameter Tuning with Subsampling", NeurIPS 2023, arXiv:2301.11989,
+ * Lemma 3 (eq. 2.2) solved for ε; Liebenow, Peinemann &amp; Mohammadi, "DP-HYPE: Distributed Differentially Private
+ * Hyperparameter Search", 2025, arXiv:2510.04902, Theorem II.1. Every order gives a valid bound; the minimum over
  * the grid is reported with its order. An order with √(1 − e^{−ε(α)}) &lt; δ gives ε = 0 (the total
  * variation, bounded through KL ≤ D_α, is below δ), as in dp_accounting's {@code compute_epsilon}.
  *
@@ -20,9 +23,9 @@ public final class RdpConversion {
     /**
      * The smallest ε over the curve's orders.
      *
-     * @param curve RDP curve
+     * @param curve RDP curve, not null
      * @param delta δ ∈ (0, 1)
-     * @return the guarantee; ε = +∞ and order NaN if every order is +∞
+     * @return the guarantee (accountant "rdp"); ε = +∞ and order NaN if every order is +∞
      * @throws IllegalArgumentException if δ ∉ (0, 1)
      */
     public static PrivacyGuarantee epsilon(RdpCurve curve, double delta) {
@@ -59,7 +62,7 @@ public final class RdpConversion {
     /**
      * The smallest δ for a given ε over the curve's orders.
      *
-     * @param curve   RDP curve
+     * @param curve   RDP curve, not null
      * @param epsilon ε ≥ 0, finite
      * @return δ ∈ [0, 1]
      * @throws IllegalArgumentException if ε is negative or not finite

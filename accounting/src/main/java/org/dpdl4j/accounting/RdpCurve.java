@@ -11,9 +11,11 @@ public final class RdpCurve {
     private final double[] epsilons;
 
     /**
-     * @param orders   RDP orders, each finite and &gt; 1
+     * A curve from its orders and values (both arrays are copied).
+     *
+     * @param orders   RDP orders α, each finite and &gt; 1; at least one
      * @param epsilons ε(α) ≥ 0 per order (+∞ allowed), same length as orders
-     * @throws IllegalArgumentException on a length mismatch, an invalid order, or a negative/NaN ε
+     * @throws IllegalArgumentException on a length mismatch, no orders, an invalid order, or a negative/NaN ε
      */
     public RdpCurve(double[] orders, double[] epsilons) {
         if (orders.length != epsilons.length || orders.length == 0) {
@@ -30,32 +32,63 @@ public final class RdpCurve {
         this.epsilons = epsilons.clone();
     }
 
-    /** The orders α (a copy). */
+    /**
+     * The orders α (a copy).
+     *
+     * @return the orders, each finite and &gt; 1
+     */
     public double[] orders() {
         return orders.clone();
     }
 
-    /** ε(α) per order (a copy). */
+    /**
+     * ε(α) per order (a copy).
+     *
+     * @return the values, each ≥ 0 or +∞, index-aligned with {@link #orders()}
+     */
     public double[] epsilons() {
         return epsilons.clone();
     }
 
-    /** Number of orders. */
+    /**
+     * Number of orders.
+     *
+     * @return the number of orders, ≥ 1
+     */
     public int size() {
         return orders.length;
     }
 
-    /** Order at index i. */
+    /**
+     * Order at index i.
+     *
+     * @param i the index, in [0, {@link #size()})
+     * @return the order α at that index
+     * @throws ArrayIndexOutOfBoundsException if i is out of range
+     */
     public double order(int i) {
         return orders[i];
     }
 
-    /** ε at index i. */
+    /**
+     * ε at index i.
+     *
+     * @param i the index, in [0, {@link #size()})
+     * @return ε(α) at that index, ≥ 0 or +∞
+     * @throws ArrayIndexOutOfBoundsException if i is out of range
+     */
     public double epsilon(int i) {
         return epsilons[i];
     }
 
-    /** Composition: the pointwise sum (Mironov 2017, Proposition 1). Grids must match. */
+    /**
+     * Composition: the pointwise sum (Mironov, "Rényi Differential Privacy", IEEE CSF 2017, arXiv:1702.07476,
+     * Proposition 1). Grids must match.
+     *
+     * @param other the curve composed with this one, on the same orders
+     * @return the curve of the composition
+     * @throws IllegalArgumentException if the order grids differ
+     */
     public RdpCurve plus(RdpCurve other) {
         requireSameGrid(other);
         double[] sum = new double[orders.length];
@@ -65,7 +98,13 @@ public final class RdpCurve {
         return new RdpCurve(orders, sum);
     }
 
-    /** k-fold self-composition: ε(α)·k (k ≥ 0; 0·∞ is taken as 0). */
+    /**
+     * k-fold self-composition: ε(α)·k (0·∞ is taken as 0).
+     *
+     * @param k the number of repetitions: finite and ≥ 0 (need not be an integer)
+     * @return the scaled curve
+     * @throws IllegalArgumentException if k is negative or not finite
+     */
     public RdpCurve times(double k) {
         Checks.finiteNonNegative("k", k);
         double[] out = new double[orders.length];
@@ -75,7 +114,14 @@ public final class RdpCurve {
         return new RdpCurve(orders, out);
     }
 
-    /** Pointwise maximum, e.g. over candidates with different curves (Koskela &amp; Kulkarni 2023, arXiv:2301.11989, Lemma 9). */
+    /**
+     * Pointwise maximum, e.g. over candidates with different curves (Koskela &amp; Kulkarni, "Practical Differentially
+     * Private Hyperparameter Tuning with Subsampling", NeurIPS 2023, arXiv:2301.11989, Lemma 9).
+     *
+     * @param other the other curve, on the same orders
+     * @return the pointwise maximum of the two curves
+     * @throws IllegalArgumentException if the order grids differ
+     */
     public RdpCurve max(RdpCurve other) {
         requireSameGrid(other);
         double[] out = new double[orders.length];

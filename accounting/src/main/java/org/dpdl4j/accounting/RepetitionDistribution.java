@@ -6,8 +6,8 @@ import java.util.random.RandomGenerator;
 import org.apache.commons.math3.special.Gamma;
 
 /**
- * The distribution of the number of runs K of a repeat-and-select tuner (Papernot &amp; Steinke 2022, arXiv:2110.03620,
- * Papernot &amp; Steinke 2022, arXiv:2110.03620, Section 3): Poisson(μ) (Theorem 6), the truncated negative binomial
+ * The distribution of the number of runs K of a repeat-and-select tuner (Papernot &amp; Steinke, "Hyperparameter
+ * Tuning with Rényi Differential Privacy", ICLR 2022, arXiv:2110.03620, Section 3): Poisson(μ) (Theorem 6), the truncated negative binomial
  * D_{η,γ} (Definition 1; {@link TruncatedNegativeBinomial}), a point mass (naive repetition, for
  * comparison) and any of these truncated at an upper limit m (Appendix E.1, Lemma 22).
  *
@@ -19,19 +19,42 @@ public sealed interface RepetitionDistribution
         permits RepetitionDistribution.Poisson, TruncatedNegativeBinomial, RepetitionDistribution.PointMass,
                 RepetitionDistribution.Truncated {
 
-    /** P[K = k] for k ≥ 0 (0 for k &lt; 0). */
+    /**
+     * P[K = k] for k ≥ 0 (0 for k &lt; 0).
+     *
+     * @param k the number of runs, any value
+     * @return the probability, in [0, 1]
+     */
     double pmf(long k);
 
-    /** E[K]. */
+    /**
+     * E[K], the expected number of runs.
+     *
+     * @return E[K] &gt; 0
+     */
     double mean();
 
-    /** The PGF f(x) = E[x^K] for x ∈ [0, 1] (Papernot &amp; Steinke 2022, arXiv:2110.03620, eq. 7 for D_{η,γ}). */
+    /**
+     * The PGF f(x) = E[x^K] for x ∈ [0, 1] (Papernot &amp; Steinke 2022, arXiv:2110.03620, eq. 7 for D_{η,γ}).
+     *
+     * @param x the argument, in [0, 1]
+     * @return f(x), in [0, 1]
+     */
     double pgf(double x);
 
-    /** f′(x) = E[K x^{K−1}] for x ∈ [0, 1]; the quantity Lemma 7 of Papernot &amp; Steinke 2022, arXiv:2110.03620 bounds. */
+    /**
+     * f′(x) = E[K x^{K−1}] for x ∈ [0, 1]; the quantity Lemma 7 of Papernot &amp; Steinke 2022, arXiv:2110.03620 bounds.
+     *
+     * @param x the argument, in [0, 1]
+     * @return f′(x) ≥ 0
+     */
     double pgfDerivative(double x);
 
-    /** True when K = 0 has positive probability (the tuner then returns a data-independent default). */
+    /**
+     * True when K = 0 has positive probability (the tuner then returns a data-independent default).
+     *
+     * @return whether P[K = 0] &gt; 0
+     */
     default boolean allowsZero() {
         return pmf(0) > 0;
     }
@@ -39,6 +62,9 @@ public sealed interface RepetitionDistribution
     /**
      * One draw of K by inversion of the cumulative distribution (exact up to floating-point
      * rounding of the running sum).
+     *
+     * @param random the generator; one {@code nextDouble()} per draw here (overrides may use more or none)
+     * @return K ≥ 0
      */
     default long sample(RandomGenerator random) {
         double u = random.nextDouble();
@@ -55,33 +81,71 @@ public sealed interface RepetitionDistribution
         }
     }
 
-    /** The same distribution conditioned on K ≤ m (Papernot &amp; Steinke 2022, arXiv:2110.03620, Appendix E.1). */
+    /**
+     * The same distribution conditioned on K ≤ m (Papernot &amp; Steinke 2022, arXiv:2110.03620, Appendix E.1).
+     *
+     * @param m the largest number of runs kept: ≥ 1, with P[K ≤ m] &gt; 0
+     * @return the truncated distribution
+     * @throws IllegalArgumentException if m &lt; 1, this distribution is already truncated, or P[K ≤ m] = 0
+     */
     default RepetitionDistribution truncatedAt(long m) {
         return new Truncated(this, m);
     }
 
-    /** A JSON-ready map with a {@code "type"} key; read back by {@link #fromMap(Map)}. */
+    /**
+     * A JSON-ready map with a {@code "type"} key; read back by {@link #fromMap(Map)}.
+     *
+     * @return the map: the type and the distribution's parameters
+     */
     Map<String, Object> toMap();
 
-    /** A short human-readable name, e.g. {@code poisson(mu=10)}. */
+    /**
+     * A short human-readable name, e.g. {@code poisson(mu=10)}.
+     *
+     * @return the name
+     */
     String describe();
 
-    /** K ~ Poisson(μ), μ &gt; 0 (Papernot &amp; Steinke 2022, arXiv:2110.03620, Theorem 6; K = 0 happens with probability e^{−μ}). */
+    /**
+     * K ~ Poisson(μ) (Papernot &amp; Steinke 2022, arXiv:2110.03620, Theorem 6; K = 0 happens with probability e^{−μ}).
+     *
+     * @param mu μ = E[K]: finite and &gt; 0
+     * @return the distribution
+     * @throws IllegalArgumentException if μ is not finite and &gt; 0
+     */
     static Poisson poisson(double mu) {
         return new Poisson(mu);
     }
 
-    /** The logarithmic distribution D_{0,γ} with E[K] ≥ {@code mean} &gt; 1 (γ rounded to the safe side). */
+    /**
+     * The logarithmic distribution D_{0,γ} with E[K] ≥ {@code mean} (γ rounded to the safe side).
+     *
+     * @param mean the least expected number of runs: finite and &gt; 1
+     * @return the distribution
+     * @throws IllegalArgumentException if mean is not finite and &gt; 1, or too large to reach
+     */
     static TruncatedNegativeBinomial logarithmic(double mean) {
         return TruncatedNegativeBinomial.withMean(0, mean);
     }
 
-    /** The geometric distribution D_{1,γ} with E[K] ≥ {@code mean} &gt; 1 (γ rounded to the safe side). */
+    /**
+     * The geometric distribution D_{1,γ} with E[K] ≥ {@code mean} (γ rounded to the safe side).
+     *
+     * @param mean the least expected number of runs: finite and &gt; 1
+     * @return the distribution
+     * @throws IllegalArgumentException if mean is not finite and &gt; 1, or too large to reach
+     */
     static TruncatedNegativeBinomial geometric(double mean) {
         return TruncatedNegativeBinomial.withMean(1, mean);
     }
 
-    /** K = k always: naive repetition, charged by composition. */
+    /**
+     * K = k always: naive repetition, charged by composition.
+     *
+     * @param k the number of runs: ≥ 1
+     * @return the distribution
+     * @throws IllegalArgumentException if k &lt; 1
+     */
     static PointMass pointMass(long k) {
         return new PointMass(k);
     }
@@ -90,7 +154,11 @@ public sealed interface RepetitionDistribution
      * dp_accounting's parameterisation of {@code RepeatAndSelectDpEvent}: Poisson(mean) when
      * {@code shape} is +∞, otherwise D_{η,γ} with η = shape and E[K] ≥ mean.
      *
-     * @throws IllegalArgumentException on an invalid mean or shape
+     * @param mean  the (least) expected number of runs: finite and &gt; 0 for Poisson, finite and &gt; 1 otherwise
+     * @param shape η &gt; −1, or +∞ for Poisson
+     * @return the distribution
+     * @throws IllegalArgumentException on an invalid mean or shape (shape ≤ −1 or NaN, or a mean out of range or too
+     *                                  large to reach with this shape)
      */
     static RepetitionDistribution fromMeanAndShape(double mean, double shape) {
         if (!(shape > -1)) {
@@ -100,9 +168,11 @@ public sealed interface RepetitionDistribution
     }
 
     /**
-     * Reads {@link #toMap()} output back.
+     * Reads {@link #toMap()} output back (numbers may be any {@link Number}, as after a JSON round trip).
      *
-     * @throws IllegalArgumentException on an unknown type or a missing field
+     * @param map the distribution's map, not null
+     * @return the distribution
+     * @throws IllegalArgumentException on an unknown type, a missing or ill-typed field, or a parameter out of range
      */
     static RepetitionDistribution fromMap(Map<?, ?> map) {
         Object type = map.get("type");
@@ -138,10 +208,15 @@ public sealed interface RepetitionDistribution
     /**
      * K ~ Poisson(μ).
      *
-     * @param mu μ &gt; 0, finite
+     * @param mu μ = E[K]: finite and &gt; 0
      */
     record Poisson(double mu) implements RepetitionDistribution {
-        /** @throws IllegalArgumentException if μ is not finite and &gt; 0 */
+        /**
+         * Creates the distribution after checking μ.
+         *
+         * @param mu μ = E[K]: finite and &gt; 0
+         * @throws IllegalArgumentException if μ is not finite and &gt; 0
+         */
         public Poisson {
             if (!(mu > 0) || Double.isInfinite(mu)) {
                 throw new IllegalArgumentException("Poisson mean mu must be finite and > 0, got " + mu);
@@ -182,10 +257,15 @@ public sealed interface RepetitionDistribution
     /**
      * K = k with probability 1 (naive repetition).
      *
-     * @param k k ≥ 1
+     * @param k the number of runs: ≥ 1
      */
     record PointMass(long k) implements RepetitionDistribution {
-        /** @throws IllegalArgumentException if k &lt; 1 */
+        /**
+         * Creates the distribution after checking k.
+         *
+         * @param k the number of runs: ≥ 1
+         * @throws IllegalArgumentException if k &lt; 1
+         */
         public PointMass {
             if (k < 1) {
                 throw new IllegalArgumentException("point mass K must be >= 1, got " + k);
@@ -240,9 +320,12 @@ public sealed interface RepetitionDistribution
         private final double headMean;
 
         /**
-         * @param distribution the untruncated K (not itself truncated)
+         * The distribution of K conditioned on K ≤ m; sums P[K ≤ m] and Σ_{k≤m} k P[K = k] in O(m).
+         *
+         * @param distribution the untruncated K (not itself truncated), not null
          * @param limit        m ≥ 1, with P[K ≤ m] &gt; 0
          * @throws IllegalArgumentException if m &lt; 1, the inner distribution is truncated, or P[K ≤ m] = 0
+         * @throws NullPointerException     if distribution is null
          */
         public Truncated(RepetitionDistribution distribution, long limit) {
             this.distribution = java.util.Objects.requireNonNull(distribution, "distribution");
@@ -267,17 +350,29 @@ public sealed interface RepetitionDistribution
             this.headMean = h;
         }
 
-        /** The untruncated K. */
+        /**
+         * The untruncated K.
+         *
+         * @return the distribution before truncation
+         */
         public RepetitionDistribution distribution() {
             return distribution;
         }
 
-        /** The limit m. */
+        /**
+         * The limit m.
+         *
+         * @return m ≥ 1, the largest number of runs kept
+         */
         public long limit() {
             return limit;
         }
 
-        /** P[K ≤ m] of the untruncated K. */
+        /**
+         * P[K ≤ m] of the untruncated K.
+         *
+         * @return the probability, in (0, 1]
+         */
         public double massKept() {
             return mass;
         }
@@ -285,6 +380,8 @@ public sealed interface RepetitionDistribution
         /**
          * An upper bound on E[K·1[K &gt; m]] of the untruncated K: E[K] − Σ_{k≤m} k P[K = k], plus a
          * rounding allowance of 1e-12·E[K] (the subtraction can lose that much).
+         *
+         * @return the bound, ≥ 0
          */
         public double tailMean() {
             return Math.max(0, distribution.mean() - headMean) + 1e-12 * distribution.mean();

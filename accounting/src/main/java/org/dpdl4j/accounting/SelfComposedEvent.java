@@ -9,7 +9,14 @@ import java.util.Map;
  * @param count number of repetitions, ≥ 0
  */
 public record SelfComposedEvent(PrivacyEvent event, long count) implements PrivacyEvent {
-    /** @throws IllegalArgumentException if count &lt; 0; NullPointerException if event is null */
+    /**
+     * Creates the event after checking its parts.
+     *
+     * @param event the repeated mechanism, not null
+     * @param count the number of repetitions (for DP-SGD the steps T): ≥ 0 (0 costs nothing)
+     * @throws IllegalArgumentException if count &lt; 0
+     * @throws NullPointerException     if event is null
+     */
     public SelfComposedEvent {
         java.util.Objects.requireNonNull(event, "event");
         if (count < 0) {

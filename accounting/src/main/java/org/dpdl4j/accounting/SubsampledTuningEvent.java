@@ -28,7 +28,11 @@ public record SubsampledTuningEvent(PrivacyEvent tuning, PrivacyEvent finalRun, 
         /** Variant 2: all of X. Accounted as Zhu–Wang-subsampled tuning (Theorem 4) composed with the final run. */
         FULL;
 
-        /** The paper's number: 1 for {@link #DISJOINT}, 2 for {@link #FULL}. */
+        /**
+         * The paper's number of this variant.
+         *
+         * @return 1 for {@link #DISJOINT}, 2 for {@link #FULL}
+         */
         public int number() {
             return this == DISJOINT ? 1 : 2;
         }
@@ -36,6 +40,8 @@ public record SubsampledTuningEvent(PrivacyEvent tuning, PrivacyEvent finalRun, 
         /**
          * The variant with the paper's number.
          *
+         * @param n the paper's variant number: 1 or 2
+         * @return {@link #DISJOINT} for 1, {@link #FULL} for 2
          * @throws IllegalArgumentException unless n is 1 or 2
          */
         public static Variant of(int n) {
@@ -47,7 +53,16 @@ public record SubsampledTuningEvent(PrivacyEvent tuning, PrivacyEvent finalRun, 
         }
     }
 
-    /** @throws IllegalArgumentException if q_tune ∉ [0, 1]; NullPointerException on a null part */
+    /**
+     * Creates the event after checking its parts.
+     *
+     * @param tuning       the tuning procedure run on X₁, not null
+     * @param finalRun     the final training run, not null
+     * @param tuneFraction q_tune, the probability that a record is in X₁: in [0, 1]
+     * @param variant      which data the final run uses, not null
+     * @throws IllegalArgumentException if q_tune ∉ [0, 1]
+     * @throws NullPointerException     on a null part
+     */
     public SubsampledTuningEvent {
         Objects.requireNonNull(tuning, "tuning");
         Objects.requireNonNull(finalRun, "finalRun");

@@ -4,8 +4,8 @@ import java.util.Map;
 import org.apache.commons.math3.special.Gamma;
 
 /**
- * The truncated negative binomial distribution D_{η,γ} on {1, 2, …} of Papernot &amp; Steinke 2022, arXiv:2110.03620
- * Definition 1: P[K = k] ∝ (1 − γ)^k Π_{ℓ&lt;k} (ℓ + η)/(ℓ + 1);
+ * The truncated negative binomial distribution D_{η,γ} on {1, 2, …} of Papernot &amp; Steinke, "Hyperparameter
+ * Tuning with Rényi Differential Privacy", ICLR 2022, arXiv:2110.03620, Definition 1: P[K = k] ∝ (1 − γ)^k Π_{ℓ&lt;k} (ℓ + η)/(ℓ + 1);
  * η = 0 is the logarithmic and η = 1 the geometric distribution. Its mean (Definition 1) is
  * η(1 − γ)/(γ(1 − γ^η)) for η ≠ 0 and (1/γ − 1)/log(1/γ) for η = 0, and its probability generating
  * function (eq. 7) is f(x) = ((1 − (1 − γ)x)^{−η} − 1)/(γ^{−η} − 1), or log(1 − (1 − γ)x)/log γ for η = 0.
@@ -14,7 +14,13 @@ import org.apache.commons.math3.special.Gamma;
  * @param gamma γ ∈ (0, 1)
  */
 public record TruncatedNegativeBinomial(double eta, double gamma) implements RepetitionDistribution {
-    /** @throws IllegalArgumentException if η ≤ −1 or γ ∉ (0, 1) */
+    /**
+     * Creates the distribution after checking η and γ.
+     *
+     * @param eta   η, the shape: finite and &gt; −1
+     * @param gamma γ, in (0, 1) (smaller γ means larger E[K])
+     * @throws IllegalArgumentException if η ≤ −1 or not finite, or γ ∉ (0, 1)
+     */
     public TruncatedNegativeBinomial {
         if (!(eta > -1) || Double.isInfinite(eta)) {
             throw new IllegalArgumentException("eta must be finite and > -1, got " + eta);
@@ -82,8 +88,11 @@ public record TruncatedNegativeBinomial(double eta, double gamma) implements Rep
      * The distribution with shape η whose mean is at least {@code mean}, with γ found by bisection
      * and rounded towards the smaller γ (larger E[K], larger ε: the safe side).
      *
-     * @param mean E[K] &gt; 1
-     * @throws IllegalArgumentException if mean ≤ 1 or η ≤ −1
+     * @param eta  η, the shape: finite and &gt; −1 (0 logarithmic, 1 geometric)
+     * @param mean the least expected number of runs E[K]: finite and &gt; 1
+     * @return D_{η,γ} with E[K] ≥ mean
+     * @throws IllegalArgumentException if mean ≤ 1 or not finite, η ≤ −1 or not finite, or mean is too large to
+     *                                  reach with γ ≥ 10⁻³⁰⁰
      */
     public static TruncatedNegativeBinomial withMean(double eta, double mean) {
         if (!(mean > 1) || Double.isInfinite(mean)) {

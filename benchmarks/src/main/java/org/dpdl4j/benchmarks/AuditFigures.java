@@ -22,13 +22,29 @@ import org.nd4j.linalg.learning.config.Sgd;
  * 5,000}, one DP-SGD run each (the MLP on an MNIST subset, SGD), with the line y = x that no bound may cross.
  */
 public final class AuditFigures {
-    /** The settings: training examples, expected batch, epochs. */
+    /**
+     * The settings: training examples, expected batch, epochs.
+     *
+     * @param trainSize MNIST training examples used, a seeded random subset, ≥ 1
+     * @param batchSize the expected batch size in examples (q = batchSize/trainSize), ≥ 1
+     * @param epochs    epochs of each DP-SGD run (T = ⌈epochs/q⌉ steps), &gt; 0
+     * @param seed      seeds the subset and, offset per setting, each run
+     */
     public record Settings(int trainSize, int batchSize, double epochs, long seed) {
     }
 
     private AuditFigures() {
     }
 
+    /**
+     * Runs the audit table: for each canary kind (white-box, black-box), m ∈ {1,000, 5,000} canaries and claimed
+     * ε ∈ {1, 2, 4, 8} (δ = 10⁻⁵, σ calibrated by RDP, C = 1), one DP-SGD run of the MLP with the one-run audit's 95 %
+     * lower bound; prints the table to stdout.
+     *
+     * @param s the settings
+     * @return the figure "audit-table": claimed ε against the lower bound, one series per kind and m, plus y = x
+     * @throws IOException if MNIST cannot be read from the dataset cache (missing, truncated or a wrong checksum)
+     */
     public static Figure table(Settings s) throws IOException {
         TrainTest mnist = Mnist.load(DatasetCache.root().resolve("mnist"));
         LabeledData train = mnist.train().randomSubset(s.trainSize(), s.seed());

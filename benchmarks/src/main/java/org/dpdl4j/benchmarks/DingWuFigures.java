@@ -18,6 +18,9 @@ public final class DingWuFigures {
      * varies it without saying how). The loop runs uncapped here, to observe its natural length; the
      * tuner charges its cap T_max = 2⌈(1 − u₀)/g⌉ + 2 instead. Prints a least-squares fit of the mean
      * count against log₂((u* − u₀)/g).
+     *
+     * @param seeds the number of simulated selections per granularity, ≥ 1
+     * @return the figure "dingwu-figure2": mean iterations against (u* − u₀)/g, with the worst case 2(u* − u₀)/g
      */
     public static Figure figure2(int seeds) {
         Figure f = new Figure("dingwu-figure2", "Ding-Wu Fig. 2: iterations of the doubling loop (100 candidates, k=10, eps0=0.1)",

@@ -12,7 +12,11 @@ public final class DpHypeFigures {
     private DpHypeFigures() {
     }
 
-    /** σ for each ε next to the paper's, as a table and a plot. */
+    /**
+     * σ for each ε next to the paper's, as a table (printed to stdout) and a plot.
+     *
+     * @return the figure "dphype-noise-table": σ against ε (log–log), ours and the paper's
+     */
     public static Figure noiseTable() {
         Figure f = new Figure("dphype-noise-table", "DP-HYPE noise sigma for k = 5 votes, delta = 1e-5", "epsilon", "sigma", "paper");
         f.logX().logY();

@@ -22,7 +22,15 @@ public final class DpHypeSimulation {
     private DpHypeSimulation() {
     }
 
-    /** Writes dphype-figure2b itself and returns dphype-figure2 (panel a). */
+    /**
+     * Simulates both panels, prints their success rates to stdout, writes dphype-figure2b itself and returns
+     * dphype-figure2 (panel a).
+     *
+     * @param repetitions simulated votes per point (the success rate is the fraction won by a good candidate), ≥ 1
+     * @param output      the directory to write dphype-figure2b.csv and .png into
+     * @return the figure "dphype-figure2": success rate against the loss spread s, one series per k and ε
+     * @throws IOException if panel b cannot be written
+     */
     public static Figure figure2(int repetitions, Path output) throws IOException {
         Figure a = new Figure("dphype-figure2", "DP-HYPE Fig. 2a: success vs loss spread s (|H_good| = 5, n = 250, p = 100)",
                 "loss spread s", "success rate", "votes_k", "epsilon");

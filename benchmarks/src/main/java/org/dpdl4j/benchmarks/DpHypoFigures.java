@@ -40,15 +40,18 @@ public final class DpHypoFigures {
     /**
      * Settings of the reproduction.
      *
-     * @param trainSize     MNIST training examples used (a seeded subset)
-     * @param lr            learning-rate axis
-     * @param clip          clipping-norm axis
-     * @param runs          runs per grid point
-     * @param epochs        epochs per run
-     * @param targetEpsilon the white-box total ε (δ = 1e-5) both methods meet at the reference γ = 0.01
-     * @param replays       simulated tuning runs per table entry
+     * @param trainSize     MNIST training examples used (a seeded subset), ≥ 1; the expected batch is 256 examples, so
+     *                      q = 256/trainSize
+     * @param lr            learning-rate axis, in the command line's axis syntax
+     *                      ({@link org.dpdl4j.tuning.HyperparameterSpace#parseAxis}, e.g. {@code lr=log:0.01:1:5})
+     * @param clip          clipping-norm axis, in the same syntax
+     * @param runs          runs per grid point, ≥ 1
+     * @param epochs        epochs per run, &gt; 0
+     * @param targetEpsilon the white-box total ε (δ = 1e-5) both methods meet at the reference γ = 0.01, finite and
+     *                      &gt; 0
+     * @param replays       simulated tuning runs per table entry, ≥ 1
      * @param seed          seeds landscapes and replays
-     * @param cache         directory of the landscape files
+     * @param cache         directory of the landscape files ({@code landscape-sigma-<σ>.json})
      * @param beta          the GP rule's softmax β (paper 1)
      */
     public record Settings(int trainSize, String lr, String clip, int runs, double epochs, double targetEpsilon, int replays, long seed,
@@ -61,6 +64,16 @@ public final class DpHypoFigures {
      * for each σ; then for every γ both procedures are replayed, a visited candidate scoring its cached
      * mean plus N(0, 0.1²), and the actual (cached-mean) accuracy of the output is averaged. Also
      * replays fixed numbers of runs T (Figure 1, left), written as {@code dphypo-figure1.csv/.png}.
+     * Prints both tables to stdout.
+     *
+     * @param s      the settings
+     * @param output the directory to write dphypo-figure1.csv and .png into
+     * @return the figure "dphypo-table1": actual accuracy against γ for GP and Uniform, with 95 % half-widths and
+     *         total ε
+     * @throws IOException if MNIST cannot be loaded, a landscape cache cannot be read or written, or Figure 1 cannot be
+     *                     written
+     * @throws IllegalArgumentException if a landscape cache file was built with other settings, or an axis is
+     *                                  malformed
      */
     public static Figure table1(Settings s, Path output) throws IOException {
         TrainTest data = Datasets.load("mnist", DatasetCache.root(), 28, 28, 1, s.seed());

@@ -68,7 +68,14 @@ public final class Figure {
         rows.add(row);
     }
 
-    /** Writes {@code <id>.csv} and {@code <id>.png} into {@code dir} (each atomically). */
+    /**
+     * Writes {@code <id>.csv} and {@code <id>.png} into {@code dir} (each atomically), creating {@code dir} if needed.
+     * The PNG (900×600 pixels) leaves out points that are not finite, or not &gt; 0 on a logarithmic axis; the CSV keeps
+     * every point.
+     *
+     * @param dir the output directory
+     * @throws IOException if the directory or a file cannot be written
+     */
     public void write(Path dir) throws IOException {
         Files.createDirectories(dir);
         StringBuilder csv = new StringBuilder("series," + column(xLabel) + "," + column(yLabel));

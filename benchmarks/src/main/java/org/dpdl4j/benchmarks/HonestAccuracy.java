@@ -137,6 +137,14 @@ public final class HonestAccuracy {
          *   with lr ∝ B and β ∈ {0.99, 0.995, 0.999}.</li>
          * </ul>
          *
+         * @param name    the recipe's name, one of {@link #NAMES}
+         * @param dataset {@code fashion-mnist} for Fashion-MNIST's ScatterNet batch and learning rate; any other value
+         *                gives MNIST's
+         * @param quick   whether the default epochs are 20 instead of 40
+         * @param epochs  epochs E of every run, &gt; 0; 0 or less for the default
+         * @param epsilon the row's total ε, &gt; 0 (chooses the ScatterNet recipes' grid centre by
+         *                {@link HonestAccuracy#gridCentreAt})
+         * @return the recipe
          * @throws IllegalArgumentException if the name is not one of {@link #NAMES}
          */
         public static Recipe of(String name, String dataset, boolean quick, double epochs, double epsilon) {
@@ -208,14 +216,17 @@ public final class HonestAccuracy {
     }
 
     /**
+     * What {@link #run} reproduces and at what scale.
+     *
      * @param dataset mnist or fashion-mnist
-     * @param quick   the short version (20 epochs, one seed): about 15 minutes on 2 cores
-     * @param seeds   single runs and complete tunings (each with its own seed)
-     * @param epsilon total ε of each row at δ = 1e-5
+     * @param quick   the short version (20 epochs; the command line also defaults to one seed with it): about 15
+     *                minutes on 2 cores
+     * @param seeds   single runs and complete tunings (each with its own seed), in [1, 100]
+     * @param epsilon total ε of each row at δ = 1e-5, finite and &gt; 0
      * @param seed    first seed (weights, sampling, noise, X₁); seed + 1000·r for repetition r
-     * @param epochs  epochs of every run, overriding the recipe's (0: the recipe's)
-     * @param trainSize a random subset of this many training examples instead of all (0: all), for quick checks; at
-     *                  least the recipe's batch size
+     * @param epochs  epochs of every run, overriding the recipe's (0: the recipe's), finite and ≥ 0
+     * @param trainSize a random subset of this many training examples instead of all (0: all), for quick checks; in
+     *                  [1000, 60000] and at least the recipe's batch size
      * @param testSize  a random subset of this many test examples to report the accuracy on instead of all (0: all), for
      *                  quick checks; in [100, 10000]
      * @param recipe    the recipe's name, one of {@link Recipe#NAMES}
@@ -224,7 +235,21 @@ public final class HonestAccuracy {
      */
     public record Settings(String dataset, boolean quick, int seeds, double epsilon, long seed, double epochs, int trainSize,
                            int testSize, String recipe, boolean tunedOnly) {
-        /** @throws IllegalArgumentException naming the invalid setting */
+        /**
+         * Validates the settings.
+         *
+         * @param dataset   mnist or fashion-mnist
+         * @param quick     the short version (20 epochs)
+         * @param seeds     repetitions of each row, in [1, 100]
+         * @param epsilon   total ε of each row at δ = 1e-5, finite and &gt; 0
+         * @param seed      first seed
+         * @param epochs    epochs of every run, finite and ≥ 0 (0: the recipe's)
+         * @param trainSize training examples used, in [1000, 60000] and ≥ the recipe's batch size (0: all)
+         * @param testSize  test examples used, in [100, 10000] (0: all)
+         * @param recipe    one of {@link Recipe#NAMES}
+         * @param tunedOnly run the tunings only
+         * @throws IllegalArgumentException naming the invalid setting
+         */
         public Settings {
             if (!dataset.equals("mnist") && !dataset.equals("fashion-mnist")) {
                 throw new IllegalArgumentException("dataset must be mnist or fashion-mnist, got '" + dataset + "'");
@@ -278,10 +303,26 @@ public final class HonestAccuracy {
         return dataset.equals("mnist") ? 0.987 : 0.900;
     }
 
-    /** What the pipeline measured; {@link #json()} is the release line. */
+    /**
+     * What the pipeline measured; {@link #json()} is the release line.
+     *
+     * @param settings the settings it ran with
+     * @param recipe   the recipe it ran
+     * @param single   one row per single run (seed_index, test_accuracy, epsilon, accountant, noise_multiplier,
+     *                 seconds); empty with {@code tunedOnly}
+     * @param tuned    one row per complete tuning (seed_index, test_accuracy, epsilon_total, accountant,
+     *                 noise_multiplier, candidate, final_candidate), at least one
+     * @param figure   test accuracy per repetition for both rows, with the anchors and the target at ε = 3
+     */
     public record Result(Settings settings, Recipe recipe, List<Map<String, Object>> single, List<Map<String, Object>> tuned,
                          Figure figure) {
-        /** The last line of {@code --json}: the tuned row's mean test accuracy first, then everything beside it. */
+        /**
+         * The last line of {@code --json}: the tuned row's mean test accuracy first, then everything beside it.
+         *
+         * @return a new insertion-ordered map: id, test_accuracy (mean), test_accuracy_std (sample standard deviation),
+         *         epsilon_total (the largest), delta, candidate (the last tuning's), tunings, single_run (absent with
+         *         {@code tunedOnly}), recipe and quick
+         */
         public Map<String, Object> json() {
             Map<String, Object> j = new LinkedHashMap<>();
             j.put("id", "honest-" + settings.dataset());
@@ -309,7 +350,10 @@ public final class HonestAccuracy {
      * Runs the single runs and the tunings, prints the table with the anchors and targets, and returns the figure
      * (test accuracy per repetition for both rows, the anchors and targets as flat lines).
      *
+     * @param s the settings
+     * @return the rows measured and the figure
      * @throws IOException if the dataset cannot be read
+     * @throws IllegalArgumentException if the recipe's data normalisation alone spends ε, or no σ ≤ 10⁶ meets ε
      */
     public static Result run(Settings s) throws IOException {
         Recipe recipe = Recipe.of(s.recipe(), s.dataset(), s.quick(), s.epochs(), s.epsilon());

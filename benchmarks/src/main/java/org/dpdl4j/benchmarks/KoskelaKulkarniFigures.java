@@ -40,6 +40,8 @@ public final class KoskelaKulkarniFigures {
     /**
      * ε of variants 1 and 2 against q_tune for μ ∈ {15, 45}, with the Papernot–Steinke baseline (the
      * same search on all the data, no extra final run). Prints the table and where the variants cross.
+     *
+     * @return the figure "koskela-figure1": ε against q_tune for variants 1 and 2 and the baseline, per μ
      */
     public static Figure figure1() {
         Figure f = new Figure("koskela-figure1", "Koskela-Kulkarni Fig. 1: DP-SGD q=0.01, sigma=2, 50 epochs, delta=1e-5",
@@ -82,13 +84,14 @@ public final class KoskelaKulkarniFigures {
      * Settings of Figure 2 (learning-rate tuning with DP-SGD). The paper's: 40 epochs, μ = 15,
      * q_tune = 0.1, DP-SGD sampling rate 0.0213 (App. B Table 1), averaged over 10 seeds.
      *
-     * @param datasets  mnist and/or fashion-mnist
-     * @param epochs    epochs E of every run
-     * @param mu        E[K] of the Poisson number of tuning runs
-     * @param tuneFraction q_tune
-     * @param epsilons  the final ε targets (δ = 1e-5): σ is calibrated so each method's total meets it
-     * @param seeds     independent repetitions per point (the plotted accuracy is their mean)
-     * @param seed      first seed
+     * @param datasets     mnist and/or fashion-mnist
+     * @param epochs       epochs E of every run, &gt; 0
+     * @param mu           E[K] of the Poisson number of tuning runs, &gt; 0
+     * @param tuneFraction q_tune, the fraction of the data the tuning runs see, in (0, 1]
+     * @param epsilons     the final ε targets (δ = 1e-5), each finite and &gt; 0: σ is calibrated so each method's
+     *                     total meets it
+     * @param seeds        independent repetitions per point (the plotted accuracy is their mean), ≥ 1
+     * @param seed         first seed (repetition r uses seed + 1000·r)
      */
     public record Figure2Settings(List<String> datasets, double epochs, double mu, double tuneFraction, double[] epsilons, int seeds,
                            long seed) {
@@ -119,6 +122,12 @@ public final class KoskelaKulkarniFigures {
      * are scored on data declared public (here a 10% validation split of the training data the method
      * sees), so scoring costs nothing; with private scores the small validation split of X₁ makes the
      * score's Gaussian release the dominant cost at small ε.
+     *
+     * @param s the settings
+     * @return the figure "koskela-figure2": test accuracy against ε, one series per dataset and method, with σ,
+     *         mean seconds and repetitions
+     * @throws IOException              if a dataset cannot be read from the dataset cache
+     * @throws IllegalArgumentException for a dataset other than mnist or fashion-mnist
      */
     public static Figure figure2(Figure2Settings s) throws IOException {
         Figure f = new Figure("koskela-figure2", String.format(Locale.ROOT,

@@ -35,14 +35,15 @@ public final class Landscape {
     /**
      * What a landscape is trained with.
      *
-     * @param dataset   mnist or fashion-mnist
-     * @param trainSize examples drawn (seeded) from the training set
-     * @param lr        the learning-rate axis
-     * @param clip      the clipping-norm axis
-     * @param runs      runs per candidate r
-     * @param epochs    epochs per run
-     * @param batchSize expected batch size
-     * @param sigma     noise multiplier σ
+     * @param dataset   mnist or fashion-mnist (recorded in the cache; the data itself is passed to the build)
+     * @param trainSize examples drawn (seeded) from the training set, ≥ 1
+     * @param lr        the learning-rate axis, in the command line's axis syntax
+     *                  ({@link org.dpdl4j.tuning.HyperparameterSpace#parseAxis})
+     * @param clip      the clipping-norm axis, in the same syntax
+     * @param runs      runs per candidate r, ≥ 1
+     * @param epochs    epochs per run, &gt; 0
+     * @param batchSize expected batch size in examples (q = batchSize/trainSize), ≥ 1
+     * @param sigma     noise multiplier σ, ≥ 0
      * @param seed      seeds the subset and the runs
      */
     public record Settings(String dataset, int trainSize, String lr, String clip, int runs, double epochs, int batchSize, double sigma,

@@ -12,7 +12,13 @@ import org.nd4j.shade.jackson.annotation.JsonProperty;
  * @param steps        the iterations over which it falls to 0, ≥ 1
  */
 record LinearDecay(@JsonProperty("initialValue") double initialValue, @JsonProperty("steps") long steps) implements ISchedule {
-    /** @throws IllegalArgumentException if steps &lt; 1 or the value is not finite */
+    /**
+     * Validates the schedule.
+     *
+     * @param initialValue the first iteration's value, finite
+     * @param steps        the iterations over which it falls to 0, ≥ 1
+     * @throws IllegalArgumentException if steps &lt; 1 or the value is not finite
+     */
     LinearDecay {
         if (steps < 1 || !Double.isFinite(initialValue)) {
             throw new IllegalArgumentException("steps must be >= 1 and initialValue finite, got " + steps + " and " + initialValue);

@@ -65,6 +65,13 @@ public final class PapernotSteinkeFigures {
         return lambda <= star ? 2 * Math.sqrt(RHO * logMean) + tail : RHO * (lambda - 1) + logMean / (lambda - 1) + tail;
     }
 
+    /**
+     * Figure 2: the RDP curve of the 0.1-zCDP base repeated a logarithmic (η = 0) number of times, E[K] from 10 to 10⁶,
+     * by Theorem 2 on the default order grid, next to Corollary 4's closed form as printed, for orders λ ≤ 50; prints
+     * how far above the closed form ours lies at most.
+     *
+     * @return the figure "ps-figure2": Rényi divergence bound against λ, with the unrepeated and K = 10 lines
+     */
     public static Figure figure2() {
         Figure f = new Figure("ps-figure2", "Papernot-Steinke Fig. 2: logarithmic repetition of a 0.1-zCDP base",
                 "Renyi order lambda", "Renyi divergence bound", "corollary4_paper");
@@ -88,6 +95,12 @@ public final class PapernotSteinkeFigures {
         return f;
     }
 
+    /**
+     * Figure 3: the RDP curves for E[K] = 10 of naive repetition (fixed K), the logarithmic (η = 0), geometric
+     * (η = 1) and η = 5 truncated negative binomial distributions, and Poisson, for orders λ ≤ 50.
+     *
+     * @return the figure "ps-figure3": Rényi divergence bound against λ per family, with the unrepeated line
+     */
     public static Figure figure3() {
         Figure f = new Figure("ps-figure3", "Papernot-Steinke Fig. 3: E[K]=10, 0.1-zCDP base", "Renyi order lambda",
                 "Renyi divergence bound");
@@ -117,6 +130,12 @@ public final class PapernotSteinkeFigures {
         return m.stream().mapToDouble(Double::doubleValue).toArray();
     }
 
+    /**
+     * Figure 4: ε at δ = 10⁻⁶ against E[K] from 10^0.2 to 10⁶ for the families of Figure 3 (naive repetition only up
+     * to E[K] = 200).
+     *
+     * @return the figure "ps-figure4": E[K] (logarithmic) against ε per family
+     */
     public static Figure figure4() {
         Figure f = new Figure("ps-figure4", "Papernot-Steinke Fig. 4: privacy vs expected repetitions (0.1-zCDP base)",
                 "epsilon at delta 1e-6", "E[K]").logY();
@@ -146,6 +165,12 @@ public final class PapernotSteinkeFigures {
         return sum * h / 3;
     }
 
+    /**
+     * Figure 5: the expected quantile of the best run, 1 − E[1/(K+1)] (eq. (8), by quadrature of the PGF), against ε
+     * at δ = 10⁻⁶, for naive repetition, η ∈ {0, 0.5, 1, 2} and Poisson, up to ε = 12.
+     *
+     * @return the figure "ps-figure5": expected quantile against ε per family, with E[K]
+     */
     public static Figure figure5() {
         Figure f = new Figure("ps-figure5", "Papernot-Steinke Fig. 5: expected quantile vs privacy (0.1-zCDP base)",
                 "epsilon at delta 1e-6", "expected quantile 1 - E[1/(K+1)]", "expected_repetitions");
@@ -163,6 +188,12 @@ public final class PapernotSteinkeFigures {
         return f;
     }
 
+    /**
+     * Figure 6: the probability 1 − f(1 − 1/100) that at least one run succeeds when each does with probability 1/100
+     * (f the PGF of K), against ε at δ = 10⁻⁶, for naive repetition, η ∈ {0, 0.5, 1} and Poisson, up to ε = 12.
+     *
+     * @return the figure "ps-figure6": success probability against ε per family, with E[K]
+     */
     public static Figure figure6() {
         Figure f = new Figure("ps-figure6", "Papernot-Steinke Fig. 6: success probability vs privacy (1/100 per run, 0.1-zCDP)",
                 "epsilon at delta 1e-6", "success probability 1 - f(1 - 1/100)", "expected_repetitions");
@@ -185,6 +216,15 @@ public final class PapernotSteinkeFigures {
      * the paper's x-axis (the minimum over orders of that curve — not an (ε, δ) guarantee), the honest
      * ε at δ = 1e-5, and the exact expected best accuracy E[best] = Σ_j a_j (f(F_j) − f(F_{j−1})) where
      * F is the cdf of one run's accuracy over the 400 candidates (App. A.2.1; K = 0 scores 0).
+     *
+     * @param landscape the JSON file of the paper's data: {@code orders} and {@code rdp} (the base curve),
+     *                  {@code learning_rate_keys}, {@code accuracy_by_learning_rate} (a missing key scores 0),
+     *                  {@code gammas} and {@code best_accuracy}
+     * @return the figure "ps-figure7": expected best accuracy against the honest ε at δ = 10⁻⁵, for η ∈ {0, 1, 0.5}
+     *         and Poisson (mean 100·γ), with γ, E[K] and the paper's x
+     * @throws IOException              if the file cannot be read
+     * @throws IllegalArgumentException if the file is not valid JSON or lacks one of the four checked fields
+     *                                  ({@code gammas} and {@code best_accuracy} are read without a check)
      */
     public static Figure figure7(Path landscape) throws IOException {
         JsonNode d;

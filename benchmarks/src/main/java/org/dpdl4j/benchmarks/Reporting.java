@@ -21,17 +21,36 @@ public final class Reporting {
     private Reporting() {
     }
 
-    /** Writes a file atomically: a temporary file in the same directory, then a rename. */
+    /**
+     * Writes a file atomically: a temporary file in the same directory, then a rename (the parent directory is created
+     * if needed).
+     *
+     * @param target  the file to write or replace
+     * @param content the file's bytes
+     * @throws IOException if the file cannot be written (the target is then unchanged)
+     */
     public static void writeAtomically(Path target, byte[] content) throws IOException {
         org.dpdl4j.release.AtomicFiles.write(target, content);
     }
 
-    /** Renames a finished temporary file onto its target atomically, readable like a normal file. */
+    /**
+     * Renames a finished temporary file onto its target atomically, readable like a normal file.
+     *
+     * @param tmp    the finished temporary file, on the same file system as {@code target}
+     * @param target the file to create or replace
+     * @throws IOException if the file cannot be moved (e.g. the file system has no atomic move)
+     */
     public static void publish(Path tmp, Path target) throws IOException {
         org.dpdl4j.release.AtomicFiles.publish(tmp, target);
     }
 
-    /** Writes {@code object} as indented JSON to {@code target} atomically. */
+    /**
+     * Writes {@code object} as indented JSON to {@code target} atomically, with a final newline.
+     *
+     * @param target the file to write or replace
+     * @param object any value Jackson can serialise
+     * @throws IOException if the object cannot be serialised or the file cannot be written
+     */
     public static void writeJsonAtomically(Path target, Object object) throws IOException {
         writeAtomically(target, (PRETTY.writeValueAsString(object) + "\n").getBytes(StandardCharsets.UTF_8));
     }
@@ -39,6 +58,10 @@ public final class Reporting {
     /**
      * The number of DP-SGD workers (default: the number of cores), with ND4J's per-op threads set
      * to cores/workers so that the two kinds of threads do not oversubscribe the machine.
+     *
+     * @param requested the number of workers, ≥ 1; null for the number of available cores
+     * @return the number of workers
+     * @throws IllegalArgumentException if {@code requested} is &lt; 1
      */
     public static int configureWorkers(Integer requested) {
         int cores = Runtime.getRuntime().availableProcessors();
@@ -52,6 +75,9 @@ public final class Reporting {
      * Sets ND4J's per-op threads for {@code concurrent} runs of {@code workers} DP-SGD workers each sharing {@code cores}
      * cores: max(1, cores / (workers · concurrent)), so that runs, workers and op threads do not oversubscribe the cores.
      *
+     * @param workers    DP-SGD workers per run, ≥ 1
+     * @param cores      cores shared by all runs, ≥ 1
+     * @param concurrent runs at the same time, ≥ 1
      * @return workers
      * @throws IllegalArgumentException if workers, cores or concurrent is &lt; 1
      */
@@ -71,6 +97,11 @@ public final class Reporting {
     /**
      * A progress bar on stderr, or null when {@code quiet}. On a terminal it redraws in place; when stderr is
      * redirected (a log file) it writes a plain line every 30 seconds instead of control characters.
+     *
+     * @param task  the bar's label
+     * @param max   the count at which the bar is full (e.g. trials or steps), ≥ 0
+     * @param quiet true for no bar
+     * @return a started progress bar, to be closed by the caller; null when {@code quiet}
      */
     public static me.tongfei.progressbar.ProgressBar progressBar(String task, long max, boolean quiet) {
         if (quiet) {
@@ -87,7 +118,12 @@ public final class Reporting {
         return b.build();
     }
 
-    /** Deletes a directory and everything under it (nothing when it does not exist). */
+    /**
+     * Deletes a directory and everything under it (nothing when it does not exist).
+     *
+     * @param dir the directory
+     * @throws IOException if something in it cannot be deleted
+     */
     public static void deleteTree(Path dir) throws IOException {
         org.dpdl4j.release.AtomicFiles.deleteTree(dir);
     }

@@ -83,9 +83,12 @@ public final class TramerBoneh {
     /**
      * Trains each row once and returns the figure (paper and ours per row; CSV columns: epsilon, σ, seconds).
      *
-     * @param epochsOverride epochs of every row instead of the paper's (0: the paper's), for quick checks
+     * @param epochsOverride epochs of every row instead of the paper's (0 or less: the paper's), for quick checks
      * @param seed           seed of weights, sampling and noise
-     * @throws IOException if a dataset cannot be read
+     * @return the figure "tramer-boneh": test accuracy per row, the paper's and ours
+     * @throws IOException as declared; a dataset that cannot be read is reported as an
+     *                     {@link java.io.UncheckedIOException} instead
+     * @throws java.io.UncheckedIOException if a dataset cannot be read from the dataset cache
      */
     public static Figure run(double epochsOverride, long seed) throws IOException {
         int workers = Reporting.configureWorkers(null);
@@ -190,7 +193,16 @@ public final class TramerBoneh {
      */
     public record Levers(List<Boolean> dataNorms, List<Double> lrFactors, List<Integer> augmults, List<Double> batchFactors,
                          List<Boolean> decays) {
-        /** @throws IllegalArgumentException if a list is empty or a value is outside its range */
+        /**
+         * Validates the levers and keeps immutable copies of the lists.
+         *
+         * @param dataNorms    the normalisations, non-empty
+         * @param lrFactors    multiples of the paper's learning rate, non-empty, each in (0, 1000]
+         * @param augmults     augmentation multiplicities k, non-empty, each in [1, 64]
+         * @param batchFactors multiples of the paper's expected batch size, non-empty, each in (0, 8]
+         * @param decays       the learning-rate schedules, non-empty
+         * @throws IllegalArgumentException if a list is empty or a value is outside its range
+         */
         public Levers {
             if (dataNorms.isEmpty() || lrFactors.isEmpty() || augmults.isEmpty() || batchFactors.isEmpty() || decays.isEmpty()) {
                 throw new IllegalArgumentException("normalisations, lr factors, augmults, batch factors and lr schedules must each name at "
@@ -215,10 +227,16 @@ public final class TramerBoneh {
      * rate, augmentation multiplicity, multiple of the paper's batch size and learning-rate schedule.
      *
      * @param datasets       mnist and/or fashion-mnist
-     * @param epochsOverride epochs of every row instead of the paper's (0: the paper's)
+     * @param epochsOverride epochs of every row instead of the paper's (0 or less: the paper's)
+     * @param seed           seed of the 90/10 split, weights, sampling and noise
+     * @param levers         the settings to combine; every combination is one row per data set
      * @param epsilon        total ε of every row at δ = 1e-5, in (0, 100], the data normalisation's release included
-     * @throws IllegalArgumentException if a dataset is not mnist or fashion-mnist, or {@code epsilon} is invalid
-     * @throws IOException if a dataset cannot be read
+     * @return the figure "scatternet-ablation": validation and test accuracy per row
+     * @throws IllegalArgumentException if a dataset is not mnist or fashion-mnist, {@code epsilon} is invalid, or
+     *                                  the data normalisation alone spends {@code epsilon} in a row that uses it
+     * @throws IOException as declared; a dataset that cannot be read is reported as an
+     *                     {@link java.io.UncheckedIOException} instead
+     * @throws java.io.UncheckedIOException if a dataset cannot be read from the dataset cache
      */
     public static Figure ablation(List<String> datasets, double epochsOverride, long seed, Levers levers, double epsilon)
             throws IOException {
@@ -274,6 +292,7 @@ public final class TramerBoneh {
     /**
      * Checks {@link #ablation}'s learning-rate factors.
      *
+     * @param lrFactors the factors, each to be in (0, 1000]
      * @param name the parameter's name for the message (the CLI passes its option's)
      * @throws IllegalArgumentException naming {@code name} and the value if a factor is outside (0, 1000]
      */
@@ -288,6 +307,8 @@ public final class TramerBoneh {
     /**
      * Checks {@link #ablation}'s augmentation multiplicities.
      *
+     * @param augmults the multiplicities k, each to be in [1, 64]
+     * @param name     the parameter's name for the message (the CLI passes its option's)
      * @throws IllegalArgumentException naming {@code name} and the value if a k is outside [1, 64]
      */
     public static void checkAugmults(List<Integer> augmults, String name) {
@@ -301,6 +322,8 @@ public final class TramerBoneh {
     /**
      * Checks {@link #ablation}'s batch-size factors.
      *
+     * @param batchFactors the factors, each to be in (0, 8]
+     * @param name         the parameter's name for the message (the CLI passes its option's)
      * @throws IllegalArgumentException naming {@code name} and the value if a factor is outside (0, 8]
      */
     public static void checkBatchFactors(List<Double> batchFactors, String name) {

@@ -19,6 +19,12 @@ public final class TrialProgress implements TuningListener, AutoCloseable {
     private ProgressBar bar;
     private long total;
 
+    /**
+     * A console listener; the per-trial {@code [operator]} lines go to stdout even when {@code quiet}.
+     *
+     * @param quiet  true for no progress bars
+     * @param reveal true to print each trial's score; false to print that it is withheld
+     */
     public TrialProgress(boolean quiet, boolean reveal) {
         this.quiet = quiet;
         this.reveal = reveal;

@@ -26,8 +26,13 @@ public final class Cifar10 {
     /**
      * Loads the five training batches and the test batch from a directory.
      *
+     * @param directory the directory holding {@code data_batch_1.bin} … {@code data_batch_5.bin} and
+     *                  {@code test_batch.bin}
+     * @return 50,000 training and 10,000 test images, float32 [n, 3·32·32] (NCHW) in [0, 1] with one-hot labels of 10
+     *         classes
      * @throws InvalidDatasetException if the directory or a file is missing (the message says where
      *                                 to put the files), a file has the wrong size, or a label is not in 0..9
+     * @throws IOException             if a file cannot be read
      */
     public static TrainTest load(Path directory) throws IOException {
         if (!Files.isDirectory(directory)) {

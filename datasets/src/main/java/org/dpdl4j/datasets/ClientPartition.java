@@ -20,7 +20,9 @@ public final class ClientPartition {
      * iid shards (Sec. VI.C): a seeded uniform permutation cut into n shards whose sizes differ by at most one.
      *
      * @param size    the number of examples, ≥ n
-     * @param clients n ≥ 1
+     * @param clients the number of clients n, in [1, size]
+     * @param seed    the seed of the permutation (a {@code Well19937c} generator); any value
+     * @return n arrays, one per client, of ascending row indices in [0, size); each holds ⌊size/n⌋ or ⌈size/n⌉ indices
      * @throws IllegalArgumentException if n &lt; 1 or n &gt; size
      */
     public static int[][] iid(int size, int clients, long seed) {
@@ -43,10 +45,13 @@ public final class ClientPartition {
      * label). Small α concentrates a label on few clients and makes client sizes unequal; large α
      * approaches iid. Clients may end up empty for small α.
      *
-     * @param labels  the class of every example
-     * @param clients n ≥ 1
-     * @param alpha   the concentration α &gt; 0 (the paper uses 30, 5 and 0.5)
-     * @throws IllegalArgumentException if n or α is out of range
+     * @param labels  the class index of every example, each in [0, numClasses) (an example with a negative label is held by
+     *                no client)
+     * @param clients the number of clients n, in [1, labels.length]
+     * @param alpha   the concentration α, finite and &gt; 0 (the paper uses 30, 5 and 0.5)
+     * @param seed    the seed of the shuffles and Gamma draws (a {@code Well19937c} generator); any value
+     * @return n arrays, one per client, of ascending row indices in [0, labels.length); some may be empty
+     * @throws IllegalArgumentException if n is outside [1, labels.length] or α is not finite and &gt; 0
      */
     public static int[][] dirichlet(int[] labels, int clients, double alpha, long seed) {
         checkClients(labels.length, clients);
@@ -82,7 +87,14 @@ public final class ClientPartition {
         return out;
     }
 
-    /** The clients' datasets for the given index sets. */
+    /**
+     * The clients' datasets for the given index sets: one copy of the selected rows per index set ({@link LabeledData#rows}).
+     *
+     * @param data    the whole dataset
+     * @param indices one array of row indices per client, each index in [0, data.size()), e.g. from {@link #iid} or
+     *                {@link #dirichlet}
+     * @return one dataset per client, in the order of {@code indices}
+     */
     public static List<LabeledData> shards(LabeledData data, int[][] indices) {
         List<LabeledData> out = new ArrayList<>();
         for (int[] idx : indices) {

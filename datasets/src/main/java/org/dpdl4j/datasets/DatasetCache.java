@@ -14,7 +14,11 @@ public final class DatasetCache {
     private DatasetCache() {
     }
 
-    /** The cache root. */
+    /**
+     * The cache root, from this process's environment and system properties.
+     *
+     * @return {@code $DPDL4J_DATA}, else {@code $HOME/.cache/dpdl4j}, else {@code user.home}'s {@code .cache/dpdl4j}
+     */
     public static Path root() {
         return root(System.getenv("DPDL4J_DATA"), System.getenv("HOME"), System.getProperty("user.home"));
     }

@@ -17,14 +17,23 @@ public final class Datasets {
     }
 
     /**
-     * @param name      dataset name
-     * @param cacheRoot the cache root holding one sub-directory per named dataset
-     * @param height    image height for {@code folder:} datasets (ignored otherwise)
-     * @param width     image width for {@code folder:} datasets
-     * @param channels  channels for {@code folder:} datasets
-     * @param seed      seed of the test split for {@code folder:} datasets without train/test
-     * @throws IllegalArgumentException for an unknown name
+     * Loads a dataset by name, with a {@code folder:} data set's warnings dropped.
+     *
+     * @param name      dataset name, one of {@link #KNOWN}
+     * @param cacheRoot the cache root holding one sub-directory per named dataset (unused for {@code folder:} and
+     *                  {@code shards:})
+     * @param height    image height in pixels for {@code folder:} datasets, in [1, {@link ImageFolder#MAX_SIDE}]
+     *                  (ignored otherwise)
+     * @param width     image width in pixels for {@code folder:} datasets, in [1, {@link ImageFolder#MAX_SIDE}]
+     *                  (ignored otherwise)
+     * @param channels  channels for {@code folder:} datasets, 1 or 3 (ignored otherwise)
+     * @param seed      seed of the test split for {@code folder:} datasets without train/test (ignored otherwise)
+     * @return the training and test parts
+     * @throws IllegalArgumentException for an unknown name, a {@code folder:} size or channel count out of range, or
+     *                                  {@code shards:} that no file system serves or that are malformed
      * @throws InvalidDatasetException  if the files are missing or fail verification
+     * @throws IOException              if a file cannot be read
+     * @throws java.io.UncheckedIOException if packed shards cannot be read
      */
     public static TrainTest load(String name, Path cacheRoot, int height, int width, int channels, long seed)
             throws IOException {
@@ -34,6 +43,19 @@ public final class Datasets {
     /**
      * As {@link #load(String, Path, int, int, int, long)}, with the data set's warnings (a {@code folder:} data set's
      * duplicate images left out) given to {@code warnings}.
+     *
+     * @param name      dataset name, one of {@link #KNOWN}
+     * @param cacheRoot the cache root holding one sub-directory per named dataset
+     * @param height    image height in pixels for {@code folder:} datasets, in [1, {@link ImageFolder#MAX_SIDE}]
+     * @param width     image width in pixels for {@code folder:} datasets, in [1, {@link ImageFolder#MAX_SIDE}]
+     * @param channels  channels for {@code folder:} datasets, 1 or 3
+     * @param seed      seed of the test split for {@code folder:} datasets without train/test
+     * @param warnings  receives each warning as one sentence
+     * @return the training and test parts, all in memory except for {@code shards:} training data
+     * @throws IllegalArgumentException as {@link #load(String, Path, int, int, int, long)}
+     * @throws InvalidDatasetException  if the files are missing or fail verification
+     * @throws IOException              if a file cannot be read
+     * @throws java.io.UncheckedIOException if packed shards cannot be read
      */
     public static TrainTest load(String name, Path cacheRoot, int height, int width, int channels, long seed,
                                  java.util.function.Consumer<String> warnings) throws IOException {
@@ -45,6 +67,19 @@ public final class Datasets {
      * {@code folder:} data set too large to decode up front left on disk and decoded when read
      * ({@link ImageFolder#loadOrOpen}), as {@code shards:} data always are: {@link TrainTest#trainExamples()} reads them
      * by index.
+     *
+     * @param name      dataset name, one of {@link #KNOWN}
+     * @param cacheRoot the cache root holding one sub-directory per named dataset
+     * @param height    image height in pixels for {@code folder:} datasets, in [1, {@link ImageFolder#MAX_SIDE}]
+     * @param width     image width in pixels for {@code folder:} datasets, in [1, {@link ImageFolder#MAX_SIDE}]
+     * @param channels  channels for {@code folder:} datasets, 1 or 3
+     * @param seed      seed of the test split for {@code folder:} datasets without train/test
+     * @param warnings  receives each warning as one sentence
+     * @return the training and test parts
+     * @throws IllegalArgumentException as {@link #load(String, Path, int, int, int, long)}
+     * @throws InvalidDatasetException  if the files are missing or fail verification
+     * @throws IOException              if a file cannot be read
+     * @throws java.io.UncheckedIOException if packed shards cannot be read
      */
     public static TrainTest loadReadByIndex(String name, Path cacheRoot, int height, int width, int channels, long seed,
                                             java.util.function.Consumer<String> warnings) throws IOException {

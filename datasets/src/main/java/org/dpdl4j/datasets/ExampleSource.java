@@ -7,13 +7,25 @@ package org.dpdl4j.datasets;
  * source.
  */
 public interface ExampleSource extends AutoCloseable {
-    /** @return the number of examples n ≥ 0 */
+    /**
+     * The number of examples.
+     *
+     * @return the number of examples n ≥ 0
+     */
     int size();
 
-    /** @return the number of classes (the width of the one-hot labels) */
+    /**
+     * The number of classes.
+     *
+     * @return the number of classes (the width of the one-hot labels)
+     */
     int numClasses();
 
-    /** @return one example's shape in what {@link #read} returns, as {@link LabeledData#exampleShape()} gives it */
+    /**
+     * The shape of one example, without the leading example dimension.
+     *
+     * @return one example's shape in what {@link #read} returns, as {@link LabeledData#exampleShape()} gives it
+     */
     long[] exampleShape();
 
     /**

@@ -22,7 +22,10 @@ public final class FashionMnist {
     /**
      * Loads Fashion-MNIST from a directory holding the four {@code *-ubyte.gz} files.
      *
-     * @throws InvalidDatasetException if a file is missing, truncated or has the wrong checksum
+     * @param directory the directory holding the four files
+     * @return 60,000 training and 10,000 test images, float32 [n, 784] in [0, 1] with one-hot labels of 10 classes
+     * @throws InvalidDatasetException if a file is missing, truncated or has the wrong checksum, or a label is not in 0..9
+     * @throws IOException             if a file cannot be read
      */
     public static TrainTest load(Path directory) throws IOException {
         return SPEC.load(directory);

@@ -29,9 +29,11 @@ public final class IdxReader {
      *
      * @param file           path to the file (".gz" is decompressed)
      * @param expectedDims   the dimensions the file must have
-     * @param expectedSha256 SHA-256 of the uncompressed bytes, or null to skip
+     * @param expectedSha256 SHA-256 of the uncompressed bytes (lower-case hex), or null to skip
+     * @return the file's dimensions (equal to {@code expectedDims}) and its payload
      * @throws InvalidDatasetException on a missing file, bad magic number, wrong dimensions, wrong
      *                                 length (truncated or padded) or wrong checksum
+     * @throws IOException             if the file cannot be read
      */
     public static IdxFile read(Path file, int[] expectedDims, String expectedSha256) throws IOException {
         byte[] bytes = FileVerification.readVerified(file, expectedSha256);

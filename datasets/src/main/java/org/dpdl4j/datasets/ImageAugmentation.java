@@ -22,7 +22,16 @@ import org.nd4j.linalg.indexing.NDArrayIndex;
  */
 public record ImageAugmentation(int channels, int height, int width, int maxShift, boolean flips) implements java.io.Serializable {
 
-    /** @throws IllegalArgumentException if a size is below 1 or the shift is outside [0, min(h, w)) */
+    /**
+     * Checks the image size and the shift.
+     *
+     * @param channels c ≥ 1
+     * @param height   h ≥ 1 pixels
+     * @param width    w ≥ 1 pixels
+     * @param maxShift the largest shift in pixels, in [0, min(h, w))
+     * @param flips    whether images are also mirrored left-right (not for digits)
+     * @throws IllegalArgumentException if a size is below 1 or the shift is outside [0, min(h, w))
+     */
     public ImageAugmentation {
         if (channels < 1 || height < 1 || width < 1) {
             throw new IllegalArgumentException("channels, height and width must be >= 1, got " + channels + ", " + height + ", " + width);
@@ -38,6 +47,8 @@ public record ImageAugmentation(int channels, int height, int width, int maxShif
      * shifts alone in a ScatterNet study, docs/RESULTS.md), shifts of up to 4 pixels and flips for CIFAR-10 (De et al.'s
      * crops of a 4-pixel padding).
      *
+     * @param dataset the data set's name: {@code mnist}, {@code fashion-mnist} or {@code cifar10}
+     * @return its augmentation
      * @throws IllegalArgumentException for another data set
      */
     public static ImageAugmentation forDataset(String dataset) {
@@ -55,6 +66,7 @@ public record ImageAugmentation(int channels, int height, int width, int maxShif
      *
      * @param features images [n, c·h·w] (flattened NCHW, C order)
      * @param k        copies per image, ≥ 1
+     * @param seed     the seed of the draws; any value (the same seed gives the same copies)
      * @return [n·k, c·h·w], float32
      * @throws IllegalArgumentException if a row is not c·h·w values or k &lt; 1
      */

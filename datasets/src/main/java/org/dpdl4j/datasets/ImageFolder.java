@@ -55,23 +55,37 @@ public final class ImageFolder {
     /**
      * Loads a folder without reporting warnings (see {@link #load(Path, int, int, int, long, Consumer)}).
      *
-     * @throws InvalidDatasetException if the folder is missing, malformed, or holds an image that cannot be decoded
+     * @param directory class-per-sub-directory root (or a directory with {@code train/} and {@code test/} holding them)
+     * @param height    target height in pixels, in [1, {@link #MAX_SIDE}]
+     * @param width     target width in pixels, in [1, {@link #MAX_SIDE}]
+     * @param channels  1 (grey) or 3 (colour)
+     * @param seed      seed of the held-out 20 % test split (unused when the folder has {@code train/} and {@code test/})
+     * @return the training and test images as float32 [n, c·h·w] (NCHW) in [0, 1] with one-hot labels, named
+     *         {@code folder:DIRECTORY}, with the folder's SHA-256 digest
+     * @throws IllegalArgumentException on a size or channel count outside the ranges
+     * @throws InvalidDatasetException  if the folder is missing, malformed, or holds an image that cannot be decoded
+     * @throws IOException              if a file cannot be read
      */
     public static TrainTest load(Path directory, int height, int width, int channels, long seed) throws IOException {
         return load(directory, height, width, channels, seed, w -> { });
     }
 
     /**
-     * @param directory class-per-sub-directory root
-     * @param height    target height in [1, {@link #MAX_SIDE}]
-     * @param width     target width in [1, {@link #MAX_SIDE}]
+     * Loads a folder's images, all decoded into memory, reporting the duplicate images left out.
+     *
+     * @param directory class-per-sub-directory root (or a directory with {@code train/} and {@code test/} holding them)
+     * @param height    target height in pixels, in [1, {@link #MAX_SIDE}]
+     * @param width     target width in pixels, in [1, {@link #MAX_SIDE}]
      * @param channels  1 (grey) or 3 (colour)
-     * @param seed      seed of the held-out split
+     * @param seed      seed of the held-out 20 % test split (unused when the folder has {@code train/} and {@code test/})
      * @param warnings  receives one sentence per duplicate image left out
+     * @return the training and test images as float32 [n, c·h·w] (NCHW) in [0, 1] with one-hot labels, named
+     *         {@code folder:DIRECTORY}, with the folder's SHA-256 digest
      * @throws IllegalArgumentException on a size or channel count outside the ranges
      * @throws InvalidDatasetException  if the directory is missing, holds fewer than 2 classes or no images, has a directory
      *                                  link that leaves it or loops, the same image under two classes, an image that cannot
      *                                  be decoded, or more pixels than ND4J may hold
+     * @throws IOException              if a file or directory cannot be read
      */
     public static TrainTest load(Path directory, int height, int width, int channels, long seed, Consumer<String> warnings)
             throws IOException {
@@ -93,9 +107,18 @@ public final class ImageFolder {
      * ({@link TrainTest#trainExamples()}: only each step's Poisson batch, on several threads, each file's bytes checked
      * against its SHA-256 first). The same seed trains bit-identically as from {@code load}'s data.
      *
+     * @param directory class-per-sub-directory root (or a directory with {@code train/} and {@code test/} holding them)
+     * @param height    target height in pixels, in [1, {@link #MAX_SIDE}]
+     * @param width     target width in pixels, in [1, {@link #MAX_SIDE}]
+     * @param channels  1 (grey) or 3 (colour)
+     * @param seed      seed of the held-out 20 % test split (unused when the folder has {@code train/} and {@code test/})
+     * @param warnings  receives one sentence per duplicate image left out
+     * @return the test images in memory, as {@code load} gives them, and the training images read by index (float32
+     *         [k, c·h·w] per read), with the folder's SHA-256 digest
      * @throws IllegalArgumentException as {@code load}
      * @throws InvalidDatasetException  as {@code load}, for the test images; a training image that cannot be decoded, or
      *                                  that changed since the folder was indexed, is refused when it is read
+     * @throws IOException              if a file or directory cannot be read
      */
     public static TrainTest open(Path directory, int height, int width, int channels, long seed, Consumer<String> warnings)
             throws IOException {
@@ -112,6 +135,17 @@ public final class ImageFolder {
     /**
      * {@link #load(Path, int, int, int, long, Consumer)} when all the images, decoded, fit (half of what ND4J may
      * allocate, where {@code load} refuses a folder), else {@link #open}: the folder is indexed once either way.
+     *
+     * @param directory class-per-sub-directory root (or a directory with {@code train/} and {@code test/} holding them)
+     * @param height    target height in pixels, in [1, {@link #MAX_SIDE}]
+     * @param width     target width in pixels, in [1, {@link #MAX_SIDE}]
+     * @param channels  1 (grey) or 3 (colour)
+     * @param seed      seed of the held-out 20 % test split (unused when the folder has {@code train/} and {@code test/})
+     * @param warnings  receives one sentence per duplicate image left out
+     * @return the data set as {@code load} gives it, or as {@code open} gives it when it does not fit
+     * @throws IllegalArgumentException as {@code load}
+     * @throws InvalidDatasetException  as {@code open}
+     * @throws IOException              if a file or directory cannot be read
      */
     public static TrainTest loadOrOpen(Path directory, int height, int width, int channels, long seed, Consumer<String> warnings)
             throws IOException {

@@ -6,7 +6,11 @@ import java.io.IOException;
 public class InvalidDatasetException extends IOException {
     private static final long serialVersionUID = 1L;
 
-    /** @param message names the file and what was expected */
+    /**
+     * An exception with the given message.
+     *
+     * @param message names the file and what was expected
+     */
     public InvalidDatasetException(String message) {
         super(message);
     }

@@ -33,12 +33,34 @@ import org.nd4j.linalg.factory.Nd4j;
 public record LabeledData(INDArray features, INDArray labels, int channels, int height, int width, INDArray featureMask,
                           INDArray labelMask) implements ExampleSource {
 
-    /** Data without masks. */
+    /**
+     * Data without masks.
+     *
+     * @param features [n, d] with d = c·h·w, or [n, c, h, w], or [n, f, T] (then c = f, h = 1, w = T)
+     * @param labels   [n, outputs], or [n, outputs, T] for a label per time step
+     * @param channels c ≥ 1
+     * @param height   h ≥ 1
+     * @param width    w ≥ 1
+     * @throws IllegalArgumentException if the shapes disagree (as the canonical constructor)
+     */
     public LabeledData(INDArray features, INDArray labels, int channels, int height, int width) {
         this(features, labels, channels, height, width, null, null);
     }
 
-    /** @throws IllegalArgumentException if the shapes disagree */
+    /**
+     * Checks that the arrays' shapes agree with each other and with c, h and w.
+     *
+     * @param features    [n, d] with d = c·h·w, or [n, c, h, w], or [n, f, T] (then c = f, h = 1, w = T)
+     * @param labels      [n, outputs], or [n, outputs, T] for a label per time step
+     * @param channels    c ≥ 1
+     * @param height      h ≥ 1
+     * @param width       w ≥ 1
+     * @param featureMask [n, T] or null
+     * @param labelMask   [n, T] or [n, 1], or null
+     * @throws IllegalArgumentException if the shapes disagree: features not of rank 2 to 4, labels not of rank 2 or 3, a
+     *                                  different number of rows n, a mask not of rank 2 with n rows, or c, h and w not
+     *                                  matching the features' shape (c·h·w columns for [n, d])
+     */
     public LabeledData {
         if (features.rank() < 2 || features.rank() > 4 || labels.rank() < 2 || labels.rank() > 3 || features.size(0) != labels.size(0)) {
             throw new IllegalArgumentException("features must be [n, d], [n, c, h, w] or [n, f, T] and labels [n, outputs] or "
@@ -66,6 +88,9 @@ public record LabeledData(INDArray features, INDArray labels, int channels, int 
      * Data whose features already have the shape a network reads: [n, d] (vectors: c = h = 1, w = d), [n, f, T]
      * (sequences) or [n, c, h, w] (images).
      *
+     * @param features [n, d], [n, f, T] or [n, c, h, w]
+     * @param labels   [n, outputs], or [n, outputs, T] for a label per time step
+     * @return the data, without masks, with c, h and w read from the features' shape
      * @throws IllegalArgumentException if the features are of another rank or the row counts differ
      */
     public static LabeledData of(INDArray features, INDArray labels) {
@@ -75,8 +100,13 @@ public record LabeledData(INDArray features, INDArray labels, int channels, int 
     /**
      * {@link #of(INDArray, INDArray)} with masks.
      *
+     * @param features    [n, d], [n, f, T] or [n, c, h, w]
+     * @param labels      [n, outputs], or [n, outputs, T] for a label per time step
      * @param featureMask [n, T] or null
      * @param labelMask   [n, T] or [n, 1], or null
+     * @return the data, with c, h and w read from the features' shape
+     * @throws IllegalArgumentException if the features are of another rank, the row counts differ or a mask has another
+     *                                  shape
      */
     public static LabeledData of(INDArray features, INDArray labels, INDArray featureMask, INDArray labelMask) {
         return switch (features.rank()) {
@@ -94,6 +124,7 @@ public record LabeledData(INDArray features, INDArray labels, int channels, int 
      * (sequence data, or flattened data stored as [n, f·T] with h = 1). Views where the layout allows.
      *
      * @param rank 2, 3 or 4
+     * @return the features in that rank (the stored array itself when it already has that rank)
      * @throws IllegalArgumentException if the data cannot be read in that rank (e.g. images as sequences)
      */
     public INDArray features(int rank) {
@@ -104,6 +135,8 @@ public record LabeledData(INDArray features, INDArray labels, int channels, int 
      * {@link #features(int)} for an array of examples with this data's layout (e.g. augmented copies of its rows).
      *
      * @param examples [m, c·h·w], [m, c, h, w] or [m, c, w] (h = 1)
+     * @param rank     2, 3 or 4
+     * @return the examples in that rank (the array itself when it already has that rank)
      * @throws IllegalArgumentException if the examples cannot be read in that rank
      */
     public INDArray features(INDArray examples, int rank) {
@@ -130,7 +163,11 @@ public record LabeledData(INDArray features, INDArray labels, int channels, int 
                 + (rank == 3 ? " (a sequence [n, f, T] needs height 1)" : ""));
     }
 
-    /** The shape of one example as stored: [d] for flattened data, else the features' shape without n. */
+    /**
+     * The shape of one example as stored: [d] for flattened data, else the features' shape without n.
+     *
+     * @return a new array of the features' sizes after the first
+     */
     public long[] exampleShape() {
         return Arrays.copyOfRange(features.shape(), 1, features.rank());
     }
@@ -160,9 +197,13 @@ public record LabeledData(INDArray features, INDArray labels, int channels, int 
     /**
      * Builds data from unsigned-byte pixels scaled to [0, 1] (pixel / 255) and integer labels.
      *
-     * @param pixels   n·c·h·w bytes, NCHW per image
+     * @param pixels   n·c·h·w bytes, NCHW per image, each read as unsigned (0 to 255)
      * @param labels   n labels in [0, classes)
-     * @param classes  number of classes ≥ 2
+     * @param classes  number of classes (the width of the one-hot labels), ≥ 2
+     * @param channels c ≥ 1
+     * @param height   h ≥ 1, in pixels
+     * @param width    w ≥ 1, in pixels
+     * @return float32 data: features [n, c·h·w] in [0, 1], one-hot labels [n, classes]
      * @throws IllegalArgumentException on inconsistent sizes or a label out of range
      */
     public static LabeledData fromBytes(byte[] pixels, int[] labels, int classes, int channels, int height, int width) {
@@ -186,23 +227,42 @@ public record LabeledData(INDArray features, INDArray labels, int channels, int 
                 channels, height, width);
     }
 
-    /** Number of examples n. */
+    /**
+     * Number of examples n.
+     *
+     * @return n, the features' first size, ≥ 0
+     */
     public int size() {
         return (int) features.size(0);
     }
 
-    /** Number of classes. */
+    /**
+     * Number of classes.
+     *
+     * @return the labels' second size (outputs)
+     */
     public int numClasses() {
         return (int) labels.size(1);
     }
 
-    /** The examples at the given row indices (copied), in that order, in the same shape. */
+    /**
+     * The examples at the given row indices (copied), in that order, in the same shape.
+     *
+     * @param indices row indices in [0, n), in any order; may be empty
+     * @return {@code indices.length} examples with their masks, if any
+     */
     public LabeledData rows(int[] indices) {
         return new LabeledData(gatherRows(features, indices), gatherRows(labels, indices), channels, height, width,
                 featureMask == null ? null : gatherRows(featureMask, indices), labelMask == null ? null : gatherRows(labelMask, indices));
     }
 
-    /** Itself: data in memory are their own cache. */
+    /**
+     * Itself: data in memory are their own cache.
+     *
+     * @param maxBytes the bound, ≥ 0 bytes (checked, otherwise unused)
+     * @return this data
+     * @throws IllegalArgumentException if maxBytes &lt; 0
+     */
     @Override
     public LabeledData withCache(long maxBytes) {
         if (maxBytes < 0) {
@@ -211,7 +271,12 @@ public record LabeledData(INDArray features, INDArray labels, int channels, int 
         return this;
     }
 
-    /** The rows at the given indices, copied ({@link #rows}), in the order given. */
+    /**
+     * The rows at the given indices, copied ({@link #rows}), in the order given.
+     *
+     * @param indices row indices in [0, n), in any order (not checked for repeats here)
+     * @return the copied examples
+     */
     @Override
     public LabeledData subset(int[] indices) {
         return rows(indices);
@@ -221,6 +286,8 @@ public record LabeledData(INDArray features, INDArray labels, int channels, int 
      * These examples followed by {@code more}, copied into one array ({@code more}'s cast to this data's type and read
      * in its layout).
      *
+     * @param more examples with the same number of features per example and of classes, without masks
+     * @return n + more.size() examples, without masks
      * @throws IllegalArgumentException if the two differ in per-example size or classes, or either has masks
      */
     @Override
@@ -233,7 +300,12 @@ public record LabeledData(INDArray features, INDArray labels, int channels, int 
                 Nd4j.vstack(labels, more.labels().castTo(labels.dataType())), channels, height, width);
     }
 
-    /** The examples at the given indices ({@link #rows}): in memory, any order is read as given. */
+    /**
+     * The examples at the given indices ({@link #rows}): in memory, any order is read as given.
+     *
+     * @param sortedIndices row indices in [0, n); here they need not be ascending (not checked)
+     * @return the copied examples, in the order given
+     */
     @Override
     public LabeledData read(int[] sortedIndices) {
         return rows(sortedIndices);
@@ -244,7 +316,15 @@ public record LabeledData(INDArray features, INDArray labels, int channels, int 
     public void close() {
     }
 
-    /** The first {@code count} examples of a seeded random permutation (a uniform random subset). */
+    /**
+     * The first {@code count} examples of a seeded random permutation (a uniform random subset), in the permutation's
+     * order ({@link Splits#randomSubset}).
+     *
+     * @param count the number of examples to take, in [0, n]
+     * @param seed  the seed of the permutation; any value
+     * @return {@code count} distinct examples, copied
+     * @throws IllegalArgumentException if count is out of range
+     */
     public LabeledData randomSubset(int count, long seed) {
         if (count < 0 || count > size()) {
             throw new IllegalArgumentException("count must be in [0, " + size() + "], got " + count);
@@ -256,7 +336,9 @@ public record LabeledData(INDArray features, INDArray labels, int channels, int 
      * A seeded split into (train, validation): the validation part holds round(fraction·n) examples
      * drawn uniformly at random without replacement.
      *
-     * @param validationFraction in [0, 1)
+     * @param validationFraction the share of examples for validation, in [0, 1)
+     * @param seed               the seed of the permutation; any value
+     * @return the two parts (copies), each in ascending row order
      * @throws IllegalArgumentException if the fraction is out of range
      */
     public Split split(double validationFraction, long seed) {
@@ -282,7 +364,12 @@ public record LabeledData(INDArray features, INDArray labels, int channels, int 
         return new int[][]{trainIdx, valIdx};
     }
 
-    /** A train/validation pair. */
+    /**
+     * A train/validation pair.
+     *
+     * @param train      the examples to train on
+     * @param validation the held-out examples
+     */
     public record Split(LabeledData train, LabeledData validation) {
     }
 
@@ -294,7 +381,9 @@ public record LabeledData(INDArray features, INDArray labels, int channels, int 
      * all n examples would move many others). Identical examples land in the same part. The sizes are
      * random (binomial); order is kept. The parts of {@link Splits#byRecord}.
      *
-     * @param validationFraction in [0, 1)
+     * @param validationFraction the probability that an example goes to validation, in [0, 1)
+     * @param seed               the key of the hash; any value
+     * @return the two parts (copies)
      * @throws IllegalArgumentException if the fraction is out of range
      */
     public Split splitByRecord(double validationFraction, long seed) {
@@ -307,7 +396,9 @@ public record LabeledData(INDArray features, INDArray labels, int channels, int 
      * label (as {@link #splitByRecord}): adding or removing one example changes exactly one part.
      * Part sizes are random (multinomial); order is kept. The parts of {@link Splits#partitionByRecord}.
      *
-     * @param k number of parts, ≥ 1
+     * @param k    number of parts, ≥ 1
+     * @param seed the key of the hash; any value
+     * @return k parts (copies, some may be empty)
      * @throws IllegalArgumentException if k &lt; 1
      */
     public List<LabeledData> partitionByRecord(int k, long seed) {
@@ -325,6 +416,7 @@ public record LabeledData(INDArray features, INDArray labels, int channels, int 
      *
      * @param rate   inclusion probability in [0, 1]
      * @param random the coin flips (a {@link java.security.SecureRandom} for a private deployment)
+     * @return the subset and the rest (copies)
      * @throws IllegalArgumentException if the rate is out of range
      */
     public Partition poissonSubset(double rate, java.util.random.RandomGenerator random) {
@@ -332,32 +424,58 @@ public record LabeledData(INDArray features, INDArray labels, int channels, int 
         return new Partition(rows(parts[0]), rows(parts[1]));
     }
 
-    /** A subset and the rest of the data. */
+    /**
+     * A subset and the rest of the data.
+     *
+     * @param subset the examples drawn into the subset
+     * @param rest   the other examples
+     */
     public record Partition(LabeledData subset, LabeledData rest) {
     }
 
-    /** The integer class of every example (argmax of the one-hot row). */
+    /**
+     * The integer class of every example (argmax of the one-hot row).
+     *
+     * @return n class indices in [0, numClasses)
+     */
     public int[] classIndices() {
         return labels.argMax(1).toIntVector();
     }
 
-    /** Features reshaped to [n, c, h, w] (a view where the layout allows). */
+    /**
+     * Features reshaped to [n, c, h, w] (a view where the layout allows).
+     *
+     * @return {@link #features(int) features(4)}
+     */
     public INDArray featuresNchw() {
         return features(4);
     }
 
-    /** As a DL4J {@link DataSet} with the features as stored, and the masks (views, not copies). */
+    /**
+     * As a DL4J {@link DataSet} with the features as stored, and the masks (views, not copies).
+     *
+     * @return a data set over this data's arrays
+     */
     public DataSet toDataSet() {
         return new DataSet(features, labels, featureMask, labelMask);
     }
 
-    /** The same data converted to another floating-point type (float32 or float64). */
+    /**
+     * The same data converted to another floating-point type (float32 or float64).
+     *
+     * @param type the target type, {@code DataType.FLOAT} or {@code DataType.DOUBLE}
+     * @return the converted data (features, labels and masks), with the same c, h and w
+     */
     public LabeledData castTo(DataType type) {
         return new LabeledData(features.castTo(type), labels.castTo(type), channels, height, width,
                 featureMask == null ? null : featureMask.castTo(type), labelMask == null ? null : labelMask.castTo(type));
     }
 
-    /** Whether the data carries a feature or a label mask. */
+    /**
+     * Whether the data carries a feature or a label mask.
+     *
+     * @return true if either mask is non-null
+     */
     public boolean hasMasks() {
         return featureMask != null || labelMask != null;
     }

@@ -23,7 +23,10 @@ public final class Mnist {
      * Loads MNIST from a directory holding train-images-idx3-ubyte, train-labels-idx1-ubyte,
      * t10k-images-idx3-ubyte and t10k-labels-idx1-ubyte.
      *
-     * @throws InvalidDatasetException if a file is missing, truncated or has the wrong checksum
+     * @param directory the directory holding the four files
+     * @return 60,000 training and 10,000 test images, float32 [n, 784] in [0, 1] with one-hot labels of 10 classes
+     * @throws InvalidDatasetException if a file is missing, truncated or has the wrong checksum, or a label is not in 0..9
+     * @throws IOException             if a file cannot be read
      */
     public static TrainTest load(Path directory) throws IOException {
         return SPEC.load(directory);

@@ -75,8 +75,12 @@ public final class PackedExamples implements ExampleSource {
     }
 
     /**
-     * Reads the iterator once into {@code file} (created or overwritten); the file stays after {@link #close}.
+     * Reads the iterator once (from its start when it can be reset) into {@code file} (created or overwritten); the file
+     * stays after {@link #close}.
      *
+     * @param data DataSets of features [k, …] (rank 2 to 4 with k), labels [k, …] and optional masks [k, T]
+     * @param file the file to write the records to; an existing file is overwritten
+     * @return the examples, n ≥ 1, read by index from {@code file}
      * @throws IllegalArgumentException as {@link #packToTemporaryFile}
      * @throws UncheckedIOException     if the file cannot be written (it is then deleted)
      */
@@ -186,28 +190,50 @@ public final class PackedExamples implements ExampleSource {
         return (long) k * perRecord * width;
     }
 
+    /**
+     * The number of examples packed.
+     *
+     * @return n, in [1, {@link Integer#MAX_VALUE}]
+     */
     @Override
     public int size() {
         return size;
     }
 
-    /** @return the width of one example's labels (their first dimension after the example's) */
+    /**
+     * The number of classes, read from the labels' shape.
+     *
+     * @return the width of one example's labels (their first dimension after the example's)
+     */
     @Override
     public int numClasses() {
         return (int) shapes[1][0];
     }
 
+    /**
+     * The shape of one example's features, as the iterator gave them.
+     *
+     * @return the features' shape without the example dimension: [d], [f, T] or [c, h, w]
+     */
     @Override
     public long[] exampleShape() {
         return shapes[0].clone();
     }
 
-    /** The file the records are in. */
+    /**
+     * The file the records are in.
+     *
+     * @return the file's path (a temporary file's is deleted on {@link #close})
+     */
     public Path file() {
         return file;
     }
 
-    /** The file's size in bytes: n records of equal size. */
+    /**
+     * The file's size in bytes: n records of equal size.
+     *
+     * @return n · (values per record) · (4 for float32 or 8 for float64), in bytes
+     */
     public long bytes() {
         return (long) size * recordValues * type.width();
     }
@@ -215,7 +241,10 @@ public final class PackedExamples implements ExampleSource {
     /**
      * Reads the records at the given indices (one positional read each).
      *
-     * @throws IllegalArgumentException if an index is outside [0, n) or the indices are not ascending
+     * @param sortedIndices distinct indices in [0, n), ascending; may be empty
+     * @return the examples with the iterator's per-example shapes, data type (float32 or float64) and masks
+     * @throws IllegalArgumentException if an index is outside [0, n) or the indices are not ascending, or the file ends
+     *                                  before a record
      * @throws UncheckedIOException     if the file cannot be read (for instance after {@link #close})
      */
     @Override
@@ -271,7 +300,11 @@ public final class PackedExamples implements ExampleSource {
         return LabeledData.of(arrays[0], arrays[1], arrays[2], arrays[3]);
     }
 
-    /** Closes the file, and deletes it when it is a temporary one; reads after this fail. */
+    /**
+     * Closes the file, and deletes it when it is a temporary one; reads after this fail.
+     *
+     * @throws UncheckedIOException if the file cannot be closed or deleted
+     */
     @Override
     public void close() {
         try {

@@ -222,7 +222,11 @@ public final class PackedShards implements ExampleSource, java.io.Serializable {
      * SHA-256 of the training manifest (which names every training shard's SHA-256).
      *
      * @param name the data set's name, e.g. {@code shards:/data/mnist}
+     * @param dir  the directory holding {@code train/} and {@code test/} packed shards
+     * @return the data set: training examples read by index (open until closed), test examples in memory, and the
+     *         training manifest's SHA-256 as its digest
      * @throws IllegalArgumentException as {@link #open}, or if the parts' image shapes or classes differ
+     * @throws UncheckedIOException     if a file cannot be read
      */
     public static TrainTest loadTrainTest(String name, ShardStorage dir) {
         PackedShards train = open(dir.resolve("train"));
@@ -250,7 +254,12 @@ public final class PackedShards implements ExampleSource, java.io.Serializable {
      * Packs a data set's two parts into {@code dir/train} and {@code dir/test} ({@link #loadTrainTest} reads them),
      * atomically: {@code dir} appears only when both are complete.
      *
+     * @param train           the training images, as {@link #pack} takes them
+     * @param test            the test images, as {@link #pack} takes them
+     * @param dir             the directory to create; must not exist
+     * @param recordsPerShard records per shard ≥ 1, with at most 2 GiB per shard
      * @throws IllegalArgumentException as {@link #pack}, or if dir exists
+     * @throws UncheckedIOException     if the files cannot be written
      */
     public static void packTrainTest(LabeledData train, LabeledData test, Path dir, int recordsPerShard) {
         if (Files.exists(dir)) {
@@ -278,10 +287,12 @@ public final class PackedShards implements ExampleSource, java.io.Serializable {
      * Packs in-memory 8-bit images (features that are p / 255 for bytes p, as {@link LabeledData#fromBytes} and the
      * MNIST readers make them) into shards.
      *
-     * @param data            images with one-hot labels, flat [n, c·h·w] or [n, c, h, w]
+     * @param data            images with one-hot labels, flat [n, c·h·w] or [n, c, h, w], with 2 to 65536 classes; each
+     *                        example's label is the argmax of its label row (not checked to be one-hot)
      * @param dir             the directory to create (it must not exist); written atomically
-     * @param recordsPerShard records per shard ≥ 1
-     * @throws IllegalArgumentException if a feature is not p / 255 for a byte p, a label is not one-hot, or dir exists
+     * @param recordsPerShard records per shard ≥ 1, with at most 2 GiB per shard
+     * @throws IllegalArgumentException if a feature is not p / 255 for a byte p, the sizes are out of range (as
+     *                                  {@link #writer}), or dir exists
      * @throws UncheckedIOException     if the files cannot be written (nothing is left behind)
      */
     public static void pack(LabeledData data, Path dir, int recordsPerShard) {
@@ -312,8 +323,14 @@ public final class PackedShards implements ExampleSource, java.io.Serializable {
      * and the manifest (they are written in {@code dir}'s sibling {@code <name>.partial} and moved at once).
      *
      * @param dir             the directory to create; must not exist
-     * @param recordsPerShard records per shard ≥ 1, with at most 2 GiB per shard
+     * @param channels        c ≥ 1
+     * @param height          h ≥ 1, in pixels
+     * @param width           w ≥ 1, in pixels
+     * @param classes         the number of classes, in [2, 65536]
+     * @param recordsPerShard records per shard ≥ 1, with at most 2 GiB per shard (records of 2 + c·h·w bytes)
+     * @return an open writer, which the caller closes
      * @throws IllegalArgumentException on a bad size or an existing directory
+     * @throws UncheckedIOException     if the {@code .partial} directory cannot be created
      */
     public static Writer writer(Path dir, int channels, int height, int width, int classes, int recordsPerShard) {
         if (channels < 1 || height < 1 || width < 1 || classes < 2 || classes > 65536 || recordsPerShard < 1
@@ -369,6 +386,7 @@ public final class PackedShards implements ExampleSource, java.io.Serializable {
          * @param pixels c·h·w bytes, NCHW
          * @param label  in [0, classes)
          * @throws IllegalArgumentException on a wrong pixel count or label
+         * @throws UncheckedIOException     if the shard cannot be written
          */
         public void add(byte[] pixels, int label) {
             if (pixels.length != record.capacity() - LABEL_BYTES || label < 0 || label >= classes) {
@@ -434,7 +452,11 @@ public final class PackedShards implements ExampleSource, java.io.Serializable {
             }
         }
 
-        /** Without {@link #commit}, removes what was written. */
+        /**
+         * Closes the shard being written and, without {@link #commit}, removes what was written.
+         *
+         * @throws UncheckedIOException if the files cannot be closed or removed
+         */
         @Override
         public void close() {
             try {
@@ -450,42 +472,77 @@ public final class PackedShards implements ExampleSource, java.io.Serializable {
         }
     }
 
+    /**
+     * The number of records.
+     *
+     * @return n, the manifest's record count, ≥ 0
+     */
     @Override
     public int size() {
         return size;
     }
 
+    /**
+     * The number of classes.
+     *
+     * @return the manifest's class count, ≥ 1 (a {@link #writer} writes 2 to 65536)
+     */
     @Override
     public int numClasses() {
         return classes;
     }
 
+    /**
+     * The shape of one example as read: flat rows, as {@link LabeledData#fromBytes} stores them.
+     *
+     * @return [c·h·w]
+     */
     @Override
     public long[] exampleShape() {
         return new long[]{(long) channels * height * width}; // read() gives flat rows, as LabeledData.fromBytes stores them
     }
 
-    /** @return c, the images' channels */
+    /**
+     * The images' channel count.
+     *
+     * @return c ≥ 1
+     */
     public int channels() {
         return channels;
     }
 
-    /** @return h, the images' height in pixels */
+    /**
+     * The images' height.
+     *
+     * @return h ≥ 1, in pixels
+     */
     public int height() {
         return height;
     }
 
-    /** @return w, the images' width in pixels */
+    /**
+     * The images' width.
+     *
+     * @return w ≥ 1, in pixels
+     */
     public int width() {
         return width;
     }
 
-    /** The SHA-256 (hex) of the manifest these shards were opened and verified with: it names every shard's SHA-256. */
+    /**
+     * The SHA-256 (hex) of the manifest these shards were opened and verified with: it names every shard's SHA-256.
+     *
+     * @return 64 lower-case hex digits
+     */
     public String manifestSha256() {
         return manifestSha256;
     }
 
-    /** The directory the shards were read from (a local directory, or one of a distributed file system). */
+    /**
+     * The directory the shards were read from (a local directory, or one of a distributed file system).
+     *
+     * @return the storage given to {@code open}
+     */
     public ShardStorage storage() {
         return dir;
     }
@@ -493,7 +550,10 @@ public final class PackedShards implements ExampleSource, java.io.Serializable {
     /**
      * Reads the records at the given indices from the shards (one positional read each).
      *
-     * @throws IllegalArgumentException if an index is outside [0, n) or the indices are not ascending
+     * @param sortedIndices distinct indices in [0, n), ascending, within the part opened ({@link #openPart}); may be empty
+     * @return float32 data [k, c·h·w] with pixels p / 255 and one-hot labels
+     * @throws IllegalArgumentException if an index is outside [0, n) or the part opened, the indices are not ascending, a
+     *                                  shard ends early or a record's label is not below the class count
      * @throws UncheckedIOException     if a shard cannot be read (for instance after {@link #close})
      */
     @Override
@@ -530,7 +590,11 @@ public final class PackedShards implements ExampleSource, java.io.Serializable {
         return LabeledData.fromBytes(pixels, labels, classes, channels, height, width);
     }
 
-    /** Closes the shard files; reads after this fail. */
+    /**
+     * Closes the shard files; reads after this fail.
+     *
+     * @throws UncheckedIOException if a shard cannot be closed
+     */
     @Override
     public void close() {
         for (ShardStorage.RandomReads f : shards) {
@@ -588,6 +652,7 @@ public final class PackedShards implements ExampleSource, java.io.Serializable {
     /**
      * Removes a directory and everything in it (nothing if it does not exist).
      *
+     * @param p the directory (or a single file) to remove
      * @throws IOException if a file cannot be removed
      */
     public static void deleteTree(Path p) throws IOException {

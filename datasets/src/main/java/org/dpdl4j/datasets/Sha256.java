@@ -9,7 +9,13 @@ public final class Sha256 {
     private Sha256() {
     }
 
-    /** The SHA-256 of {@code bytes} as 64 lower-case hex digits. */
+    /**
+     * The SHA-256 of {@code bytes} as 64 lower-case hex digits.
+     *
+     * @param bytes the bytes to hash; may be empty
+     * @return 64 lower-case hex digits
+     * @throws IllegalStateException if the JVM has no SHA-256
+     */
     public static String hex(byte[] bytes) {
         try {
             return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
@@ -25,6 +31,7 @@ public final class Sha256 {
      *
      * @param data the examples
      * @return 64 lower-case hex digits
+     * @throws IllegalStateException if the JVM has no SHA-256
      */
     public static String of(ExampleSource data) {
         try {

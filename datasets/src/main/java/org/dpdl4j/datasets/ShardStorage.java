@@ -22,7 +22,11 @@ import java.util.regex.Pattern;
  */
 public interface ShardStorage extends Serializable {
 
-    /** The directory's location, as given: a path, or a URI such as {@code hdfs://namenode/data/train}. */
+    /**
+     * The directory's location, as given: a path, or a URI such as {@code hdfs://namenode/data/train}.
+     *
+     * @return the location (an absolute path for a {@link Local} directory)
+     */
     String location();
 
     /**
@@ -91,12 +95,16 @@ public interface ShardStorage extends Serializable {
      */
     interface Provider {
         /**
-         * @param scheme a URI scheme other than {@code file}, e.g. {@code hdfs}
+         * Whether this provider serves a URI scheme.
+         *
+         * @param scheme a URI scheme other than {@code file}, e.g. {@code hdfs}, in lower case
          * @return whether this provider opens locations of that scheme
          */
         boolean handles(String scheme);
 
         /**
+         * The storage at a location of a scheme this provider serves.
+         *
          * @param location a URI of a scheme this provider {@link #handles}
          * @return its storage
          * @throws IllegalArgumentException if the location cannot be opened
@@ -144,9 +152,17 @@ public interface ShardStorage extends Serializable {
         return new Local(dir.toAbsolutePath().toString());
     }
 
-    /** A directory of the default file system, read with {@link FileChannel}'s positional reads ({@code pread}). */
+    /**
+     * A directory of the default file system, read with {@link FileChannel}'s positional reads ({@code pread}).
+     *
+     * @param location the directory's path, as a string
+     */
     record Local(String location) implements ShardStorage {
-        /** @return the directory as a path */
+        /**
+         * The directory as a path.
+         *
+         * @return {@code Path.of(location)}
+         */
         public Path path() {
             return Path.of(location);
         }

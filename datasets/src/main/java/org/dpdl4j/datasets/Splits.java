@@ -23,9 +23,10 @@ public final class Splits {
      * other" assumes (a seeded permutation of all n examples would move many others). Identical examples land in the same
      * part; the sizes are random (binomial). Reads the data once.
      *
-     * @param data               the private data, n examples
-     * @param validationFraction in [0, 1)
-     * @return {training indices, validation indices}, each ascending
+     * @param data               the private data, n examples (read once, in chunks of 4096 examples)
+     * @param validationFraction the probability that an example goes to validation, in [0, 1)
+     * @param seed               the key of the hash; any value (the same seed and data give the same split)
+     * @return {training indices, validation indices}, each ascending, disjoint and together covering [0, n)
      * @throws IllegalArgumentException if the fraction is out of range
      */
     public static int[][] byRecord(ExampleSource data, double validationFraction, long seed) {
@@ -47,8 +48,10 @@ public final class Splits {
      * {@link #byRecord}): adding or removing one example changes exactly one part. Part sizes are random (multinomial).
      * Reads the data once.
      *
-     * @param k number of parts, ≥ 1
-     * @return k index sets, each ascending
+     * @param data the private data, n examples (read once, in chunks of 4096 examples)
+     * @param k    number of parts, ≥ 1
+     * @param seed the key of the hash; any value (the same seed and data give the same parts)
+     * @return k disjoint index sets (some may be empty), each ascending, together covering [0, n)
      * @throws IllegalArgumentException if k &lt; 1
      */
     public static int[][] partitionByRecord(ExampleSource data, int k, long seed) {
@@ -74,6 +77,7 @@ public final class Splits {
      * {@code random.nextDouble()} per example, in order), and the others form the rest (Koskela &amp; Kulkarni 2023,
      * arXiv:2301.11989, Section 3.1, step 1). Reads no data.
      *
+     * @param n      the number of examples, ≥ 0
      * @param rate   inclusion probability in [0, 1]
      * @param random the coin flips (a {@link java.security.SecureRandom} for a private deployment)
      * @return {subset indices, rest indices}, each ascending
@@ -99,7 +103,9 @@ public final class Splits {
      * A uniform random subset of n examples: the first {@code count} of a seeded random permutation, in that order (as
      * {@link LabeledData#randomSubset} takes them). Reads no data.
      *
-     * @param count in [0, n]
+     * @param n     the number of examples, ≥ 0
+     * @param count the size of the subset, in [0, n]
+     * @param seed  the seed of the permutation; any value
      * @return {@code count} distinct indices in [0, n), in the permutation's order (not ascending)
      * @throws IllegalArgumentException if count is out of range
      */
@@ -113,6 +119,7 @@ public final class Splits {
     /**
      * Every example's class index, read in chunks (a source that is not in memory is never read whole).
      *
+     * @param data the examples, n of them (read in chunks of 4096 examples unless already in memory)
      * @return n class indices, in [0, numClasses)
      */
     public static int[] classIndices(ExampleSource data) {

@@ -20,6 +20,7 @@ public interface ClippedSums {
      * @param train   the training data, n examples
      * @param config  the run's settings (C, the physical batch size, the workers)
      * @param sampler the run's Poisson sampler over [0, n)
+     * @return the run's session, to be closed by the caller
      */
     Session open(Model network, LabeledData train, DpSgdConfig config, PoissonBatchSampler sampler);
 
@@ -29,7 +30,11 @@ public interface ClippedSums {
      * PoissonBatchSampler)} does and refuses other sources; this JVM's workers and a Spark cluster's executors (over
      * packed shards on a path every executor reads) read them.
      *
-     * @param train the training examples, n of them
+     * @param network the network being trained (its parameters change between steps)
+     * @param train   the training examples, n of them
+     * @param config  the run's settings (C, the physical batch size, the workers)
+     * @param sampler the run's Poisson sampler over [0, n)
+     * @return the run's session, to be closed by the caller
      * @throws IllegalArgumentException if these sums cannot read {@code train} by index
      */
     default Session open(Model network, ExampleSource train, DpSgdConfig config, PoissonBatchSampler sampler) {
@@ -45,6 +50,9 @@ public interface ClippedSums {
          * Writes Σ_{i ∈ B_t} min(1, C/‖g_i‖)·g_i (with C = ∞: Σ g_i) at the network's current parameters into
          * {@code target}, the flattened gradient of the network (overwritten), where B_t = {@code sampler.batch(t)}.
          *
+         * @param t      the step, 1-based (&gt;= 1): the batch is {@code sampler.batch(t)}
+         * @param target the network's flattened gradient, one value per parameter; overwritten with the sum
+         * @return the realised batch size and summed loss of step t, for listeners only
          * @throws IllegalStateException if the sum cannot be computed (then nothing may be applied for this step)
          */
         Sum step(long t, INDArray target);
@@ -57,13 +65,17 @@ public interface ClippedSums {
     /**
      * What a step's sum leaves to the trainer's listeners (never released).
      *
-     * @param batchSize the realised batch size |B_t|
-     * @param lossSum   the summed loss of the batch's examples
+     * @param batchSize the realised batch size |B_t|, in examples, &gt;= 0
+     * @param lossSum   the summed loss of the batch's examples (0 for an empty batch)
      */
     record Sum(int batchSize, double lossSum) {
     }
 
-    /** The calling JVM's threads: {@link DpSgdConfig#workers()} workers, each on a contiguous part of the batch. */
+    /**
+     * The calling JVM's threads: {@link DpSgdConfig#workers()} workers, each on a contiguous part of the batch.
+     *
+     * @return the local sums (one shared instance)
+     */
     static ClippedSums local() {
         return LocalClippedSums.INSTANCE;
     }
@@ -80,6 +92,7 @@ public interface ClippedSums {
      *
      * @param augmentation the copies' random transformation (it must fit the training images)
      * @param k            copies per example, in [1, 64] (1: {@link #local()}, the augmentation unused)
+     * @return the sums with k augmented copies per example ({@link #local()} when k = 1)
      * @throws IllegalArgumentException if k is outside [1, 64] or the augmentation is null with k &gt; 1
      */
     static ClippedSums augmented(org.dpdl4j.datasets.ImageAugmentation augmentation, int k) {

@@ -62,6 +62,8 @@ public final class DpCompatibility {
             org.deeplearning4j.nn.conf.layers.RnnOutputLayer.class, org.deeplearning4j.nn.conf.layers.RnnLossLayer.class);
 
     /**
+     * Checks a network configuration, throwing all its {@link #problems(MultiLayerConfiguration)} at once.
+     *
      * @param conf a DL4J network configuration
      * @throws IllegalArgumentException naming every unsupported layer, setting or preprocessor, and what to use instead
      *                                  (one problem: its message alone; several: numbered, in one message)
@@ -71,6 +73,8 @@ public final class DpCompatibility {
     }
 
     /**
+     * Checks a graph configuration, throwing all its {@link #problems(ComputationGraphConfiguration)} at once.
+     *
      * @param conf a DL4J graph configuration
      * @throws IllegalArgumentException naming every unsupported vertex, layer, setting or preprocessor, and what to use
      *                                  instead (one problem: its message alone; several: numbered, in one message)
@@ -89,7 +93,13 @@ public final class DpCompatibility {
         throwIfAny(problems(network));
     }
 
-    /** Every problem of a network (empty when the engine trains it). */
+    /**
+     * Every problem of a network (empty when the engine trains it).
+     *
+     * @param network a {@link MultiLayerNetwork} or {@link ComputationGraph}
+     * @return one message per problem, naming the layer or vertex and what to use instead; empty when there is none
+     * @throws IllegalArgumentException if the network is of neither type (or null)
+     */
     public static List<String> problems(Model network) {
         if (network instanceof MultiLayerNetwork m) {
             return problems(m.getLayerWiseConfigurations());
@@ -123,7 +133,12 @@ public final class DpCompatibility {
         }
     }
 
-    /** Every problem of a network configuration (empty when the engine trains it). */
+    /**
+     * Every problem of a network configuration (empty when the engine trains it).
+     *
+     * @param conf a DL4J network configuration
+     * @return one message per problem, in layer order, then the preprocessors' problems; empty when there is none
+     */
     public static List<String> problems(MultiLayerConfiguration conf) {
         List<String> problems = new ArrayList<>();
         int n = conf.getConfs().size();
@@ -141,7 +156,13 @@ public final class DpCompatibility {
         return problems;
     }
 
-    /** Every problem of a graph configuration (empty when the engine trains it). */
+    /**
+     * Every problem of a graph configuration (empty when the engine trains it).
+     *
+     * @param conf a DL4J graph configuration
+     * @return one message per problem; only the input/output-count problem when the graph does not have one input and
+     *         one output; empty when there is none
+     */
     public static List<String> problems(ComputationGraphConfiguration conf) {
         List<String> problems = new ArrayList<>();
         if (conf.getNetworkInputs().size() != 1 || conf.getNetworkOutputs().size() != 1) {
@@ -262,11 +283,16 @@ public final class DpCompatibility {
     /**
      * A network made DP-compatible, and what was changed.
      *
-     * @param network the new network (the input is not modified)
+     * @param network the new network (the input is not modified); the input itself when nothing needed changing
      * @param changes one line per change, empty when nothing needed changing
+     * @param <N>     the network type, {@link MultiLayerNetwork}, {@link ComputationGraph} or {@link Model}
      */
     public record Fixed<N extends Model>(N network, List<String> changes) {
-        /** The changes as one message ("nothing to fix" when there were none). */
+        /**
+         * The changes as one message ("nothing to fix" when there were none).
+         *
+         * @return the changes joined by "; ", or "nothing to fix"
+         */
         public String message() {
             return changes.isEmpty() ? "nothing to fix" : String.join("; ", changes);
         }
@@ -275,6 +301,8 @@ public final class DpCompatibility {
     /**
      * {@link #fix(MultiLayerNetwork)} or {@link #fix(ComputationGraph)}, for either network type.
      *
+     * @param network an initialised {@link MultiLayerNetwork} or {@link ComputationGraph} (not modified)
+     * @return the fixed network and the changes
      * @throws IllegalArgumentException if the network is of neither type
      */
     public static Fixed<Model> fix(Model network) {
@@ -299,11 +327,15 @@ public final class DpCompatibility {
      *       β = 0, the batch normalisation's activation);</li>
      *   <li>DL4J's gradient normalisation is removed (DP-SGD's clipping norm C bounds each example's gradient instead);</li>
      *   <li>a last {@code ActivationLayer} with softmax, which DL4J cannot train (no loss), becomes a {@link LossLayer}
-     *       with softmax and MCXENT.</li>
+     *       with softmax and MCXENT;</li>
+     *   <li>a {@code CenterLossOutputLayer} becomes an {@link OutputLayer} with the same weights, activation and loss (its
+     *       center-loss term, which updates class centres from a batch's examples together, is dropped).</li>
      * </ul>
      * Other incompatibilities are left for {@link #check} to report.
      *
      * @param network an initialised network (not modified)
+     * @return a new initialised network and the changes, or {@code network} itself and no changes when nothing needed
+     *         changing
      */
     public static Fixed<MultiLayerNetwork> fix(MultiLayerNetwork network) {
         MultiLayerConfiguration conf = network.getLayerWiseConfigurations().clone();
@@ -322,7 +354,13 @@ public final class DpCompatibility {
         return new Fixed<>(fixed, List.copyOf(changes));
     }
 
-    /** {@link #fix(MultiLayerNetwork)} for a graph: each layer vertex. */
+    /**
+     * {@link #fix(MultiLayerNetwork)} for a graph: each layer vertex.
+     *
+     * @param graph an initialised graph (not modified)
+     * @return a new initialised graph and the changes, or {@code graph} itself and no changes when nothing needed
+     *         changing
+     */
     public static Fixed<ComputationGraph> fix(ComputationGraph graph) {
         ComputationGraphConfiguration conf = graph.getConfiguration().clone();
         List<String> changes = new ArrayList<>();

@@ -55,7 +55,12 @@ public final class DpSgdTrainer {
         this(Accountants.standard());
     }
 
-    /** @param accountant used for the ε budget and the ε reported to listeners */
+    /**
+     * A trainer whose budget and progress ε use the given accountant.
+     *
+     * @param accountant used for the ε budget and the ε reported to listeners; not null
+     * @throws NullPointerException if {@code accountant} is null
+     */
     public DpSgdTrainer(PrivacyAccountant accountant) {
         this(accountant, null, ClippedSums.local());
     }
@@ -69,6 +74,11 @@ public final class DpSgdTrainer {
     /**
      * The same trainer with white-box audit canaries in the training set (see {@link GradientCanaries}); the
      * canaries' coordinates must lie within the network's parameters.
+     *
+     * @param c the canaries, not null; a run throws IllegalArgumentException if a coordinate is &gt;= the network's
+     *          number of parameters
+     * @return a new trainer with the same accountant and sums, and these canaries
+     * @throws NullPointerException if {@code c} is null
      */
     public DpSgdTrainer withGradientCanaries(GradientCanaries c) {
         return new DpSgdTrainer(accountant, java.util.Objects.requireNonNull(c, "canaries"), sums);
@@ -78,12 +88,25 @@ public final class DpSgdTrainer {
      * The same trainer with each step's clipped sum computed by {@code where} (for example on a Spark cluster) instead
      * of this JVM's workers. The batches, the noise (drawn here), the update and the event are those of a local run with
      * the same seed; only the summation order of the clipped gradients may differ.
+     *
+     * @param where where the clipped sums are computed, not null
+     * @return a new trainer with the same accountant and canaries, and these sums
+     * @throws NullPointerException if {@code where} is null
      */
     public DpSgdTrainer withClippedSums(ClippedSums where) {
         return new DpSgdTrainer(accountant, canaries, java.util.Objects.requireNonNull(where, "where"));
     }
 
-    /** The privacy event of a DP-SGD run with the given settings and step count. */
+    /**
+     * The privacy event of a DP-SGD run with the given settings and step count: T self-composed Poisson-sampled
+     * Gaussians (q, σ).
+     *
+     * @param samplingRate    q, in [0, 1]
+     * @param noiseMultiplier σ, finite and ≥ 0
+     * @param steps           T, in steps, ≥ 0
+     * @return the run's event
+     * @throws IllegalArgumentException if a value is out of range
+     */
     public static PrivacyEvent event(double samplingRate, double noiseMultiplier, long steps) {
         return NoiseCalibration.dpSgd(samplingRate, noiseMultiplier, steps); // built in one place
     }
@@ -95,9 +118,10 @@ public final class DpSgdTrainer {
      *                  check, whose updater has a finite positive learning rate
      * @param train     training data; its features are cast to the network's data type
      * @param config    the run's privacy settings
-     * @param listeners progress listeners (may be empty)
+     * @param listeners progress listeners (may be empty), called after every step on the calling thread
      * @return the result with the run's privacy event
-     * @throws IllegalArgumentException if the network or data are unusable (the message says why)
+     * @throws IllegalArgumentException if the network or data are unusable (the message says why), the training set is
+     *                                  empty, or a canary coordinate is outside the network's parameters
      */
     public TrainingResult train(Model network, LabeledData train, DpSgdConfig config,
                                 TrainingListener... listeners) {
@@ -112,8 +136,13 @@ public final class DpSgdTrainer {
      * ({@link ClippedSums#open(Model, ExampleSource, DpSgdConfig, PoissonBatchSampler)}): this JVM's workers, or a Spark
      * cluster's executors reading packed shards from a shared path.
      *
-     * @param train the training examples (a {@link LabeledData} takes {@link #train(Model, LabeledData, DpSgdConfig,
-     *              TrainingListener...)})
+     * @param network   an initialised {@code MultiLayerNetwork} or {@code ComputationGraph} passing the DP-compatibility
+     *                  check, whose updater has a finite positive learning rate; trained in place
+     * @param train     the training examples (a {@link LabeledData} takes {@link #train(Model, LabeledData, DpSgdConfig,
+     *                  TrainingListener...)})
+     * @param config    the run's privacy settings
+     * @param listeners progress listeners (may be empty), called after every step on the calling thread
+     * @return the result with the run's privacy event
      * @throws IllegalArgumentException if the network or data are unusable, or this trainer's sums cannot read
      *                                  {@code train} by index (augmentation multiplicity; a cluster, but for packed shards)
      */
@@ -128,7 +157,16 @@ public final class DpSgdTrainer {
      * {@link #train(Model, ExampleSource, DpSgdConfig, TrainingListener...)} with a {@link Checkpoint} for {@code sink}
      * every {@code checkpointEvery} steps (not after the last).
      *
+     * @param network   an initialised {@code MultiLayerNetwork} or {@code ComputationGraph} passing the DP-compatibility
+     *                  check, whose updater has a finite positive learning rate; trained in place
+     * @param train     the training examples
+     * @param config    the run's privacy settings
+     * @param checkpointEvery steps between checkpoints, &gt;= 1
+     * @param sink      receives the checkpoints, not null
+     * @param listeners progress listeners (may be empty), called after every step on the calling thread
+     * @return the result with the run's privacy event
      * @throws IllegalArgumentException if checkpointEvery &lt; 1, or as the call without checkpoints
+     * @throws NullPointerException     if {@code sink} is null
      */
     public TrainingResult train(Model network, ExampleSource train, DpSgdConfig config, long checkpointEvery,
                                 Checkpoint.Sink sink, TrainingListener... listeners) {
@@ -145,6 +183,12 @@ public final class DpSgdTrainer {
     /**
      * {@link #resume(Checkpoint, LabeledData, long, Checkpoint.Sink, TrainingListener...)} on examples read by index.
      *
+     * @param from      the checkpoint to continue from; its network is trained in place
+     * @param train     the same training examples as the checkpointed run's
+     * @param checkpointEvery steps between further checkpoints, &gt;= 0 (0 for no further checkpoints)
+     * @param sink      receives the further checkpoints; may be null when {@code checkpointEvery} is 0
+     * @param listeners progress listeners (may be empty), called after every step on the calling thread
+     * @return the result with the whole run's privacy event (T steps)
      * @throws IllegalArgumentException as that call, or as {@link #train(Model, ExampleSource, DpSgdConfig, TrainingListener...)}
      */
     public TrainingResult resume(Checkpoint from, ExampleSource train, long checkpointEvery, Checkpoint.Sink sink,
@@ -175,7 +219,17 @@ public final class DpSgdTrainer {
      * {@link #train} that hands a {@link Checkpoint} to {@code sink} after every {@code checkpointEvery} steps (not
      * after the last).
      *
-     * @throws IllegalArgumentException if checkpointEvery &lt; 1
+     * @param network   an initialised {@code MultiLayerNetwork} or {@code ComputationGraph} passing the DP-compatibility
+     *                  check, whose updater has a finite positive learning rate; trained in place
+     * @param train     training data; its features are cast to the network's data type
+     * @param config    the run's privacy settings
+     * @param checkpointEvery steps between checkpoints, &gt;= 1
+     * @param sink      receives the checkpoints, not null
+     * @param listeners progress listeners (may be empty), called after every step on the calling thread
+     * @return the result with the run's privacy event
+     * @throws IllegalArgumentException if checkpointEvery &lt; 1, or as {@link #train(Model, LabeledData, DpSgdConfig,
+     *                                  TrainingListener...)}
+     * @throws NullPointerException     if {@code sink} is null
      */
     public TrainingResult train(Model network, LabeledData train, DpSgdConfig config, long checkpointEvery,
                                 Checkpoint.Sink sink, TrainingListener... listeners) {
@@ -190,8 +244,14 @@ public final class DpSgdTrainer {
      * class comment; with a fixed seed the streams are derived from the seed and the step, never the first ones).
      * The result's event is the whole run's: T steps.
      *
-     * @param checkpointEvery 0 for no further checkpoints
-     * @throws IllegalArgumentException if the data or network do not fit the checkpoint
+     * @param from      the checkpoint to continue from; its network is trained in place
+     * @param train     the same training data as the checkpointed run's
+     * @param checkpointEvery steps between further checkpoints, &gt;= 0 (0 for no further checkpoints)
+     * @param sink      receives the further checkpoints; may be null when {@code checkpointEvery} is 0
+     * @param listeners progress listeners (may be empty), called after every step on the calling thread
+     * @return the result with the whole run's privacy event (T steps)
+     * @throws IllegalArgumentException if checkpointEvery &lt; 0, or &gt; 0 without a sink, or if the data or network
+     *                                  do not fit the checkpoint
      */
     public TrainingResult resume(Checkpoint from, LabeledData train, long checkpointEvery, Checkpoint.Sink sink,
                                  TrainingListener... listeners) {
@@ -213,9 +273,14 @@ public final class DpSgdTrainer {
      * says where the file is and how large. The sums run on this JVM's workers, as for data in memory, and the same seed
      * trains as from a {@link LabeledData} of the same examples.
      *
-     * @param data DataSets of features [k, …] (rank 2 to 4 with k: flattened per example in C order, as
-     *             {@code InputType.convolutionalFlat} expects, or of the network's input rank), labels [k, …] and optional
-     *             masks [k, T]
+     * @param network   an initialised {@code MultiLayerNetwork} or {@code ComputationGraph} passing the DP-compatibility
+     *                  check, whose updater has a finite positive learning rate; trained in place
+     * @param data      DataSets of features [k, …] (rank 2 to 4 with k: flattened per example in C order, as
+     *                  {@code InputType.convolutionalFlat} expects, or of the network's input rank), labels [k, …] and
+     *                  optional masks [k, T]
+     * @param config    the run's privacy settings
+     * @param listeners progress listeners (may be empty), called after every step on the calling thread
+     * @return the result with the run's privacy event
      * @throws IllegalArgumentException if the iterator is empty or its DataSets differ in per-example shape or masks, or as
      *                                  {@link #train(Model, ExampleSource, DpSgdConfig, TrainingListener...)}
      * @throws java.io.UncheckedIOException if the temporary file cannot be written or read
@@ -381,7 +446,11 @@ public final class DpSgdTrainer {
      * is the labelled one), computed with the engine's forward pass in chunks of 1,000, the chunks shared among one
      * worker per core (as a run's workers share a step: each with its own engine and its share of the native threads).
      *
+     * @param network an initialised {@code MultiLayerNetwork} or {@code ComputationGraph} whose layers the engine runs
+     * @param data    the labelled examples, labels one-hot (or scores) [n, classes]
      * @return the accuracy in [0, 1]; NaN for no examples
+     * @throws IllegalArgumentException if the engine cannot run the network
+     * @throws IllegalStateException    if the evaluation is interrupted or fails with a checked exception
      */
     public static double accuracy(Model network, LabeledData data) {
         return accuracy(network, (ExampleSource) data);
@@ -391,9 +460,12 @@ public final class DpSgdTrainer {
      * {@link #accuracy(Model, LabeledData)} on examples read by index: each chunk of 1,000 is read when a worker scores
      * it, so data larger than memory are scored.
      *
-     * @param data the examples (a source's {@link ExampleSource#read} must be thread-safe, as its contract says)
+     * @param network an initialised {@code MultiLayerNetwork} or {@code ComputationGraph} whose layers the engine runs
+     * @param data    the examples (a source's {@link ExampleSource#read} must be thread-safe, as its contract says)
      * @return the accuracy in [0, 1]; NaN for no examples
      * @throws java.io.UncheckedIOException if the source cannot be read
+     * @throws IllegalArgumentException     if the engine cannot run the network
+     * @throws IllegalStateException        if the evaluation is interrupted or fails with a checked exception
      */
     public static double accuracy(Model network, ExampleSource data) {
         int n = data.size();

@@ -33,7 +33,11 @@ public final class GaussianNoise implements AutoCloseable {
     private SplittableGenerator host; // created on first use on the CPU
     private Random device; // created on first use elsewhere
 
-    /** @param seed generator seed */
+    /**
+     * A noise source whose generators are seeded from {@code seed} (created on first use).
+     *
+     * @param seed generator seed, any value: keep it secret, as anyone who knows it can regenerate the noise
+     */
     public GaussianNoise(long seed) {
         this.seed = seed;
     }
@@ -106,6 +110,11 @@ public final class GaussianNoise implements AutoCloseable {
         });
     }
 
+    /**
+     * Releases ND4J's generator, if one was created (the JDK generator needs no release).
+     *
+     * @throws IllegalStateException if ND4J's generator cannot be released
+     */
     @Override
     public void close() {
         if (device != null) {

@@ -13,7 +13,14 @@ import java.util.Arrays;
  * @param norm        the L2 norm of each canary's raw gradient (finite, &gt; 0)
  */
 public record GradientCanaries(int[] coordinates, double norm) implements java.io.Serializable {
-    /** @throws IllegalArgumentException on negative or repeated coordinates, or a bad norm */
+    /**
+     * Checks and creates the canaries (the coordinates are copied).
+     *
+     * @param coordinates the canaries' coordinates in the flattened parameter vector, distinct and &gt;= 0; not null
+     * @param norm        the L2 norm of each canary's raw gradient, finite and &gt; 0
+     * @throws IllegalArgumentException on negative or repeated coordinates, or a bad norm
+     * @throws NullPointerException     if coordinates is null
+     */
     public GradientCanaries {
         coordinates = coordinates.clone();
         if (!(norm > 0) || Double.isInfinite(norm)) {
@@ -28,11 +35,20 @@ public record GradientCanaries(int[] coordinates, double norm) implements java.i
         }
     }
 
-    /** The number of canaries in the training set. */
+    /**
+     * The number of canaries in the training set.
+     *
+     * @return the number of coordinates, &gt;= 0
+     */
     public int count() {
         return coordinates.length;
     }
 
+    /**
+     * The canaries' coordinates in the flattened parameter vector.
+     *
+     * @return a copy of the coordinates, in the order given
+     */
     @Override
     public int[] coordinates() {
         return coordinates.clone();

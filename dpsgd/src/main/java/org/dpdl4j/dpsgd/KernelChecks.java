@@ -42,7 +42,11 @@ public final class KernelChecks {
      * @param largestClipRatio the largest ‖min(1, C/‖g_i‖)·g_i‖ / C over the examples, at C = the median norm
      */
     public record Result(double gradientError, double normError, double sumError, double largestClipRatio) {
-        /** The largest of the three relative errors. */
+        /**
+         * The largest of the three relative errors.
+         *
+         * @return max(gradientError, normError, sumError), &gt;= 0 (NaN if one of them is NaN)
+         */
         public double worst() {
             return Math.max(gradientError, Math.max(normError, sumError));
         }
@@ -64,6 +68,14 @@ public final class KernelChecks {
     /**
      * {@link #compare(Model, INDArray, INDArray)} for sequences with masks ([B, T] feature mask; [B, T] or [B, 1] label
      * mask; either may be null).
+     *
+     * @param network     an initialised {@link MultiLayerNetwork} or {@link ComputationGraph} the engine accepts
+     * @param features    a batch in the shape the network reads ([B, d], [B, f, T] or [B, c, h, w]), B ≥ 1
+     * @param labels      its labels, [B, outputs] or [B, outputs, T]
+     * @param featureMask [B, T] (1: a step of the example, 0: padding), or null
+     * @param labelMask   [B, T] or [B, 1], or null
+     * @return the errors measured
+     * @throws IllegalArgumentException if the engine refuses the network, or the shapes disagree
      */
     public static Result compare(Model network, INDArray features, INDArray labels, INDArray featureMask, INDArray labelMask) {
         PerExampleGradients engine = PerExampleGradients.of(network);
@@ -128,14 +140,31 @@ public final class KernelChecks {
      * {@link #compare}, failing unless every relative error is at most {@code tolerance} and every clipped norm at most
      * C(1 + 10⁻⁶).
      *
-     * @param tolerance e.g. 1e-10 in float64, 1e-4 in float32
+     * @param network   an initialised {@link MultiLayerNetwork} or {@link ComputationGraph} the engine accepts
+     * @param features  a batch in the shape the network reads ([B, d], [B, f, T] or [B, c, h, w]), B ≥ 1
+     * @param labels    its labels, [B, outputs]
+     * @param tolerance the largest relative error allowed, &gt;= 0: e.g. 1e-10 in float64, 1e-4 in float32
+     * @return the errors measured, when within the tolerance
      * @throws AssertionError naming what differs, and by how much
+     * @throws IllegalArgumentException if the engine refuses the network, or the shapes disagree
      */
     public static Result assertExact(Model network, INDArray features, INDArray labels, double tolerance) {
         return assertExact(network, features, labels, null, null, tolerance);
     }
 
-    /** {@link #assertExact(Model, INDArray, INDArray, double)} with masks (either may be null). */
+    /**
+     * {@link #assertExact(Model, INDArray, INDArray, double)} with masks (either may be null).
+     *
+     * @param network     an initialised {@link MultiLayerNetwork} or {@link ComputationGraph} the engine accepts
+     * @param features    a batch in the shape the network reads ([B, d], [B, f, T] or [B, c, h, w]), B ≥ 1
+     * @param labels      its labels, [B, outputs] or [B, outputs, T]
+     * @param featureMask [B, T] (1: a step of the example, 0: padding), or null
+     * @param labelMask   [B, T] or [B, 1], or null
+     * @param tolerance   the largest relative error allowed, &gt;= 0: e.g. 1e-10 in float64, 1e-4 in float32
+     * @return the errors measured, when within the tolerance
+     * @throws AssertionError           naming what differs, and by how much
+     * @throws IllegalArgumentException if the engine refuses the network, or the shapes disagree
+     */
     public static Result assertExact(Model network, INDArray features, INDArray labels, INDArray featureMask, INDArray labelMask,
                                      double tolerance) {
         return assertExact(compare(network, features, labels, featureMask, labelMask), tolerance);
@@ -169,6 +198,7 @@ public final class KernelChecks {
      * @param layer a layer configuration (nOut set; nIn is set from the input type)
      * @param input the input type, e.g. {@code InputType.feedForward(5)}, {@code recurrent(4, 6)},
      *              {@code convolutional(7, 6, 2)}
+     * @return the errors measured, when within a tolerance of 10⁻¹⁰
      * @throws AssertionError           naming what differs
      * @throws IllegalArgumentException if the engine refuses the layer
      */

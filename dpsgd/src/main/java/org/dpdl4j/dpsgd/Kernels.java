@@ -17,13 +17,19 @@ public final class Kernels {
      * that understates a norm lets a clipped gradient exceed C, so check it first with
      * {@link KernelChecks#assertExact(org.deeplearning4j.nn.conf.layers.Layer, org.deeplearning4j.nn.conf.inputs.InputType)}.
      *
+     * @param factory the factory to register; its {@link KernelFactory#layerType()} is the layer class it serves
      * @throws IllegalArgumentException if dpdl4j has a kernel of its own for that layer class, or refuses it
      */
     public static void register(KernelFactory factory) {
         LayerKernels.registerExternal(factory);
     }
 
-    /** Whether a layer configuration class runs on a kernel (dpdl4j's own or a registered one). */
+    /**
+     * Whether a layer configuration class runs on a kernel (dpdl4j's own or a registered one).
+     *
+     * @param type the DL4J layer configuration class (exact class, not its subclasses)
+     * @return true if it has a kernel; false if it runs on the exact fallback or is refused
+     */
     public static boolean hasKernel(Class<? extends org.deeplearning4j.nn.conf.layers.Layer> type) {
         return LayerKernels.supports(type);
     }

@@ -26,6 +26,10 @@ public final class Networks {
     }
 
     /**
+     * Checks that the model is one of the two DL4J network types the trainer supports.
+     *
+     * @param network the model to check; may be null (which fails the check)
+     * @return {@code network} itself
      * @throws IllegalArgumentException if the model is neither a MultiLayerNetwork nor a ComputationGraph
      */
     public static Model require(Model network) {
@@ -36,11 +40,24 @@ public final class Networks {
         return network;
     }
 
+    /**
+     * The network's layers, as DL4J's {@code getLayers()} gives them (a MultiLayerNetwork's in layer-index order).
+     *
+     * @param network a {@code MultiLayerNetwork} or a {@code ComputationGraph}
+     * @return the network's own layer array (not a copy)
+     * @throws ClassCastException if the model is neither
+     */
     public static Layer[] layers(Model network) {
         return network instanceof MultiLayerNetwork m ? m.getLayers() : ((ComputationGraph) network).getLayers();
     }
 
-    /** The network's flattened gradient array (created on first use). */
+    /**
+     * The network's flattened gradient array (created on first use).
+     *
+     * @param network a {@code MultiLayerNetwork} or a {@code ComputationGraph}
+     * @return the network's own flattened gradient view, one value per parameter
+     * @throws ClassCastException if the model is neither
+     */
     public static INDArray flattenedGradients(Model network) {
         if (network instanceof MultiLayerNetwork m) {
             if (m.getFlattenedGradients() == null) {
@@ -55,7 +72,15 @@ public final class Networks {
         return g.getFlattenedGradients();
     }
 
-    /** The gradient keyed as DL4J's updater expects it ("3_W" in a MultiLayerNetwork, "conv1_W" in a graph) over {@code flat}. */
+    /**
+     * The gradient keyed as DL4J's updater expects it ("3_W" in a MultiLayerNetwork, "conv1_W" in a graph) over {@code flat}.
+     * Layers without parameters and frozen layers ({@link #isFrozen}) have no entry.
+     *
+     * @param network a {@code MultiLayerNetwork} or a {@code ComputationGraph}
+     * @param flat    the network's flattened gradient ({@link #flattenedGradients}), whose layer views the entries are
+     * @return the gradient, its entries views of the layers' gradient arrays
+     * @throws ClassCastException if the model is neither
+     */
     public static Gradient gradientViews(Model network, INDArray flat) {
         Gradient g = new DefaultGradient(flat);
         Layer[] layers = layers(network);
@@ -77,6 +102,13 @@ public final class Networks {
      * What {@code fit()} does with a computed gradient: the DL4J updater in place on {@code flat}, then params −= update;
      * the configuration's iteration count advances and its epoch count is set to {@code epoch}. Frozen layers do not
      * move.
+     *
+     * @param network  a {@code MultiLayerNetwork} or a {@code ComputationGraph}, updated in place
+     * @param gradient the gradient views over {@code flat} ({@link #gradientViews})
+     * @param flat     the network's flattened gradient ({@link #flattenedGradients}) holding the gradient to apply;
+     *                 overwritten with the update
+     * @param epoch    the epoch count handed to the updater (for learning-rate schedules), &gt;= 0
+     * @throws ClassCastException if the model is neither
      */
     public static void applyUpdate(Model network, Gradient gradient, INDArray flat, int epoch) {
         if (network instanceof MultiLayerNetwork m) {
@@ -105,12 +137,23 @@ public final class Networks {
         network.params().subi(flat.reshape(network.params().shape()));
     }
 
-    /** Whether DL4J froze the layer ({@code FrozenLayer}, {@code FrozenLayerWithBackprop}, as TransferLearning does). */
+    /**
+     * Whether DL4J froze the layer ({@code FrozenLayer}, {@code FrozenLayerWithBackprop}, as TransferLearning does).
+     *
+     * @param layer a network's layer (runtime)
+     * @return true if the layer is frozen
+     */
     public static boolean isFrozen(Layer layer) {
         return layer instanceof org.deeplearning4j.nn.layers.FrozenLayer || layer instanceof org.deeplearning4j.nn.layers.FrozenLayerWithBackprop;
     }
 
-    /** The learning rate of the first layer whose updater has one (at iteration 0), or null if none has. */
+    /**
+     * The learning rate of the first layer whose updater has one (at iteration 0), or null if none has.
+     *
+     * @param network a {@code MultiLayerNetwork} or a {@code ComputationGraph}
+     * @return the learning rate at iteration 0 and epoch 0, or null
+     * @throws ClassCastException if the model is neither
+     */
     public static Double learningRate(Model network) {
         for (Layer layer : layers(network)) {
             if (layer.conf().getLayer() instanceof BaseLayer b && b.getIUpdater() != null && b.getIUpdater().hasLearningRate()) {
@@ -120,7 +163,13 @@ public final class Networks {
         return null;
     }
 
-    /** @throws IllegalArgumentException naming the first layer whose learning rate is not finite and positive */
+    /**
+     * Checks that every layer whose updater has a learning rate has a finite positive one (at iteration 0).
+     *
+     * @param network a {@code MultiLayerNetwork} or a {@code ComputationGraph}
+     * @throws IllegalArgumentException naming the first layer whose learning rate is not finite and positive
+     * @throws ClassCastException       if the model is neither
+     */
     public static void requirePositiveLearningRate(Model network) {
         Layer[] layers = layers(network);
         for (int i = 0; i < layers.length; i++) {
@@ -138,6 +187,7 @@ public final class Networks {
      *
      * @param zip         the saved model's bytes
      * @param loadUpdater whether to restore the updater state too
+     * @return the restored {@code MultiLayerNetwork} or {@code ComputationGraph}
      * @throws IOException if the bytes are not a saved DL4J network
      */
     public static Model restore(byte[] zip, boolean loadUpdater) throws IOException {
@@ -145,17 +195,36 @@ public final class Networks {
                 : ModelSerializer.restoreMultiLayerNetwork(new ByteArrayInputStream(zip), loadUpdater);
     }
 
-    /** {@link #restore(byte[], boolean)} from a file. */
+    /**
+     * {@link #restore(byte[], boolean)} from a file.
+     *
+     * @param file        the file {@code ModelSerializer} wrote
+     * @param loadUpdater whether to restore the updater state too
+     * @return the restored {@code MultiLayerNetwork} or {@code ComputationGraph}
+     * @throws IOException if the file cannot be read or is not a saved DL4J network
+     */
     public static Model restore(java.io.File file, boolean loadUpdater) throws IOException {
         return restore(java.nio.file.Files.readAllBytes(file.toPath()), loadUpdater);
     }
 
-    /** A deep copy (parameters, updater state, configuration). */
+    /**
+     * A deep copy (parameters, updater state, configuration).
+     *
+     * @param network a {@code MultiLayerNetwork} or a {@code ComputationGraph}
+     * @return the copy, of the same type
+     * @throws IllegalArgumentException if the model is neither
+     */
     public static Model copy(Model network) {
         return network instanceof MultiLayerNetwork m ? m.clone() : ((ComputationGraph) require(network)).clone();
     }
 
-    /** Sets every layer's learning rate, as DL4J's {@code setLearningRate} does. */
+    /**
+     * Sets every layer's learning rate, as DL4J's {@code setLearningRate} does.
+     *
+     * @param network      a {@code MultiLayerNetwork} or a {@code ComputationGraph}, changed in place
+     * @param learningRate the new learning rate (not checked here; training needs it finite and &gt; 0)
+     * @throws IllegalArgumentException if the model is neither
+     */
     public static void setLearningRate(Model network, double learningRate) {
         if (network instanceof MultiLayerNetwork m) {
             m.setLearningRate(learningRate);
@@ -164,7 +233,13 @@ public final class Networks {
         }
     }
 
-    /** The network's configuration as DL4J's JSON (a {@code MultiLayerConfiguration} or a {@code ComputationGraphConfiguration}). */
+    /**
+     * The network's configuration as DL4J's JSON (a {@code MultiLayerConfiguration} or a {@code ComputationGraphConfiguration}).
+     *
+     * @param network a {@code MultiLayerNetwork} or a {@code ComputationGraph}
+     * @return the configuration's JSON
+     * @throws IllegalArgumentException if the model is neither
+     */
     public static String configurationJson(Model network) {
         return network instanceof MultiLayerNetwork m ? m.getLayerWiseConfigurations().toJson()
                 : ((ComputationGraph) require(network)).getConfiguration().toJson();
@@ -174,6 +249,9 @@ public final class Networks {
      * A new, initialised network from {@link #configurationJson} (its parameters are the configuration's seeded
      * initialisation; assign the trained ones).
      *
+     * @param json a configuration's JSON, as {@link #configurationJson} gives it
+     * @return the new initialised network: a {@code ComputationGraph} if the JSON has top-level "vertices", else a
+     *         {@code MultiLayerNetwork}
      * @throws IOException if the JSON is not a DL4J network configuration
      */
     public static Model fromConfigurationJson(String json) throws IOException {

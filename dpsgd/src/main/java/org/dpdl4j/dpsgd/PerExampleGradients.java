@@ -77,6 +77,8 @@ public final class PerExampleGradients {
     private final int inputRank;
 
     /**
+     * The per-example gradients of a MultiLayerNetwork, reading its parameters in place.
+     *
      * @param network an initialised network that passes {@link DpCompatibility#check(org.deeplearning4j.nn.conf.MultiLayerConfiguration)}
      * @throws IllegalArgumentException if the network has a layer the engine cannot run exactly
      */
@@ -85,6 +87,8 @@ public final class PerExampleGradients {
     }
 
     /**
+     * The per-example gradients of a ComputationGraph, reading its parameters in place.
+     *
      * @param network an initialised graph with one input and one output that passes
      *                {@link DpCompatibility#check(org.deeplearning4j.nn.conf.ComputationGraphConfiguration)}
      * @throws IllegalArgumentException if the graph has a vertex the engine cannot run exactly
@@ -94,7 +98,10 @@ public final class PerExampleGradients {
     }
 
     /**
-     * @param network a {@link MultiLayerNetwork} or a {@link ComputationGraph}
+     * The per-example gradients of either network type.
+     *
+     * @param network a {@link MultiLayerNetwork} or a {@link ComputationGraph}, initialised
+     * @return a new instance for that network (one per thread)
      * @throws IllegalArgumentException if it is neither, or has a layer the engine cannot run exactly
      */
     public static PerExampleGradients of(Model network) {
@@ -167,6 +174,8 @@ public final class PerExampleGradients {
      * preprocessor of {@code InputType.convolutionalFlat}), 4 ([B, c, h, w]: a first convolution, as
      * {@code InputType.convolutional} builds it), 3 ([B, f, T]: a recurrent or 1-D first layer), or 0 when its first
      * layers take any shape. {@link org.dpdl4j.datasets.LabeledData#features(int)} gives data in this rank.
+     *
+     * @return 2, 3 or 4, or 0 for any rank
      */
     public int inputRank() {
         return inputRank;
@@ -222,6 +231,8 @@ public final class PerExampleGradients {
      * Whether the network starts with a fixed prefix: layers that nothing trains (frozen, or without parameters, such
      * as the scattering transform) and that draw no random numbers, whose output can be computed once per example with
      * {@link #fixedPrefixOutput} and read by every later step in place of the network's input.
+     *
+     * @return true if the network has a fixed prefix
      */
     public boolean hasFixedPrefix() {
         return fixedPrefix > 0;
@@ -234,7 +245,10 @@ public final class PerExampleGradients {
      * function of each row alone).
      *
      * @param features network inputs [n, c·h·w] (or [n, c, h, w])
-     * @return [to − from, d] in the network's data type, outside any workspace
+     * @param from     the first row, in [0, n]
+     * @param to       the end row (exclusive), in [from, n]
+     * @param chunk    rows computed at once, ≥ 1
+     * @return [to − from, d] in the network's data type, outside any workspace; null when {@code from == to}
      * @throws IllegalStateException if the network has no fixed prefix
      */
     public INDArray fixedPrefixOutput(INDArray features, int from, int to, int chunk) {
@@ -276,6 +290,7 @@ public final class PerExampleGradients {
      * features as rows of {@link #fixedPrefixOutput} of the same network ({@code true}) or as network inputs
      * ({@code false}, the default). {@link #output} always reads network inputs.
      *
+     * @param yes          true to read rows of the fixed prefix's output, false to read network inputs
      * @param exampleShape the per-example shape of that output, [1, ...] ({@link #fixedPrefixShape()} of the instance
      *                     that computed it); ignored when {@code yes} is false
      * @throws IllegalStateException if {@code yes} and the network has no fixed prefix or the shape is missing
@@ -289,7 +304,11 @@ public final class PerExampleGradients {
         dpRows = 0; // the chunk depends on what the sums read
     }
 
-    /** The per-example shape [1, ...] of the last {@link #fixedPrefixOutput}, or null before the first. */
+    /**
+     * The per-example shape [1, ...] of the last {@link #fixedPrefixOutput}, or null before the first.
+     *
+     * @return a copy of the shape, or null
+     */
     public long[] fixedPrefixShape() {
         return prefixShape == null ? null : prefixShape.clone();
     }
@@ -308,7 +327,11 @@ public final class PerExampleGradients {
         return steps.stream().map(NetworkPlan.Step::kernel).filter(type::isInstance).map(type::cast).toList();
     }
 
-    /** The network these gradients belong to: a {@link MultiLayerNetwork} or a {@link ComputationGraph}. */
+    /**
+     * The network these gradients belong to: a {@link MultiLayerNetwork} or a {@link ComputationGraph}.
+     *
+     * @return the network, not a copy
+     */
     public Model network() {
         return network;
     }
@@ -316,6 +339,10 @@ public final class PerExampleGradients {
     /**
      * Class probabilities [B, classes] for features [B, c·h·w] (or [B, c, h, w]); equals
      * {@code network.output(features)}.
+     *
+     * @param features the examples' features, in the rank the network reads ({@link #inputRank()})
+     * @return the network's output [B, ...], detached from any workspace
+     * @throws IllegalArgumentException if the features are not of the rank the network reads
      */
     public INDArray output(INDArray features) {
         return output(features, null);
@@ -323,6 +350,12 @@ public final class PerExampleGradients {
 
     /**
      * {@link #output(INDArray)} for sequences with a feature mask ([B, T], or null).
+     *
+     * @param features    the examples' features, in the rank the network reads ({@link #inputRank()})
+     * @param featureMask [B, T] (1: a step of the example, 0: padding), or null
+     * @return the network's output [B, ...], detached from any workspace
+     * @throws IllegalArgumentException if the features are not of the rank the network reads, or a mask reaches a layer
+     *                                  whose kernel takes none
      */
     public INDArray output(INDArray features, INDArray featureMask) {
         if (inputRank > 0 && features.rank() != inputRank) {
@@ -388,6 +421,8 @@ public final class PerExampleGradients {
      * @param clipNorm C &gt; 0
      * @param target   flattened gradient [1, numParams] (outside any workspace)
      * @return the sum of the batch's per-example losses
+     * @throws IllegalArgumentException if {@code rows} is empty, the features are not of the rank the network reads, or
+     *                                  {@code target} does not hold one value per parameter
      */
     public double addClippedSum(INDArray features, INDArray labels, int[] rows, double clipNorm, INDArray target) {
         return addClippedSum(features, labels, null, null, rows, clipNorm, target);
@@ -417,6 +452,8 @@ public final class PerExampleGradients {
      * @param physicalBatchSize rows pushed through the network at once, ≥ 1
      * @param target            flattened gradient [1, numParams] (outside any workspace), overwritten
      * @return the sum of the rows' per-example losses
+     * @throws IllegalArgumentException if the features are not of the rank the network reads, or {@code target} does not
+     *                                  hold one value per parameter
      */
     public double clippedSum(INDArray features, INDArray labels, int[] rows, double clipNorm, int physicalBatchSize, INDArray target) {
         return clippedSum(features, labels, null, null, rows, clipNorm, physicalBatchSize, target);
@@ -426,8 +463,17 @@ public final class PerExampleGradients {
      * {@link #clippedSum(INDArray, INDArray, int[], double, int, INDArray)} for sequences with masks (rows of them are
      * taken with the features' rows).
      *
-     * @param featureMask all feature masks [n, T], or null
-     * @param labelMask   all label masks [n, T] (or [n, 1]), or null
+     * @param features          all features [n, f, T] (or of the rank the network reads)
+     * @param labels            all labels [n, classes] or [n, classes, T]
+     * @param featureMask       all feature masks [n, T], or null
+     * @param labelMask         all label masks [n, T] (or [n, 1]), or null
+     * @param rows              the rows (may be empty: the sum is then 0)
+     * @param clipNorm          C &gt; 0, or +∞ for the non-private mode
+     * @param physicalBatchSize rows pushed through the network at once, ≥ 1
+     * @param target            flattened gradient [1, numParams] (outside any workspace), overwritten
+     * @return the sum of the rows' per-example losses
+     * @throws IllegalArgumentException if the features are not of the rank the network reads, a mask reaches a layer
+     *                                  whose kernel takes none, or {@code target} does not hold one value per parameter
      */
     public double clippedSum(INDArray features, INDArray labels, INDArray featureMask, INDArray labelMask, int[] rows, double clipNorm,
                              int physicalBatchSize, INDArray target) {
@@ -461,6 +507,9 @@ public final class PerExampleGradients {
      * @param features k·n rows: the copies of n examples (network inputs, or the fixed prefix's output)
      * @param labels   one-hot labels of the n examples [n, classes]
      * @param rows     the examples (indices into labels; may be empty: the sum is then 0)
+     * @param clipNorm C: finite and &gt; 0 when k &gt; 1 (with k = 1, as for {@link #clippedSum})
+     * @param physicalBatchSize rows (copies) pushed through the network at once, ≥ 1
+     * @param target   flattened gradient [1, numParams] (outside any workspace), overwritten
      * @param copies   k ≥ 1 (1: {@link #clippedSum})
      * @return the rows' per-example losses, each the mean over its copies, summed
      * @throws IllegalArgumentException if k &lt; 1, C is not finite and positive, or features do not hold k rows per label
@@ -665,6 +714,14 @@ public final class PerExampleGradients {
     /**
      * {@link #dpChunkRows(Model, long, DataType, int)} for an input of any shape: one example's shape, [d], [f, T] or
      * [c, h, w] (DL4J's memory report is formed for the matching input type).
+     *
+     * @param network           the network (MultiLayerNetwork or ComputationGraph with one input)
+     * @param exampleShape      one example's shape, without the batch dimension; its product ≥ 1
+     * @param dataType          the parameters' data type (FLOAT or DOUBLE)
+     * @param physicalBatchSize the largest chunk asked for, ≥ 1
+     * @return the chunk's rows, in [1, physicalBatchSize]
+     * @throws IllegalArgumentException if the network is neither kind, or the shape's product or physicalBatchSize is
+     *                                  below 1
      */
     public static int dpChunkRows(Model network, long[] exampleShape, DataType dataType, int physicalBatchSize) {
         long inputWidth = java.util.Arrays.stream(exampleShape).reduce(1, (a, b) -> a * b);
@@ -705,6 +762,8 @@ public final class PerExampleGradients {
      * @param rows     the rows of this batch (non-empty)
      * @param target   flattened gradient [1, numParams] (outside any workspace)
      * @return the sum of the batch's per-example losses
+     * @throws IllegalArgumentException if {@code rows} is empty, the features are not of the rank the network reads, or
+     *                                  {@code target} does not hold one value per parameter
      */
     public double addBatchGradient(INDArray features, INDArray labels, int[] rows, INDArray target) {
         return addBatchGradient(features, labels, null, null, rows, target);
@@ -737,8 +796,12 @@ public final class PerExampleGradients {
     /**
      * {@link #compute(INDArray, INDArray)} for sequences with masks: each example's own masks in its own gradient.
      *
+     * @param features    [B, f, T] (or of the rank the network reads), B ≥ 1
+     * @param labels      [B, classes] or [B, classes, T]
      * @param featureMask [B, T] (1: a step of the example, 0: padding), or null
      * @param labelMask   [B, T] for an RnnOutputLayer, [B, 1] for an output layer with one label per example, or null
+     * @throws IllegalArgumentException if the batch is empty, shapes disagree, or a mask reaches a layer whose kernel
+     *                                  takes none
      */
     public void compute(INDArray features, INDArray labels, INDArray featureMask, INDArray labelMask) {
         passes(features, labels, featureMask, labelMask, true);
@@ -797,13 +860,23 @@ public final class PerExampleGradients {
         }
     }
 
-    /** ‖g_i‖² over all trainable parameters, per example [B] (float64), of the last {@link #compute}. */
+    /**
+     * ‖g_i‖² over all trainable parameters, per example [B] (float64), of the last {@link #compute}.
+     *
+     * @return the squared norms [B], float64, each ≥ 0 up to rounding (not finite for a non-finite gradient)
+     * @throws IllegalStateException if nothing has been computed since the last {@link #clear()}
+     */
     public INDArray squaredNorms() {
         requireComputed();
         return squaredNorms;
     }
 
-    /** Per-example loss [B] of the last {@link #compute}. */
+    /**
+     * Per-example loss [B] of the last {@link #compute}.
+     *
+     * @return the per-example losses [B]
+     * @throws IllegalStateException if nothing has been computed since the last {@link #clear()}
+     */
     public INDArray losses() {
         requireComputed();
         return losses;
@@ -817,6 +890,8 @@ public final class PerExampleGradients {
      * whatever it holds, so a poisoned example cannot change the run's behaviour.
      *
      * @param clipNorm C &gt; 0
+     * @return the clip factors [B], float64, in [0, 1]
+     * @throws IllegalStateException if nothing has been computed since the last {@link #clear()}
      */
     public INDArray clipFactors(double clipNorm) {
         requireComputed();
@@ -855,6 +930,8 @@ public final class PerExampleGradients {
      *
      * @param weights [B] per-example weights (clip factors, or one-hot to read a single g_i)
      * @param target  [1, numParams] with the network's data type
+     * @throws IllegalStateException    if nothing has been computed since the last {@link #clear()}
+     * @throws IllegalArgumentException if {@code target} does not hold one value per parameter
      */
     public void addWeightedSum(INDArray weights, INDArray target) {
         requireComputed();

@@ -26,7 +26,9 @@ public final class PoissonBatchSampler implements java.io.Serializable {
     private final long seed;
 
     /**
-     * @param n    dataset size ≥ 1
+     * A sampler over n examples with rate q.
+     *
+     * @param n    dataset size ≥ 1, in examples
      * @param q    sampling rate in (0, 1]
      * @param seed the run's sampling seed (the streams of every step and block derive from it)
      * @throws IllegalArgumentException if n &lt; 1 or q ∉ (0, 1]
@@ -44,7 +46,12 @@ public final class PoissonBatchSampler implements java.io.Serializable {
         this.seed = seed;
     }
 
-    /** Step t's batch: sorted distinct indices in [0, n). */
+    /**
+     * Step t's batch: sorted distinct indices in [0, n).
+     *
+     * @param step the step t (the trainer's steps are 1-based); any value keys its own stream
+     * @return the batch's indices, sorted and distinct, possibly none
+     */
     public int[] batch(long step) {
         return batch(step, 0, n);
     }
@@ -52,8 +59,11 @@ public final class PoissonBatchSampler implements java.io.Serializable {
     /**
      * The part of step t's batch in [from, to): sorted distinct indices.
      *
+     * @param step the step t (the trainer's steps are 1-based); any value keys its own stream
      * @param from a multiple of {@value #BLOCK} in [0, n]
      * @param to   a multiple of {@value #BLOCK}, or n, in [from, n]
+     * @return the indices of step t's batch in [from, to), sorted and distinct, possibly none; the same as the part of
+     *         {@link #batch(long)} in that range
      * @throws IllegalArgumentException if the range is not block-aligned or not within [0, n]
      */
     public int[] batch(long step, int from, int to) {
@@ -95,6 +105,9 @@ public final class PoissonBatchSampler implements java.io.Serializable {
      * P block-aligned parts of [0, n) of nearly equal size: bounds[p] to bounds[p + 1] for p in [0, P); fewer parts when n
      * has fewer blocks than P.
      *
+     * @param n     dataset size, in examples, &gt;= 0
+     * @param parts P, the number of parts wanted, &gt;= 1
+     * @return the bounds, of length (number of parts + 1): 0 first, n last, the inner ones multiples of {@value #BLOCK}
      * @throws IllegalArgumentException if parts &lt; 1
      */
     public static int[] partitionBounds(int n, int parts) {

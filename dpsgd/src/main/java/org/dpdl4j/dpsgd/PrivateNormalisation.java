@@ -55,12 +55,20 @@ public final class PrivateNormalisation {
      * @param clipped         how many examples had at least one vector clipped (operator-only: not covered by ε)
      */
     public record Release(FeatureStatistics statistics, double noiseMultiplier, double clipMean, double clipSquares, long clipped) {
-        /** The release's privacy event: {@link PrivateNormalisation#event(double)} of its σ. */
+        /**
+         * The release's privacy event: {@link PrivateNormalisation#event(double)} of its σ.
+         *
+         * @return two composed Gaussian mechanisms with noise multiplier σ each
+         */
         public PrivacyEvent event() {
             return PrivateNormalisation.event(noiseMultiplier);
         }
 
-        /** What may be published: σ and the clipping norms, not the operator-only clipped count. */
+        /**
+         * What may be published: σ and the clipping norms, not the operator-only clipped count.
+         *
+         * @return the statistics, σ, C_μ and C_s as text
+         */
         @Override
         public String toString() {
             return "Release[" + statistics + ", sigma " + noiseMultiplier + ", C_mu " + clipMean + ", C_s " + clipSquares + "]";
@@ -71,6 +79,14 @@ public final class PrivateNormalisation {
      * Tramèr &amp; Boneh's setting: the statistics of the J = 2, L = 8 transform, clipped at {@link #DEFAULT_CLIP_MEAN} and
      * {@link #DEFAULT_CLIP_SQUARES}, noise seeded from {@code seed} (derived, so that it differs from a run's noise seeded
      * with the same number). See {@link #release}.
+     *
+     * @param data            the private training data (its images; the labels are not read), as for {@link #release}
+     * @param noiseMultiplier σ ≥ 0, finite (0: exact statistics, not private)
+     * @param seed            the seed the noise seed is derived from: keep it secret
+     * @param threads         threads computing the transform, ≥ 1
+     * @return the released statistics with σ and the clipping norms
+     * @throws IllegalArgumentException as {@link #release}
+     * @throws IllegalStateException    as {@link #release}
      */
     public static Release releaseScatterNet(ExampleSource data, double noiseMultiplier, long seed, int threads) {
         return release(data, 2, 8, DEFAULT_CLIP_MEAN, DEFAULT_CLIP_SQUARES, noiseMultiplier, seed ^ 0x5eed_0a0aL, threads);
@@ -80,6 +96,7 @@ public final class PrivateNormalisation {
      * The event of one release: two Gaussian mechanisms, sensitivity C and noise σ·C each (C = C_μ, C_s).
      *
      * @param noiseMultiplier σ, finite and ≥ 0 (0: not private)
+     * @return the composition of two Gaussian mechanisms with noise multiplier σ
      * @throws IllegalArgumentException if σ is negative, NaN or infinite
      */
     public static PrivacyEvent event(double noiseMultiplier) {
@@ -98,7 +115,11 @@ public final class PrivateNormalisation {
      * @param noiseMultiplier σ ≥ 0, finite (0: exact statistics, not private)
      * @param noiseSeed       seed of the noise: keep it secret, or draw it from {@link java.security.SecureRandom}
      * @param threads         threads computing the transform, ≥ 1
-     * @throws IllegalArgumentException naming the parameter that is out of range, or if the images are too small for J
+     * @return the released statistics μ and v (each of C·K channels), with σ, C_μ, C_s and the operator-only count of
+     *         clipped examples
+     * @throws IllegalArgumentException naming the parameter that is out of range, if {@code data} is empty, or if the
+     *                                  images are too small for J
+     * @throws IllegalStateException    if computing a chunk's sums fails (the cause says why) or the thread is interrupted
      */
     public static Release release(ExampleSource data, int scales, int angles, double clipMean, double clipSquares, double noiseMultiplier,
                                   long noiseSeed, int threads) {

@@ -16,13 +16,16 @@ public final class StepInfo {
     private final double examplesPerSecond;
 
     /**
+     * Progress after one step, as the trainer reports it.
+     *
      * @param step              steps done so far, 1-based
      * @param totalSteps        T, the planned number of steps
      * @param epoch             step · q, the number of epochs done (in expectation)
      * @param batchSize         the realised Poisson batch size of this step — private: for monitoring, not for release
      * @param meanLoss          mean per-example training loss of this step's batch (NaN for an empty batch) — computed on
      *                          private data without noise: for monitoring, not for release
-     * @param epsilonSoFar      gives ε so far when asked (see {@link #epsilonSoFar()})
+     * @param epsilonSoFar      gives ε so far when asked (see {@link #epsilonSoFar()}); not null
+     * @throws NullPointerException if {@code epsilonSoFar} is null
      * @param examplesPerSecond expected examples (q·n per step) per second since the run started
      */
     public StepInfo(long step, long totalSteps, double epoch, int batchSize, double meanLoss, DoubleSupplier epsilonSoFar,
@@ -36,27 +39,47 @@ public final class StepInfo {
         this.examplesPerSecond = examplesPerSecond;
     }
 
-    /** Steps done so far, 1-based. */
+    /**
+     * Steps done so far, 1-based.
+     *
+     * @return the step just done, &gt;= 1
+     */
     public long step() {
         return step;
     }
 
-    /** T, the planned number of steps. */
+    /**
+     * T, the planned number of steps.
+     *
+     * @return T, in steps, &gt;= 1
+     */
     public long totalSteps() {
         return totalSteps;
     }
 
-    /** step · q, the number of epochs done (in expectation). */
+    /**
+     * step · q, the number of epochs done (in expectation).
+     *
+     * @return epochs, &gt;= 0
+     */
     public double epoch() {
         return epoch;
     }
 
-    /** The realised Poisson batch size of this step — private: for monitoring, not for release. */
+    /**
+     * The realised Poisson batch size of this step — private: for monitoring, not for release.
+     *
+     * @return the number of examples in this step's batch, &gt;= 0
+     */
     public int batchSize() {
         return batchSize;
     }
 
-    /** Mean per-example training loss of this step's batch (NaN if empty) — private, without noise: not for release. */
+    /**
+     * Mean per-example training loss of this step's batch (NaN if empty) — private, without noise: not for release.
+     *
+     * @return the mean loss, or NaN for an empty batch
+     */
     public double meanLoss() {
         return meanLoss;
     }
@@ -64,12 +87,18 @@ public final class StepInfo {
     /**
      * ε at the configured δ of the steps done so far, or (between the 100 evenly spaced steps where the trainer asks its
      * accountant) of the next such step: never below the ε spent. Computed on the first call for each of those steps.
+     *
+     * @return ε so far, &gt;= 0 (infinite for a non-private run)
      */
     public double epsilonSoFar() {
         return epsilonSoFar.getAsDouble();
     }
 
-    /** Expected examples (q·n per step) per second since the run started. */
+    /**
+     * Expected examples (q·n per step) per second since the run started.
+     *
+     * @return examples per second, &gt;= 0
+     */
     public double examplesPerSecond() {
         return examplesPerSecond;
     }

@@ -12,8 +12,10 @@ public final class AtomicFiles {
 
     /**
      * Writes {@code content} to {@code target} atomically (readers see the old file or the new one, never a part),
-     * creating the parent directory if needed.
+     * creating the parent directory if needed. An existing target is replaced.
      *
+     * @param target  the file to write
+     * @param content the bytes to write, the whole new content of the file
      * @throws IOException if the file cannot be written (the target is then unchanged)
      */
     public static void write(Path target, byte[] content) throws IOException {
@@ -28,7 +30,15 @@ public final class AtomicFiles {
         }
     }
 
-    /** Renames a finished temporary file onto its target atomically, readable like a normal file (rw-r--r--). */
+    /**
+     * Renames a finished temporary file onto its target atomically, readable like a normal file (rw-r--r--; on a
+     * non-POSIX file system the default permissions are kept). An existing target is replaced.
+     *
+     * @param tmp    the finished temporary file, on the same file system as {@code target}
+     * @param target the file it becomes
+     * @throws IOException if the permissions cannot be set or the file cannot be moved (including
+     *                     {@link java.nio.file.AtomicMoveNotSupportedException} when an atomic move is impossible)
+     */
     public static void publish(Path tmp, Path target) throws IOException {
         try {
             Files.setPosixFilePermissions(tmp, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
@@ -41,8 +51,8 @@ public final class AtomicFiles {
     /**
      * An I/O failure in words, for messages: what went wrong, and the file.
      *
-     * @param e the failure
-     * @return e.g. "no such file or directory: /x/y"
+     * @param e the failure, not null
+     * @return the reason and the file for a {@link java.nio.file.FileSystemException}, otherwise the message, e.g. "no such file or directory: /x/y"
      */
     public static String why(Exception e) {
         if (e instanceof java.nio.file.NoSuchFileException n) {

@@ -51,8 +51,9 @@ public final class CheckpointState {
      * counts as null), then the settings' keys ({@link org.dpdl4j.dpsgd.DpSgdSettings#KEYS}) that {@link #PLAN} does not
      * name, each when the state has it (so that a setting added later leaves older checkpoints' hashes as they were).
      *
-     * @param state a run's state
-     * @return 64 hex digits
+     * @param state a run's state (values JSON-writable)
+     * @return 64 lower-case hex digits
+     * @throws IllegalStateException if a value cannot be written as JSON
      */
     public static String planHash(Map<String, Object> state) {
         Map<String, Object> plan = new LinkedHashMap<>();
@@ -70,8 +71,9 @@ public final class CheckpointState {
     /**
      * SHA-256 (hex) of the whole state without its own hash field.
      *
-     * @param state a run's state
-     * @return 64 hex digits
+     * @param state a run's state (values JSON-writable)
+     * @return 64 lower-case hex digits
+     * @throws IllegalStateException if a value cannot be written as JSON
      */
     public static String stateHash(Map<String, Object> state) {
         Map<String, Object> rest = new LinkedHashMap<>(state);
@@ -84,7 +86,7 @@ public final class CheckpointState {
      * ledger binds to a charge's start and to each checkpoint.
      *
      * @param state a run's state naming its files' digests
-     * @return 64 hex digits
+     * @return 64 lower-case hex digits
      */
     public static String iterateDigest(Map<String, Object> state) {
         return sha256("model " + state.get("model_sha256") + " ema " + state.get("ema_sha256"));
@@ -94,7 +96,7 @@ public final class CheckpointState {
      * SHA-256 (hex) of a file's bytes.
      *
      * @param file a regular file
-     * @return 64 hex digits
+     * @return 64 lower-case hex digits
      * @throws IOException if it cannot be read
      */
     public static String sha256(Path file) throws IOException {
@@ -205,6 +207,8 @@ public final class CheckpointState {
      * @return the charge, or null
      * @throws IllegalArgumentException naming what does not match the ledger
      * @throws PrivacyLedger.AlreadyReleasedException if the charge has released already
+     * @throws PrivacyLedger.LedgerException          if the ledger is corrupt, was tampered with, or is locked too long
+     * @throws java.io.UncheckedIOException            if the ledger cannot be read
      */
     public static PrivacyLedger.Entry checkAgainstLedger(Path dir, Map<String, Object> state, PrivacyLedger ledger) {
         Path file = dir.resolve("state.json");

@@ -17,7 +17,16 @@ public record InputSpec(int channels, int height, int width, double scale) {
     /** The layout string written into the sidecar. */
     public static final String LAYOUT = "NCHW, flattened to [batch, channels*height*width]";
 
-    /** @throws IllegalArgumentException if a size is below 1 or the scale is not finite and positive */
+    /**
+     * Checks the sizes and the scale.
+     *
+     * @param channels c ≥ 1
+     * @param height   h ≥ 1
+     * @param width    w ≥ 1
+     * @param scale    the divisor applied to each unsigned 8-bit pixel, finite and &gt; 0
+     * @throws IllegalArgumentException if a size is below 1, c·h·w exceeds {@link Integer#MAX_VALUE}, or the scale is
+     *                                  not finite and positive
+     */
     public InputSpec {
         if (channels < 1 || height < 1 || width < 1) {
             throw new IllegalArgumentException("input channels, height and width must be >= 1, got " + channels + "x" + height + "x" + width);
@@ -31,7 +40,11 @@ public record InputSpec(int channels, int height, int width, double scale) {
         }
     }
 
-    /** c·h·w, the number of features of one example. */
+    /**
+     * The number of features of one example, c·h·w.
+     *
+     * @return c·h·w, ≥ 1
+     */
     public int features() {
         return channels * height * width;
     }

@@ -97,7 +97,11 @@ public final class PrivacyLedger implements AutoCloseable {
      */
     public record Entry(long sequence, String time, Kind kind, String label, PrivacyEvent event, Long coveredBy, String run,
                         String plan, String digest, Long stepsDone) {
-        /** Whether this entry costs ε (a charge). */
+        /**
+         * Whether this entry costs ε (a charge).
+         *
+         * @return true exactly when {@link #kind()} is {@link Kind#CHARGE}
+         */
         public boolean charged() {
             return kind == Kind.CHARGE;
         }
@@ -105,7 +109,11 @@ public final class PrivacyLedger implements AutoCloseable {
 
     /** The ledger file cannot be used: corrupt, tampered with, not a ledger, or locked too long. The message is one line. */
     public static final class LedgerException extends IllegalStateException {
-        /** @param message names the file, the line and what is wrong */
+        /**
+         * An exception with a one-line message.
+         *
+         * @param message names the file, the line and what is wrong
+         */
         public LedgerException(String message) {
             super(message);
         }
@@ -113,7 +121,11 @@ public final class PrivacyLedger implements AutoCloseable {
 
     /** Thrown by {@link #charge} when the entry would take the spent ε above the budget; nothing is written. */
     public static final class BudgetExceededException extends IllegalStateException {
-        /** @param message says what would have been spent and the budget */
+        /**
+         * An exception with a one-line message.
+         *
+         * @param message says what would have been spent and the budget
+         */
         public BudgetExceededException(String message) {
             super(message);
         }
@@ -123,13 +135,22 @@ public final class PrivacyLedger implements AutoCloseable {
     public static final class AlreadyReleasedException extends IllegalStateException {
         private final Entry release;
 
-        /** @param message names the charge, the first release and the way out; @param release that first release */
+        /**
+         * An exception naming the release already on file.
+         *
+         * @param message names the charge, the first release and the way out
+         * @param release that first release (a {@link Kind#RELEASE} entry)
+         */
         public AlreadyReleasedException(String message, Entry release) {
             super(message);
             this.release = release;
         }
 
-        /** The release already on file for the charge. */
+        /**
+         * The release already on file for the charge.
+         *
+         * @return the first release entry of the charge, as given to the constructor
+         */
         public Entry release() {
             return release;
         }
@@ -179,10 +200,15 @@ public final class PrivacyLedger implements AutoCloseable {
      * Opens the ledger at {@code file}, creating it with this dataset and budget if it does not exist. An existing ledger
      * keeps the dataset and budget it was created with; asking for another is an error (a budget is not raised silently).
      *
+     * @param file          the ledger file (its parent directories are created if missing); not a directory
+     * @param dataset       the name of the dataset the budget protects, not null; must equal the file's if it exists
      * @param epsilonBudget ε budget &gt; 0 (+∞ for a journal without a limit)
      * @param delta         δ ∈ (0, 1) at which spent ε is computed
-     * @throws IllegalArgumentException on an invalid budget, or a dataset/budget that differs from the file's
-     * @throws LedgerException          if the file is corrupt (the message names the line), not a ledger, or locked too long
+     * @return the open ledger, with every existing line read and checked
+     * @throws IllegalArgumentException on an invalid budget or δ, a file that is a directory, or a dataset/budget that
+     *                                  differs from the file's
+     * @throws LedgerException          if the file is corrupt (the message names the line), not a ledger, in format
+     *                                  version 1, or locked too long
      * @throws IOException              if it cannot be read or written
      */
     public static PrivacyLedger open(Path file, String dataset, double epsilonBudget, double delta) throws IOException {
@@ -210,8 +236,13 @@ public final class PrivacyLedger implements AutoCloseable {
     /**
      * Opens an existing ledger with the budget and δ it was created with.
      *
-     * @throws IllegalArgumentException if the file does not exist or belongs to another dataset
-     * @throws LedgerException          if it is corrupt, tampered with, not a ledger, or locked too long
+     * @param file    the ledger file
+     * @param dataset the dataset the ledger must be for (null: any, as {@link #openExisting(Path)})
+     * @return the open ledger, with every line read and checked
+     * @throws IllegalArgumentException if the file does not exist, is empty, is a directory, or belongs to another
+     *                                  dataset
+     * @throws LedgerException          if it is corrupt, tampered with, not a ledger, in format version 1, or locked
+     *                                  too long
      * @throws IOException              if it cannot be read
      */
     public static PrivacyLedger open(Path file, String dataset) throws IOException {
@@ -222,8 +253,11 @@ public final class PrivacyLedger implements AutoCloseable {
      * Opens an existing ledger whatever its dataset, with the budget and δ it was created with, for use (a torn last
      * line is repaired by the first write).
      *
-     * @throws IllegalArgumentException if the file does not exist or is a directory
-     * @throws LedgerException          if it is corrupt, tampered with, not a ledger, or locked too long
+     * @param file the ledger file
+     * @return the open ledger, with every line read and checked
+     * @throws IllegalArgumentException if the file does not exist, is empty, or is a directory
+     * @throws LedgerException          if it is corrupt, tampered with, not a ledger, in format version 1, or locked
+     *                                  too long
      * @throws IOException              if it cannot be read
      */
     public static PrivacyLedger openExisting(Path file) throws IOException {
@@ -234,8 +268,11 @@ public final class PrivacyLedger implements AutoCloseable {
      * Opens an existing ledger read-only, for inspection: nothing is ever written (a torn last line is reported in
      * {@link #repairs()} as found, not repaired); every write method throws {@link IllegalStateException}.
      *
-     * @throws IllegalArgumentException if the file does not exist or is a directory
-     * @throws LedgerException          if it is corrupt, tampered with, or not a ledger
+     * @param file the ledger file
+     * @return the ledger, open read-only, with every line read and checked
+     * @throws IllegalArgumentException if the file does not exist, is empty, or is a directory
+     * @throws LedgerException          if it is corrupt, tampered with, not a ledger, in format version 1, or held by a
+     *                                  writer for more than a minute
      * @throws IOException              if it cannot be read
      */
     public static PrivacyLedger inspect(Path file) throws IOException {
@@ -248,9 +285,12 @@ public final class PrivacyLedger implements AutoCloseable {
      * lines from now on only: what was edited before the upgrade cannot be told. A version-1 file whose lines carry the
      * chain's fields ({@code prev}, {@code hash}) is a version-2 ledger relabelled, and is refused.
      *
+     * @param file the version-1 ledger file
      * @return the ledger, open, with its new head hash
-     * @throws LedgerException if the file is not a version-1 ledger or is corrupt
-     * @throws IOException     if it cannot be read or written
+     * @throws IllegalArgumentException if the file does not exist, is empty, or is a directory
+     * @throws LedgerException          if the file is not a version-1 ledger (already version 2 included), is corrupt,
+     *                                  ends in a torn line, or is locked too long
+     * @throws IOException              if it cannot be read or written
      */
     public static PrivacyLedger upgrade(Path file) throws IOException {
         return openExisting(file, null, false, true);
@@ -282,7 +322,11 @@ public final class PrivacyLedger implements AutoCloseable {
         }
     }
 
-    /** What was repaired (or, read-only, found to need repair), one sentence each; empty when nothing was. */
+    /**
+     * What was repaired or upgraded by this object (or, read-only, found to need repair), one sentence each.
+     *
+     * @return an unmodifiable copy, empty when nothing was
+     */
     public synchronized List<String> repairs() {
         return List.copyOf(repairs);
     }
@@ -658,22 +702,38 @@ public final class PrivacyLedger implements AutoCloseable {
     // ------------------------------------------------------------------------------------------------------------------
     // What the ledger holds
 
-    /** The file. */
+    /**
+     * The ledger's file.
+     *
+     * @return the path as given when opening
+     */
     public Path file() {
         return file;
     }
 
-    /** The dataset this ledger is for. */
+    /**
+     * The dataset this ledger is for.
+     *
+     * @return the dataset name from the file's header
+     */
     public String dataset() {
         return dataset;
     }
 
-    /** The ε budget. */
+    /**
+     * The ε budget.
+     *
+     * @return the budget from the file's header, &gt; 0 (+∞ for a journal without a limit)
+     */
     public double epsilonBudget() {
         return epsilonBudget;
     }
 
-    /** The δ at which spent ε is computed. */
+    /**
+     * The δ at which spent ε is computed.
+     *
+     * @return δ from the file's header, in (0, 1)
+     */
     public double delta() {
         return delta;
     }
@@ -681,13 +741,24 @@ public final class PrivacyLedger implements AutoCloseable {
     /**
      * Every entry, in order, as of now (what other processes appended is read first).
      *
-     * @throws LedgerException if the file was tampered with since, or is locked too long
+     * @return an unmodifiable list of the entries, in sequence order (the header is not an entry)
+     * @throws LedgerException          if the file was tampered with since, or is locked too long
+     * @throws IllegalStateException    if this ledger is closed
+     * @throws java.io.UncheckedIOException if the file cannot be read
      */
     public List<Entry> entries() {
         return snapshot(() -> List.copyOf(entries));
     }
 
-    /** The composition of all charged events (as of now). */
+    /**
+     * The composition of all charged events (as of now; records, checkpoints, releases and torn entries cost nothing).
+     *
+     * @return a {@link ComposedEvent} of the charges' events, in ledger order (empty when nothing was charged)
+     * @throws LedgerException          if the file is corrupt or was tampered with since the last operation, or is
+     *                                  locked by another process for more than a minute
+     * @throws IllegalStateException    if this ledger is closed
+     * @throws java.io.UncheckedIOException if the file cannot be read
+     */
     public PrivacyEvent spentEvent() {
         return snapshot(this::spentEventNow);
     }
@@ -696,18 +767,48 @@ public final class PrivacyLedger implements AutoCloseable {
         return new ComposedEvent(entries.stream().filter(Entry::charged).map(Entry::event).toList());
     }
 
-    /** (ε, δ) spent so far: the composition of all charges at the ledger's δ. */
+    /**
+     * (ε, δ) spent so far: the composition of all charges at the ledger's δ, by the tightest registered accountant
+     * ({@link Accountants#tightest}).
+     *
+     * @return the guarantee of {@link #spentEvent()} at {@link #delta()}
+     * @throws LedgerException          if the file is corrupt or was tampered with since the last operation, or is
+     *                                  locked by another process for more than a minute
+     * @throws IllegalStateException    if this ledger is closed
+     * @throws java.io.UncheckedIOException if the file cannot be read
+     * @throws IllegalArgumentException if no registered accountant supports the composition
+     */
     public PrivacyGuarantee spent() {
         PrivacyEvent spent = spentEvent();
         return Accountants.tightest(spent, delta);
     }
 
-    /** ε left before the budget: budget − spent (never below 0). */
+    /**
+     * ε left before the budget: budget − spent (never below 0).
+     *
+     * @return max(0, {@link #epsilonBudget()} − ε of {@link #spent()}); +∞ for a journal without a limit
+     * @throws LedgerException          if the file is corrupt or was tampered with since the last operation, or is
+     *                                  locked by another process for more than a minute
+     * @throws IllegalStateException    if this ledger is closed
+     * @throws java.io.UncheckedIOException if the file cannot be read
+     * @throws IllegalArgumentException if no registered accountant supports the composition
+     */
     public double remaining() {
         return Math.max(0, epsilonBudget - spent().epsilon());
     }
 
-    /** The ε spent if this event were charged too (nothing is written). */
+    /**
+     * The ε spent if this event were charged too (nothing is written).
+     *
+     * @param event the event to add to the charges, not null
+     * @return ε at {@link #delta()} of the composition of all charges and {@code event}, by the tightest registered
+     *         accountant
+     * @throws LedgerException          if the file is corrupt or was tampered with since the last operation, or is
+     *                                  locked by another process for more than a minute
+     * @throws IllegalStateException    if this ledger is closed
+     * @throws java.io.UncheckedIOException if the file cannot be read
+     * @throws IllegalArgumentException if no registered accountant supports the composition
+     */
     public double epsilonAfter(PrivacyEvent event) {
         return snapshot(() -> epsilonAfterNow(event));
     }
@@ -731,12 +832,28 @@ public final class PrivacyLedger implements AutoCloseable {
     /**
      * The charge made for the run {@code run} (its identifier, given to {@link #charge(String, PrivacyEvent, String, String,
      * String)}), if there is one.
+     *
+     * @param run the run's identifier, not null
+     * @return the first charge entry with that run identifier, or empty
+     * @throws LedgerException          if the file is corrupt or was tampered with since the last operation, or is
+     *                                  locked by another process for more than a minute
+     * @throws IllegalStateException    if this ledger is closed
+     * @throws java.io.UncheckedIOException if the file cannot be read
      */
     public Optional<Entry> chargeOf(String run) {
         return snapshot(() -> entries.stream().filter(e -> e.charged() && run.equals(e.run())).findFirst());
     }
 
-    /** The release recorded under charge {@code charge}, if any. */
+    /**
+     * The release recorded under charge {@code charge}, if any.
+     *
+     * @param charge the charge's sequence number
+     * @return the release entry covered by that charge, or empty
+     * @throws LedgerException          if the file is corrupt or was tampered with since the last operation, or is
+     *                                  locked by another process for more than a minute
+     * @throws IllegalStateException    if this ledger is closed
+     * @throws java.io.UncheckedIOException if the file cannot be read
+     */
     public Optional<Entry> releaseOf(long charge) {
         return snapshot(() -> Optional.ofNullable(releaseOf(entries, charge)));
     }
@@ -753,6 +870,16 @@ public final class PrivacyLedger implements AutoCloseable {
     /**
      * Whether a run of charge {@code charge} may continue from a state with {@code stepsDone} steps and this digest: the
      * charge's own starting state (steps 0 and its digest), or a checkpoint recorded under it.
+     *
+     * @param charge    the charge's sequence number
+     * @param stepsDone the state's number of steps done, &gt;= 0
+     * @param digest    SHA-256 (hex) of the saved state, not null
+     * @return true if the pair matches the charge's start or one of its checkpoints; false otherwise, also when
+     *         {@code charge} is not a charge
+     * @throws LedgerException          if the file is corrupt or was tampered with since the last operation, or is
+     *                                  locked by another process for more than a minute
+     * @throws IllegalStateException    if this ledger is closed
+     * @throws java.io.UncheckedIOException if the file cannot be read
      */
     public boolean reached(long charge, long stepsDone, String digest) {
         return snapshot(() -> {
@@ -782,9 +909,14 @@ public final class PrivacyLedger implements AutoCloseable {
     /**
      * Checks the budget and appends a charge, forced to disk before returning.
      *
+     * @param label what the charge is for, for people
+     * @param event what it costs, not null
      * @return the entry written
-     * @throws BudgetExceededException if spent ε with this event would exceed the budget (nothing is written)
-     * @throws IOException             if the write fails (nothing is then on file: the bytes are cut off again)
+     * @throws BudgetExceededException  if spent ε with this event would exceed the budget (nothing is written)
+     * @throws IllegalArgumentException if no registered accountant supports the composition with this event
+     * @throws LedgerException          if the file is corrupt, was tampered with, or is locked too long
+     * @throws IllegalStateException    if this ledger is closed or was opened read-only
+     * @throws IOException              if the write fails (nothing is then on file: the bytes are cut off again)
      */
     public Entry charge(String label, PrivacyEvent event) throws IOException {
         return charge(label, event, null, null, null);
@@ -795,12 +927,17 @@ public final class PrivacyLedger implements AutoCloseable {
      * resumed run is later checked against: its identifier ({@link #chargeOf}), the digest of the settings it was charged
      * for, and the digest of the state it starts from ({@link #reached}).
      *
+     * @param label what the charge is for, for people
+     * @param event what it costs, not null
      * @param run   the run's identifier (unique; null for none)
      * @param plan  SHA-256 (hex) of the run's settings, or null
      * @param start SHA-256 (hex) of the run's starting state, or null
      * @return the entry written
      * @throws BudgetExceededException  if spent ε with this event would exceed the budget (nothing is written)
-     * @throws IllegalArgumentException if the run already has a charge
+     * @throws IllegalArgumentException if the run already has a charge, or no registered accountant supports the
+     *                                  composition with this event
+     * @throws LedgerException          if the file is corrupt, was tampered with, or is locked too long
+     * @throws IllegalStateException    if this ledger is closed or was opened read-only
      * @throws IOException              if the write fails (nothing is then on file)
      */
     public Entry charge(String label, PrivacyEvent event, String run, String plan, String start) throws IOException {
@@ -819,9 +956,15 @@ public final class PrivacyLedger implements AutoCloseable {
     }
 
     /**
-     * Appends an audit entry whose cost is covered by the charge {@code coveredBy}, forced to disk.
+     * Appends an audit entry whose cost is covered by the charge {@code coveredBy}, forced to disk. It costs no ε.
      *
+     * @param label     what the entry is for, for people
+     * @param event     what the covered part cost, not null
+     * @param coveredBy the sequence number of the charge that covers it
+     * @return the entry written
      * @throws IllegalArgumentException if {@code coveredBy} is not a charge in this ledger
+     * @throws LedgerException          if the file is corrupt, was tampered with, or is locked too long
+     * @throws IllegalStateException    if this ledger is closed or was opened read-only
      * @throws IOException              if the write fails
      */
     public Entry record(String label, PrivacyEvent event, long coveredBy) throws IOException {
@@ -835,9 +978,15 @@ public final class PrivacyLedger implements AutoCloseable {
      * Records that the run of charge {@code charge} has saved a state after {@code stepsDone} steps, with this digest (what
      * {@link #reached} later accepts).
      *
-     * @param soFar the event of the steps done
+     * @param charge    the charge's sequence number
+     * @param stepsDone the steps done in the saved state, &gt;= 0
+     * @param soFar     the event of the steps done, not null
+     * @param digest    SHA-256 (hex) of the saved state
+     * @return the checkpoint entry written
      * @throws IllegalArgumentException if {@code charge} is not a charge in this ledger
      * @throws AlreadyReleasedException if the charge has released already (its run must not go on)
+     * @throws LedgerException          if the file is corrupt, was tampered with, or is locked too long
+     * @throws IllegalStateException    if this ledger is closed or was opened read-only
      * @throws IOException              if the write fails
      */
     public Entry recordCheckpoint(long charge, long stepsDone, PrivacyEvent soFar, String digest) throws IOException {
@@ -856,11 +1005,15 @@ public final class PrivacyLedger implements AutoCloseable {
      * Records the one release of charge {@code charge}: the digest of what is about to be published. The same digest again
      * (a release that was recorded, then interrupted before its files were all in place) is not written twice.
      *
-     * @param event what the release costs (the charge's event, for people)
-     * @param what  what is released, for people (e.g. the model's SHA-256)
+     * @param charge the charge's sequence number
+     * @param digest SHA-256 (hex) of what is released (e.g. {@link StagedRelease#digest()}), not null
+     * @param event  what the release costs (the charge's event, for people), not null
+     * @param what   what is released, for people (e.g. the model's SHA-256)
      * @return the release entry (the one already on file when the digest is the same)
      * @throws AlreadyReleasedException if the charge has already released something else: nothing is written
      * @throws IllegalArgumentException if {@code charge} is not a charge in this ledger
+     * @throws LedgerException          if the file is corrupt, was tampered with, or is locked too long
+     * @throws IllegalStateException    if this ledger is closed or was opened read-only
      * @throws IOException              if the write fails
      */
     public Entry recordRelease(long charge, String digest, PrivacyEvent event, String what) throws IOException {
@@ -895,6 +1048,17 @@ public final class PrivacyLedger implements AutoCloseable {
      * number. A record equal to one already on file (same label, event and charge: a resumed tuning reaching a trial it
      * had recorded before the crash) is not written again. A failed write is an {@link java.io.UncheckedIOException} (and
      * nothing runs).
+     *
+     * @param label     what the entry is for, for people; not null when {@code coveredBy} is given
+     * @param event     what it costs (a charge) or what the covered part cost (a record), not null
+     * @param coveredBy the sequence number of the charge that covers a record, or null to charge
+     * @return the sequence number of the entry written, or of the equal record already on file
+     * @throws BudgetExceededException      if a charge would take spent ε above the budget (nothing is written)
+     * @throws IllegalArgumentException     if {@code coveredBy} is not a charge in this ledger, or no registered
+     *                                      accountant supports the composition with a charged event
+     * @throws LedgerException              if the file is corrupt, was tampered with, or is locked too long
+     * @throws IllegalStateException        if this ledger is closed or was opened read-only
+     * @throws java.io.UncheckedIOException if the file cannot be read or the write fails
      */
     public long chargeOrRecord(String label, PrivacyEvent event, Long coveredBy) {
         try {
@@ -1011,12 +1175,27 @@ public final class PrivacyLedger implements AutoCloseable {
     /**
      * The hash of the last line, the head of the chain: keep it where the operator cannot change it, and check later
      * that the ledger still contains it ({@link #containsHash}), to detect a rewritten or truncated ledger.
+     *
+     * @return the SHA-256 (64 lower-case hex digits) of the ledger's last line, as of now
+     * @throws LedgerException          if the file is corrupt or was tampered with since the last operation, or is
+     *                                  locked by another process for more than a minute
+     * @throws IllegalStateException    if this ledger is closed
+     * @throws java.io.UncheckedIOException if the file cannot be read
      */
     public String headHash() {
         return snapshot(() -> head);
     }
 
-    /** Whether some line of this ledger has this hash (an anchored head is still in the chain). */
+    /**
+     * Whether some line of this ledger has this hash (an anchored head is still in the chain).
+     *
+     * @param hash a line hash (SHA-256, 64 lower-case hex digits), e.g. an earlier {@link #headHash()}
+     * @return true if a line read or written so far (the header included) has exactly this hash
+     * @throws LedgerException          if the file is corrupt or was tampered with since the last operation, or is
+     *                                  locked by another process for more than a minute
+     * @throws IllegalStateException    if this ledger is closed
+     * @throws java.io.UncheckedIOException if the file cannot be read
+     */
     public boolean containsHash(String hash) {
         return snapshot(() -> hashes.contains(hash));
     }

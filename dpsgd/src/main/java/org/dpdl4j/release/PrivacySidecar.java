@@ -46,7 +46,29 @@ public record PrivacySidecar(int schemaVersion, String kind, String modelFile, S
 
     private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
 
-    /** @throws IllegalArgumentException if the fields contradict each other (the message names the field) */
+    /**
+     * Checks the fields and copies the lists and maps (a null configuration becomes empty).
+     *
+     * @param schemaVersion  must be {@link #SCHEMA_VERSION}
+     * @param kind           one of {@link #KINDS}: {@code "training"} or {@code "tuning"}
+     * @param modelFile      the model's file name in the same directory, or null when nothing but statistics is
+     *                       released (then modelSha256 is null too)
+     * @param modelSha256    the SHA-256 of the model file's bytes, 64 lower-case hex digits; null exactly when
+     *                       modelFile is null
+     * @param nonPrivate     true when the release has no privacy guarantee
+     * @param epsilon        the claimed ε at δ, finite and ≥ 0; null exactly when nonPrivate
+     * @param delta          δ, in (0, 1)
+     * @param accountant     the registry name of the accountant, not null
+     * @param event          the whole release's privacy event, not null
+     * @param released       the file names that make up the release, not null and without null elements
+     * @param input          the input the model expects, may be null
+     * @param configuration  data-independent settings, may be null (read as empty)
+     * @param libraryVersion the dpdl4j version that wrote the file, not null
+     * @throws IllegalArgumentException if the fields contradict each other or are out of range (the message names
+     *                                  the field)
+     * @throws NullPointerException     if accountant, event, released (or one of its elements) or libraryVersion is
+     *                                  null
+     */
     public PrivacySidecar {
         if (schemaVersion != SCHEMA_VERSION) {
             throw new IllegalArgumentException("schema_version must be " + SCHEMA_VERSION + ", got " + schemaVersion);
@@ -77,7 +99,12 @@ public record PrivacySidecar(int schemaVersion, String kind, String modelFile, S
         Objects.requireNonNull(libraryVersion, "library_version");
     }
 
-    /** The sidecar as the JSON object written to {@code privacy.json} (field names in snake_case). */
+    /**
+     * The sidecar as the JSON object written to {@code privacy.json} (field names in snake_case).
+     *
+     * @return a new mutable, insertion-ordered map from field name to value; {@code model} and {@code input} are
+     *         nested maps or null, {@code event} is the event's map
+     */
     public Map<String, Object> toMap() {
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("schema_version", schemaVersion);
@@ -102,7 +129,12 @@ public record PrivacySidecar(int schemaVersion, String kind, String modelFile, S
         return m;
     }
 
-    /** The sidecar as indented JSON (UTF-8 bytes, ending in a newline). */
+    /**
+     * The sidecar as indented JSON (UTF-8 bytes, ending in a newline).
+     *
+     * @return the UTF-8 bytes of {@link #toMap()} as indented JSON followed by {@code '\n'}
+     * @throws IllegalStateException if the map cannot be written as JSON
+     */
     public byte[] toJson() {
         try {
             return (JSON.writeValueAsString(toMap()) + "\n").getBytes(StandardCharsets.UTF_8);
@@ -113,10 +145,14 @@ public record PrivacySidecar(int schemaVersion, String kind, String modelFile, S
 
     /**
      * Parses {@code privacy.json}. Checks the schema and the types of every field, not the claim (that is
-     * {@link PrivateModel#load}'s job).
+     * {@link PrivateModel#load}'s job). {@code model.file} must be a plain file name (no {@code /} or {@code \},
+     * not starting with {@code .}); {@code input} and {@code configuration} may be absent.
      *
-     * @throws IllegalArgumentException if the bytes are not JSON, a field is missing or of the wrong type, or the
-     *                                  schema version is not {@link #SCHEMA_VERSION} (the message names the field)
+     * @param json the UTF-8 JSON bytes of a sidecar
+     * @return the parsed sidecar
+     * @throws IllegalArgumentException if the bytes are not JSON, a field is missing or of the wrong type, the
+     *                                  schema version is not {@link #SCHEMA_VERSION}, the event cannot be parsed,
+     *                                  or the fields contradict each other (the message names the field)
      */
     public static PrivacySidecar fromJson(byte[] json) {
         Map<?, ?> m;
@@ -167,7 +203,12 @@ public record PrivacySidecar(int schemaVersion, String kind, String modelFile, S
                 configuration == null ? null : toStringKeys(object(configuration, "configuration")), string(m, "library_version"));
     }
 
-    /** The dpdl4j version of this library (from the jar's build), or "unknown". */
+    /**
+     * The dpdl4j version of this library, read from the {@code version.properties} resource written by the build.
+     *
+     * @return the {@code version} property, or {@code "unknown"} when the resource or the property is missing or
+     *         cannot be read
+     */
     public static String currentLibraryVersion() {
         try (InputStream in = PrivacySidecar.class.getResourceAsStream("version.properties")) {
             Properties p = new Properties();

@@ -71,7 +71,11 @@ public final class PrivateModel {
      * @param delta         δ ∈ (0, 1)
      * @param input         the input the network expects, or null when unknown
      * @param configuration data-independent settings recorded for people (values must be JSON-writable), or null
-     * @throws IllegalArgumentException on an unknown accountant or kind, a δ out of range, or another network type
+     *                      (read as empty); copied
+     * @return the model with its (ε, δ) guarantee computed by the accountant
+     * @throws IllegalArgumentException on an unknown accountant or kind, a δ out of range, another network type, or
+     *                                  an event the accountant does not support
+     * @throws NullPointerException     if network or event is null
      */
     public static PrivateModel of(Model network, String kind, PrivacyEvent event, String accountant, double delta, InputSpec input,
                                   Map<String, Object> configuration) {
@@ -88,37 +92,66 @@ public final class PrivateModel {
                 input, configuration);
     }
 
-    /** The network (the same object, not a copy): a {@link MultiLayerNetwork} or a {@link ComputationGraph}. */
+    /**
+     * The network (the same object, not a copy): a {@link MultiLayerNetwork} or a {@link ComputationGraph}.
+     *
+     * @return the network, not null
+     */
     public Model network() {
         return network;
     }
 
-    /** The release's privacy event. */
+    /**
+     * The release's privacy event.
+     *
+     * @return the event that the guarantee is computed from, not null
+     */
     public PrivacyEvent event() {
         return event;
     }
 
-    /** The registry name of the accountant that computed {@link #guarantee()}. */
+    /**
+     * The registry name of the accountant that computed {@link #guarantee()}.
+     *
+     * @return a name registered in {@link Accountants}
+     */
     public String accountant() {
         return accountant;
     }
 
-    /** (ε, δ) of the release, from {@link #accountant()}; ε is +∞ for a model without a privacy guarantee. */
+    /**
+     * (ε, δ) of the release, from {@link #accountant()}; ε is +∞ for a model without a privacy guarantee. For a
+     * loaded model ε is the sidecar's claim (checked to be no lower than the recomputed ε).
+     *
+     * @return the guarantee, not null
+     */
     public PrivacyGuarantee guarantee() {
         return guarantee;
     }
 
-    /** True when the release has no finite ε. */
+    /**
+     * Whether the release has no privacy guarantee.
+     *
+     * @return true when ε of {@link #guarantee()} is infinite
+     */
     public boolean nonPrivate() {
         return Double.isInfinite(guarantee.epsilon());
     }
 
-    /** The input the network expects, or null when unknown. */
+    /**
+     * The input the network expects.
+     *
+     * @return the input specification, or null when unknown
+     */
     public InputSpec input() {
         return input;
     }
 
-    /** The sidecar this model was loaded with or last saved with; null before either. */
+    /**
+     * The sidecar this model was loaded with or last saved with (or last built by {@link #releaseFiles}).
+     *
+     * @return the sidecar, or null before any of these
+     */
     public PrivacySidecar sidecar() {
         return sidecar;
     }
@@ -141,7 +174,12 @@ public final class PrivateModel {
                 : ((ComputationGraph) network).outputSingle(false, features);
     }
 
-    /** An independent copy (the network cloned; the claim shared), for one more serving thread; safe to call from several. */
+    /**
+     * An independent copy (the network cloned; the claim shared), for one more serving thread; safe to call from
+     * several.
+     *
+     * @return a new model with a clone of the network and the same event, guarantee, input, configuration and sidecar
+     */
     public PrivateModel copy() {
         Model clone;
         synchronized (network) { // serving threads clone the shared network on their first request
@@ -159,9 +197,11 @@ public final class PrivateModel {
      * {@link StagedRelease} instead, with {@link #releaseFiles}.
      *
      * @param dir          the release directory (created if missing)
-     * @param alsoReleased further files of the same release (e.g. {@code tuning.json}), listed in the sidecar
+     * @param alsoReleased further files of the same release (e.g. {@code tuning.json}), listed in the sidecar but not
+     *                     written here (may be empty)
      * @return the sidecar written
-     * @throws IOException if a file cannot be written
+     * @throws IOException if the directory cannot be created, the old sidecar cannot be removed, the network cannot be
+     *                     serialised or a file cannot be written
      */
     public PrivacySidecar save(Path dir, String... alsoReleased) throws IOException {
         Files.createDirectories(dir);
@@ -178,7 +218,8 @@ public final class PrivateModel {
      * {@code tuning.json}), then the sidecar {@code privacy.json}, which names the model's SHA-256 and lists them all.
      * Becomes this model's {@link #sidecar()}.
      *
-     * @param also further files of the same release, name → bytes (may be empty)
+     * @param also further files of the same release, name → bytes (may be empty; names should differ from
+     *             {@link #MODEL_FILE} and {@link #SIDECAR_FILE})
      * @return name → bytes, in publishing order
      * @throws IOException if the network cannot be serialised
      */
@@ -205,9 +246,13 @@ public final class PrivateModel {
      * Loads {@code dir/privacy.json} and the model it names, after the checks in the class comment.
      *
      * @param dir    a release directory written by {@link #save} (or by {@code dpdl4j train} / {@code tune})
-     * @param policy what the caller accepts
-     * @throws UnverifiedModelException if any check fails (the message says which, with the values)
+     * @param policy what the caller accepts, not null
+     * @return the loaded model, whose {@link #guarantee()} carries the sidecar's claimed ε and whose
+     *         {@link #sidecar()} is the verified sidecar
+     * @throws UnverifiedModelException if any check fails, or the verified bytes are not a DL4J model (the message
+     *                                  says which, with the values)
      * @throws IOException              if a file cannot be read
+     * @throws NullPointerException     if policy is null
      */
     public static PrivateModel load(Path dir, LoadPolicy policy) throws IOException {
         Verified v = verify(dir, policy);
@@ -226,8 +271,12 @@ public final class PrivateModel {
     /**
      * The checks of {@link #load} without building the network: the verified sidecar.
      *
+     * @param dir    a release directory written by {@link #save} (or by {@code dpdl4j train} / {@code tune})
+     * @param policy what the caller accepts, not null
+     * @return the sidecar, after every check of {@link #load} passed
      * @throws UnverifiedModelException if any check fails
      * @throws IOException              if a file cannot be read
+     * @throws NullPointerException     if policy is null
      */
     public static PrivacySidecar verifySidecar(Path dir, LoadPolicy policy) throws IOException {
         return verify(dir, policy).sidecar;

@@ -64,8 +64,10 @@ public final class PrivateRun implements AutoCloseable {
      * @param chargeLabel the ledger entry's label
      * @param every       steps between checkpoints, ≥ 0 (0: none but the start's when charged)
      * @return the started run, holding its lock
-     * @throws IllegalArgumentException        if the directory is in use or has no room for the run
+     * @throws IllegalArgumentException        if {@code every} &lt; 0, or the directory is in use or has no room for
+     *                                         the run
      * @throws PrivacyLedger.BudgetExceededException if the charge exceeds the ledger's budget (nothing written)
+     * @throws PrivacyLedger.LedgerException   if the ledger is corrupt, was tampered with, or is locked too long
      * @throws IOException                     if a file cannot be written
      */
     public static PrivateRun start(Path out, Map<String, Object> state, Model network, org.dpdl4j.dpsgd.DpSgdConfig config,
@@ -138,6 +140,7 @@ public final class PrivateRun implements AutoCloseable {
      * @return the charged tuning (its {@link #charge} null without a ledger); the ledger is closed if this fails
      * @throws IllegalArgumentException if a resumed tuning's data or charge do not match
      * @throws PrivacyLedger.AlreadyReleasedException if its charge has released already (a copy released first)
+     * @throws PrivacyLedger.BudgetExceededException  if a charge made here exceeds the ledger's budget
      * @throws IOException if a file cannot be written
      */
     public static PrivateRun chargeTuning(Path out, Map<String, Object> saved, Map<String, Object> fresh, PrivacyLedger ledger,
@@ -230,7 +233,8 @@ public final class PrivateRun implements AutoCloseable {
      * @param out    the tuning's output directory
      * @param staged the pending release ({@link StagedRelease#pending})
      * @param saved  the tuning's saved state
-     * @throws IllegalArgumentException if the saved ledger has no such charge
+     * @throws IllegalArgumentException if the saved ledger has no such charge, or does not exist
+     * @throws PrivacyLedger.AlreadyReleasedException if the charge has released something else
      * @throws IOException if a file cannot be written
      */
     public static void finishStagedTuning(Path out, StagedRelease staged, Map<String, Object> saved) throws IOException {
@@ -253,6 +257,7 @@ public final class PrivateRun implements AutoCloseable {
      * @param out   the tuning's output directory
      * @param saved the tuning's saved state
      * @throws PrivacyLedger.AlreadyReleasedException if the charge has released
+     * @throws PrivacyLedger.LedgerException          if the ledger is corrupt, was tampered with, or is locked too long
      * @throws IOException if the ledger cannot be read
      */
     public static void checkNotReleased(Path out, Map<String, Object> saved) throws IOException {
@@ -293,12 +298,21 @@ public final class PrivateRun implements AutoCloseable {
         AtomicFiles.write(out.resolve(TUNING_STATE), (PRETTY.writeValueAsString(state) + "\n").getBytes(StandardCharsets.UTF_8));
     }
 
-    /** The run identifier (a tuning's, kept across its resumptions). */
+    /**
+     * The run identifier (a tuning's, kept across its resumptions).
+     *
+     * @return the state's {@code run} field, or null when it has none
+     */
     public String runId() {
         return (String) state.get("run");
     }
 
-    /** What {@link #resume} found: a run to continue, or a release that was interrupted and is now out. */
+    /**
+     * What {@link #resume} found: a run to continue, or a release that was interrupted and is now out.
+     *
+     * @param run         the run to continue (holding its lock), or null when {@code releasedNow}
+     * @param releasedNow true when a staged release was published by the resume and there is nothing left to run
+     */
     public record Resumption(PrivateRun run, boolean releasedNow) {
     }
 
@@ -389,27 +403,47 @@ public final class PrivateRun implements AutoCloseable {
         }
     }
 
-    /** The run's state: its plan, and its progress up to the last checkpoint (a live map, written at each checkpoint). */
+    /**
+     * The run's state: its plan, and its progress up to the last checkpoint (a live map, written at each checkpoint).
+     *
+     * @return the state map itself (not a copy); changes to it are written with the next checkpoint
+     */
     public Map<String, Object> state() {
         return state;
     }
 
-    /** The ledger charged for the run, or null. */
+    /**
+     * The ledger charged for the run.
+     *
+     * @return the ledger, or null when the run has none
+     */
     public PrivacyLedger ledger() {
         return ledger;
     }
 
-    /** The ledger entry that charged the run, or null (no ledger). */
+    /**
+     * The ledger entry that charged the run.
+     *
+     * @return the charge's sequence number, or null when the run has not been charged (no ledger)
+     */
     public Long charge() {
         return state.get("ledger_charge") instanceof Number c ? c.longValue() : null;
     }
 
-    /** The run's output directory. */
+    /**
+     * The run's output directory.
+     *
+     * @return the directory given to {@link #start}, {@link #resume} or {@link #chargeTuning}
+     */
     public Path output() {
         return out;
     }
 
-    /** Steps between checkpoints (0: none). */
+    /**
+     * Steps between checkpoints.
+     *
+     * @return the interval in steps, &gt;= 0 (0: none)
+     */
     public long checkpointEvery() {
         return every;
     }
@@ -431,12 +465,22 @@ public final class PrivateRun implements AutoCloseable {
         return r;
     }
 
-    /** Steps done at the last checkpoint. */
+    /**
+     * Steps done at the last checkpoint.
+     *
+     * @return the state's {@code steps_done}, &gt;= 0
+     * @throws NullPointerException if the state has no {@code steps_done} (no checkpoint was written: a run that
+     *                              neither checkpoints nor is charged)
+     */
     public long stepsDone() {
         return ((Number) state.get("steps_done")).longValue();
     }
 
-    /** The checkpoint's directory. */
+    /**
+     * The checkpoint's directory.
+     *
+     * @return {@link #CHECKPOINT} resolved against the output directory
+     */
     public Path checkpointDirectory() {
         return out.resolve(CHECKPOINT);
     }
@@ -444,6 +488,7 @@ public final class PrivateRun implements AutoCloseable {
     /**
      * The network of the last checkpoint, with its updater state.
      *
+     * @return a new network restored from the checkpoint's model file
      * @throws IllegalArgumentException if its file cannot be read as a DL4J network
      */
     public Model network() {
@@ -459,6 +504,7 @@ public final class PrivateRun implements AutoCloseable {
     /**
      * The moving average of the parameters at the last checkpoint, or null (none kept).
      *
+     * @return the array read from the checkpoint's moving-average file, or null when the state names none
      * @throws IllegalArgumentException if its file cannot be read
      */
     public INDArray ema() {
@@ -490,7 +536,12 @@ public final class PrivateRun implements AutoCloseable {
         }
     }
 
-    /** The sink that writes the run's checkpoints, or null when it takes none. */
+    /**
+     * The sink that writes the run's checkpoints (model, moving average, ledger record, then {@code state.json}).
+     *
+     * @return the sink, or null when the run takes none ({@link #checkpointEvery()} is 0); the sink throws
+     *         {@link UncheckedIOException} when a checkpoint cannot be written
+     */
     public Checkpoint.Sink checkpoints() {
         return every > 0 ? this::saveCheckpoint : null;
     }

@@ -20,8 +20,11 @@ public final class RunLock implements AutoCloseable {
     }
 
     /**
-     * Takes the lock of the run in {@code out}.
+     * Takes the lock of the run in {@code out}, creating {@code operator/checkpoint/} and its {@code .lock} file if
+     * needed. The lock is not waited for: it is taken now or refused.
      *
+     * @param out the run's output directory
+     * @return the held lock; close it to release it
      * @throws IllegalArgumentException if another process (or this one) holds it
      * @throws IOException              if the lock file cannot be created
      */

@@ -85,10 +85,14 @@ public final class StagedRelease {
 
     /**
      * The staged release of {@code out}, if a complete one is waiting: its manifest exists and every file it names has
-     * the recorded SHA-256.
+     * the recorded SHA-256. A file already moved into {@code out} (a crash while publishing) is checked there.
      *
-     * @throws IllegalStateException if the manifest is there but a file is missing or differs (the staging was damaged)
-     * @throws IOException           if a file cannot be read
+     * @param out the output directory
+     * @return the staged release, or empty when no manifest is waiting
+     * @throws IllegalStateException    if the manifest is there but is not a manifest, or a file is missing or differs
+     *                                  (the staging was damaged)
+     * @throws IllegalArgumentException if the manifest lists a file to publish whose name is not a plain file name
+     * @throws IOException              if a file cannot be read
      */
     public static Optional<StagedRelease> pending(Path out) throws IOException {
         Path dir = out.resolve(STAGING);
@@ -125,17 +129,30 @@ public final class StagedRelease {
         return Optional.of(new StagedRelease(out, hashes, obsolete));
     }
 
-    /** SHA-256 (hex) of the manifest's names and hashes: what the ledger records as this release. */
+    /**
+     * SHA-256 (hex) of the manifest's names and hashes: what the ledger records as this release.
+     *
+     * @return the SHA-256 (64 lower-case hex digits) of the UTF-8 lines {@code "NAME SHA256\n"}, in publishing order
+     */
     public String digest() {
         return digest;
     }
 
-    /** The SHA-256 of one staged file, or null if it is not part of the release. */
+    /**
+     * The SHA-256 of one staged file.
+     *
+     * @param name the file name
+     * @return its SHA-256 (hex) as recorded in the manifest, or null if it is not part of the release
+     */
     public String sha256(String name) {
         return files.get(name);
     }
 
-    /** The staged file names, in publishing order. */
+    /**
+     * The staged file names, in publishing order.
+     *
+     * @return an unmodifiable list of the names
+     */
     public List<String> names() {
         return List.copyOf(files.keySet());
     }
@@ -145,8 +162,10 @@ public final class StagedRelease {
      *
      * @param ledger the ledger the run was charged to, or null
      * @param charge the charge's sequence number (ignored without a ledger)
-     * @param event  what the release costs (for the ledger's record)
+     * @param event  what the release costs (for the ledger's record); not null with a ledger and a charge
      * @throws PrivacyLedger.AlreadyReleasedException if the charge has released something else (nothing is published)
+     * @throws IllegalArgumentException               if {@code charge} is not a charge in the ledger
+     * @throws PrivacyLedger.LedgerException          if the ledger is corrupt, was tampered with, or is locked too long
      * @throws IOException                            if the ledger or a file cannot be written
      */
     public void release(PrivacyLedger ledger, Long charge, PrivacyEvent event) throws IOException {
@@ -163,7 +182,7 @@ public final class StagedRelease {
      * release goes last), removes the files it makes obsolete, then removes the staging folder. Publishing again after a
      * crash in the middle moves what is still staged.
      *
-     * @throws IOException if a file cannot be moved
+     * @throws IOException if a file cannot be read, moved or deleted
      */
     public void publish() throws IOException {
         Path dir = out.resolve(STAGING);

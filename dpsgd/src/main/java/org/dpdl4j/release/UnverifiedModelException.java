@@ -10,12 +10,21 @@ import java.io.IOException;
 public class UnverifiedModelException extends IOException {
     private static final long serialVersionUID = 1L;
 
-    /** @param message what failed, naming the file and the value */
+    /**
+     * An exception with a message and no cause.
+     *
+     * @param message what failed, naming the file and the value
+     */
     public UnverifiedModelException(String message) {
         super(message);
     }
 
-    /** @param message what failed; @param cause the underlying error */
+    /**
+     * An exception with a message and the error that caused it.
+     *
+     * @param message what failed, naming the file and the value
+     * @param cause   the underlying error, may be null
+     */
     public UnverifiedModelException(String message, Throwable cause) {
         super(message, cause);
     }

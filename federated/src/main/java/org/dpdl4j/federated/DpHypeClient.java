@@ -31,6 +31,8 @@ public final class DpHypeClient {
     private final Random noise;
 
     /**
+     * A party that votes through the given transport. Nothing is validated or sent until {@link #vote}.
+     *
      * @param clientId   this party's id on the coordinator's roster
      * @param parameters the session parameters this party agrees to
      * @param transport  the connection to the coordinator
@@ -48,7 +50,10 @@ public final class DpHypeClient {
      * This party's noisy vote vector: s at its k smallest losses (ties to the lower index), 0 elsewhere,
      * plus N_Z(0, σ_c²) per coordinate, drawn from {@code random}.
      *
-     * @param losses the loss of each of the p candidates on this party's data
+     * @param losses     the loss of each of the p candidates on this party's data (smaller is better), none NaN
+     * @param parameters the session parameters: p, k, s and σ_c
+     * @param random     the noise source; use {@link java.security.SecureRandom} outside tests
+     * @return the noisy vote vector, p integers in grid units (a vote is s units)
      * @throws IllegalArgumentException if the number of losses is not p, or a loss is NaN
      */
     public static long[] encode(double[] losses, DpHypeParameters parameters, Random random) {
@@ -71,7 +76,9 @@ public final class DpHypeClient {
      *
      * @param losses the loss of each candidate on this party's data (smaller is better)
      * @return the completed round's outcome: the exact integer sum, the participants and the winner
-     * @throws ProtocolException         if the coordinator refuses this party or the session fails
+     * @throws ProtocolException         if the coordinator refuses this party or the session fails, or
+     *                                   ({@code PARAMETER_MISMATCH}) if the coordinator's parameters differ from this
+     *                                   party's or a round has fewer than n_min participants
      * @throws IllegalArgumentException  on bad losses, or a peer key that X25519 rejects
      */
     public RoundOutcome vote(double[] losses) {

@@ -35,7 +35,15 @@ import org.dpdl4j.secagg.PairwiseMasks;
 public final class DpHypeCoordinator {
     private enum Phase { KEYS, INPUTS, DONE, FAILED }
 
-    /** The session's result: the exact integer sum, the votes Σ/s, the winning index, the participants and the rounds used. */
+    /**
+     * The session's result: the exact integer sum, the votes Σ/s, the winning index, the participants and the rounds used.
+     *
+     * @param sum          the exact integer sum modulo 2^64 of the participants' noisy vote vectors, p entries
+     * @param votes        Σ/s per candidate, in votes, p entries
+     * @param winner       the index in [0, p) of the largest sum entry (the lowest index on ties)
+     * @param participants the ids whose vectors were summed, in increasing order, at least n_min of them
+     * @param rounds       the number of the round that completed, ≥ 1 (so the rounds used, aborted ones included)
+     */
     public record Result(long[] sum, double[] votes, int winner, List<Integer> participants, long rounds) {
     }
 
@@ -58,9 +66,12 @@ public final class DpHypeCoordinator {
     private String failure;
 
     /**
+     * A coordinator for a new session, in round 1's key phase, with a fresh random session id.
+     *
      * @param parameters   the session's public parameters (roster size n = maxClients)
      * @param clientIds    the roster: exactly n distinct ids
-     * @param phaseTimeout how long a phase waits for missing clients after its first message (&gt; 0)
+     * @param phaseTimeout how long a phase waits for missing clients after its first message (&gt; 0); the input
+     *                     phase's clock starts when the key phase closes
      * @param maxRounds    how many rounds may be started before the session fails (≥ 1)
      * @throws IllegalArgumentException if the roster size is not n, or a limit is out of range
      */
@@ -85,18 +96,41 @@ public final class DpHypeCoordinator {
         this.session = HexFormat.of().formatHex(id);
     }
 
-    /** The session's public parameters. */
+    /**
+     * The session's public parameters.
+     *
+     * @return the parameters given at construction
+     */
     public DpHypeParameters parameters() {
         return parameters;
     }
 
-    /** A client's first contact: the session id, the current round and the parameters. */
+    /**
+     * A client's first contact: the session id, the current round and the parameters. Does not block.
+     *
+     * @param hello the client's id
+     * @return the session id, the current round and the parameters
+     * @throws ProtocolException ({@code UNKNOWN_CLIENT}) if the client is not on the roster
+     */
     public synchronized SessionInfo hello(Hello hello) {
         checkRoster(hello.clientId());
         return new SessionInfo(session, round, parameters);
     }
 
-    /** Records a round key and blocks until the key phase closes; returns the round's participants and keys. */
+    /**
+     * Records a round key and blocks until the key phase closes; returns the round's participants and keys. The phase
+     * closes when every active client has sent a key, or at the phase timeout (counted from the round's first key)
+     * with those present; the session fails if fewer than n_min sent one.
+     *
+     * @param a the session, round, client id and {@value PairwiseMasks#PUBLIC_KEY_BYTES}-byte X25519 public key
+     * @return the round's participants and their keys, in increasing id order
+     * @throws ProtocolException {@code WRONG_SESSION}, {@code UNKNOWN_CLIENT}, {@code REPLAY} (key already sent, or
+     *                           round over), {@code OUT_OF_ORDER} (a later round), {@code LATE_JOINER} (key phase
+     *                           closed, or the client dropped out earlier), {@code WRONG_LENGTH} (key not
+     *                           {@value PairwiseMasks#PUBLIC_KEY_BYTES} bytes), {@code SESSION_FAILED} (the session
+     *                           failed, or the round ended before its key phase closed) or {@code TRANSPORT}
+     *                           (interrupted while waiting)
+     */
     public synchronized RoundKeys advertise(KeyAdvertisement a) {
         checkSession(a.session());
         checkRoster(a.clientId());
@@ -133,7 +167,18 @@ public final class DpHypeCoordinator {
         throw new ProtocolException(Reason.SESSION_FAILED, failure == null ? "round " + r + " ended before its key phase closed" : failure);
     }
 
-    /** Records a masked input and blocks until the round completes (the sum) or aborts (retry in the next round). */
+    /**
+     * Records a masked input and blocks until the round completes (the sum) or aborts (retry in the next round). The
+     * round completes when every key holder has submitted, and aborts at the phase timeout otherwise.
+     *
+     * @param m the session, round, client id and masked vector of p entries
+     * @return the round's outcome: done with the sum, participants and winner, or not done with the next round
+     * @throws ProtocolException {@code WRONG_SESSION}, {@code UNKNOWN_CLIENT}, {@code REPLAY} (already submitted, or
+     *                           round over), {@code OUT_OF_ORDER} (a later round, or the key phase still open),
+     *                           {@code LATE_JOINER} (no key sent in this round), {@code WRONG_LENGTH} (not p
+     *                           entries), {@code SESSION_FAILED} (the session failed) or {@code TRANSPORT}
+     *                           (interrupted while waiting)
+     */
     public synchronized RoundOutcome submit(MaskedInput m) {
         checkSession(m.session());
         checkRoster(m.clientId());
@@ -172,6 +217,8 @@ public final class DpHypeCoordinator {
     /**
      * Blocks until the session ends.
      *
+     * @param timeout how long to wait at most; a zero or negative duration fails at once unless the session has
+     *                already ended
      * @return the result
      * @throws ProtocolException (SESSION_FAILED) if the session failed, or (TRANSPORT) if the wait timed out
      * @throws InterruptedException if interrupted while waiting

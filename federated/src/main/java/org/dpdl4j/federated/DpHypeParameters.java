@@ -15,16 +15,28 @@ import org.dpdl4j.accounting.DpHypeVoting;
  * @param candidates p ≥ 2, the number of public candidates (the vector length)
  * @param votes      k ∈ [1, p − 1] votes per client
  * @param scale      s ∈ [1, 2^24]
- * @param localSigma σ_c ≥ 1/2: each client's discrete Gaussian standard deviation, in grid units
+ * @param localSigma σ_c ∈ [1/2, 10^12]: each client's discrete Gaussian standard deviation, in grid units (a vote
+ *                   is s units)
  * @param minClients n_min ≥ 1: a round completes only with at least this many participants, so the
  *                   sum always carries at least n_min clients' noise
- * @param maxClients n ≥ n_min: the roster size
+ * @param maxClients n ∈ [n_min, 2^20]: the roster size
  */
 public record DpHypeParameters(int candidates, int votes, long scale, double localSigma, int minClients, int maxClients) {
     /** The default scale s = 2^16: with it, τ of the distributed discrete Gaussian is negligible for σ/√n ≥ 1/2^12. */
     public static final long DEFAULT_SCALE = 1L << 16;
 
-    /** @throws IllegalArgumentException on a parameter outside the ranges above */
+    /**
+     * Validates the parameters.
+     *
+     * @param candidates p ≥ 2, the number of public candidates (the vector length)
+     * @param votes      k ∈ [1, p − 1] votes per client
+     * @param scale      s ∈ [1, 2^24], the integer one vote is encoded as
+     * @param localSigma σ_c ∈ [1/2, 10^12], each client's discrete Gaussian standard deviation, in grid units (a
+     *                   vote is s units)
+     * @param minClients n_min ≥ 1, the fewest participants with which a round completes
+     * @param maxClients n ∈ [n_min, 2^20], the roster size
+     * @throws IllegalArgumentException on a parameter outside the ranges above
+     */
     public DpHypeParameters {
         if (candidates < 2) {
             throw new IllegalArgumentException("candidates p must be >= 2, got " + candidates);
@@ -48,9 +60,15 @@ public record DpHypeParameters(int candidates, int votes, long scale, double loc
      * Parameters whose vote is (ε, δ)-DP at client level, with σ_c from
      * {@link DpHypeVoting#discreteLocalSigma}.
      *
-     * @param clients    n, the roster size
-     * @param minClients n_min ≤ n; n_min &lt; n tolerates n − n_min dropouts at the price of more noise
-     * @throws IllegalArgumentException on a parameter out of range
+     * @param candidates p ≥ 2, the number of public candidates
+     * @param votes      k ∈ [1, p − 1] votes per client
+     * @param clients    n ∈ [n_min, 2^20], the roster size
+     * @param minClients n_min ≥ 1 and ≤ n; n_min &lt; n tolerates n − n_min dropouts at the price of more noise
+     * @param scale      s ∈ [1, 2^24], the integer one vote is encoded as (e.g. {@link #DEFAULT_SCALE})
+     * @param epsilon    the target privacy loss ε, finite and &gt; 0
+     * @param delta      the target failure probability δ ∈ (0, 1)
+     * @return the parameters with the smallest σ_c (grid units, to 10⁻³, rounded up) that meets (ε, δ)
+     * @throws IllegalArgumentException on a parameter out of range, or a target no σ_c ≤ 10⁶ meets
      */
     public static DpHypeParameters calibrate(int candidates, int votes, int clients, int minClients, long scale,
                                              double epsilon, double delta) {
@@ -59,12 +77,20 @@ public record DpHypeParameters(int candidates, int votes, long scale, double loc
         return new DpHypeParameters(candidates, votes, scale, sigma, minClients, clients);
     }
 
-    /** The privacy event of one completed vote (client-level, remove-then-add neighbours). */
+    /**
+     * The privacy event of one completed vote (client-level, remove-then-add neighbours).
+     *
+     * @return the distributed discrete Gaussian event of {@link DpHypeVoting#discreteEvent} for these parameters
+     */
     public DistributedDiscreteGaussianEvent event() {
         return DpHypeVoting.discreteEvent(votes, scale, localSigma, minClients, maxClients, candidates);
     }
 
-    /** The standard deviation of the summed noise in votes, for at least n_min participants: √n_min·σ_c/s. */
+    /**
+     * The standard deviation of the summed noise in votes, for at least n_min participants: √n_min·σ_c/s.
+     *
+     * @return √n_min·σ_c/s, in votes, &gt; 0
+     */
     public double summedNoiseInVotes() {
         return Math.sqrt(minClients) * localSigma / scale;
     }

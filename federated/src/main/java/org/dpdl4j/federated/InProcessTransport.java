@@ -11,6 +11,11 @@ import org.dpdl4j.federated.Messages.SessionInfo;
 public final class InProcessTransport implements SecureSumTransport {
     private final DpHypeCoordinator coordinator;
 
+    /**
+     * A transport that calls the given coordinator directly.
+     *
+     * @param coordinator the coordinator in this JVM
+     */
     public InProcessTransport(DpHypeCoordinator coordinator) {
         this.coordinator = coordinator;
     }

@@ -26,17 +26,35 @@ public final class ProtocolException extends RuntimeException {
 
     private final Reason reason;
 
+    /**
+     * A refusal; the exception's message is {@code reason + ": " + message}.
+     *
+     * @param reason  why the message was refused
+     * @param message a description of the refusal
+     */
     public ProtocolException(Reason reason, String message) {
         super(reason + ": " + message);
         this.reason = reason;
     }
 
+    /**
+     * A refusal caused by another exception (typically a transport failure); the exception's message is
+     * {@code reason + ": " + message}.
+     *
+     * @param reason  why the message was refused
+     * @param message a description of the refusal
+     * @param cause   the underlying exception; may be null
+     */
     public ProtocolException(Reason reason, String message, Throwable cause) {
         super(reason + ": " + message, cause);
         this.reason = reason;
     }
 
-    /** Why the message was refused. */
+    /**
+     * Why the message was refused.
+     *
+     * @return the reason given at construction
+     */
     public Reason reason() {
         return reason;
     }

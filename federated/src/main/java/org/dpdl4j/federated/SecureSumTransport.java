@@ -15,15 +15,38 @@ import org.dpdl4j.federated.Messages.SessionInfo;
  * @see DpHypeCoordinator
  */
 public interface SecureSumTransport extends AutoCloseable {
-    /** @throws ProtocolException if the coordinator refuses the client */
+    /**
+     * Makes a client's first contact.
+     *
+     * @param hello the client's id
+     * @return the session id, the current round and the session's public parameters
+     * @throws ProtocolException if the coordinator refuses the client (or, with {@code TRANSPORT}, if the transport
+     *                           fails)
+     */
     SessionInfo hello(Hello hello);
 
-    /** @throws ProtocolException if the coordinator refuses the key */
+    /**
+     * Sends a client's public key for a round and waits until the round's key phase closes.
+     *
+     * @param advertisement the session, round, client id and {@value org.dpdl4j.secagg.PairwiseMasks#PUBLIC_KEY_BYTES}-byte
+     *                      X25519 public key
+     * @return the round's participants and their public keys, in increasing id order
+     * @throws ProtocolException if the coordinator refuses the key, or the session fails (or, with
+     *                           {@code TRANSPORT}, if the transport fails)
+     */
     RoundKeys advertise(KeyAdvertisement advertisement);
 
-    /** @throws ProtocolException if the coordinator refuses the input */
+    /**
+     * Sends a client's masked vector for a round and waits until the round completes or aborts.
+     *
+     * @param input the session, round, client id and masked vector of p entries
+     * @return the round's outcome: the sum if it completed, else the round to retry in
+     * @throws ProtocolException if the coordinator refuses the input, or the session fails (or, with
+     *                           {@code TRANSPORT}, if the transport fails)
+     */
     RoundOutcome submit(MaskedInput input);
 
+    /** Releases the connection; the default does nothing. */
     @Override
     default void close() {
     }

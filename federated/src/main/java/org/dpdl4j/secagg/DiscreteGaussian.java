@@ -20,6 +20,8 @@ public final class DiscreteGaussian {
     private final Random random;
 
     /**
+     * A sampler for N_Z(0, σ²).
+     *
      * @param variance σ² &gt; 0 and finite
      * @param random   the bit source; use {@link java.security.SecureRandom} outside tests
      * @throws IllegalArgumentException if σ² is not finite and &gt; 0
@@ -43,7 +45,11 @@ public final class DiscreteGaussian {
         this.random = random;
     }
 
-    /** One draw from N_Z(0, σ²) (CKS Algorithm 3 with t = ⌊σ⌋ + 1). */
+    /**
+     * One draw from N_Z(0, σ²) (CKS Algorithm 3 with t = ⌊σ⌋ + 1).
+     *
+     * @return an integer distributed exactly as N_Z(0, σ²) given a uniform bit source
+     */
     public long sample() {
         BigInteger bt = BigInteger.valueOf(t);
         while (true) {
@@ -58,7 +64,12 @@ public final class DiscreteGaussian {
         }
     }
 
-    /** n independent draws. */
+    /**
+     * n independent draws.
+     *
+     * @param n the number of draws, ≥ 0
+     * @return a new array of n draws from N_Z(0, σ²)
+     */
     public long[] sample(int n) {
         long[] out = new long[n];
         for (int i = 0; i < n; i++) {

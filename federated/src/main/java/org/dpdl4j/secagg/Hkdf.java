@@ -19,8 +19,9 @@ public final class Hkdf {
      *
      * @param salt   optional salt; null or empty means 32 zero bytes (RFC 5869 §2.2)
      * @param ikm    input keying material (e.g. an X25519 shared secret)
-     * @param info   context the output is bound to
+     * @param info   context the output is bound to; null means empty
      * @param length output length in bytes, 1..8160 (255 hash blocks)
+     * @return the output keying material, {@code length} bytes
      * @throws IllegalArgumentException if length is out of range or ikm is null
      */
     public static byte[] deriveKey(byte[] salt, byte[] ikm, byte[] info, int length) {

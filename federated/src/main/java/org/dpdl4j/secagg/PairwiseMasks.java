@@ -43,7 +43,12 @@ public final class PairwiseMasks {
     private PairwiseMasks() {
     }
 
-    /** A fresh X25519 key pair from the platform's {@link SecureRandom}. */
+    /**
+     * A fresh X25519 key pair from the platform's {@link SecureRandom}.
+     *
+     * @return a new key pair, to be used for one round only
+     * @throws IllegalStateException if the platform has no X25519 (XDH) provider
+     */
     public static KeyPair newKeyPair() {
         try {
             KeyPairGenerator g = KeyPairGenerator.getInstance("XDH");
@@ -54,7 +59,13 @@ public final class PairwiseMasks {
         }
     }
 
-    /** The raw 32-byte little-endian u-coordinate of an X25519 public key (RFC 7748 §5). */
+    /**
+     * The raw 32-byte little-endian u-coordinate of an X25519 public key (RFC 7748 §5).
+     *
+     * @param key an X25519 public key (an {@link XECPublicKey}, e.g. of {@link #newKeyPair}); another key type fails
+     *            with a {@link ClassCastException}
+     * @return a new array of {@value #PUBLIC_KEY_BYTES} bytes
+     */
     public static byte[] encodePublicKey(PublicKey key) {
         BigInteger u = ((XECPublicKey) key).getU();
         byte[] be = u.toByteArray();
@@ -66,9 +77,11 @@ public final class PairwiseMasks {
     }
 
     /**
-     * Decodes a raw X25519 public key.
+     * Decodes a raw X25519 public key (the most significant bit of the last byte is ignored, RFC 7748 §5).
      *
-     * @throws IllegalArgumentException if the key is not exactly 32 bytes
+     * @param raw the little-endian u-coordinate, {@value #PUBLIC_KEY_BYTES} bytes; not modified
+     * @return the public key
+     * @throws IllegalArgumentException if the key is null or not exactly 32 bytes, or the platform rejects it
      */
     public static PublicKey decodePublicKey(byte[] raw) {
         if (raw == null || raw.length != PUBLIC_KEY_BYTES) {
@@ -95,7 +108,9 @@ public final class PairwiseMasks {
      * @param peers     every participant's raw public key by id (this party's own entry is skipped)
      * @param session   the session identifier all parties agreed on
      * @param round     the round number (keys and masks are never reused across rounds)
-     * @param dimension d ≥ 1
+     * @param dimension d ≥ 1, the vector length
+     * @return a new mask of d words, to be added to the party's vector modulo 2^64
+     * @throws IllegalStateException    if the platform's X25519 key agreement fails for another reason
      * @throws IllegalArgumentException if a peer key is malformed or of small order (the shared
      *                                  secret would be all zeros), or if d &lt; 1
      */

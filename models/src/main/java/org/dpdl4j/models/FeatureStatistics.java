@@ -16,7 +16,13 @@ public record FeatureStatistics(double[] mean, double[] variance) implements jav
     /** The ε that keeps the division finite, as in Tramèr &amp; Boneh's code. */
     public static final double EPSILON = 1e-5;
 
-    /** @throws IllegalArgumentException on different lengths, no entries, or a non-finite or negative entry */
+    /**
+     * Validates the statistics and keeps copies of both arrays.
+     *
+     * @param mean     μ, one entry per output channel of the transform (C·K), finite; copied
+     * @param variance v, as many entries, finite and ≥ 0; copied
+     * @throws IllegalArgumentException on different lengths, no entries, or a non-finite or negative entry
+     */
     public FeatureStatistics {
         if (mean.length == 0 || mean.length != variance.length) {
             throw new IllegalArgumentException("mean and variance must have the same positive length, got " + mean.length + " and "
@@ -32,17 +38,31 @@ public record FeatureStatistics(double[] mean, double[] variance) implements jav
         variance = variance.clone();
     }
 
+    /**
+     * μ, the per-channel means.
+     *
+     * @return a copy of μ, one finite entry per channel
+     */
     @Override
     public double[] mean() {
         return mean.clone();
     }
 
+    /**
+     * v, the per-channel variances.
+     *
+     * @return a copy of v, one finite entry ≥ 0 per channel
+     */
     @Override
     public double[] variance() {
         return variance.clone();
     }
 
-    /** 1/√(v_c + 10⁻⁵) per channel, 0 where v_c = 0. */
+    /**
+     * The per-channel factor of the normalisation: 1/√(v_c + 10⁻⁵), and 0 where v_c = 0.
+     *
+     * @return a new array with one entry per channel, each finite and ≥ 0
+     */
     public double[] scale() {
         double[] s = new double[variance.length];
         for (int c = 0; c < s.length; c++) {

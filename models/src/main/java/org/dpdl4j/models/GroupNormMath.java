@@ -18,8 +18,11 @@ public final class GroupNormMath {
     }
 
     /**
+     * Normalises each group of each example: x̂ = (x − μ)/√(σ² + ε) with μ and the biased σ² over the group's C/G·S
+     * values. The input is not modified (the work is done on a copy); nothing is validated.
+     *
      * @param x      [B, C, S], C-ordered
-     * @param groups G, dividing C
+     * @param groups G, ≥ 1 and dividing C
      * @param eps    ε &gt; 0 added to the variance
      * @return {x̂ [B, C, S], 1/√(σ² + ε) [B·G, 1]}
      */
@@ -39,7 +42,9 @@ public final class GroupNormMath {
      *
      * @param gradXHat dL/dx̂ [B, C, S], C-ordered; may be overwritten (the result can share its memory)
      * @param xHat     x̂ of {@link #normalise}
-     * @param invStd   1/√(σ² + ε) of {@link #normalise}
+     * @param invStd   1/√(σ² + ε) of {@link #normalise}, [B·G, 1]
+     * @param groups   G, as given to {@link #normalise}; not read (the group size is derived from {@code invStd}'s length)
+     * @return dL/dx [B, C, S], possibly sharing memory with {@code gradXHat}
      */
     public static INDArray inputGradient(INDArray gradXHat, INDArray xHat, INDArray invStd, int groups) {
         long rowsN = invStd.size(0);
@@ -56,6 +61,11 @@ public final class GroupNormMath {
      * y = γ_c·x̂ + β_c for x̂ [B, C, S] and γ, β with C values each (β may be null: no shift), as a new [B, C, S] array.
      * Computed on the [B·C, S] view with a per-row factor (a broadcast along dimension 1 of the 3-D array is a strided
      * loop in libnd4j, measured several times slower).
+     *
+     * @param xHat  x̂ [B, C, S], C-ordered
+     * @param gamma γ, C values (any shape of length C), cast to x̂'s data type
+     * @param beta  β, C values, cast to x̂'s data type; may be null (no shift)
+     * @return y, a new [B, C, S] array of x̂'s data type
      */
     public static INDArray affine(INDArray xHat, INDArray gamma, INDArray beta) {
         long b = xHat.size(0);
@@ -73,7 +83,12 @@ public final class GroupNormMath {
         return Nd4j.tile(v.reshape(1, v.length()), (int) b, 1).reshape('c', b * v.length(), 1);
     }
 
-    /** x as [B, C, S] (C-ordered, a view where x is C-contiguous): [B, C, H, W] or [B, C]. */
+    /**
+     * x as [B, C, S] (C-ordered, a view where x is C-contiguous): [B, C, H, W] or [B, C].
+     *
+     * @param x activations [B, C, H, W] or [B, C]
+     * @return x reshaped to [B, C, S] with S = H·W (1 for [B, C])
+     */
     public static INDArray asChannels(INDArray x) {
         return x.reshape('c', x.size(0), x.size(1), x.length() / (x.size(0) * x.size(1)));
     }

@@ -35,6 +35,11 @@ public class GroupNormalization extends FeedForwardLayer {
     public GroupNormalization() {
     }
 
+    /**
+     * A layer configuration from its builder; nIn and nOut are both the channel count C (nIn if set, else nOut).
+     *
+     * @param b the builder holding G, ε, the activation and the other layer settings
+     */
     protected GroupNormalization(Builder b) {
         super(b);
         this.groups = b.groups;
@@ -43,20 +48,39 @@ public class GroupNormalization extends FeedForwardLayer {
         this.nIn = this.nOut;
     }
 
-    /** G, the number of groups (divides the channel count). */
+    /**
+     * G, the number of groups (divides the channel count).
+     *
+     * @return G, ≥ 1
+     */
     public int getGroups() {
         return groups;
     }
 
+    /**
+     * Sets G, the number of groups (used by JSON deserialisation; not validated here, unlike {@link Builder#groups}).
+     *
+     * @param groups G; should be ≥ 1 and divide the channel count, which {@link #setNIn} checks
+     */
     public void setGroups(int groups) {
         this.groups = groups;
     }
 
-    /** ε added to each group's variance. */
+    /**
+     * ε added to each group's variance.
+     *
+     * @return ε, &gt; 0 (default 1e-5)
+     */
     public double getEps() {
         return eps;
     }
 
+    /**
+     * Sets ε, added to each group's variance (used by JSON deserialisation; not validated here, unlike
+     * {@link Builder#eps}).
+     *
+     * @param eps ε; should be &gt; 0
+     */
     public void setEps(double eps) {
         this.eps = eps;
     }
@@ -113,13 +137,13 @@ public class GroupNormalization extends FeedForwardLayer {
         return false;
     }
 
-    /** Builds a {@link GroupNormalization}: {@code new GroupNormalization.Builder().groups(16).build()}. */
     /**
      * The group normalisation that replaces a batch normalisation over the same C channels: G = the largest divisor of
      * C that is at most 32 (Opacus's {@code ModuleValidator.fix} uses min(32, C) groups), the batch normalisation's
      * activation, name and updaters; γ = 1 and β = 0 when initialised.
      *
      * @param bn a batch normalisation layer configuration with nOut = C ≥ 1
+     * @return a new group normalisation configuration with nIn = nOut = C
      */
     public static GroupNormalization replacing(org.deeplearning4j.nn.conf.layers.BatchNormalization bn) {
         long channels = bn.getNOut();
@@ -136,11 +160,18 @@ public class GroupNormalization extends FeedForwardLayer {
         return gn;
     }
 
+    /** Builds a {@link GroupNormalization}: {@code new GroupNormalization.Builder().groups(16).build()}. */
     public static class Builder extends FeedForwardLayer.Builder<Builder> {
         private int groups = 16;
         private double eps = 1e-5;
 
-        /** @param groups G ≥ 1 (default 16); must divide the number of channels */
+        /**
+         * Sets G, the number of groups.
+         *
+         * @param groups G ≥ 1 (default 16); must divide the number of channels (checked when the input type is set)
+         * @return this builder
+         * @throws IllegalArgumentException if {@code groups} &lt; 1
+         */
         public Builder groups(int groups) {
             if (groups < 1) {
                 throw new IllegalArgumentException("groups must be >= 1, got " + groups);
@@ -149,7 +180,13 @@ public class GroupNormalization extends FeedForwardLayer {
             return this;
         }
 
-        /** @param eps ε &gt; 0 (default 1e-5) */
+        /**
+         * Sets ε, added to each group's variance.
+         *
+         * @param eps ε &gt; 0 (default 1e-5)
+         * @return this builder
+         * @throws IllegalArgumentException if {@code eps} is not &gt; 0 (NaN included)
+         */
         public Builder eps(double eps) {
             if (!(eps > 0)) {
                 throw new IllegalArgumentException("eps must be > 0, got " + eps);

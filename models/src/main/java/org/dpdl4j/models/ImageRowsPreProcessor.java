@@ -25,9 +25,12 @@ public final class ImageRowsPreProcessor implements InputPreProcessor {
     }
 
     /**
+     * A preprocessor for images of the given shape.
+     *
      * @param channels c ≥ 1
-     * @param height   h ≥ 1 (the number of time steps)
-     * @param width    w ≥ 1
+     * @param height   h ≥ 1 in pixels (the number of time steps)
+     * @param width    w ≥ 1 in pixels
+     * @throws IllegalArgumentException if any of them is &lt; 1
      */
     public ImageRowsPreProcessor(int channels, int height, int width) {
         if (channels < 1 || height < 1 || width < 1) {
@@ -38,40 +41,77 @@ public final class ImageRowsPreProcessor implements InputPreProcessor {
         this.width = width;
     }
 
+    /**
+     * The images' channel count c.
+     *
+     * @return c, ≥ 1 once set
+     */
     public int getChannels() {
         return channels;
     }
 
+    /**
+     * The images' height h, the number of time steps.
+     *
+     * @return h in pixels, ≥ 1 once set
+     */
     public int getHeight() {
         return height;
     }
 
+    /**
+     * The images' width w.
+     *
+     * @return w in pixels, ≥ 1 once set
+     */
     public int getWidth() {
         return width;
     }
 
-    /** For DL4J's JSON reader. */
+    /**
+     * Sets c; for DL4J's JSON reader (not validated here).
+     *
+     * @param channels c, should be ≥ 1
+     */
     public void setChannels(int channels) {
         this.channels = channels;
     }
 
-    /** For DL4J's JSON reader. */
+    /**
+     * Sets h; for DL4J's JSON reader (not validated here).
+     *
+     * @param height h in pixels, should be ≥ 1
+     */
     public void setHeight(int height) {
         this.height = height;
     }
 
-    /** For DL4J's JSON reader. */
+    /**
+     * Sets w; for DL4J's JSON reader (not validated here).
+     *
+     * @param width w in pixels, should be ≥ 1
+     */
     public void setWidth(int width) {
         this.width = width;
     }
 
-    /** [B, c·h·w] → [B, c·w, h]. */
+    /**
+     * Flattened images to row sequences: [B, c·h·w] → [B, c·w, h].
+     *
+     * @param flat flattened NCHW images [B, c·h·w], not modified
+     * @return a new C-ordered array [B, c·w, h]
+     */
     public INDArray rows(INDArray flat) {
         long b = flat.size(0);
         return flat.reshape('c', b, channels, height, width).permute(0, 1, 3, 2).dup('c').reshape('c', b, (long) channels * width, height);
     }
 
-    /** [B, c·w, h] → [B, c·h·w] (the inverse of {@link #rows}). */
+    /**
+     * Row sequences back to flattened images: [B, c·w, h] → [B, c·h·w] (the inverse of {@link #rows}).
+     *
+     * @param sequences row sequences [B, c·w, h], not modified
+     * @return a new C-ordered array [B, c·h·w]
+     */
     public INDArray images(INDArray sequences) {
         long b = sequences.size(0);
         return sequences.dup('c').reshape('c', b, channels, width, height).permute(0, 1, 3, 2).dup('c')

@@ -33,7 +33,12 @@ public final class Models {
     private Models() {
     }
 
-    /** Whether {@link #byName} knows the name (for wrn-D-K: whether D and K are valid). */
+    /**
+     * Whether {@link #byName} knows the name (for wrn-D-K: whether D and K are valid).
+     *
+     * @param name a model name, one of {@link #NAMES}; not null
+     * @return true if {@link #byName} accepts the name
+     */
     public static boolean isName(String name) {
         java.util.regex.Matcher wrn = WRN.matcher(name);
         if (wrn.matches()) {
@@ -47,9 +52,12 @@ public final class Models {
     private static final java.util.regex.Pattern WRN = java.util.regex.Pattern.compile("wrn-(\\d{1,3})-(\\d{1,2})");
 
     /**
-     * Builds a model by its CLI name.
+     * Builds a model by its CLI name; {@code small-resnet} is WRN-10-1.
      *
-     * @throws IllegalArgumentException for an unknown name
+     * @param name one of {@link #NAMES}; not null
+     * @param o    input shape, classes, activation, updater, seed and data type of the model
+     * @return the initialised network ({@link MultiLayerNetwork} or {@link ComputationGraph})
+     * @throws IllegalArgumentException for an unknown name, or when the named factory rejects the options
      */
     public static Model byName(String name, ModelOptions o) {
         java.util.regex.Matcher wrn = WRN.matcher(name);
@@ -74,6 +82,9 @@ public final class Models {
     /**
      * DL4J's zoo LeNet ({@code org.deeplearning4j.zoo.model.LeNet}, deeplearning4j-zoo 1.0.0-M2.1) as the zoo builds it:
      * Same-mode convolutions and pooling, flattened input; the options' classes, input shape, updater, seed and data type.
+     *
+     * @param o the options; the activation and the feature statistics are ignored
+     * @return the initialised network, converted to the options' data type where the zoo's differs
      */
     public static MultiLayerNetwork lenet(ModelOptions o) {
         MultiLayerNetwork net = new MultiLayerNetwork(org.deeplearning4j.zoo.model.LeNet.builder().numClasses(o.numClasses())
@@ -90,6 +101,9 @@ public final class Models {
      * Same-mode convolutions) with each batch normalisation replaced by a group normalisation over the same channels
      * ({@link GroupNormalization#replacing}, as {@code DpCompatibility.fix} does), freshly initialised.
      *
+     * @param o the options: height and width ≥ {@value #RESNET50_MIN_SIDE} pixels; the activation and the feature
+     *          statistics are ignored
+     * @return the initialised graph, converted to the options' data type where the zoo's differs
      * @throws IllegalArgumentException for images smaller than {@value #RESNET50_MIN_SIDE}×{@value #RESNET50_MIN_SIDE}
      */
     public static ComputationGraph resNet50(ModelOptions o) {
@@ -116,6 +130,9 @@ public final class Models {
      * values ({@link ImageRowsPreProcessor}), one LSTM layer of 128 units (tanh, the options' activation ignored), its
      * last time step, and a softmax output layer. PyTorch's equivalent is {@code nn.LSTM(28, 128, batch_first=True)} on
      * {@code x.view(B, 28, 28)}, then a linear layer on the last step.
+     *
+     * @param o the options; the activation and the feature statistics are ignored
+     * @return the initialised network
      */
     public static MultiLayerNetwork lstmRows(ModelOptions o) {
         int features = o.channels() * o.width();
@@ -144,8 +161,10 @@ public final class Models {
      * parameters. A {@link ComputationGraph} with one input ("input", flattened NCHW as
      * {@code InputType.convolutionalFlat}) and one output ("output").
      *
-     * @param depth D ≥ 10 with D − 4 divisible by 6
-     * @param width K ≥ 1
+     * @param depth D, the number of layers: ≥ 10 with D − 4 divisible by 6
+     * @param width K, the widening factor: ≥ 1
+     * @param o     the options; the activation (always ReLU here) and the feature statistics are ignored
+     * @return the initialised graph
      * @throws IllegalArgumentException for another D or K
      */
     public static ComputationGraph wideResNet(int depth, int width, ModelOptions o) {
@@ -203,6 +222,9 @@ public final class Models {
      * The CNN of the TF-Privacy and Opacus MNIST tutorials and Wang et al. 2023, arXiv:2306.05734, App. E.1: Conv 16@8×8 stride 2
      * padding 3, activation, MaxPool 2×2 stride 1, Conv 32@4×4 stride 2, activation, MaxPool 2×2
      * stride 1, Dense 32, activation, Dense softmax. 26,010 parameters on 28×28×1 with 10 classes.
+     *
+     * @param o the options; the feature statistics are ignored
+     * @return the initialised network
      */
     public static MultiLayerNetwork standardCnn(ModelOptions o) {
         var list = base(o).list()
@@ -221,6 +243,9 @@ public final class Models {
      * convolutions have stride 2 (all padding 1), so 28×28 → 28 → 14 → 14 → 7 → 7, followed by a
      * dense softmax layer on the flattened 7×7×64 map (101,920 convolution + 31,370 dense = 133,290
      * parameters for MNIST).
+     *
+     * @param o the options; the feature statistics are ignored
+     * @return the initialised network
      */
     public static MultiLayerNetwork allConvNet(ModelOptions o) {
         int[] maps = {32, 32, 64, 64, 64};
@@ -238,6 +263,9 @@ public final class Models {
      * The end-to-end CIFAR-10 CNN of Papernot et al. 2020 / Tramèr &amp; Boneh 2021: three blocks of two
      * 3×3 convolutions (padding 1) with 32, 64, 128 channels, each block followed by 2×2 max-pooling
      * (stride 2), then Dense 128 and softmax; tanh in the paper (pass it as the activation).
+     *
+     * @param o the options; the feature statistics are ignored
+     * @return the initialised network
      */
     public static MultiLayerNetwork cifarCnn(ModelOptions o) {
         var list = base(o).list();
@@ -256,6 +284,9 @@ public final class Models {
     /**
      * The feed-forward net of Koskela &amp; Kulkarni 2023, arXiv:2301.11989, App. A for Fashion-MNIST: two hidden
      * layers of width 120 and a softmax output (three weight layers), on the flattened image.
+     *
+     * @param o the options; the feature statistics are ignored
+     * @return the initialised network
      */
     public static MultiLayerNetwork mlp(ModelOptions o) {
         var list = base(o).list()
@@ -272,6 +303,9 @@ public final class Models {
      * the flattened features (39,862 parameters on MNIST: 162 GroupNorm + 3,969·10 + 10). With
      * {@link ModelOptions#features()} the transform normalises its output by those fixed statistics instead (their data
      * normalisation) and there is no GroupNorm (39,700 parameters on MNIST).
+     *
+     * @param o the options, including the optional fixed feature statistics
+     * @return the initialised network
      */
     public static MultiLayerNetwork scatterNetLinear(ModelOptions o) {
         var list = scatterNetBase(o).layer(output(o));
@@ -283,6 +317,9 @@ public final class Models {
      * scattering transform and GroupNorm(27) (or fixed statistics) as in {@link #scatterNetLinear}, then Conv 16@3×3 stride 2 padding 1,
      * activation, Conv 32@3×3 padding 1, activation, Dense 32, activation, softmax (33,066 + 162 parameters on MNIST;
      * 33,066 with fixed statistics).
+     *
+     * @param o the options, including the optional fixed feature statistics
+     * @return the initialised network
      */
     public static MultiLayerNetwork scatterNetCnn(ModelOptions o) {
         var list = scatterNetBase(o)

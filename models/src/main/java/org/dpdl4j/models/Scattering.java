@@ -36,6 +36,11 @@ public class Scattering extends NoParamLayer {
     public Scattering() {
     }
 
+    /**
+     * A layer configuration from its builder; the feature statistics, if any, are copied into μ and v arrays.
+     *
+     * @param b the builder holding J, L, the optional feature statistics and DL4J's layer settings
+     */
     protected Scattering(Builder b) {
         super(b);
         this.scales = b.scales;
@@ -46,65 +51,128 @@ public class Scattering extends NoParamLayer {
         }
     }
 
-    /** J, the number of scales. */
+    /**
+     * J, the number of scales.
+     *
+     * @return J, in [1, 8] when built by {@link Builder} (default 2)
+     */
     public int getScales() {
         return scales;
     }
 
+        /**
+     * Sets J, the number of scales (used by JSON deserialisation; not validated here, unlike {@link Builder#scales}).
+     *
+     * @param scales J; should be in [1, 8]
+     */
     public void setScales(int scales) {
         this.scales = scales;
     }
 
-    /** L, the number of angles. */
+    /**
+     * L, the number of angles.
+     *
+     * @return L, in [1, 64] when built by {@link Builder} (default 8)
+     */
     public int getAngles() {
         return angles;
     }
 
+        /**
+     * Sets L, the number of angles (used by JSON deserialisation; not validated here, unlike {@link Builder#angles}).
+     *
+     * @param angles L; should be in [1, 64]
+     */
     public void setAngles(int angles) {
         this.angles = angles;
     }
 
-    /** H, the input images' height (set from the input type). */
+    /**
+     * H, the input images' height (set from the input type).
+     *
+     * @return H in pixels; 0 before the input type is set
+     */
     public long getInputHeight() {
         return inputHeight;
     }
 
+        /**
+     * Sets H, the input images' height (used by JSON deserialisation; normally set from the input type).
+     *
+     * @param inputHeight H in pixels, ≥ 1
+     */
     public void setInputHeight(long inputHeight) {
         this.inputHeight = inputHeight;
     }
 
-    /** W, the input images' width (set from the input type). */
+    /**
+     * W, the input images' width (set from the input type).
+     *
+     * @return W in pixels; 0 before the input type is set
+     */
     public long getInputWidth() {
         return inputWidth;
     }
 
+        /**
+     * Sets W, the input images' width (used by JSON deserialisation; normally set from the input type).
+     *
+     * @param inputWidth W in pixels, ≥ 1
+     */
     public void setInputWidth(long inputWidth) {
         this.inputWidth = inputWidth;
     }
 
-    /** C, the input images' channels (set from the input type). */
+    /**
+     * C, the input images' channels (set from the input type).
+     *
+     * @return C, ≥ 1; 0 before the input type is set
+     */
     public long getInputChannels() {
         return inputChannels;
     }
 
+        /**
+     * Sets C, the input images' channels (used by JSON deserialisation; normally set from the input type).
+     *
+     * @param inputChannels C, ≥ 1
+     */
     public void setInputChannels(long inputChannels) {
         this.inputChannels = inputChannels;
     }
 
-    /** μ of the fixed feature normalisation, or null (none). */
+    /**
+     * μ of the fixed feature normalisation, or null (none).
+     *
+     * @return the layer's own μ array (not a copy), one entry per output channel, or null
+     */
     public double[] getFeatureMean() {
         return featureMean;
     }
 
+        /**
+     * Sets μ of the fixed feature normalisation (used by JSON deserialisation; kept as given, not copied).
+     *
+     * @param featureMean μ, one finite entry per output channel (C·K); may be null (no normalisation, with a null v)
+     */
     public void setFeatureMean(double[] featureMean) {
         this.featureMean = featureMean;
     }
 
-    /** v of the fixed feature normalisation, or null (none). */
+    /**
+     * v of the fixed feature normalisation, or null (none).
+     *
+     * @return the layer's own v array (not a copy), one entry per output channel, or null
+     */
     public double[] getFeatureVariance() {
         return featureVariance;
     }
 
+        /**
+     * Sets v of the fixed feature normalisation (used by JSON deserialisation; kept as given, not copied).
+     *
+     * @param featureVariance v, one finite entry ≥ 0 per output channel (C·K); may be null (no normalisation, with a null μ)
+     */
     public void setFeatureVariance(double[] featureVariance) {
         this.featureVariance = featureVariance;
     }
@@ -113,8 +181,11 @@ public class Scattering extends NoParamLayer {
      * The transform's output normalised in place by the fixed statistics, (x − μ_c)/√(v_c + 10⁻⁵) (0 where v_c = 0), if
      * the layer has them ({@link FeatureStatistics}); otherwise the output unchanged.
      *
-     * @param features [B, C·K, H', W'], the transform's output
-     * @throws IllegalArgumentException if the statistics do not have one entry per channel
+     * @param features [B, C·K, H', W'], the transform's output; overwritten when the layer has statistics
+     * @return {@code features} itself, normalised in place or unchanged
+     * @throws IllegalArgumentException if the statistics do not have one entry per channel, or are invalid for
+     *                                  {@link FeatureStatistics}
+     * @throws IllegalStateException    if the layer has only one of μ and v
      */
     public INDArray normalise(INDArray features) {
         if (featureMean == null && featureVariance == null) {
@@ -134,7 +205,11 @@ public class Scattering extends NoParamLayer {
         return features.subi(mean).muli(scale);
     }
 
-    /** K = 1 + JL + L²J(J−1)/2, the output channels per input channel. */
+    /**
+     * K = 1 + JL + L²J(J−1)/2, the output channels per input channel.
+     *
+     * @return K, ≥ 1 (81 for J = 2, L = 8)
+     */
     public int coefficients() {
         return 1 + scales * angles + angles * angles * scales * (scales - 1) / 2;
     }
@@ -150,6 +225,8 @@ public class Scattering extends NoParamLayer {
     /**
      * The input as NCHW images: [B, C, H, W] as it is, [B, C·H·W] reshaped with this layer's input type.
      *
+     * @param input [B, C, H, W] images, or [B, C·H·W] flattened images matching this layer's input type
+     * @return [B, C, H, W] images (the input itself when it is 4-D, else a reshaped view or copy)
      * @throws IllegalArgumentException for any other shape
      */
     public INDArray images(INDArray input) {
@@ -224,7 +301,13 @@ public class Scattering extends NoParamLayer {
         private int angles = 8;
         private FeatureStatistics features;
 
-        /** @param scales J in [1, 8] (default 2) */
+        /**
+         * Sets J, the number of scales.
+         *
+         * @param scales J in [1, 8] (default 2)
+         * @return this builder
+         * @throws IllegalArgumentException if J is outside [1, 8]
+         */
         public Builder scales(int scales) {
             if (scales < 1 || scales > 8) {
                 throw new IllegalArgumentException("scales J must be in [1, 8], got " + scales);
@@ -233,7 +316,13 @@ public class Scattering extends NoParamLayer {
             return this;
         }
 
-        /** @param angles L in [1, 64] (default 8) */
+        /**
+         * Sets L, the number of angles.
+         *
+         * @param angles L in [1, 64] (default 8)
+         * @return this builder
+         * @throws IllegalArgumentException if L is outside [1, 64]
+         */
         public Builder angles(int angles) {
             if (angles < 1 || angles > 64) {
                 throw new IllegalArgumentException("angles L must be in [1, 64], got " + angles);
@@ -242,7 +331,12 @@ public class Scattering extends NoParamLayer {
             return this;
         }
 
-        /** @param features the fixed normalisation of the output, one entry per output channel (null: none, the default) */
+        /**
+         * Sets the fixed normalisation of the output (checked against the output channels when the input type is set).
+         *
+         * @param features the fixed normalisation of the output, one entry per output channel (null: none, the default)
+         * @return this builder
+         */
         public Builder features(FeatureStatistics features) {
             this.features = features;
             return this;

@@ -49,12 +49,15 @@ public final class Scattering2D {
     private final double[][][] wavelets;
 
     /**
-     * @param height H, the input's height in pixels
-     * @param width  W, the input's width in pixels
-     * @param scales J ≥ 1, the number of scales (the output is subsampled by 2^J)
-     * @param angles L ≥ 1, the number of orientations
-     * @throws IllegalArgumentException if J or L is below 1, J above 8, or H or W is at most the padding 2^J (reflect
-     *                                  padding needs more pixels than it adds)
+     * A transform for H×W images with J scales and L angles; builds the filter bank (φ̂ at J resolutions, ψ̂ for the
+     * J·L wavelets).
+     *
+     * @param height H, the input's height in pixels, &gt; 2^J
+     * @param width  W, the input's width in pixels, &gt; 2^J
+     * @param scales J in [1, 8], the number of scales (the output is subsampled by 2^J)
+     * @param angles L in [1, 64], the number of orientations
+     * @throws IllegalArgumentException if J or L is below 1, J above 8, L above 64, or H or W is at most the padding
+     *                                  2^J (reflect padding needs more pixels than it adds)
      */
     public Scattering2D(int height, int width, int scales, int angles) {
         if (scales < 1 || scales > 8) {
@@ -98,47 +101,88 @@ public final class Scattering2D {
         }
     }
 
-    /** H, the input height. */
+    /**
+     * H, the input height.
+     *
+     * @return H in pixels
+     */
     public int inputHeight() {
         return height;
     }
 
-    /** W, the input width. */
+    /**
+     * W, the input width.
+     *
+     * @return W in pixels
+     */
     public int inputWidth() {
         return width;
     }
 
-    /** K = 1 + JL + L²J(J−1)/2, the output channels per input channel. */
+    /**
+     * K = 1 + JL + L²J(J−1)/2, the output channels per input channel.
+     *
+     * @return K, ≥ 1 (81 for J = 2, L = 8)
+     */
     public int coefficients() {
         return 1 + scales * angles + angles * angles * scales * (scales - 1) / 2;
     }
 
-    /** ⌊H/2^J⌋. */
+    /**
+     * ⌊H/2^J⌋.
+     *
+     * @return the output height in pixels, ⌊H/2^J⌋ ≥ 1
+     */
     public int outputHeight() {
         return paddedHeight / (1 << scales) - 2;
     }
 
-    /** ⌊W/2^J⌋. */
+    /**
+     * ⌊W/2^J⌋.
+     *
+     * @return the output width in pixels, ⌊W/2^J⌋ ≥ 1
+     */
     public int outputWidth() {
         return paddedWidth / (1 << scales) - 2;
     }
 
-    /** M, the padded height on which the filters are defined. */
+    /**
+     * M, the padded height on which the filters are defined.
+     *
+     * @return M = (⌊(H + 2^J)/2^J⌋ + 1)·2^J, in pixels
+     */
     public int paddedHeight() {
         return paddedHeight;
     }
 
-    /** N, the padded width on which the filters are defined. */
+    /**
+     * N, the padded width on which the filters are defined.
+     *
+     * @return N = (⌊(W + 2^J)/2^J⌋ + 1)·2^J, in pixels
+     */
     public int paddedWidth() {
         return paddedWidth;
     }
 
-    /** A copy of φ̂ at resolution r ∈ [0, J): (M/2^r)×(N/2^r) real values, row-major, frequency 0 first. */
+    /**
+     * A copy of φ̂ at resolution r ∈ [0, J): (M/2^r)×(N/2^r) real values, row-major, frequency 0 first.
+     *
+     * @param r the resolution, in [0, J) (outside it the array access fails with an
+     *          {@link ArrayIndexOutOfBoundsException})
+     * @return a new array of (M/2^r)·(N/2^r) values
+     */
     public double[] lowPassFourier(int r) {
         return lowPass[r].clone();
     }
 
-    /** A copy of ψ̂_{j,θ} at full resolution: M×N real values, row-major, frequency 0 first. */
+    /**
+     * A copy of ψ̂_{j,θ} at full resolution: M×N real values, row-major, frequency 0 first.
+     *
+     * @param j     the scale index, in [0, J)
+     * @param theta the angle index, in [0, L)
+     * @return a new array of M·N values
+     * @throws IllegalArgumentException if j or theta is out of range
+     */
     public double[] waveletFourier(int j, int theta) {
         if (j < 0 || j >= scales || theta < 0 || theta >= angles) {
             throw new IllegalArgumentException("wavelet (j, theta) must be in [0, " + scales + ") x [0, " + angles + "), got ("
@@ -201,8 +245,10 @@ public final class Scattering2D {
     /**
      * The transform of one channel.
      *
-     * @param image     H·W pixels, row-major, from {@code offset}
+     * @param image     H·W pixels, row-major, from {@code offset}; not modified
+     * @param offset    index in {@code image} of the channel's first pixel, ≥ 0, with H·W pixels after it
      * @param out       receives K·⌊H/2^J⌋·⌊W/2^J⌋ values from {@code outOffset}, coefficient-major
+     * @param outOffset index in {@code out} of the first output value, ≥ 0, with room for all of them after it
      */
     public void transform(double[] image, int offset, double[] out, int outOffset) {
         transform(image, offset, out, outOffset, new Plans());

@@ -23,8 +23,10 @@ public class TemperedSigmoid extends BaseActivationFunction {
     }
 
     /**
-     * @param scale       s &gt; 0
-     * @param temperature T &gt; 0 (the inverse temperature multiplying the input)
+     * A tempered sigmoid with the given parameters.
+     *
+     * @param scale       s, finite and &gt; 0
+     * @param temperature T, finite and &gt; 0 (the inverse temperature multiplying the input)
      * @param offset      o, any finite value
      * @throws IllegalArgumentException if s or T is not finite and positive, or o is not finite
      */
@@ -43,14 +45,29 @@ public class TemperedSigmoid extends BaseActivationFunction {
         this.offset = offset;
     }
 
+    /**
+     * The scale s.
+     *
+     * @return s, finite and &gt; 0
+     */
     public double getScale() {
         return scale;
     }
 
+    /**
+     * The inverse temperature T multiplying the input.
+     *
+     * @return T, finite and &gt; 0
+     */
     public double getTemperature() {
         return temperature;
     }
 
+    /**
+     * The offset o subtracted from s·σ(T·x).
+     *
+     * @return o, finite
+     */
     public double getOffset() {
         return offset;
     }

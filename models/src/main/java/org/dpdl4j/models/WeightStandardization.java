@@ -17,8 +17,10 @@ public final class WeightStandardization {
     }
 
     /**
-     * @param w   [oC, iC, kH, kW]
-     * @param eps ε &gt; 0 added to each channel's variance
+     * Standardises each output channel's kernel over its fan-in K (Eq. 5 above), on a copy: {@code w} is not modified.
+     *
+     * @param w   [oC, iC, kH, kW] (any shape whose first dimension is oC)
+     * @param eps ε &gt; 0 added to each channel's variance (not validated here)
      * @return {Ŵ [oC, K] (C-ordered), 1/√(var + ε) [oC, 1]}
      */
     public static INDArray[] standardise(INDArray w, double eps) {

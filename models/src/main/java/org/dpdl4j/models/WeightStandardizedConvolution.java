@@ -21,16 +21,31 @@ public class WeightStandardizedConvolution extends ConvolutionLayer {
     public WeightStandardizedConvolution() {
     }
 
+    /**
+     * A layer configuration from its builder.
+     *
+     * @param b the builder holding ε and DL4J's convolution settings
+     */
     protected WeightStandardizedConvolution(Builder b) {
         super(b);
         this.eps = b.eps;
     }
 
-    /** ε added to each output channel's weight variance. */
+    /**
+     * ε added to each output channel's weight variance.
+     *
+     * @return ε, &gt; 0 (default 1e-5)
+     */
     public double getEps() {
         return eps;
     }
 
+    /**
+     * Sets ε, added to each output channel's weight variance (used by JSON deserialisation; not validated here,
+     * unlike {@link Builder#eps}).
+     *
+     * @param eps ε; should be &gt; 0
+     */
     public void setEps(double eps) {
         this.eps = eps;
     }
@@ -47,11 +62,22 @@ public class WeightStandardizedConvolution extends ConvolutionLayer {
     public static class Builder extends ConvolutionLayer.Builder {
         private double eps = 1e-5;
 
+        /**
+         * A builder with the given kernel size, as DL4J's {@code ConvolutionLayer.Builder(int...)}.
+         *
+         * @param kernelSize the kernel's height and width in pixels, each ≥ 1
+         */
         public Builder(int... kernelSize) {
             super(kernelSize);
         }
 
-        /** @param eps ε &gt; 0 (default 1e-5) */
+        /**
+         * Sets ε, added to each output channel's weight variance.
+         *
+         * @param eps ε &gt; 0 (default 1e-5)
+         * @return this builder
+         * @throws IllegalArgumentException if {@code eps} is not &gt; 0 (NaN included)
+         */
         public Builder eps(double eps) {
             if (!(eps > 0)) {
                 throw new IllegalArgumentException("eps must be > 0, got " + eps);

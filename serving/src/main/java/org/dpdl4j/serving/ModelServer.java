@@ -102,7 +102,12 @@ public final class ModelServer implements AutoCloseable {
         this.gracePeriodSeconds = gracePeriodSeconds;
     }
 
-    /** The I/O threads that read and answer connections for {@code threads} request threads. */
+    /**
+     * The I/O threads that read and answer connections for {@code threads} request threads.
+     *
+     * @param threads the number of request threads (copies of the network), ≥ 1 (not checked here)
+     * @return max({@value #MIN_CONNECTION_THREADS}, {@value #CONNECTIONS_PER_THREAD} · threads)
+     */
     public static int connectionThreads(int threads) {
         return Math.max(MIN_CONNECTION_THREADS, CONNECTIONS_PER_THREAD * threads);
     }
@@ -111,7 +116,7 @@ public final class ModelServer implements AutoCloseable {
      * Verifies and loads {@code modelDir}, then starts serving it.
      *
      * @param modelDir           a release directory ({@code model.zip} and {@code privacy.json})
-     * @param policy             what the loader accepts
+     * @param policy             what the loader accepts (passed to {@link PrivateModel#load})
      * @param address            where to listen (port 0: any free port; see {@link #port()})
      * @param threads            request threads ≥ 1: copies of the network computing answers at once
      * @param gracePeriodSeconds how long {@link #close()} waits for requests in flight, ≥ 0
@@ -150,12 +155,20 @@ public final class ModelServer implements AutoCloseable {
         return s;
     }
 
-    /** The port the server listens on. */
+    /**
+     * The port the server listens on.
+     *
+     * @return the bound port, in [1, 65535] (the port chosen by the system when port 0 was asked for)
+     */
     public int port() {
         return server.getAddress().getPort();
     }
 
-    /** The model being served (its claim; use {@link PrivateModel#copy()} before calling its network from another thread). */
+    /**
+     * The model being served (its claim; use {@link PrivateModel#copy()} before calling its network from another thread).
+     *
+     * @return the verified model loaded at start (not one of the request threads' copies)
+     */
     public PrivateModel model() {
         return model;
     }

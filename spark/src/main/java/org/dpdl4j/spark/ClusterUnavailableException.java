@@ -7,7 +7,11 @@ package org.dpdl4j.spark;
 public final class ClusterUnavailableException extends IllegalStateException {
     private static final long serialVersionUID = 1L;
 
-    /** @param message what was tried, what failed and what to check */
+    /**
+     * An exception with the given message.
+     *
+     * @param message what was tried, what failed and what to check
+     */
     public ClusterUnavailableException(String message) {
         super(message);
     }

@@ -41,8 +41,10 @@ public final class HadoopShardStorage implements ShardStorage {
      * The storage at a URI, with a Hadoop configuration.
      *
      * @param location a URI, e.g. {@code hdfs://namenode:8020/data/mnist/train}
-     * @param conf     the configuration to open it with, e.g. a Spark context's {@code hadoopConfiguration()}
+     * @param conf     the configuration to open it with, e.g. a Spark context's {@code hadoopConfiguration()}; only its
+     *                 settings that differ from {@code core-default.xml} are kept
      * @return the storage (the file system is contacted on first use)
+     * @throws NullPointerException if location or conf is null
      */
     public static HadoopShardStorage of(String location, Configuration conf) {
         Objects.requireNonNull(location, "location");

@@ -66,6 +66,17 @@ public final class SparkClippedSums implements ClippedSums {
         this.partitions = partitions;
     }
 
+    /**
+     * Prepares a run over data in memory: cuts it into parts aligned to the sampler's blocks and ships each part once (a
+     * broadcast of its rows, or the executors' dataset cache for a training split registered with
+     * {@link SparkCluster#trainingSplitOf}).
+     *
+     * @param network the network being trained (its parameters change between steps)
+     * @param train   the training data, n examples
+     * @param config  the run's settings (C, the physical batch size)
+     * @param sampler the run's Poisson sampler over [0, n)
+     * @return the run's session, whose {@code step} runs one Spark job per step
+     */
     @Override
     public Session open(Model network, LabeledData train, DpSgdConfig config, PoissonBatchSampler sampler) {
         long start = System.nanoTime();
@@ -89,9 +100,15 @@ public final class SparkClippedSums implements ClippedSums {
      * from the driver. Part p's task opens the shards that hold its rows [from, to) ({@link PackedShards#openPart},
      * verified against the driver's manifest SHA-256) once per run and executor, and at each step reads only the rows of
      * the batch that lie in its part. Data in memory go as {@link #open(Model, LabeledData, DpSgdConfig,
-     * PoissonBatchSampler)} sends them.
+     * PoissonBatchSampler)} sends them. Another serializable source (such as a subset of packed shards, a trial's split)
+     * is sent once as a broadcast, and each part's task reads the batch's rows of its part from it.
      *
-     * @throws IllegalArgumentException if {@code train} is neither in memory nor {@link PackedShards}
+     * @param network the network being trained (its parameters change between steps)
+     * @param train   the training examples, n of them: in memory, {@link PackedShards}, or another serializable source
+     * @param config  the run's settings (C, the physical batch size)
+     * @param sampler the run's Poisson sampler over [0, n)
+     * @return the run's session, whose {@code step} runs one Spark job per step
+     * @throws IllegalArgumentException if {@code train} is neither in memory, {@link PackedShards} nor serializable
      */
     @Override
     public Session open(Model network, ExampleSource train, DpSgdConfig config, PoissonBatchSampler sampler) {
@@ -217,6 +234,10 @@ public final class SparkClippedSums implements ClippedSums {
      * their difference, the time spent outside the gradients (scheduling, shipping the parameters, aggregation); and
      * the mean time on the driver between two steps' jobs (the noise, the update, the moving average, checkpoints and
      * listeners: what a local run spends there too).
+     *
+     * @return a new map with the keys {@code partitions}, {@code open_seconds}, {@code steps}, {@code first_step_seconds},
+     *         {@code mean_step_seconds}, {@code mean_slowest_task_seconds}, {@code mean_overhead_seconds} and
+     *         {@code mean_driver_seconds_between_steps}; times in seconds, null where no step (or no later step) has run
      */
     public synchronized Map<String, Object> operatorSummary() {
         Map<String, Object> m = new LinkedHashMap<>();

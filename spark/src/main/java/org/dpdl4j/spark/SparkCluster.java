@@ -63,11 +63,22 @@ public final class SparkCluster implements AutoCloseable {
      *                            or {@code k8s://URL}; null to take {@code spark.master} from {@code spark-submit}
      * @param data                where executors get the data
      * @param taskCpus            cores per task ({@code spark.task.cpus}, ≥ 1): a trial's DP-SGD workers, or a step part's OpenMP threads
-     * @param registrationSeconds how long to wait for executors before giving up (≥ 1)
+     * @param registrationSeconds how long to wait for executors before giving up, in seconds (≥ 1)
      * @param conf                further Spark settings (may be empty)
      */
     public record Settings(String master, DataSource data, int taskCpus, int registrationSeconds, Map<String, String> conf) {
-        /** @throws IllegalArgumentException if a setting is out of range (the message names it) */
+        /**
+         * Checks the settings and copies {@code conf}.
+         *
+         * @param master              a Spark master URL of a form {@link SparkCluster#checkMaster} accepts, or null to take
+         *                            {@code spark.master} from {@code spark-submit}
+         * @param data                where executors get the data, not null
+         * @param taskCpus            cores per task ({@code spark.task.cpus}), ≥ 1
+         * @param registrationSeconds how long to wait for executors before giving up, in seconds, ≥ 1
+         * @param conf                further Spark settings, not null (may be empty); copied
+         * @throws IllegalArgumentException if a setting is out of range or the master URL is malformed (the message names it)
+         * @throws NullPointerException     if {@code data} or {@code conf} is null
+         */
         public Settings {
             Objects.requireNonNull(data, "data");
             if (taskCpus < 1) {
@@ -124,6 +135,9 @@ public final class SparkCluster implements AutoCloseable {
     /**
      * Checks a master URL's form.
      *
+     * @param master the URL: {@code local}, {@code local[N]}, {@code local[*]}, {@code local[N,F]},
+     *               {@code local-cluster[N,cores,MB]}, {@code spark://HOST:PORT[,HOST:PORT…]}, {@code yarn} or
+     *               {@code k8s://URL}
      * @throws IllegalArgumentException if it is not one of the forms {@link Settings#master} lists
      */
     public static void checkMaster(String master) {
@@ -139,9 +153,13 @@ public final class SparkCluster implements AutoCloseable {
      * Connects to the cluster and waits until its executors have registered (all N of {@code local-cluster}, at least
      * one elsewhere), so that a tuning starts, and is charged, only once it can run.
      *
-     * @throws IllegalArgumentException if the master URL is malformed
+     * @param settings how to reach the cluster
+     * @return the connected cluster, which the caller closes
+     * @throws IllegalArgumentException if the master URL is malformed, or none is given and {@code spark.master} is not set
      * @throws ClusterUnavailableException if a standalone master cannot be reached, or no executor registers in time
      *                                     (the context is stopped again)
+     * @throws IllegalStateException       if interrupted while waiting for executors
+     * @throws java.io.UncheckedIOException if a {@code local-cluster}'s temporary directory cannot be created
      */
     public static SparkCluster start(Settings settings) {
         String master = settings.master();
@@ -266,12 +284,20 @@ public final class SparkCluster implements AutoCloseable {
         }
     }
 
-    /** Tasks that run at once (trials, or parts of a step): the cluster's cores over {@code spark.task.cpus}. */
+    /**
+     * Tasks that run at once (trials, or parts of a step): the cluster's cores over {@code spark.task.cpus}.
+     *
+     * @return the number of parallel tasks, ≥ 1
+     */
     public int parallelism() {
         return parallelism;
     }
 
-    /** The settings this cluster was started with. */
+    /**
+     * The settings this cluster was started with.
+     *
+     * @return the settings given to {@link #start}
+     */
     public Settings settings() {
         return settings;
     }
@@ -280,6 +306,9 @@ public final class SparkCluster implements AutoCloseable {
      * Q with its runs on the cluster ({@link org.dpdl4j.tuning.RetrainableMechanism} if Q is, with its training calls on
      * the cluster too). Q is serialised once now, so a Q that cannot travel is refused before anything is charged.
      *
+     * @param q the base mechanism Q, not null
+     * @return Q whose runs (and training calls) are Spark tasks
+     * @throws NullPointerException     if q is null
      * @throws IllegalArgumentException if Q (or something it holds) is not serializable
      */
     public TrainingMechanism place(TrainingMechanism q) {
@@ -302,10 +331,10 @@ public final class SparkCluster implements AutoCloseable {
      *
      * @param data     the array the driver loaded (recognised by identity)
      * @param dataset  the dataset's name, as {@link org.dpdl4j.datasets.Datasets#load} takes it
-     * @param height   image height
-     * @param width    image width
-     * @param channels image channels
-     * @param seed     the loader's seed
+     * @param height   image height in pixels, as given to the loader
+     * @param width    image width in pixels, as given to the loader
+     * @param channels image channels, as given to the loader
+     * @param seed     the loader's seed (the test split of a {@code folder:} dataset)
      */
     public void trainingSplitOf(LabeledData data, String dataset, int height, int width, int channels, long seed) {
         if (settings.data() == DataSource.CACHE) {
@@ -378,6 +407,10 @@ public final class SparkCluster implements AutoCloseable {
     /**
      * What the cluster did, for the operator record (never released): tasks that finished, task attempts that failed
      * and were re-run (for example on a lost executor), executors lost.
+     *
+     * @return a new map with the keys {@code master}, {@code data}, {@code task_cpus}, {@code parallel_tasks},
+     *         {@code tasks_succeeded}, {@code task_attempts_failed}, {@code executors_lost}, {@code failure_reasons} and
+     *         {@code task_setup_seconds} (seconds each call took an executor to read, fetching its data the first time)
      */
     public Map<String, Object> operatorSummary() {
         Map<String, Object> m = new LinkedHashMap<>();
@@ -402,6 +435,7 @@ public final class SparkCluster implements AutoCloseable {
      * it to {@link org.dpdl4j.dpsgd.DpSgdTrainer#withClippedSums}. See {@link SparkClippedSums}.
      *
      * @param partitions parts of the data (≥ 1; fewer when the data has fewer sampling blocks); a task each per step
+     * @return the clipped sums over this cluster
      * @throws IllegalArgumentException if partitions &lt; 1
      */
     public SparkClippedSums clippedSums(int partitions) {

@@ -20,12 +20,14 @@ import org.nd4j.linalg.indexing.NDArrayIndex;
 import org.nd4j.linalg.ops.transforms.Transforms;
 
 /**
- * One DP-SGD run audited with canaries (Steinke, Nasr &amp; Jagielski, NeurIPS 2023, arXiv:2305.08846): m canaries
+ * One DP-SGD run audited with canaries (Steinke, Nasr &amp; Jagielski, Privacy Auditing with One (1) Training Run,
+ * NeurIPS 2023, arXiv:2305.08846): m canaries
  * are drawn, each included in the training set with probability ½ from a generator independent of the run, the
  * run trains once, each canary is scored from the released model, and {@link OneRunAudit#audit} turns the scores
  * into a lower bound on ε.
  * <ul>
- *   <li>{@link Kind#GRADIENT} (white-box): Dirac canaries in parameter space ({@link GradientCanaries}) of raw
+ *   <li>{@link Kind#GRADIENT} (white-box): Dirac canaries in parameter space (Section 6 of that paper;
+ *       {@link GradientCanaries}) of raw
  *       norm {@code canaryNorm}, clipped like every example; score = how far the canary's coordinate moved
  *       against its gradient, θ₀[j] − θ_T[j]. When the first layer is dense, the coordinates are weights from
  *       input features that are 0 in every training example, whose data gradient is exactly 0 (so only the
@@ -48,8 +50,10 @@ public final class CanaryAudit {
      *
      * @param audit    the lower bound and the guesses behind it
      * @param network  the trained network
-     * @param included whether each canary was in the training set
-     * @param scores   each canary's score
+     * @param included whether each canary was in the training set, one per canary
+     * @param scores   each canary's score, higher meaning "more likely included": θ₀[j] − θ_T[j] for a gradient
+     *                 canary, the natural log of the wrong label's probability (averaged over augmented copies
+     *                 when the run augments) for an input canary
      * @param design   how the canaries were placed (for the report)
      */
     public record Outcome(OneRunAudit.Result audit, Model network, boolean[] included, double[] scores, String design) {
@@ -59,13 +63,26 @@ public final class CanaryAudit {
     }
 
     /**
-     * Trains {@code network} in place on {@code train} plus the included canaries and audits the result.
+     * Trains {@code network} in place on {@code train} plus the included canaries and audits the result. The clipped
+     * sums are computed on this JVM ({@code ClippedSums.local()}).
      *
-     * @param canarySource examples for input canaries (for example the test split); at least m; unused for gradient canaries
-     * @param canaryNorm   raw norm of a gradient canary (C is the honest choice; larger is clipped to C)
-     * @param inclusion    draws the inclusion bits (independent of the run: use a {@link java.security.SecureRandom} in
-     *                     earnest, a seeded generator in tests)
+     * @param network      the network to train, in place (its parameters are changed); for gradient canaries its
+     *                     parameters before training are θ₀
+     * @param train        the training examples, without canaries
+     * @param canarySource examples for input canaries (for example the test split); at least m; unused for gradient
+     *                     canaries (may then be null)
+     * @param config       the DP-SGD settings of the run; its δ is the δ of the audited claim
+     * @param kind         the canary type
+     * @param m            the number of canaries, &gt;= 2
+     * @param canaryNorm   raw L2 norm of a gradient canary, finite and &gt; 0 (C is the honest choice; larger is
+     *                     clipped to C); unused for input canaries
+     * @param confidence   the audit's confidence, in (0, 1), for example 0.95
+     * @param inclusion    draws the inclusion bits, then the seeds that place (or pick and mislabel) the canaries and
+     *                     that score augmented copies (independent of the run: use a {@link java.security.SecureRandom}
+     *                     in earnest, a seeded generator in tests)
+     * @return the audit's lower bound on ε, the trained network, the inclusion bits, the scores and the design
      * @throws IllegalArgumentException if m &lt; 2, there is no room for m canaries, or a setting is out of range
+     * @throws NullPointerException     if {@code inclusion} is null
      */
     public static Outcome run(Model network, ExampleSource train, LabeledData canarySource, DpSgdConfig config, Kind kind,
                               int m, double canaryNorm, double confidence, RandomGenerator inclusion) {
@@ -76,6 +93,25 @@ public final class CanaryAudit {
     /**
      * {@link #run} with the run's clipped sums computed {@code where} (for example on a Spark cluster); the canaries,
      * the noise and the update stay on this JVM, so the audited mechanism is the same.
+     *
+     * @param network      the network to train, in place (its parameters are changed); for gradient canaries its
+     *                     parameters before training are θ₀
+     * @param train        the training examples, without canaries
+     * @param canarySource examples for input canaries (for example the test split); at least m; unused for gradient
+     *                     canaries (may then be null)
+     * @param config       the DP-SGD settings of the run; its δ is the δ of the audited claim
+     * @param kind         the canary type
+     * @param m            the number of canaries, &gt;= 2
+     * @param canaryNorm   raw L2 norm of a gradient canary, finite and &gt; 0 (C is the honest choice; larger is
+     *                     clipped to C); unused for input canaries
+     * @param confidence   the audit's confidence, in (0, 1), for example 0.95
+     * @param inclusion    draws the inclusion bits, then the seeds that place (or pick and mislabel) the canaries and
+     *                     that score augmented copies (independent of the run: use a {@link java.security.SecureRandom}
+     *                     in earnest, a seeded generator in tests)
+     * @param where        where the run's clipped sums are computed
+     * @return the audit's lower bound on ε, the trained network, the inclusion bits, the scores and the design
+     * @throws IllegalArgumentException if m &lt; 2, there is no room for m canaries, or a setting is out of range
+     * @throws NullPointerException     if {@code inclusion} is null
      */
     public static Outcome run(Model network, ExampleSource train, LabeledData canarySource, DpSgdConfig config, Kind kind,
                               int m, double canaryNorm, double confidence, RandomGenerator inclusion,
@@ -94,7 +130,29 @@ public final class CanaryAudit {
      * independent of the inclusion bits, for a model that saw only shifted copies of a canary barely fits the canary
      * itself. The score is a function of the released model and public randomness alone, as the audit requires.
      *
-     * @param augmentation the run's augmentation (null: score each input canary as it is); unused for gradient canaries
+     * <p>For gradient canaries the augmentation decides which first-layer inputs are quiet
+     * ({@link #gradientDesign(Model, ExampleSource, boolean[], long, org.dpdl4j.datasets.ImageAugmentation)}).
+     *
+     * @param network      the network to train, in place (its parameters are changed); for gradient canaries its
+     *                     parameters before training are θ₀
+     * @param train        the training examples, without canaries
+     * @param canarySource examples for input canaries (for example the test split); at least m; unused for gradient
+     *                     canaries (may then be null)
+     * @param config       the DP-SGD settings of the run; its δ is the δ of the audited claim
+     * @param kind         the canary type
+     * @param m            the number of canaries, &gt;= 2
+     * @param canaryNorm   raw L2 norm of a gradient canary, finite and &gt; 0 (C is the honest choice; larger is
+     *                     clipped to C); unused for input canaries
+     * @param confidence   the audit's confidence, in (0, 1), for example 0.95
+     * @param inclusion    draws the inclusion bits, then the seeds that place (or pick and mislabel) the canaries and
+     *                     that score augmented copies (independent of the run: use a {@link java.security.SecureRandom}
+     *                     in earnest, a seeded generator in tests)
+     * @param where        where the run's clipped sums are computed
+     * @param augmentation the run's augmentation (null: score each input canary as it is, and look for quiet inputs in
+     *                     the training images as they are)
+     * @return the audit's lower bound on ε, the trained network, the inclusion bits, the scores and the design
+     * @throws IllegalArgumentException if m &lt; 2, there is no room for m canaries, or a setting is out of range
+     * @throws NullPointerException     if {@code inclusion} is null
      */
     public static Outcome run(Model network, ExampleSource train, LabeledData canarySource, DpSgdConfig config, Kind kind,
                               int m, double canaryNorm, double confidence, RandomGenerator inclusion,
@@ -155,7 +213,14 @@ public final class CanaryAudit {
                         + (augmentation == null ? "" : ", each scored on " + r + " augmented copies"));
     }
 
-    /** m inclusion bits, each true with probability ½. */
+    /**
+     * m inclusion bits, each true with probability ½.
+     *
+     * @param m         the number of canaries, &gt;= 0
+     * @param inclusion draws one boolean per canary, in order
+     * @return a new array of m bits, true meaning the canary is included (S_i = +1)
+     * @throws NullPointerException if {@code inclusion} is null
+     */
     public static boolean[] inclusionBits(int m, RandomGenerator inclusion) {
         Objects.requireNonNull(inclusion, "inclusion");
         boolean[] included = new boolean[m];
@@ -168,18 +233,30 @@ public final class CanaryAudit {
     /**
      * Where m gradient canaries sit in a network's parameters and which are in the training set.
      *
-     * @param coordinates each canary's coordinate in the flattened parameters
-     * @param included    whether each canary is in the training set
+     * @param coordinates each canary's coordinate in the flattened parameters (distinct, &gt;= 0), one per canary
+     * @param included    whether each canary is in the training set, one per canary
      * @param description how the coordinates were chosen
      */
     public record GradientDesign(int[] coordinates, boolean[] included, String description) {
-        /** The included canaries, with this raw gradient norm, for the trainer. */
+        /**
+         * The included canaries, with this raw gradient norm, for the trainer.
+         *
+         * @param norm the L2 norm of each canary's raw gradient, finite and &gt; 0
+         * @return the coordinates of the included canaries, in canary order, with this norm
+         * @throws IllegalArgumentException if the norm is not finite and &gt; 0, or the coordinates repeat
+         */
         public GradientCanaries canaries(double norm) {
             return new GradientCanaries(java.util.stream.IntStream.range(0, coordinates.length).filter(i -> included[i])
                     .map(i -> coordinates[i]).toArray(), norm);
         }
 
-        /** Each canary's score: how far its coordinate moved against its gradient, θ₀[j] − θ_T[j]. */
+        /**
+         * Each canary's score: how far its coordinate moved against its gradient, θ₀[j] − θ_T[j].
+         *
+         * @param before θ₀, the flattened parameters before training
+         * @param after  θ_T, the flattened parameters after training
+         * @return a new array with one score per canary, in parameter units
+         */
         public double[] scores(INDArray before, INDArray after) {
             double[] scores = new double[coordinates.length];
             for (int i = 0; i < coordinates.length; i++) {
@@ -193,7 +270,13 @@ public final class CanaryAudit {
      * Places gradient canaries: on first-layer weights whose inputs are 0 in all of {@code train} (data gradient
      * exactly 0) when the first layer is dense and there are enough, else uniformly over the parameters.
      *
-     * @throws IllegalArgumentException if there are fewer parameters than canaries
+     * @param net      the network whose parameters hold the canaries
+     * @param train    the training examples (read in chunks of 4096 when the first layer is dense)
+     * @param included whether each canary is in the training set; its length is m
+     * @param seed     draws the canaries' coordinates
+     * @return m distinct coordinates, a copy of {@code included} and a description of the placement
+     * @throws IllegalArgumentException if there are fewer parameters than canaries, or a dense first layer's input
+     *                                  count differs from the training data's features
      */
     public static GradientDesign gradientDesign(Model net, ExampleSource train, boolean[] included, long seed) {
         return gradientDesign(net, train, included, seed, null);
@@ -203,7 +286,15 @@ public final class CanaryAudit {
      * {@link #gradientDesign(Model, ExampleSource, boolean[], long)} for a run that trains on augmented copies: a
      * first-layer input is quiet only if it is 0 in every copy the augmentation can make of every training image.
      *
+     * @param net          the network whose parameters hold the canaries
+     * @param train        the training examples (read in chunks of 4096 when the first layer is dense)
+     * @param included     whether each canary is in the training set; its length is m
+     * @param seed         draws the canaries' coordinates
      * @param augmentation the run's augmentation, or null when it trains on the images as they are
+     * @return m distinct coordinates, a copy of {@code included} and a description of the placement
+     * @throws IllegalArgumentException if there are fewer parameters than canaries, a dense first layer's input count
+     *                                  differs from the training data's features, or the augmentation's image shape
+     *                                  does not match them
      */
     public static GradientDesign gradientDesign(Model net, ExampleSource train, boolean[] included, long seed,
                                                 org.dpdl4j.datasets.ImageAugmentation augmentation) {

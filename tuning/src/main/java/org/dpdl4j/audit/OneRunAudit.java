@@ -25,11 +25,11 @@ public final class OneRunAudit {
      * The p-value of v correct guesses out of r under (ε, δ)-DP.
      *
      * @param m       canaries, m ≥ r
-     * @param r       guesses, 0 ≤ v ≤ r
-     * @param v       correct guesses
-     * @param epsilon ε ≥ 0
+     * @param r       guesses, r ≥ v
+     * @param v       correct guesses, 0 ≤ v ≤ r
+     * @param epsilon ε, finite and ≥ 0
      * @param delta   δ ∈ [0, 1)
-     * @return a number in [0, 1]
+     * @return a number in [0, 1] (β alone when δ = 0)
      * @throws IllegalArgumentException on values out of range
      */
     public static double pValue(int m, int r, int v, double epsilon, double delta) {
@@ -75,7 +75,16 @@ public final class OneRunAudit {
 
     /**
      * The largest ε (to 1e-6) whose p-value for (m, r, v) at δ is at most {@code significance}; 0 when even ε = 0
-     * is not rejected. The p-value grows with ε, so this is a bisection.
+     * is not rejected. The p-value grows with ε, so this is a bisection (after doubling an upper end from 1; the search
+     * stops, returning 8192, when ε = 8192 is still rejected).
+     *
+     * @param m            canaries, m ≥ r
+     * @param r            guesses, r ≥ v
+     * @param v            correct guesses, 0 ≤ v ≤ r
+     * @param delta        δ of the claim, in [0, 1)
+     * @param significance the test's level, in (0, 1), for example 1 − confidence
+     * @return the lower bound on ε, in [0, 8192]
+     * @throws IllegalArgumentException if significance ∉ (0, 1) or another value is out of range (see {@link #pValue})
      */
     public static double epsilonLowerBound(int m, int r, int v, double delta, double significance) {
         if (!(significance > 0 && significance < 1)) {
@@ -107,12 +116,12 @@ public final class OneRunAudit {
     /**
      * The outcome of an audit.
      *
-     * @param epsilonLowerBound the measured lower bound on ε (at the chosen guesses, Bonferroni-corrected)
-     * @param canaries          m
-     * @param guesses           r = k₊ + k₋ of the chosen pair
+     * @param epsilonLowerBound the measured lower bound on ε (at the chosen guesses, Bonferroni-corrected), &gt;= 0
+     * @param canaries          m, the number of canaries
+     * @param guesses           r = k₊ + k₋ of the chosen pair (0 when no pair gives a bound above 0)
      * @param correct           v of the chosen pair
-     * @param guessesIn         k₊
-     * @param guessesOut        k₋
+     * @param guessesIn         k₊, the guesses "in" (the highest scores)
+     * @param guessesOut        k₋, the guesses "out" (the lowest scores)
      * @param pairsTried        how many (k₊, k₋) pairs the correction paid for
      */
     public record Result(double epsilonLowerBound, int canaries, int guesses, int correct, int guessesIn, int guessesOut,
@@ -124,9 +133,11 @@ public final class OneRunAudit {
      * at most half the canaries), the lower bound at significance (1 − confidence)/(pairs tried), and the best.
      *
      * @param scores     one score per canary, higher meaning "more likely included"
-     * @param included   whether each canary was included (S_i = +1)
-     * @param delta      δ of the claim
+     * @param included   whether each canary was included (S_i = +1), same length as {@code scores}
+     * @param delta      δ of the claim, in [0, 1)
      * @param confidence in (0, 1), for example 0.95
+     * @return the pair with the largest lower bound (the first such on ties; a bound of 0 with no guesses when none is
+     *         above 0)
      * @throws IllegalArgumentException if the arrays differ in length, are empty, or a parameter is out of range
      */
     public static Result audit(double[] scores, boolean[] included, double delta, double confidence) {

@@ -3,19 +3,26 @@ package org.dpdl4j.tuning;
 import java.util.List;
 
 /**
- * How DP-HyPO's sampling density adapts to earlier runs (Wang et al. 2023, arXiv:2306.05734, Framework 1):
+ * How DP-HyPO's sampling density adapts to earlier runs (Wang, Gao, Zhang, Su &amp; Shen, DP-HyPO: An
+ * Adaptive Private Hyperparameter Optimization Framework, NeurIPS 2023, arXiv:2306.05734, Framework 1):
  * any rule may be used, because {@link DpHypoTuner} projects whatever density it proposes into
  * [c, C]·prior before sampling, and the privacy bound depends on those bounds only.
  */
 public interface AdaptiveRule {
-    /** The rule's name, reported with the result. */
+    /**
+     * The rule's name, reported with the result.
+     *
+     * @return a human-readable name with the rule's settings
+     */
     String name();
 
     /**
      * A fresh state for one tuning run over a grid.
      *
-     * @param coordinates each grid candidate's position in the unit cube (see {@link HyperparameterSpace#unitCoordinates})
-     * @param prior       the prior probability of each grid candidate
+     * @param coordinates each grid candidate's position in the unit cube [0, 1]^d, one row per candidate in the order
+     *                    of {@link HyperparameterSpace#candidates()} (see {@link HyperparameterSpace#unitCoordinates})
+     * @param prior       the prior probability of each grid candidate, same order and length, entries &gt; 0 summing to 1
+     * @return the session that proposes the densities of this tuning run
      */
     Session start(double[][] coordinates, double[] prior);
 
@@ -33,8 +40,8 @@ public interface AdaptiveRule {
     /**
      * One run: the grid index of its candidate and its released score.
      *
-     * @param index grid index
-     * @param score the (noisy) score, higher is better
+     * @param index grid index of the candidate, in [0, number of grid candidates)
+     * @param score the (noisy) score, higher is better; finite
      */
     record Observation(int index, double score) {
     }

@@ -2,7 +2,8 @@ package org.dpdl4j.tuning;
 
 /**
  * Euclidean projection of a density on a finite grid onto the bounded densities
- * S = {p : c·π⁰ ≤ p ≤ C·π⁰, Σp = 1} (Wang et al. 2023, arXiv:2306.05734, eq. 3.1 and App. C.2; App. D for
+ * S = {p : c·π⁰ ≤ p ≤ C·π⁰, Σp = 1} (Wang, Gao, Zhang, Su &amp; Shen, DP-HyPO: An Adaptive Private
+ * Hyperparameter Optimization Framework, NeurIPS 2023, arXiv:2306.05734, eq. 3.1 and App. C.2; App. D for
  * a non-uniform prior π⁰). The KKT conditions of min ½‖p − π‖² over S give p_i = clip(π_i − ν,
  * c·π⁰_i, C·π⁰_i) for the one threshold ν with Σp = 1 ("water-filling"); ν is found by bisection on a
  * bracket where the sum crosses 1. The paper solves the same problem with a generic QP solver.
@@ -17,11 +18,11 @@ public final class BoundedDensityProjection {
     /**
      * The projection of {@code target} onto S.
      *
-     * @param target π, non-negative and finite (need not sum to 1)
-     * @param prior  π⁰, positive entries summing to 1 (within 1e-9)
+     * @param target π, non-negative and finite (need not sum to 1); at least one entry
+     * @param prior  π⁰, the same length as {@code target}, finite positive entries summing to 1 (within 1e-9)
      * @param lower  c ∈ (0, 1]
-     * @param upper  C ∈ [1, ∞)
-     * @return p ∈ S closest to π in Euclidean norm
+     * @param upper  C ∈ [1, ∞), finite
+     * @return a new array p ∈ S closest to π in Euclidean norm, of the same length
      * @throws IllegalArgumentException if the lengths differ, an entry is invalid, or not c ≤ 1 ≤ C
      */
     public static double[] project(double[] target, double[] prior, double lower, double upper) {

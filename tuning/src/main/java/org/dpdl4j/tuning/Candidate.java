@@ -12,10 +12,15 @@ import java.util.TreeMap;
  * {@code noise_multiplier}, as in the sidecar; their older names {@code clip} and {@code sigma} are read as these
  * everywhere (maps, files written before the rename, lookups), see {@link #axisName}.
  *
- * @param values axis name → value; copied
+ * @param values axis name → value ({@link Double} or {@link String}); copied into axis-name order, older axis names
+ *               replaced by their current ones
  */
 public record Candidate(Map<String, Object> values) implements java.io.Serializable {
     /**
+     * Checks and copies the values into axis-name order, older axis names replaced by their current ones
+     * ({@link #axisName}).
+     *
+     * @param values axis name → value, each a {@link Double} or a {@link String}; not null
      * @throws IllegalArgumentException if a value is neither a Double nor a String, or an axis is given under its
      *                                  current and its older name
      */
@@ -49,7 +54,12 @@ public record Candidate(Map<String, Object> values) implements java.io.Serializa
         };
     }
 
-    /** True if the candidate assigns this axis (current or older name). */
+    /**
+     * Whether the candidate assigns this axis (current or older name).
+     *
+     * @param axis an axis name, current or older
+     * @return true if the candidate has a value for the axis
+     */
     public boolean has(String axis) {
         return values.containsKey(axisName(axis));
     }
@@ -57,6 +67,8 @@ public record Candidate(Map<String, Object> values) implements java.io.Serializa
     /**
      * The numeric value of an axis.
      *
+     * @param axis an axis name, current or older
+     * @return the axis's value
      * @throws IllegalArgumentException if the axis is missing or categorical
      */
     public double number(String axis) {
@@ -66,12 +78,25 @@ public record Candidate(Map<String, Object> values) implements java.io.Serializa
         return d;
     }
 
-    /** The numeric value of an axis, or {@code fallback} when the candidate does not assign it. */
+    /**
+     * The numeric value of an axis, or {@code fallback} when the candidate does not assign it.
+     *
+     * @param axis     an axis name, current or older
+     * @param fallback the value returned when the axis is absent
+     * @return the axis's value, or {@code fallback}
+     * @throws IllegalArgumentException if the axis is present but categorical
+     */
     public double number(String axis, double fallback) {
         return has(axis) ? number(axis) : fallback;
     }
 
-    /** The value of an axis as text, or {@code fallback} when absent. */
+    /**
+     * The value of an axis as text, or {@code fallback} when absent.
+     *
+     * @param axis     an axis name, current or older
+     * @param fallback the text returned when the axis is absent; may be null
+     * @return {@link String#valueOf(Object)} of the axis's value, or {@code fallback}
+     */
     public String text(String axis, String fallback) {
         return has(axis) ? String.valueOf(values.get(axisName(axis))) : fallback;
     }
@@ -79,6 +104,9 @@ public record Candidate(Map<String, Object> values) implements java.io.Serializa
     /**
      * This candidate with one axis set (added or replaced).
      *
+     * @param axis  an axis name, current or older (stored under its current name)
+     * @param value the value, a {@link Double} or a {@link String}
+     * @return a new candidate; this one is unchanged
      * @throws IllegalArgumentException if the value is neither a Double nor a String
      */
     public Candidate with(String axis, Object value) {
@@ -87,11 +115,20 @@ public record Candidate(Map<String, Object> values) implements java.io.Serializa
         return new Candidate(m);
     }
 
-    /** A JSON-ready copy. */
+    /**
+     * A JSON-ready copy.
+     *
+     * @return a new, modifiable map of axis name → value, in axis-name order
+     */
     public Map<String, Object> toMap() {
         return new LinkedHashMap<>(values);
     }
 
+    /**
+     * The values as {@code name=value} pairs in axis-name order, separated by commas, numbers with 6 significant digits.
+     *
+     * @return for example {@code lr=0.100000, optimizer=sgd}
+     */
     @Override
     public String toString() {
         StringBuilder b = new StringBuilder();

@@ -30,10 +30,14 @@ public final class CheckpointedMechanism implements TrainingMechanism {
     private final String run;
 
     /**
+     * Wraps a mechanism so that its finished trials are kept in {@code directory}. Nothing is read or written until
+     * the first run.
+     *
      * @param delegate  the mechanism that trains
      * @param directory where finished trials are kept (created if missing); a fresh tuning must start from an empty one
      * @param run       an identifier of this tuning (kept across its resumptions): a saved trial is reused only if it
      *                  was written under the same identifier, with the same candidate, seed and cost
+     * @throws NullPointerException if an argument is null
      */
     public CheckpointedMechanism(TrainingMechanism delegate, Path directory, String run) {
         this.delegate = Objects.requireNonNull(delegate, "delegate");
@@ -41,12 +45,32 @@ public final class CheckpointedMechanism implements TrainingMechanism {
         this.run = Objects.requireNonNull(run, "run");
     }
 
+    /**
+     * The delegate's event for this candidate (keeping trials costs nothing).
+     *
+     * @param candidate the hyperparameters of the run
+     * @return {@code delegate.event(candidate)}
+     * @throws IllegalArgumentException if the delegate does not know a hyperparameter of the candidate
+     */
     @Override
     public PrivacyEvent event(Candidate candidate) {
         return delegate.event(candidate);
     }
 
-    /** The saved outcome of trial {@code trial} if it finished with this candidate and seed, else a fresh run, saved. */
+    /**
+     * The saved outcome of trial {@code trial} if it finished with this candidate and seed, else a fresh run, saved.
+     * A trial is kept as {@code trial-<i>.json} (run identifier, candidate, a check value of the seed (not the seed),
+     * event, score and seconds) and, when it has a model, {@code trial-<i>.zip}; each file is written to a temporary
+     * file and moved into place atomically. A saved trial whose identifier, candidate, seed check or event differs is
+     * run again and overwritten.
+     *
+     * @param candidate the hyperparameters
+     * @param seed      the run's seed (sampling, noise, weights)
+     * @param listener  progress of a fresh run (not called for a saved trial)
+     * @param trial     the trial's index, &gt;= 0: names its files in the directory
+     * @return the saved outcome (its model restored when one was saved, else null) or the delegate's fresh result
+     * @throws java.io.UncheckedIOException if a trial cannot be read or written
+     */
     @Override
     public TrialResult run(Candidate candidate, long seed, TuningListener listener, int trial) {
         Path json = directory.resolve("trial-" + trial + ".json");

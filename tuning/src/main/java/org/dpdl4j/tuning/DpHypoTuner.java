@@ -18,7 +18,9 @@ import org.dpdl4j.accounting.SelfComposedEvent;
  * from a data-independent distribution; before each run, project the rule's proposed density onto
  * {c·π⁰ ≤ p ≤ C·π⁰, Σp = 1} ({@link BoundedDensityProjection}), draw a candidate from it, run Q and
  * feed the score back to the rule; release the best run only. The cost is an
- * {@link AdaptiveRepeatAndSelectEvent}: log(C/c) is the price of adaptivity. Runs are sequential
+ * {@link AdaptiveRepeatAndSelectEvent}, which {@link org.dpdl4j.accounting.RdpAccountant} bounds by the paper's
+ * Theorem 1 for truncated negative binomial K (Theorem 2 for a pure-DP base): log(C/c) is the price of adaptivity.
+ * Runs are sequential
  * (each density depends on the runs before it). K and the trial seeds are drawn up front from the
  * seed; a run that throws counts with score −∞ and is still charged.
  *
@@ -39,12 +41,15 @@ public final class DpHypoTuner implements Tuner<TuningResult> {
     private final boolean revealTrials;
 
     /**
+     * A DP-HyPO tuner releasing the best run only, with no density observer; nothing runs until {@link #tune}.
+     *
      * @param repetitions the distribution of K (a truncated negative binomial for Theorem 1)
-     * @param lower       c ∈ (0, 1] (paper default 0.75)
-     * @param upper       C ∈ [1, ∞) (paper default 2)
+     * @param lower       c ∈ (0, 1], the smallest allowed ratio of a sampling density to the prior (paper default 0.75)
+     * @param upper       C ∈ [1, ∞), the largest allowed ratio of a sampling density to the prior (paper default 2)
      * @param rule        the adaptive rule ({@link GpUcbSoftmax#defaults()} is Algorithm 3)
      * @param seed        draws K, the candidates and the trial seeds; keep it secret
      * @throws IllegalArgumentException unless 0 &lt; c ≤ 1 ≤ C &lt; ∞
+     * @throws NullPointerException     if {@code repetitions} or {@code rule} is null
      */
     public DpHypoTuner(RepetitionDistribution repetitions, double lower, double upper, AdaptiveRule rule, long seed) {
         this(repetitions, lower, upper, rule, seed, null, false);
@@ -62,7 +67,14 @@ public final class DpHypoTuner implements Tuner<TuningResult> {
         this.revealTrials = revealTrials;
     }
 
-    /** The same tuner, handing every projected sampling density (over {@link HyperparameterSpace#candidates()}) to {@code o}. */
+    /**
+     * The same tuner, handing every projected sampling density (over {@link HyperparameterSpace#candidates()}) to {@code o}.
+     *
+     * @param o receives a copy of each run's projected density, one weight per grid candidate, before the candidate is
+     *          drawn (called on the tuning thread); the densities depend on earlier scores and are operator-only
+     * @return a new tuner with the same settings and this observer
+     * @throws NullPointerException if {@code o} is null
+     */
     public DpHypoTuner withDensityObserver(Consumer<double[]> o) {
         return new DpHypoTuner(repetitions, lower, upper, rule, seed, Objects.requireNonNull(o, "observer"), revealTrials);
     }
@@ -70,17 +82,32 @@ public final class DpHypoTuner implements Tuner<TuningResult> {
     /**
      * The same tuner releasing K and every trial, charged as the composition of the K drawn runs: K is drawn
      * first (independently of the data) and the charge is made before the first run.
+     *
+     * @return a new tuner with the same settings that reveals every trial
      */
     public DpHypoTuner withRevealedTrials() {
         return new DpHypoTuner(repetitions, lower, upper, rule, seed, observer, true);
     }
 
-    /** The distribution of K. */
+    /**
+     * The distribution of K.
+     *
+     * @return the distribution the number of runs is drawn from
+     */
     public RepetitionDistribution repetitions() {
         return repetitions;
     }
 
-    /** @throws IllegalStateException if trials are revealed (the cost then depends on the realised K) */
+    /**
+     * The event of the whole tuning run when only the best is released.
+     *
+     * @param space the space whose grid the densities are over
+     * @param q     the base mechanism Q
+     * @return {@link AdaptiveRepeatAndSelectEvent}({@link Trials#baseEvent}, distribution of K, c, C)
+     * @throws IllegalStateException    if trials are revealed (the cost then depends on the realised K), or the space
+     *                                  holds more than {@value HyperparameterSpace#MAX_CANDIDATES} candidates
+     * @throws IllegalArgumentException if Q rejects a candidate of the space
+     */
     @Override
     public PrivacyEvent event(HyperparameterSpace space, TrainingMechanism q) {
         if (revealTrials) {
@@ -90,6 +117,27 @@ public final class DpHypoTuner implements Tuner<TuningResult> {
         return new AdaptiveRepeatAndSelectEvent(Trials.baseEvent(space, q), repetitions, lower, upper);
     }
 
+    /**
+     * Runs DP-HyPO: draws K, charges (or records) the cost, then for each of the K runs in turn projects the rule's
+     * density, draws a candidate and a seed, and runs Q; a run whose score is not finite is left out of the rule's
+     * history. The best run (highest score, the earliest on ties) is the result.
+     *
+     * @param space    the space whose grid (every candidate, with its prior) the densities are over
+     * @param q        the base mechanism Q
+     * @param ledger   if not null, the whole cost is charged before any run (or recorded under {@code covering}),
+     *                 and each trial is recorded under that charge before it starts
+     * @param covering if not null, a ledger charge that covers this tuning run: it is recorded under it
+     * @param listener progress
+     * @return the best trial, its candidate (the space's first when K = 0), every trial, K and the event
+     * @throws PrivacyLedger.BudgetExceededException if the ledger's budget does not allow the tuning run
+     * @throws java.io.UncheckedIOException          if the ledger cannot be written
+     * @throws IllegalArgumentException              if {@code covering} is given with revealed trials, is not a charge
+     *                                               in the ledger, Q rejects a candidate, or the rule proposes an
+     *                                               invalid density (negative or not finite)
+     * @throws IllegalStateException                 if the drawn K exceeds {@code Integer.MAX_VALUE - 8}, or the space
+     *                                               holds more than {@value HyperparameterSpace#MAX_CANDIDATES}
+     *                                               candidates
+     */
     @Override
     public TuningResult tune(HyperparameterSpace space, TrainingMechanism q, PrivacyLedger ledger, Long covering,
                              TuningListener listener) {

@@ -4,12 +4,17 @@ import java.util.Set;
 
 /**
  * How hyperparameters tuned on a subset of m examples are transferred to a final run on n examples
- * (Koskela &amp; Kulkarni 2023, arXiv:2301.11989, Section 3.2). A rule may change only settings that do not affect
+ * (Koskela &amp; Kulkarni, Practical Differentially Private Hyperparameter Tuning with Subsampling, NeurIPS 2023,
+ * arXiv:2301.11989, Section 3.2). A rule may change only settings that do not affect
  * privacy (learning rate, optimiser options): σ, C, the DP-SGD sampling rate q and T are kept, so the
  * final run's event is the tuned candidate's.
  */
 public interface Extrapolation {
-    /** The rule's name, reported with the result. */
+    /**
+     * The rule's name, reported with the result.
+     *
+     * @return a human-readable name (with its source, where it has one)
+     */
     String name();
 
     /**

@@ -16,13 +16,13 @@ import org.apache.commons.math3.optim.nonlinear.scalar.ObjectiveFunction;
 import org.apache.commons.math3.optim.nonlinear.scalar.noderiv.BOBYQAOptimizer;
 
 /**
- * Gaussian-process regression for DP-HyPO's adaptive rule (Wang et al. 2023, arXiv:2306.05734,
- * Algorithm 3; the paper leaves the GP's settings open, these are ours): inputs in the unit cube,
+ * Gaussian-process regression for DP-HyPO's adaptive rule (Wang, Gao, Zhang, Su &amp; Shen, DP-HyPO: An
+ * Adaptive Private Hyperparameter Optimization Framework, NeurIPS 2023, arXiv:2306.05734, Algorithm 3; the paper leaves the GP's settings open, these are ours): inputs in the unit cube,
  * an isotropic squared-exponential or Matérn-5/2 kernel with length scale ℓ and signal variance s²,
  * Gaussian observation noise σ_n²/w_i for an observation that averages w_i runs, a constant mean
  * (the weighted mean of the observations). Hyperparameters maximise the log marginal likelihood
- * (Rasmussen &amp; Williams 2006, eq. 2.30) with Commons Math's BOBYQA over log ℓ, log s², log σ_n²;
- * linear algebra is Commons Math's Cholesky decomposition. Immutable.
+ * (Rasmussen &amp; Williams, Gaussian Processes for Machine Learning, MIT Press 2006, eq. 2.30) with Commons
+ * Math's BOBYQA over log ℓ, log s², log σ_n²; linear algebra is Commons Math's Cholesky decomposition. Immutable.
  */
 public final class GaussianProcess {
     /** The covariance function k(r) of the distance r = ‖x − x′‖. */
@@ -53,12 +53,19 @@ public final class GaussianProcess {
     /**
      * Kernel hyperparameters.
      *
-     * @param lengthScale    ℓ &gt; 0, in unit-cube units
-     * @param signalVariance s² &gt; 0
-     * @param noiseVariance  σ_n² &gt; 0, the variance of one observation
+     * @param lengthScale    ℓ &gt; 0, finite, in unit-cube units
+     * @param signalVariance s² &gt; 0, finite, in squared score units
+     * @param noiseVariance  σ_n² &gt; 0, finite, the variance of one observation (of one run), in squared score units
      */
     public record Hyperparameters(double lengthScale, double signalVariance, double noiseVariance) {
-        /** @throws IllegalArgumentException if a value is not finite and &gt; 0 */
+        /**
+         * Checks that every value is finite and positive.
+         *
+         * @param lengthScale    ℓ &gt; 0, finite, in unit-cube units
+         * @param signalVariance s² &gt; 0, finite, in squared score units
+         * @param noiseVariance  σ_n² &gt; 0, finite, the variance of one observation, in squared score units
+         * @throws IllegalArgumentException if a value is not finite and &gt; 0
+         */
         public Hyperparameters {
             for (double v : new double[]{lengthScale, signalVariance, noiseVariance}) {
                 if (!(v > 0) || Double.isInfinite(v)) {
@@ -89,10 +96,14 @@ public final class GaussianProcess {
     /**
      * The posterior given fixed hyperparameters.
      *
-     * @param x       n points, each of the same dimension d ≥ 1 (unit cube)
+     * @param kernel  the covariance function
+     * @param h       the kernel hyperparameters
+     * @param x       n ≥ 1 points, each of the same dimension d ≥ 1 (unit cube); not copied
      * @param y       n observations (finite)
-     * @param weights n positive weights: observation i has noise variance σ_n²/w_i (the mean of w_i runs)
-     * @throws IllegalArgumentException on empty or mismatched input
+     * @param weights n positive, finite weights: observation i has noise variance σ_n²/w_i (the mean of w_i runs)
+     * @return the posterior GP
+     * @throws IllegalArgumentException on empty or mismatched input, a non-finite observation or a bad weight
+     * @throws NonPositiveDefiniteMatrixException if the covariance matrix is numerically not positive definite
      */
     public static GaussianProcess condition(Kernel kernel, Hyperparameters h, double[][] x, double[] y, double[] weights) {
         check(x, y, weights);
@@ -102,9 +113,19 @@ public final class GaussianProcess {
     /**
      * The posterior with hyperparameters that maximise the log marginal likelihood, searched by
      * BOBYQA over ℓ ∈ [0.01, 10], s² ∈ [1e-4, 100]·v, σ_n² ∈ [1e-6, 10]·v (v = the observations'
-     * variance, or 1e-4 when they are all equal), starting from {@code start}.
+     * variance about their weighted mean, or 1e-4 when it is smaller, as when they are all equal), starting from
+     * {@code start} (clamped into those bounds). At most 2000 evaluations; the best point evaluated is kept even when
+     * BOBYQA gives up early.
      *
-     * @throws IllegalArgumentException on empty or mismatched input
+     * @param kernel  the covariance function
+     * @param x       n ≥ 1 points, each of the same dimension d ≥ 1 (unit cube); not copied
+     * @param y       n observations (finite)
+     * @param weights n positive, finite weights: observation i has noise variance σ_n²/w_i
+     * @param start   the hyperparameters the search starts from
+     * @return the posterior GP with the fitted hyperparameters
+     * @throws IllegalArgumentException on empty or mismatched input, a non-finite observation or a bad weight
+     * @throws NonPositiveDefiniteMatrixException if the covariance matrix at the fitted hyperparameters is numerically
+     *                                            not positive definite
      */
     public static GaussianProcess fit(Kernel kernel, double[][] x, double[] y, double[] weights, Hyperparameters start) {
         check(x, y, weights);
@@ -147,8 +168,16 @@ public final class GaussianProcess {
     }
 
     /**
-     * log p(y | X, θ) = −½ (y − m)ᵀ K⁻¹ (y − m) − ½ log|K| − (n/2) log 2π with K = k(X, X) + diag(σ_n²/w).
+     * The log marginal likelihood log p(y | X, θ) = −½ (y − m)ᵀ K⁻¹ (y − m) − ½ log|K| − (n/2) log 2π with
+     * K = k(X, X) + diag(σ_n²/w) and m the weighted mean of y (Rasmussen &amp; Williams eq. 2.30, with a constant mean).
      *
+     * @param kernel  the covariance function
+     * @param x       n ≥ 1 points, each of the same dimension d ≥ 1
+     * @param y       n observations (finite)
+     * @param weights n positive, finite weights: observation i has noise variance σ_n²/w_i
+     * @param h       the hyperparameters θ
+     * @return the log marginal likelihood, in nats
+     * @throws IllegalArgumentException on empty or mismatched input, a non-finite observation or a bad weight
      * @throws NonPositiveDefiniteMatrixException if K is numerically not positive definite
      */
     public static double logMarginalLikelihood(Kernel kernel, double[][] x, double[] y, double[] weights, Hyperparameters h) {
@@ -167,6 +196,15 @@ public final class GaussianProcess {
     /**
      * The gradient of {@link #logMarginalLikelihood} with respect to (log ℓ, log s², log σ_n²):
      * ½ tr((aaᵀ − K⁻¹) ∂K/∂θ), a = K⁻¹(y − m) (Rasmussen &amp; Williams eq. 5.9; the mean is held fixed).
+     *
+     * @param kernel  the covariance function
+     * @param x       n ≥ 1 points, each of the same dimension d ≥ 1
+     * @param y       n observations (finite)
+     * @param weights n positive, finite weights: observation i has noise variance σ_n²/w_i
+     * @param h       the hyperparameters θ
+     * @return a new array of the three partial derivatives, in the order (log ℓ, log s², log σ_n²)
+     * @throws IllegalArgumentException on empty or mismatched input, a non-finite observation or a bad weight
+     * @throws NonPositiveDefiniteMatrixException if K is numerically not positive definite
      */
     public static double[] logMarginalLikelihoodGradient(Kernel kernel, double[][] x, double[] y, double[] weights,
                                                          Hyperparameters h) {
@@ -193,17 +231,32 @@ public final class GaussianProcess {
         return g;
     }
 
-    /** The hyperparameters in use. */
+    /**
+     * The hyperparameters in use.
+     *
+     * @return the given or fitted hyperparameters
+     */
     public Hyperparameters hyperparameters() {
         return h;
     }
 
-    /** Posterior mean μ(x*) = m + k*ᵀ K⁻¹ (y − m). */
+    /**
+     * Posterior mean μ(x*) = m + k*ᵀ K⁻¹ (y − m).
+     *
+     * @param at x*, a point of the same dimension as the inputs
+     * @return the posterior mean at x*, in score units
+     */
     public double mean(double[] at) {
         return mean + cross(at).dotProduct(alpha);
     }
 
-    /** Posterior standard deviation of the latent function, √(k(x*, x*) − k*ᵀ K⁻¹ k*) (no observation noise). */
+    /**
+     * Posterior standard deviation of the latent function, √(k(x*, x*) − k*ᵀ K⁻¹ k*) (no observation noise).
+     *
+     * @param at x*, a point of the same dimension as the inputs
+     * @return the posterior standard deviation at x*, in score units, &gt;= 0 (a negative variance from rounding
+     *         counts as 0)
+     */
     public double sd(double[] at) {
         RealVector k = cross(at);
         double var = kernel.value(0, h.lengthScale(), h.signalVariance()) - k.dotProduct(solver.solve(k));

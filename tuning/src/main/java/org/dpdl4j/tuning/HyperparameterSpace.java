@@ -14,11 +14,12 @@ import java.util.random.RandomGenerator;
  * continuous ranges discretised into {@code rangePoints} values on demand), their product, and a
  * data-independent prior over it (uniform unless {@link #withPrior} is given). Immutable.
  *
- * <p>The prior must not depend on the private data: random search's privacy analysis (Papernot &amp; Steinke 2022, arXiv:2110.03620
- * Section 3) assumes the candidates are drawn from a fixed distribution.
+ * <p>The prior must not depend on the private data: random search's privacy analysis (Papernot &amp; Steinke,
+ * Hyperparameter Tuning with Renyi Differential Privacy, ICLR 2022, arXiv:2110.03620, Section 3) assumes the
+ * candidates are drawn from a fixed distribution.
  */
 public final class HyperparameterSpace {
-    /** The largest product a space may enumerate (for priors and privacy maxima). */
+    /** The largest product a space may enumerate (for priors and privacy maxima), in candidates. */
     public static final long MAX_CANDIDATES = 1_000_000;
 
     private final List<Axis> axes;
@@ -58,6 +59,8 @@ public final class HyperparameterSpace {
     /**
      * A space over the given axes, with uniform prior and 100 points per continuous range.
      *
+     * @param axes the axes, at least one, with distinct names; copied
+     * @return the space
      * @throws IllegalArgumentException if there are no axes or two share a name
      */
     public static HyperparameterSpace of(List<Axis> axes) {
@@ -70,7 +73,13 @@ public final class HyperparameterSpace {
         return new HyperparameterSpace(axes, 100, null);
     }
 
-    /** Convenience for {@link #of(List)}. */
+    /**
+     * Convenience for {@link #of(List)}.
+     *
+     * @param axes the axes, at least one, with distinct names
+     * @return the space, with uniform prior and 100 points per continuous range
+     * @throws IllegalArgumentException if there are no axes or two share a name
+     */
     public static HyperparameterSpace of(Axis... axes) {
         return of(List.of(axes));
     }
@@ -78,7 +87,11 @@ public final class HyperparameterSpace {
     /**
      * This space with continuous ranges discretised into {@code points} values.
      *
-     * @throws IllegalArgumentException if points &lt; 2
+     * @param points the number of values per continuous range, &gt;= 2
+     * @return a new space with the same axes and prior
+     * @throws IllegalArgumentException if points &lt; 2, or (with a prior) a weight becomes invalid
+     * @throws IllegalStateException    if a prior is set and the new product exceeds {@value #MAX_CANDIDATES}
+     *                                  candidates
      */
     public HyperparameterSpace withRangePoints(int points) {
         if (points < 2) {
@@ -91,18 +104,32 @@ public final class HyperparameterSpace {
      * This space with a data-independent prior: candidate c is drawn with probability proportional
      * to weight(c). The product is enumerated once (at most {@value #MAX_CANDIDATES} candidates).
      *
+     * @param weight a candidate's unnormalised prior weight, finite and &gt;= 0, not all 0; must not depend on the
+     *               private data
+     * @return a new space with the same axes and this prior
      * @throws IllegalArgumentException if a weight is negative or not finite, or all are 0
+     * @throws IllegalStateException    if the product holds more than {@value #MAX_CANDIDATES} candidates
+     * @throws NullPointerException     if {@code weight} is null
      */
     public HyperparameterSpace withPrior(ToDoubleFunction<Candidate> weight) {
         return new HyperparameterSpace(axes, rangePoints, Objects.requireNonNull(weight, "weight"));
     }
 
-    /** The axes, in the order given. */
+    /**
+     * The axes, in the order given.
+     *
+     * @return the axes, unmodifiable
+     */
     public List<Axis> axes() {
         return axes;
     }
 
-    /** The number of candidates in the (discretised) product. */
+    /**
+     * The number of candidates in the (discretised) product.
+     *
+     * @return the product of the axes' value counts, &gt;= 1
+     * @throws ArithmeticException if the product overflows a {@code long}
+     */
     public long size() {
         long n = 1;
         for (List<Object> v : values) {
@@ -114,6 +141,7 @@ public final class HyperparameterSpace {
     /**
      * Every candidate of the product, in axis order (the last axis varies fastest).
      *
+     * @return a new list of {@link #size()} candidates
      * @throws IllegalStateException if the product holds more than {@value #MAX_CANDIDATES} candidates
      */
     public List<Candidate> candidates() {
@@ -139,6 +167,7 @@ public final class HyperparameterSpace {
     /**
      * The prior's probability of each candidate of {@link #candidates()}, in that order (summing to 1).
      *
+     * @return a new array of probabilities in [0, 1] (all 1/{@link #size()} for the uniform prior)
      * @throws IllegalStateException as {@link #candidates()}
      */
     public double[] priorProbabilities() {
@@ -160,6 +189,8 @@ public final class HyperparameterSpace {
      * (number of values − 1), so log axes are scaled in log space, linear ones linearly, and a
      * categorical axis by the order its values were listed in (0 for a single value).
      *
+     * @param c a candidate on this space's grid
+     * @return a new array with one coordinate in [0, 1] per axis, in axis order
      * @throws IllegalArgumentException if the candidate is not on this space's grid
      */
     public double[] unitCoordinates(Candidate c) {
@@ -175,12 +206,21 @@ public final class HyperparameterSpace {
         return u;
     }
 
-    /** The candidate taking each axis's first value (a data-independent default). */
+    /**
+     * The candidate taking each axis's first value (a data-independent default).
+     *
+     * @return the first candidate of {@link #candidates()}
+     */
     public Candidate first() {
         return at(new int[axes.size()]);
     }
 
-    /** One draw from the prior. */
+    /**
+     * One draw from the prior.
+     *
+     * @param random the source of randomness (its state advances)
+     * @return a candidate drawn with the prior's probability (uniform: one independent uniform index per axis)
+     */
     public Candidate sample(RandomGenerator random) {
         if (cumulative != null) {
             double u = random.nextDouble() * cumulative[cumulative.length - 1];
@@ -203,6 +243,11 @@ public final class HyperparameterSpace {
         return new Candidate(m);
     }
 
+    /**
+     * The axes' descriptions and whether the prior is uniform or custom.
+     *
+     * @return for example {@code [lr=log:0.025:1:20, optimizer=cat:sgd,adam] (uniform prior)}
+     */
     @Override
     public String toString() {
         return axes.stream().map(Axis::describe).toList() + (prior != null ? " (custom prior)" : " (uniform prior)");
@@ -214,6 +259,8 @@ public final class HyperparameterSpace {
      * numbers), {@code name=range:LO:HI} or {@code name=logrange:LO:HI} (continuous, discretised on
      * demand), or {@code name=VALUE} (fixed).
      *
+     * @param text one axis specification as written on the command line, such as {@code lr=log:0.025:1:20}
+     * @return the parsed axis (older names such as {@code sigma} replaced by their current ones)
      * @throws IllegalArgumentException naming the text on any malformed input
      */
     public static Axis parseAxis(String text) {
@@ -269,24 +316,48 @@ public final class HyperparameterSpace {
 
     /** One named axis of a space. */
     public sealed interface Axis permits LogGrid, LinearGrid, Categorical, Range {
-        /** The axis name (the hyperparameter it sets). */
+        /**
+         * The axis name (the hyperparameter it sets).
+         *
+         * @return the current name of the hyperparameter ({@link Candidate#axisName})
+         */
         String name();
 
-        /** Its values; continuous ranges are discretised into {@code rangePoints} values. */
+        /**
+         * Its values; continuous ranges are discretised into {@code rangePoints} values.
+         *
+         * @param rangePoints the number of values of a continuous range (&gt;= 2 in a space; ignored by grids and
+         *                    categorical axes)
+         * @return the axis's values, each a {@link Double} or a {@link String}, in order
+         */
         List<Object> values(int rangePoints);
 
-        /** A short description such as {@code lr=log:0.025:1:20}. */
+        /**
+         * A short description such as {@code lr=log:0.025:1:20}.
+         *
+         * @return the axis in the command line's syntax ({@link HyperparameterSpace#parseAxis})
+         */
         String describe();
     }
 
     /**
-     * n log-spaced values from lo to hi inclusive: lo·(hi/lo)^{i/(n−1)}.
+     * n log-spaced values from lo to hi inclusive: lo·(hi/lo)^{i/(n−1)}, i = 0..n−1.
      *
-     * @param lo 0 &lt; lo ≤ hi, finite
-     * @param n  n ≥ 1 (n = 1 gives lo)
+     * @param name the axis name (older names are replaced by their current ones)
+     * @param lo   0 &lt; lo ≤ hi, finite
+     * @param hi   hi ≥ lo, finite
+     * @param n    n ≥ 1 (n = 1 gives lo)
      */
     public record LogGrid(String name, double lo, double hi, int n) implements Axis {
-        /** @throws IllegalArgumentException on an invalid range or count */
+        /**
+         * Checks the range and the count.
+         *
+         * @param name the axis name: letters, digits, {@code _}, {@code .} or {@code -}, starting with a letter or {@code _}
+         * @param lo   0 &lt; lo ≤ hi, finite
+         * @param hi   hi ≥ lo, finite
+         * @param n    n ≥ 1
+         * @throws IllegalArgumentException on an invalid name, range or count
+         */
         public LogGrid {
             name = Candidate.axisName(checkName(name));
             if (!(lo > 0 && hi >= lo) || Double.isInfinite(hi) || n < 1) {
@@ -295,6 +366,12 @@ public final class HyperparameterSpace {
             }
         }
 
+        /**
+         * The n log-spaced values, lo first and exactly hi last (n = 1 gives lo alone).
+         *
+         * @param rangePoints ignored (a grid has its own n)
+         * @return a new list of n {@link Double}s
+         */
         @Override
         public List<Object> values(int rangePoints) {
             List<Object> v = new ArrayList<>(n);
@@ -311,13 +388,23 @@ public final class HyperparameterSpace {
     }
 
     /**
-     * n evenly spaced values from lo to hi inclusive.
+     * n evenly spaced values from lo to hi inclusive: lo + (hi − lo)·i/(n − 1), i = 0..n−1.
      *
-     * @param lo lo ≤ hi, both finite
-     * @param n  n ≥ 1
+     * @param name the axis name (older names are replaced by their current ones)
+     * @param lo   lo ≤ hi, both finite
+     * @param hi   hi ≥ lo, finite
+     * @param n    n ≥ 1 (n = 1 gives lo)
      */
     public record LinearGrid(String name, double lo, double hi, int n) implements Axis {
-        /** @throws IllegalArgumentException on an invalid range or count */
+        /**
+         * Checks the range and the count.
+         *
+         * @param name the axis name: letters, digits, {@code _}, {@code .} or {@code -}, starting with a letter or {@code _}
+         * @param lo   lo ≤ hi, finite
+         * @param hi   hi ≥ lo, finite
+         * @param n    n ≥ 1
+         * @throws IllegalArgumentException on an invalid name, range or count
+         */
         public LinearGrid {
             name = Candidate.axisName(checkName(name));
             if (!(hi >= lo) || Double.isInfinite(lo) || Double.isInfinite(hi) || n < 1) {
@@ -326,6 +413,12 @@ public final class HyperparameterSpace {
             }
         }
 
+        /**
+         * The n evenly spaced values, lo first and exactly hi last (n = 1 gives lo alone).
+         *
+         * @param rangePoints ignored (a grid has its own n)
+         * @return a new list of n {@link Double}s
+         */
         @Override
         public List<Object> values(int rangePoints) {
             List<Object> v = new ArrayList<>(n);
@@ -344,10 +437,18 @@ public final class HyperparameterSpace {
     /**
      * A finite list of values (Doubles or Strings).
      *
+     * @param name   the axis name (older names are replaced by their current ones)
      * @param values at least one value; copied
      */
     public record Categorical(String name, List<Object> values) implements Axis {
-        /** @throws IllegalArgumentException if there are no values or one is neither Double nor String */
+        /**
+         * Checks and copies the values.
+         *
+         * @param name   the axis name: letters, digits, {@code _}, {@code .} or {@code -}, starting with a letter or {@code _}
+         * @param values at least one value, each a {@link Double} or a {@link String}
+         * @throws IllegalArgumentException if the name is invalid, there are no values, or one is neither Double nor String
+         * @throws NullPointerException     if {@code values} is null or holds null
+         */
         public Categorical {
             name = Candidate.axisName(checkName(name));
             values = List.copyOf(values);
@@ -361,6 +462,12 @@ public final class HyperparameterSpace {
             }
         }
 
+        /**
+         * The listed values, in order.
+         *
+         * @param rangePoints ignored
+         * @return the (unmodifiable) list of values
+         */
         @Override
         public List<Object> values(int rangePoints) {
             return values;
@@ -374,10 +481,23 @@ public final class HyperparameterSpace {
 
     /**
      * A continuous interval [lo, hi], discretised on demand into evenly spaced (or, with
-     * {@code log}, log-spaced) points.
+     * {@code log}, log-spaced) points, both ends included.
+     *
+     * @param name the axis name (older names are replaced by their current ones)
+     * @param lo   the lower end, finite, &lt; hi (and &gt; 0 when {@code log})
+     * @param hi   the upper end, finite
+     * @param log  whether the points are log-spaced
      */
     public record Range(String name, double lo, double hi, boolean log) implements Axis {
-        /** @throws IllegalArgumentException on an invalid interval */
+        /**
+         * Checks the interval.
+         *
+         * @param name the axis name: letters, digits, {@code _}, {@code .} or {@code -}, starting with a letter or {@code _}
+         * @param lo   the lower end, finite, &lt; hi (and &gt; 0 when {@code log})
+         * @param hi   the upper end, finite
+         * @param log  whether the points are log-spaced
+         * @throws IllegalArgumentException on an invalid name or interval
+         */
         public Range {
             name = Candidate.axisName(checkName(name));
             if (!(hi > lo) || Double.isInfinite(lo) || Double.isInfinite(hi) || (log && !(lo > 0))) {
@@ -386,6 +506,14 @@ public final class HyperparameterSpace {
             }
         }
 
+        /**
+         * The interval discretised into {@code rangePoints} points, both ends included: a {@link LogGrid} when
+         * {@code log}, else a {@link LinearGrid}.
+         *
+         * @param rangePoints the number of points, &gt;= 1 (a space uses &gt;= 2; 1 gives lo alone)
+         * @return a new list of {@code rangePoints} {@link Double}s
+         * @throws IllegalArgumentException if {@code rangePoints} &lt; 1
+         */
         @Override
         public List<Object> values(int rangePoints) {
             return log ? new LogGrid(name, lo, hi, rangePoints).values(0) : new LinearGrid(name, lo, hi, rangePoints).values(0);

@@ -17,7 +17,7 @@ import org.dpdl4j.dpsgd.TrainingResult;
 
 /**
  * Propose-test tuning with a doubling step (Ding &amp; Wu, Revisiting Hyperparameter Tuning with
- * Differential Privacy, arXiv:2211.01852, Algorithm 1). The training data is cut into k disjoint parts (record by record, so one
+ * Differential Privacy, 2022, arXiv:2211.01852, Algorithm 1). The training data is cut into k disjoint parts (record by record, so one
  * example touches one part); every candidate is trained on each part and scored on the validation
  * split, and u_s is the mean over the parts (sensitivity 1/k when the validation split has at least
  * k examples). The loop proposes a threshold û = u + step·g + Lap(2/(kε₀)), takes the first candidate
@@ -29,7 +29,8 @@ import org.dpdl4j.dpsgd.TrainingResult;
  * data, so charging the realised count would itself leak: the loop is capped at a data-independent
  * T_max (default 2⌈(1 − u₀)/g⌉ + 2, the paper's worst case of one accumulation every two iterations,
  * plus the final halvings) and T_max iterations are always charged, as T_max-fold composition of
- * ε₀-DP (RDP via ε₀-DP ⇒ ½ε₀²-zCDP, {@link PureDpEvent}). If the cap is reached the current s* is kept.
+ * ε₀-DP (RDP via ε₀-DP ⇒ ½ε₀²-zCDP, Bun &amp; Steinke 2016, Prop. 3.3, as {@link PureDpEvent} is accounted).
+ * If the cap is reached the current s* is kept.
  *
  * <p>The final run trains with exactly the sampling rate q it is charged for
  * ({@link RetrainableMechanism#trainOnTrainingSplit}, which Q must offer): q comes from the public dataset size, never from the size
@@ -50,6 +51,8 @@ public final class ProposeTestTuner implements Tuner<ProposeTestTuner.Result> {
      * The same tuner training the (candidate, part) utilities on up to this many threads at once (default 1); the
      * result does not depend on it (every training's seed is drawn up front, in order).
      *
+     * @param threads the number of trainings run at once, &gt;= 1
+     * @return a new tuner with the same settings and this many threads
      * @throws IllegalArgumentException if threads &lt; 1
      */
     public ProposeTestTuner withThreads(int threads) {
@@ -62,12 +65,15 @@ public final class ProposeTestTuner implements Tuner<ProposeTestTuner.Result> {
     }
 
     /**
-     * @param partitions    k ≥ 1
-     * @param granularity   g ∈ (0, 1)
-     * @param epsilon0      ε₀ &gt; 0 per iteration
-     * @param lowerBound    u₀ ∈ [0, 1)
+     * A propose-test tuner on one thread; nothing runs until {@link #tune}.
+     *
+     * @param partitions    k ≥ 1, the number of disjoint parts of the training data
+     * @param granularity   g ∈ (0, 1), the utility step
+     * @param epsilon0      ε₀ &gt; 0 per iteration, finite
+     * @param lowerBound    u₀ ∈ [0, 1), the starting utility threshold
      * @param maxIterations T_max ≥ 1, or null for {@link #defaultMaxIterations}
-     * @param seed          the Laplace noise and the partition; keep it secret
+     * @param seed          draws the partition, the trainings' seeds, the Laplace noise and the final run's seed;
+     *                      keep it secret
      * @throws IllegalArgumentException if a parameter is out of range (the message names it)
      */
     public ProposeTestTuner(int partitions, double granularity, double epsilon0, double lowerBound, Integer maxIterations, long seed) {
@@ -94,17 +100,33 @@ public final class ProposeTestTuner implements Tuner<ProposeTestTuner.Result> {
         this.seed = seed;
     }
 
-    /** 2⌈(1 − u₀)/g⌉ + 2: one accumulation of at least g every two iterations until u ≥ 1, plus the last halvings. */
+    /**
+     * 2⌈(1 − u₀)/g⌉ + 2: one accumulation of at least g every two iterations until u ≥ 1, plus the last halvings.
+     * The ceiling is taken with a tolerance of 1e-9, so that a quotient (1 − u₀)/g that is a whole number up to
+     * rounding error is not rounded up to the next one.
+     *
+     * @param lowerBound  u₀ ∈ [0, 1)
+     * @param granularity g ∈ (0, 1)
+     * @return the default T_max, &gt;= 2 for arguments in range
+     */
     public static int defaultMaxIterations(double lowerBound, double granularity) {
         return 2 * (int) Math.ceil((1 - lowerBound) / granularity - 1e-9) + 2;
     }
 
-    /** T_max, the number of iterations charged. */
+    /**
+     * T_max, the number of iterations charged.
+     *
+     * @return T_max, &gt;= 1
+     */
     public int maxIterations() {
         return maxIterations;
     }
 
-    /** The loop's cost: T_max compositions of an ε₀-DP iteration, whatever the realised count. */
+    /**
+     * The loop's cost: T_max compositions of an ε₀-DP iteration, whatever the realised count.
+     *
+     * @return a {@link SelfComposedEvent} of T_max {@link PureDpEvent}s of ε₀
+     */
     public PrivacyEvent loopEvent() {
         return new SelfComposedEvent(new PureDpEvent(epsilon0), maxIterations);
     }
@@ -112,8 +134,8 @@ public final class ProposeTestTuner implements Tuner<ProposeTestTuner.Result> {
     /**
      * The selection loop on given utilities (lines 12–32 of Algorithm 1).
      *
-     * @param utilities u_s ∈ [0, 1], one per candidate
-     * @param random    the Laplace noise
+     * @param utilities u_s ∈ [0, 1], one per candidate (sensitivity 1/k)
+     * @param random    the Laplace noise (its state advances)
      * @return the selected index (−1 if no candidate was ever accepted), the iterations run, whether the cap stopped the loop
      */
     public Selection select(double[] utilities, RandomGenerator random) {
@@ -151,9 +173,9 @@ public final class ProposeTestTuner implements Tuner<ProposeTestTuner.Result> {
      * Outcome of the loop.
      *
      * @param index      the selected candidate's index, or −1
-     * @param iterations iterations run (not released: only s* is)
+     * @param iterations iterations run, in [1, T_max] (not released: only s* is)
      * @param capped     whether T_max stopped the loop
-     * @param utility    the final accumulated u
+     * @param utility    the final accumulated u (u₀ plus the accepted steps)
      */
     public record Selection(int index, int iterations, boolean capped, double utility) {
     }
@@ -161,8 +183,11 @@ public final class ProposeTestTuner implements Tuner<ProposeTestTuner.Result> {
     /**
      * The whole procedure's cost, known before it runs: T_max ε₀-DP iterations composed with the final run.
      *
-     * @param q Q, a {@link RetrainableMechanism}
-     * @throws IllegalArgumentException if Q is not retrainable
+     * @param space the space the final candidate is chosen from
+     * @param q     Q, a {@link RetrainableMechanism}
+     * @return {@link #loopEvent()} composed with {@link Trials#finalRunEvent}
+     * @throws IllegalArgumentException if Q is not retrainable, or rejects a candidate of the space
+     * @throws IllegalStateException    if the space holds more than {@value HyperparameterSpace#MAX_CANDIDATES} candidates
      */
     @Override
     public PrivacyEvent event(HyperparameterSpace space, TrainingMechanism q) {
@@ -174,11 +199,19 @@ public final class ProposeTestTuner implements Tuner<ProposeTestTuner.Result> {
      * and C = 10⁶, i.e. non-private SGD inside the estimate, which the paper allows), the loop, and the
      * final DP-SGD run with the selected candidate on all of the mechanism's training split.
      *
+     * @param space     the candidates (every one is trained on every part)
      * @param mechanism Q, a {@link RetrainableMechanism}
      * @param ledger    if not null, the loop (T_max iterations) and the final run are charged before anything runs (or
-     *                  recorded under {@code covering})
+     *                  recorded under {@code covering}), and the loop is recorded under that charge
+     * @param covering  if not null, a ledger charge that covers this procedure: it is recorded under it
      * @param listener  progress: one "trial" per (candidate, part) training, then the final run
-     * @throws IllegalArgumentException if Q is not retrainable, or its validation split has fewer than k examples
+     * @return the selected candidate (the space's first when none passed a threshold), the final model and the event
+     * @throws IllegalArgumentException if Q is not retrainable, or its validation split has fewer than k examples (checked
+     *                                  after the ledger charge), or {@code covering} is not a charge in the ledger
+     * @throws PrivacyLedger.BudgetExceededException if the ledger's budget does not allow the procedure
+     * @throws java.io.UncheckedIOException          if the ledger cannot be written
+     * @throws IllegalStateException    if the final run cost other than charged, the space holds more than
+     *                                  {@value HyperparameterSpace#MAX_CANDIDATES} candidates, or the tuning is interrupted
      */
     @Override
     public Result tune(HyperparameterSpace space, TrainingMechanism mechanism, PrivacyLedger ledger, Long covering,
@@ -261,15 +294,30 @@ public final class ProposeTestTuner implements Tuner<ProposeTestTuner.Result> {
      * @param event         the whole cost: T_max ε₀-DP iterations composed with the final run
      * @param finalRun      the final run's charged event (pointwise maximum over the space)
      * @param trainedEvent  the event of the final run as it was trained (equal to the chosen candidate's charged event)
-     * @param partSizes     the k parts' sizes (operator-only)
-     * @param seconds       wall-clock time (operator-only)
+     * @param partSizes     the k parts' sizes, in examples (operator-only)
+     * @param seconds       wall-clock time, in seconds (operator-only)
      * @param notes         data-independent statements for the release
      * @param operatorNotes statements that depend on the data: operator-only
      */
     public record Result(Candidate candidate, org.deeplearning4j.nn.api.Model model, Selection selection,
                          PrivacyEvent event, PrivacyEvent finalRun, PrivacyEvent trainedEvent, int[] partSizes, double seconds,
                          List<String> notes, List<String> operatorNotes) implements TuningOutcome {
-        /** Copies the notes. */
+        /**
+         * Copies the part sizes and the notes.
+         *
+         * @param candidate     the selected candidate (released); not null
+         * @param model         the final DP-SGD model (released)
+         * @param selection     the loop's outcome (its iteration count and utility are operator-only)
+         * @param event         the whole cost: T_max ε₀-DP iterations composed with the final run
+         * @param finalRun      the final run's charged event (pointwise maximum over the space)
+         * @param trainedEvent  the event of the final run as it was trained (equal to the chosen candidate's charged event)
+         * @param partSizes     the k parts' sizes, in examples (operator-only)
+         * @param seconds       wall-clock time, in seconds (operator-only)
+         * @param notes         data-independent statements for the release
+         * @param operatorNotes statements that depend on the data: operator-only
+         * @throws NullPointerException if {@code candidate}, {@code partSizes} or a list of notes is null, or a list
+         *                              holds null
+         */
         public Result {
             Objects.requireNonNull(candidate, "candidate");
             partSizes = partSizes.clone();
@@ -277,13 +325,23 @@ public final class ProposeTestTuner implements Tuner<ProposeTestTuner.Result> {
             operatorNotes = List.copyOf(operatorNotes);
         }
 
-        /** What {@link #event()} covers: the selected candidate and the final model. */
+        /**
+         * What {@link #event()} covers: the selected candidate and the final model.
+         *
+         * @return the release: the candidate, no score, the final model and {@link #event()}
+         */
         @Override
         public Release release() {
             return new Release(candidate, null, model, event, null, List.of(), java.util.Map.of(), notes);
         }
 
-        /** Iterations run, whether the cap stopped the loop, the accumulated utility, the parts' sizes and the time: not covered by ε. */
+        /**
+         * Iterations run, whether the cap stopped the loop, the accumulated utility, the parts' sizes and the time: not
+         * covered by ε.
+         *
+         * @return the operator record, with facts {@code iterations}, {@code capped}, {@code accumulated_utility},
+         *         {@code part_sizes} and {@code seconds}, and no trials
+         */
         @Override
         public OperatorRecord operatorRecord() {
             java.util.Map<String, Object> facts = new java.util.LinkedHashMap<>();

@@ -16,7 +16,9 @@ import org.dpdl4j.accounting.RepetitionDistribution;
  * Papernot–Steinke random search (Papernot &amp; Steinke, Hyperparameter Tuning with Renyi Differential
  * Privacy, ICLR 2022, arXiv:2110.03620, Section 3): draw K from a data-independent distribution, run the
  * base mechanism Q K times with candidates drawn from the space's prior, and release only the best run.
- * Its event is {@link RepeatAndSelectEvent}(Q's event, distribution of K); when candidates differ in σ, q
+ * Its event is {@link RepeatAndSelectEvent}(Q's event, distribution of K), which {@link RdpAccountant} bounds by
+ * Theorem 6 of that paper for Poisson K and Theorem 2 for truncated negative binomial K (composition for a fixed K,
+ * and Lemma 22 on top for a truncated distribution); when candidates differ in σ, q
  * or T, Q's event is the pointwise maximum over all candidates of the space (Koskela &amp; Kulkarni,
  * Practical Differentially Private Hyperparameter Tuning with Subsampling, NeurIPS 2023, arXiv:2301.11989,
  * Lemma 9). The bound covers the best run with K hidden: {@link TuningResult#release()} holds exactly
@@ -36,12 +38,15 @@ public final class RandomSearchTuner implements Tuner<TuningResult> {
     private final boolean revealTrials;
 
     /**
-     * @param repetitions  the distribution of K
+     * A random search tuner; nothing runs until {@link #tune}.
+     *
+     * @param repetitions  the distribution of K (data-independent)
      * @param seed         seeds K, the candidates and each trial's seed; keep it secret when trials
      *                     use it for their noise
      * @param threads      trials run in parallel on this many threads (≥ 1)
      * @param revealTrials release K and every trial (charged as the composition of the K runs) instead of the best only
      * @throws IllegalArgumentException if threads &lt; 1
+     * @throws NullPointerException     if {@code repetitions} is null
      */
     public RandomSearchTuner(RepetitionDistribution repetitions, long seed, int threads, boolean revealTrials) {
         this.repetitions = Objects.requireNonNull(repetitions, "repetitions");
@@ -53,7 +58,11 @@ public final class RandomSearchTuner implements Tuner<TuningResult> {
         this.revealTrials = revealTrials;
     }
 
-    /** The distribution of K. */
+    /**
+     * The distribution of K.
+     *
+     * @return the distribution the number of runs is drawn from
+     */
     public RepetitionDistribution repetitions() {
         return repetitions;
     }
@@ -62,8 +71,13 @@ public final class RandomSearchTuner implements Tuner<TuningResult> {
     /**
      * The event of the whole tuning run when only the best is released.
      *
-     * @throws IllegalStateException if this tuner reveals every trial (the cost then depends on the
-     *                               realised K and is known only after the draw)
+     * @param space the space candidates are drawn from
+     * @param q     the base mechanism Q
+     * @return {@link RepeatAndSelectEvent}({@link Trials#baseEvent}, distribution of K)
+     * @throws IllegalStateException    if this tuner reveals every trial (the cost then depends on the
+     *                                  realised K and is known only after the draw), or the space holds more than
+     *                                  {@value HyperparameterSpace#MAX_CANDIDATES} candidates
+     * @throws IllegalArgumentException if Q rejects a candidate of the space
      */
     @Override
     public PrivacyEvent event(HyperparameterSpace space, TrainingMechanism q) {
@@ -75,16 +89,24 @@ public final class RandomSearchTuner implements Tuner<TuningResult> {
     }
 
     /**
-     * Runs random search.
+     * Runs random search: draws K, the K candidates and their seeds, charges (or records) the cost, runs the trials
+     * on up to {@code threads} threads and keeps the best (highest score, the earliest on ties).
      *
+     * @param space    the space candidates are drawn from (by its prior)
+     * @param q        the base mechanism Q
      * @param ledger   if not null, the tuning cost is charged before any trial runs (all of it: K is
      *                 random, so the bound covers the whole procedure; with revealed trials, the
      *                 composition of the K drawn runs), and each trial is recorded under it before it starts
      * @param covering if not null, a ledger charge that covers this tuning run: it is recorded under it
      * @param listener progress (thread-safe)
+     * @return the best trial, its candidate (the space's first when K = 0), every trial, K and the event
      * @throws PrivacyLedger.BudgetExceededException if the ledger's budget does not allow the tuning run
      * @throws java.io.UncheckedIOException                 if the ledger cannot be written (no trial runs unrecorded)
-     * @throws IllegalArgumentException             if {@code covering} is given with revealed trials
+     * @throws IllegalArgumentException             if {@code covering} is given with revealed trials, is not a charge in
+     *                                              the ledger, or Q rejects a candidate of the space
+     * @throws IllegalStateException                if the drawn K exceeds {@code Integer.MAX_VALUE - 8}, the space
+     *                                              holds more than {@value HyperparameterSpace#MAX_CANDIDATES}
+     *                                              candidates, or the tuning is interrupted
      */
     @Override
     public TuningResult tune(HyperparameterSpace space, TrainingMechanism q, PrivacyLedger ledger, Long covering,

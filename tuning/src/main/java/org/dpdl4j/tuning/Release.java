@@ -23,26 +23,48 @@ import org.dpdl4j.accounting.PrivacyEvent;
  * @param score       its released (noisy) score, or null when there is none
  * @param model       the released model, or null
  * @param event       what the whole procedure cost
- * @param repetitions the realised K, or null unless every trial is revealed
+ * @param repetitions the realised K (&gt;= 0), or null unless every trial is revealed
  * @param trials      every trial when revealed (candidate, score, failed), else empty
  * @param facts       further covered outputs of the procedure (for example the transferred candidate)
  * @param notes       data-independent statements (which theorem charged the event, and why)
  */
 public record Release(Candidate candidate, Double score, Model model, PrivacyEvent event, Long repetitions,
                       List<TrialResult> trials, Map<String, Object> facts, List<String> notes) {
-    /** Copies the collections. */
+    /**
+     * Copies the collections (they must not be null, nor hold null keys, values or elements).
+     *
+     * @param candidate   the candidate of the released model (the data-independent default when no run was made)
+     * @param score       its released (noisy) score, or null when there is none
+     * @param model       the released model, or null
+     * @param event       what the whole procedure cost
+     * @param repetitions the realised K (&gt;= 0), or null unless every trial is revealed
+     * @param trials      every trial when revealed (candidate, score, failed), else empty
+     * @param facts       further covered outputs of the procedure (for example the transferred candidate)
+     * @param notes       data-independent statements (which theorem charged the event, and why)
+     * @throws NullPointerException if a collection is null or holds null
+     */
     public Release {
         trials = List.copyOf(trials);
         facts = Map.copyOf(facts);
         notes = List.copyOf(notes);
     }
 
-    /** True if K and every trial are part of the release. */
+    /**
+     * Whether K and every trial are part of the release.
+     *
+     * @return true if {@code repetitions} is not null
+     */
     public boolean trialsRevealed() {
         return repetitions != null;
     }
 
-    /** A JSON-ready summary (no model, no event): {@code best}, {@code best_score}, the facts, and when revealed {@code repetitions}. */
+    /**
+     * A JSON-ready summary (no model, no event): {@code best}, {@code best_score}, the facts, and when revealed
+     * {@code repetitions}.
+     *
+     * @return a new map: {@code best} (the candidate's map), {@code best_score} (may be null), the facts in key order,
+     *         then {@code repetitions} when the trials are revealed
+     */
     public Map<String, Object> toMap() {
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("best", candidate.toMap());
@@ -54,7 +76,11 @@ public record Release(Candidate candidate, Double score, Model model, PrivacyEve
         return m;
     }
 
-    /** The revealed trials as JSON-ready maps (candidate, score, failed), in run order; empty unless revealed. */
+    /**
+     * The revealed trials as JSON-ready maps (candidate, score, failed), in run order; empty unless revealed.
+     *
+     * @return one {@link TrialResult#releaseMap()} per revealed trial, unmodifiable
+     */
     public List<Map<String, Object>> trialMaps() {
         return trials.stream().map(TrialResult::releaseMap).toList();
     }

@@ -19,24 +19,45 @@ public interface RetrainableMechanism extends TrainingMechanism {
     /**
      * All the private data X this mechanism owns (its training and validation splits are carved from it): in memory, or
      * read by index, when the splits are index sets of it ({@link ExampleSource#subset}).
+     *
+     * @return the private data X, training and validation splits together
      */
     ExampleSource privateData();
 
-    /** The training split. */
+    /**
+     * The training split.
+     *
+     * @return the examples a run trains on
+     */
     ExampleSource train();
 
-    /** The validation split the score is computed on. */
+    /**
+     * The validation split the score is computed on.
+     *
+     * @return the examples a run is scored on
+     */
     ExampleSource validation();
 
-    /** The fraction f of X held out for validation, in [0, 1). */
+    /**
+     * The fraction f of X held out for validation.
+     *
+     * @return f, in [0, 1)
+     */
     double validationFraction();
 
-    /** The standard deviation s of the released correct-count (0 when the score is free). */
+    /**
+     * The standard deviation s of the noise on the released correct-count.
+     *
+     * @return s, in correct validation examples, &gt;= 0 (0 when the score is free)
+     */
     double scoreNoiseCount();
 
     /**
      * The same mechanism with score noise s.
      *
+     * @param s the standard deviation of the noise on the released correct-count, in correct validation examples;
+     *          finite ({@link DpSgdMechanism} requires s &gt; 0 under private scoring and ignores it for a public holdout)
+     * @return a copy with the same splits and score noise s
      * @throws IllegalArgumentException if s is negative or not finite
      */
     RetrainableMechanism withScoreNoiseCount(double s);
@@ -44,33 +65,72 @@ public interface RetrainableMechanism extends TrainingMechanism {
     /**
      * The same mechanism on other private data (split as this one), with score noise s.
      *
+     * @param privateData     the new private data X (for example a subset to tune on)
+     * @param scoreNoiseCount s, the standard deviation of the noise on the released correct-count, in correct
+     *                        validation examples (fixed, so that the event does not depend on the new data's size)
+     * @return a mechanism with the same settings over {@code privateData}
      * @throws IllegalArgumentException if the data is too small to split, or s is invalid
      */
     RetrainableMechanism withData(ExampleSource privateData, double scoreNoiseCount);
 
-    /** The same mechanism without privacy (σ = 0, no clipping to speak of): for data-independent-cost estimates only. */
+    /**
+     * The same mechanism without privacy (σ = 0, no clipping to speak of): for data-independent-cost estimates only.
+     *
+     * @return a non-private copy (σ = 0): nothing it trains may be released as it is
+     */
     RetrainableMechanism nonPrivateCopy();
 
-    /** True if the DP-SGD sampling rate q is fixed (it does not follow the data's size). */
+    /**
+     * Whether the DP-SGD sampling rate q is fixed (it does not follow the data's size).
+     *
+     * @return true if runs cost the same on data of any size
+     */
     boolean hasFixedSamplingRate();
 
-    /** The candidate with every setting this mechanism would default made explicit. */
+    /**
+     * The candidate with every setting this mechanism would default made explicit.
+     *
+     * @param c a candidate
+     * @return {@code c} with the defaulted settings added ({@link DpSgdMechanism}: optimiser and learning rate)
+     */
     Candidate explicit(Candidate c);
 
-    /** The cost of training alone with this candidate (no score released). */
+    /**
+     * The cost of training alone with this candidate (no score released).
+     *
+     * @param c a candidate
+     * @return the privacy event of one training run on the training split (DP-SGD with the candidate's q, σ and T)
+     */
     PrivacyEvent trainingEvent(Candidate c);
 
-    /** Expected per-example gradient evaluations of one run on the training split: q·|train|·T. */
+    /**
+     * Expected per-example gradient evaluations of one run on the training split: q·|train|·T.
+     *
+     * @param c a candidate
+     * @return the expected number of per-example gradient evaluations, &gt;= 0 (the realised batch sizes are private)
+     */
     double expectedGradients(Candidate c);
 
     /**
-     * Trains on the given data.
+     * Trains on the given data, with no validation and no score.
      *
-     * @param init a network to start from (warm start), or null for fresh weights
+     * @param c        the candidate to train with
+     * @param data     the examples to train on (for example a final run's data)
+     * @param seed     the run's seed (sampling, noise, weights)
+     * @param init     a network to start from (warm start), or null for fresh weights
+     * @param listener progress of the run, called after every step
      * @return the trained network, with the event it actually cost
      */
     TrainingResult train(Candidate c, ExampleSource data, long seed, Model init, TrainingListener listener);
 
-    /** {@link #train} on the training split, from fresh weights. */
+    /**
+     * {@link #train} on the training split, from fresh weights: a final model after a selection, trained with exactly
+     * {@link #trainingEvent}'s q, σ and T.
+     *
+     * @param c        the candidate to train with
+     * @param seed     the run's seed (sampling, noise, weights)
+     * @param listener progress of the run, called after every step
+     * @return the trained network, with the event it actually cost
+     */
     TrainingResult trainOnTrainingSplit(Candidate c, long seed, TrainingListener listener);
 }

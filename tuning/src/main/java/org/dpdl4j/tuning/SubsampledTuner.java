@@ -46,7 +46,10 @@ public final class SubsampledTuner implements Tuner<SubsampledTuningResult> {
     private final boolean secureRandom;
 
     /**
-     * @param inner         the tuner run on X₁
+     * A subsampled tuner; nothing runs until {@link #tune(HyperparameterSpace, TrainingMechanism, PrivacyLedger, Long,
+     * TuningListener)}.
+     *
+     * @param inner         the tuner run on X₁ (one that releases the best run only: its event must be known in advance)
      * @param tuneFraction  q_tune ∈ (0, 1)
      * @param variant       which data the final run uses
      * @param extrapolation how the winner is transferred
@@ -54,6 +57,7 @@ public final class SubsampledTuner implements Tuner<SubsampledTuningResult> {
      * @param seed          draws X₁ and the final run's seed; keep it secret, or use {@code secureRandom}
      * @param secureRandom  draw X₁ from {@link SecureRandom} instead of the seed
      * @throws IllegalArgumentException if q_tune ∉ (0, 1)
+     * @throws NullPointerException     if {@code inner}, {@code variant} or {@code extrapolation} is null
      */
     public SubsampledTuner(Tuner<TuningResult> inner, double tuneFraction, SubsampledTuningEvent.Variant variant, Extrapolation extrapolation,
                            boolean warmStart, long seed, boolean secureRandom) {
@@ -69,16 +73,27 @@ public final class SubsampledTuner implements Tuner<SubsampledTuningResult> {
         this.secureRandom = secureRandom;
     }
 
-    /** The score noise (correct-counts) the mechanism on X₁ uses: q_tune times the template's. */
+    /**
+     * The score noise (correct-counts) the mechanism on X₁ uses: q_tune times the template's.
+     *
+     * @param template the mechanism over all of X
+     * @return q_tune·s, the standard deviation of the noise on X₁'s released correct-count, in correct validation
+     *         examples (0 when the template's score is free)
+     */
     public double subsetScoreNoise(RetrainableMechanism template) {
         return template.scoreNoiseCount() * tuneFraction;
     }
 
     /**
-     * The whole procedure's event, known before X₁ is drawn.
+     * The whole procedure's event, known before X₁ is drawn: the inner tuner's event for Q with the subset's score
+     * noise, the final run's event ({@link Trials#finalRunEvent}), q_tune and the variant.
      *
-     * @param q the template Q over all of X: a {@link RetrainableMechanism}
+     * @param space the space the inner tuner draws from and the final candidate comes from
+     * @param q     the template Q over all of X: a {@link RetrainableMechanism}
+     * @return the {@link SubsampledTuningEvent} of the whole procedure
      * @throws IllegalArgumentException if Q is not retrainable, or the DP-SGD sampling rate is not fixed (see the class comment)
+     * @throws IllegalStateException    if the inner tuner's cost is not known in advance (it reveals its trials), or the
+     *                                  space holds more than {@value HyperparameterSpace#MAX_CANDIDATES} candidates
      */
     @Override
     public SubsampledTuningEvent event(HyperparameterSpace space, TrainingMechanism q) {
@@ -91,13 +106,19 @@ public final class SubsampledTuner implements Tuner<SubsampledTuningResult> {
     /**
      * Runs the procedure on the template's private data.
      *
+     * @param space    the space the inner tuner draws from
      * @param q        the template Q over all of X: a {@link RetrainableMechanism}
      * @param ledger   if not null, the whole event is charged before anything runs (or recorded under
      *                 {@code covering}); the inner tuning and the final run are recorded under that charge before they start
+     * @param covering if not null, a ledger charge that covers this procedure: it is recorded under it
      * @param listener progress
+     * @return the tuned and transferred candidates, the final model, the sizes, the compute and the event
      * @throws PrivacyLedger.BudgetExceededException if the budget does not allow the procedure
      * @throws IllegalArgumentException             if Q is not retrainable, the sampling rate is not fixed, or X₁ is too
      *                                              small to split
+     * @throws IllegalStateException                as {@link #event}, or if a check that what runs is what was charged
+     *                                              fails (a cost that depends on the data's size, an extrapolation
+     *                                              that changes the cost)
      */
     @Override
     public SubsampledTuningResult tune(HyperparameterSpace space, TrainingMechanism q, PrivacyLedger ledger, Long covering,
@@ -109,6 +130,23 @@ public final class SubsampledTuner implements Tuner<SubsampledTuningResult> {
      * {@link #tune(HyperparameterSpace, TrainingMechanism, PrivacyLedger, Long, TuningListener)} with the mechanism on X₁
      * wrapped before the inner tuner runs it (for example by a {@link CheckpointedMechanism}, so that a resumed tuning
      * re-runs no finished trial).
+     *
+     * @param space    the space the inner tuner draws from
+     * @param q        the template Q over all of X: a {@link RetrainableMechanism}
+     * @param ledger   if not null, the whole event is charged before anything runs (or recorded under
+     *                 {@code covering}); the inner tuning and the final run are recorded under that charge before they start
+     * @param covering if not null, a ledger charge that covers this procedure: it is recorded under it
+     * @param listener progress
+     * @param trials   wraps the mechanism on X₁ before the inner tuner runs it ({@code UnaryOperator.identity()} for
+     *                 none); the wrapper must not change its events
+     * @return the tuned and transferred candidates, the final model, the sizes, the compute and the event
+     * @throws PrivacyLedger.BudgetExceededException if the budget does not allow the procedure
+     * @throws java.io.UncheckedIOException          if the ledger cannot be written
+     * @throws IllegalArgumentException             if Q is not retrainable, the sampling rate is not fixed, or X₁ is too
+     *                                              small to split
+     * @throws IllegalStateException                as {@link #event}, or if a check that what runs is what was charged
+     *                                              fails (a cost that depends on the data's size, an extrapolation
+     *                                              that changes the cost, a final run that cost other than charged)
      */
     public SubsampledTuningResult tune(HyperparameterSpace space, TrainingMechanism q, PrivacyLedger ledger, Long covering,
                                        TuningListener listener, java.util.function.UnaryOperator<TrainingMechanism> trials) {

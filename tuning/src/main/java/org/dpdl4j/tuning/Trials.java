@@ -14,7 +14,7 @@ import java.util.function.Function;
 import org.dpdl4j.accounting.PointwiseMaxEvent;
 import org.dpdl4j.accounting.PrivacyEvent;
 
-/** What every tuner does with trials and their events, written once. */
+/** What every tuner does with trials and their events, written once (static helpers; not instantiable). */
 public final class Trials {
     private Trials() {
     }
@@ -24,7 +24,12 @@ public final class Trials {
      * costs the same, else the pointwise maximum of the distinct events (Koskela &amp; Kulkarni, "Practical
      * Differentially Private Hyperparameter Tuning with Subsampling", NeurIPS 2023, arXiv:2301.11989, Lemma 9).
      *
+     * @param space   the space whose candidates are enumerated (at most {@value HyperparameterSpace#MAX_CANDIDATES})
      * @param eventOf a candidate's event
+     * @return the single event, or a {@link PointwiseMaxEvent} of the distinct events in enumeration order
+     * @throws IllegalStateException    if the space holds more than {@value HyperparameterSpace#MAX_CANDIDATES}
+     *                                  candidates
+     * @throws IllegalArgumentException if {@code eventOf} rejects a candidate
      */
     public static PrivacyEvent worstCase(HyperparameterSpace space, Function<Candidate, PrivacyEvent> eventOf) {
         Set<PrivacyEvent> distinct = new LinkedHashSet<>();
@@ -34,12 +39,28 @@ public final class Trials {
         return distinct.size() == 1 ? distinct.iterator().next() : new PointwiseMaxEvent(List.copyOf(distinct));
     }
 
-    /** Q's event uniformly over the space ({@link #worstCase} of Q's per-candidate events): the base of random search. */
+    /**
+     * Q's event uniformly over the space ({@link #worstCase} of Q's per-candidate events): the base of random search.
+     *
+     * @param space the space the tuner draws from
+     * @param q     the base mechanism Q
+     * @return an event that bounds one run of Q on any candidate of the space
+     * @throws IllegalStateException    as {@link #worstCase}
+     * @throws IllegalArgumentException if Q rejects a candidate
+     */
     public static PrivacyEvent baseEvent(HyperparameterSpace space, TrainingMechanism q) {
         return worstCase(space, q::event);
     }
 
-    /** A final run's event ({@link #worstCase} of each candidate's DP-SGD event on the whole training split). */
+    /**
+     * A final run's event ({@link #worstCase} of each candidate's DP-SGD event on the whole training split).
+     *
+     * @param space    the space the final candidate is chosen from
+     * @param template the mechanism whose {@link RetrainableMechanism#trainingEvent} is charged
+     * @return an event that bounds one training run (no score) on any candidate of the space
+     * @throws IllegalStateException    as {@link #worstCase}
+     * @throws IllegalArgumentException if the mechanism rejects a candidate
+     */
     public static PrivacyEvent finalRunEvent(HyperparameterSpace space, RetrainableMechanism template) {
         return worstCase(space, template::trainingEvent);
     }

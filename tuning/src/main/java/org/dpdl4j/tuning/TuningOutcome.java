@@ -7,12 +7,24 @@ import org.dpdl4j.accounting.PrivacyEvent;
  * only the operator may see ({@link #operatorRecord()}).
  */
 public interface TuningOutcome {
-    /** The whole procedure's event (known before it ran). */
+    /**
+     * The whole procedure's event, known before it ran (it does not depend on the data).
+     *
+     * @return the event the procedure was charged; an accountant turns it into (ε, δ)
+     */
     PrivacyEvent event();
 
-    /** Exactly what {@link #event()} covers. */
+    /**
+     * Exactly what {@link #event()} covers.
+     *
+     * @return the released outputs (chosen candidate, score, model and facts), never null
+     */
     Release release();
 
-    /** Everything else the procedure saw: not covered by ε, never to be published. */
+    /**
+     * Everything else the procedure saw: not covered by ε, never to be published.
+     *
+     * @return the operator-only record (realised K, trials, sizes, timings, data-dependent notes), never null
+     */
     OperatorRecord operatorRecord();
 }

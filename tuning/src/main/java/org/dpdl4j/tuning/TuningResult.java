@@ -13,7 +13,7 @@ import org.dpdl4j.accounting.RepetitionDistribution;
  * @param best           the best trial (highest score, the earliest on ties), or null when K = 0
  * @param candidate      the best trial's candidate, or the data-independent default when K = 0
  * @param trials         every trial in index order: operator-only unless {@code trialsRevealed}
- * @param repetitions    the realised K: operator-only unless {@code trialsRevealed}
+ * @param repetitions    the realised K, &gt;= 0: operator-only unless {@code trialsRevealed}
  * @param distribution   the distribution K was drawn from
  * @param baseEvent      the event of one run of Q (the pointwise max over candidates when they differ)
  * @param event          the whole tuning run's event: repeat-and-select of {@code baseEvent} (or its adaptive
@@ -26,7 +26,22 @@ public record TuningResult(TrialResult best, Candidate candidate, List<TrialResu
                            RepetitionDistribution distribution, PrivacyEvent baseEvent, PrivacyEvent event,
                            boolean trialsRevealed, List<String> notes, List<String> operatorNotes)
         implements TuningOutcome {
-    /** Copies the lists. */
+    /**
+     * Copies the lists (they must not be null, nor hold null elements).
+     *
+     * @param best           the best trial (highest score, the earliest on ties), or null when K = 0
+     * @param candidate      the best trial's candidate, or the data-independent default when K = 0
+     * @param trials         every trial in index order: operator-only unless {@code trialsRevealed}
+     * @param repetitions    the realised K, &gt;= 0: operator-only unless {@code trialsRevealed}
+     * @param distribution   the distribution K was drawn from
+     * @param baseEvent      the event of one run of Q (the pointwise max over candidates when they differ)
+     * @param event          the whole tuning run's event: repeat-and-select of {@code baseEvent} (or its adaptive
+     *                       form), or the composition of the realised K runs when {@code trialsRevealed}
+     * @param trialsRevealed whether K and every trial's outcome are released (then {@code event} is their composition)
+     * @param notes          data-independent statements for the release (which theorem, privacy-affecting axes)
+     * @param operatorNotes  statements that depend on the run (K = 0, observed density ratios): operator-only
+     * @throws NullPointerException if a list is null or holds null
+     */
     public TuningResult {
         trials = List.copyOf(trials);
         notes = List.copyOf(notes);
@@ -36,6 +51,9 @@ public record TuningResult(TrialResult best, Candidate candidate, List<TrialResu
     /**
      * Exactly what {@link #event()} covers: the best candidate, its noisy score and model; K and the trials
      * only when they were revealed and charged.
+     *
+     * @return the release: the best candidate, its score (null when K = 0 or the score is not finite), its model (or
+     *         null), {@link #event()}, and K and the trials only when {@code trialsRevealed}
      */
     @Override
     public Release release() {
@@ -44,7 +62,12 @@ public record TuningResult(TrialResult best, Candidate candidate, List<TrialResu
                 trialsRevealed ? trials : List.of(), Map.of(), notes);
     }
 
-    /** The realised K and every trial (candidate, score, time, failure), with the run's own notes: not covered by ε. */
+    /**
+     * The realised K and every trial (candidate, score, time, failure), with the run's own notes: not covered by ε.
+     *
+     * @return the operator record, with facts {@code repetitions}, {@code best_trial_index} (null when K = 0) and
+     *         {@code seconds} (the trials' summed wall-clock time, in seconds)
+     */
     @Override
     public OperatorRecord operatorRecord() {
         Map<String, Object> facts = new LinkedHashMap<>();

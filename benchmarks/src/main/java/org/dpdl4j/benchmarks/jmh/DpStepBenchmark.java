@@ -44,6 +44,11 @@ public class DpStepBenchmark {
     private MultiLayerNetwork plain;
     private DataSet batch;
 
+    /**
+     * Builds 4,096 random 784-pixel examples with random one-hot labels over 10 classes, a batch of
+     * {@code batchSize} row indices drawn with replacement (seed 1), and two fresh standard CNNs
+     * ({@link ModelOptions#mnist()}).
+     */
     @Setup
     public void setUp() {
         SplittableRandom rng = new SplittableRandom(1);
@@ -61,11 +66,22 @@ public class DpStepBenchmark {
         batch = new DataSet(Nd4j.pullRows(features, 1, rows), Nd4j.pullRows(labels, 1, rows));
     }
 
+    /**
+     * Adds the batch's per-example gradients, each clipped to norm C = 1, into a running sum (not reset between
+     * calls).
+     *
+     * @return the sum of the batch's per-example losses, returned so that JMH does not eliminate the call
+     */
     @Benchmark
     public double dpClippedSum() {
         return gradients.addClippedSum(features, labels, rows, 1.0, target);
     }
 
+    /**
+     * One non-private DL4J {@code fit()} of the same batch.
+     *
+     * @return the network's score (loss) after the fit
+     */
     @Benchmark
     public double nonPrivateDl4jFit() {
         plain.fit(batch);

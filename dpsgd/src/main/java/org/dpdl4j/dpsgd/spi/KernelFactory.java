@@ -10,7 +10,11 @@ import org.deeplearning4j.nn.api.Layer;
  * fallback (DL4J's own layer, one example at a time: correct, slower).
  */
 public interface KernelFactory {
-    /** The exact DL4J layer configuration class this factory's kernels run (a subclass needs its own factory). */
+    /**
+     * The exact DL4J layer configuration class this factory's kernels run (a subclass needs its own factory).
+     *
+     * @return the layer configuration class, not null
+     */
     Class<? extends org.deeplearning4j.nn.conf.layers.Layer> layerType();
 
     /**

@@ -60,7 +60,11 @@ public interface PerExampleKernel {
      */
     void addWeightedSum(INDArray weights, Map<String, INDArray> gradientViews);
 
-    /** The rank of the input it reads (2, 3, 4), or 0 for any (the engine hands the network's input over as it comes). */
+    /**
+     * The rank of the input it reads (2, 3, 4), or 0 for any (the engine hands the network's input over as it comes).
+     *
+     * @return 2, 3 or 4, or 0 for any rank; 0 by default
+     */
     default int inputRank() {
         return 0;
     }

@@ -26,6 +26,7 @@ public final class GrpcCoordinatorServer implements AutoCloseable {
      *
      * @param coordinator the session's coordinator
      * @param address     where to listen; port 0 picks a free port ({@link #port()})
+     * @return the running server
      * @throws IOException if the address cannot be bound
      */
     public static GrpcCoordinatorServer start(DpHypeCoordinator coordinator, InetSocketAddress address) throws IOException {
@@ -55,11 +56,20 @@ public final class GrpcCoordinatorServer implements AutoCloseable {
         });
     }
 
-    /** The bound TCP port. */
+    /**
+     * The bound TCP port.
+     *
+     * @return the port the server listens on (the chosen one when the address had port 0)
+     */
     public int port() {
         return server.getPort();
     }
 
+    /**
+     * Stops the server at once (cancelling calls in progress) and waits up to 10 seconds for it to terminate.
+     *
+     * @throws InterruptedException if interrupted while waiting
+     */
     @Override
     public void close() throws InterruptedException {
         server.shutdownNow();

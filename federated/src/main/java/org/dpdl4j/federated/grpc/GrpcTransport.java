@@ -24,10 +24,13 @@ public final class GrpcTransport implements SecureSumTransport {
     private final Duration callTimeout;
 
     /**
-     * @param host        the coordinator's host
-     * @param port        its port
+     * A plaintext channel to the coordinator; it connects lazily, on the first call.
+     *
+     * @param host        the coordinator's host name or address
+     * @param port        its TCP port, in [1, 65535]
      * @param callTimeout the deadline of each call; blocking calls wait for a whole phase, so it must
-     *                    exceed the coordinator's phase timeout
+     *                    exceed the coordinator's phase timeout (&gt; 0; a call that exceeds it fails with a
+     *                    {@link ProtocolException} of reason {@code TRANSPORT})
      */
     public GrpcTransport(String host, int port, Duration callTimeout) {
         this.channel = NettyChannelBuilder.forAddress(host, port).usePlaintext().build();
@@ -64,6 +67,7 @@ public final class GrpcTransport implements SecureSumTransport {
         }
     }
 
+    /** Shuts the channel down at once and waits up to 5 seconds for it to terminate (an interrupt ends the wait). */
     @Override
     public void close() {
         channel.shutdownNow();
