@@ -154,7 +154,7 @@ class AdaptiveRepeatAndSelectTest {
                 base[i] = Math.max(base[i], Math.max(renyi(a, b, ORDERS[i]), renyi(b, a, ORDERS[i])));
             }
         }
-        double[] bound = RdpAccountant.adaptiveRepeatAndSelect(base, ORDERS, k, logRatio);
+        double[] bound = TuningRdp.adaptiveRepeatAndSelect(base, ORDERS, k, logRatio);
         double worstGap = Double.NEGATIVE_INFINITY;
         for (int i = 0; i < ORDERS.length; i++) {
             double exact = Math.max(renyi(d, dPrime, ORDERS[i]), renyi(dPrime, d, ORDERS[i]));

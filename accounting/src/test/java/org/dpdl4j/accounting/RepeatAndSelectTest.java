@@ -48,7 +48,7 @@ class RepeatAndSelectTest {
     void poissonWithSmallMeanStaysAnUpperBound() {
         double[] zero = new double[orders.length];
         for (double mu : new double[]{1e-5, 0.1, 0.5, 1, 3}) {
-            double[] r = RdpAccountant.repeatAndSelect(zero, orders, RepetitionDistribution.poisson(mu));
+            double[] r = TuningRdp.repeatAndSelect(zero, orders, RepetitionDistribution.poisson(mu));
             for (int i = 0; i < orders.length; i++) {
                 assertTrue(r[i] >= 0, "mu " + mu + " order " + orders[i] + ": " + r[i]);
                 double printed = Math.log(mu) / (orders[i] - 1);
@@ -145,7 +145,7 @@ class RepeatAndSelectTest {
                 }
                 double[] a = best(f, p0, q);
                 double[] ap = best(f, p0, qp);
-                double[] bound = RdpAccountant.repeatAndSelect(exactBase, orders, mean, shape);
+                double[] bound = TuningRdp.repeatAndSelect(exactBase, orders, mean, shape);
                 for (int i = 0; i < orders.length; i += 3) {
                     double exact = Math.max(renyi(a, ap, orders[i]), renyi(ap, a, orders[i]));
                     assertTrue(exact <= bound[i], "toy " + java.util.Arrays.toString(t) + " shape " + shape + " order "
@@ -181,7 +181,7 @@ class RepeatAndSelectTest {
                 };
                 double[] a = best(f, k.pmf(0), q);
                 double[] ap = best(f, k.pmf(0), qp);
-                double[] bound = RdpAccountant.repeatAndSelect(exactBase, orders, k);
+                double[] bound = TuningRdp.repeatAndSelect(exactBase, orders, k);
                 for (int i = 0; i < orders.length; i += 3) {
                     double exact = Math.max(renyi(a, ap, orders[i]), renyi(ap, a, orders[i]));
                     assertTrue(exact <= bound[i] * (1 + 1e-12), "toy " + java.util.Arrays.toString(t) + " " + k.describe() + " order "
