@@ -257,21 +257,9 @@ final class TrainCommand implements Callable<Integer> {
 
     /** What a checkpoint must hold besides the network to continue the run (never the seed). */
     private Map<String, Object> checkpointState(TrainTest data, int n, double q, double sigma, long steps) {
-        Map<String, Object> s = new LinkedHashMap<>();
-        s.put("format", CheckpointState.FORMAT);
-        s.put("run", java.util.UUID.randomUUID().toString());
-        s.put("dataset", t.dataset);
-        s.put("data_sha256", data.digest());
-        s.put("image_size", t.imageSize);
-        s.put("n", n);
-        s.put("model", t.modelName());
-        s.put("optimizer", t.optimizer);
-        s.put("activation", t.activation);
-        s.putAll(DpSgdSettings.builder().settings(settings).samplingRate(q).noiseMultiplier(sigma).build().toMap());
-        s.put("steps", steps);
-        s.put("weights_seed", t.weightSeed());
-        s.put("ledger", ledger.file == null ? null : ledger.file.toAbsolutePath().toString());
-        s.put("data_normalisation", dataNorm.sigma);
+        Map<String, Object> s = CheckpointState.plan(t.dataset, data.digest(), t.imageSize, n, t.modelName(), t.optimizer,
+                t.activation, DpSgdSettings.builder().settings(settings).samplingRate(q).noiseMultiplier(sigma).build(), steps,
+                t.weightSeed(), ledger.file, dataNorm.sigma);
         s.put("checkpoint_every", checkpointEvery != null ? checkpointEvery : 0L);
         return s;
     }

@@ -15,12 +15,13 @@ import org.dpdl4j.datasets.ImageAugmentation;
  * caller for the data: q = B/n ({@link #samplingRate(int)}), T = ⌈E/q⌉ ({@link #steps}), σ from a target ε.
  *
  * <p>A new setting is a component here (its check, its setter in {@link Setters}, its key in {@link #toMap} and
- * {@link #fromMap}), its effect where it acts (the engine, or {@link #trainingData} for the data), and its option in the
- * command line's {@code TrainingOptions}: three main files. Settings that change what the run is (its event or its
+ * {@link #fromMap}), its effect where it acts (the engine, which reads it from {@link DpSgdConfig#settings()}, or
+ * {@link #trainingData} for the data), and its option in the command line's {@code TrainingOptions}: three main files. Settings that change what the run is (its event or its
  * release) are in {@link #toMap} and so in the run's plan, which a resume cannot change; settings that change only how
  * it is computed (such as {@link #readCacheMb}) are not.
  *
- * @param clipNorm          C &gt; 0, finite: per-example gradients are clipped to L2 norm C (default 1)
+ * @param clipNorm          C &gt; 0, finite: per-example gradients are clipped to L2 norm C (default 1); +∞ only with
+ *                          {@code nonPrivate}, the engine's mode without clipping
  * @param noiseMultiplier   σ ≥ 0, finite, or NaN when unset (then calibrated from {@code targetEpsilon}); σ = 0 needs
  *                          {@code nonPrivate}
  * @param targetEpsilon     ε &gt; 0, finite, that σ is calibrated to meet at {@code delta}; NaN when unset
@@ -61,11 +62,27 @@ public record DpSgdSettings(double clipNorm, double noiseMultiplier, double targ
      * Checks each value on its own (what needs two settings, such as σ = 0 without {@code nonPrivate}, is checked where
      * the run is resolved: {@link #config}).
      *
+     * @param clipNorm see the record's clipNorm
+     * @param noiseMultiplier see the record's noiseMultiplier
+     * @param targetEpsilon see the record's targetEpsilon
+     * @param expectedBatchSize see the record's expectedBatchSize
+     * @param samplingRate see the record's samplingRate
+     * @param epochs see the record's epochs
+     * @param delta see the record's delta
+     * @param accountant see the record's accountant
+     * @param physicalBatchSize see the record's physicalBatchSize
+     * @param emaDecay see the record's emaDecay
+     * @param augmult see the record's augmult
+     * @param augmentation see the record's augmentation
+     * @param nonPrivate see the record's nonPrivate
+     * @param secureRandom see the record's secureRandom
+     * @param seed see the record's seed
+     * @param readCacheMb see the record's readCacheMb
      * @throws IllegalArgumentException naming the setting's key, its value and the allowed range
      */
     public DpSgdSettings {
-        if (!(clipNorm > 0) || Double.isInfinite(clipNorm)) {
-            throw invalid("clip_norm", "must be finite and > 0", clipNorm);
+        if (!(clipNorm > 0) || Double.isInfinite(clipNorm) && !nonPrivate) {
+            throw invalid("clip_norm", "must be finite and > 0", clipNorm); // +∞: the engine's non-private mode
         }
         if (!Double.isNaN(noiseMultiplier) && !(noiseMultiplier >= 0 && Double.isFinite(noiseMultiplier))) {
             throw invalid("noise_multiplier", "must be finite and >= 0", noiseMultiplier);
@@ -110,7 +127,11 @@ public record DpSgdSettings(double clipNorm, double noiseMultiplier, double targ
         return new IllegalArgumentException(key + " " + rule + ", got " + value);
     }
 
-    /** A builder from {@link #DEFAULTS}. */
+    /**
+     * A builder from {@link #DEFAULTS}.
+     *
+     * @return a new builder
+     */
     public static Builder builder() {
         return new Builder();
     }
@@ -158,13 +179,8 @@ public record DpSgdSettings(double clipNorm, double noiseMultiplier, double targ
      * @throws IllegalArgumentException as {@link DpSgdConfig}'s checks, e.g. σ = 0 without {@code nonPrivate}
      */
     public DpSgdConfig config(double q, double sigma, long steps, int workers) {
-        DpSgdConfig.Builder b = DpSgdConfig.builder().samplingRate(q).noiseMultiplier(sigma).clipNorm(clipNorm).steps(steps)
-                .physicalBatchSize(physicalBatchSize).delta(delta).workers(workers).emaDecay(emaDecay).nonPrivate(nonPrivate)
-                .secureRandom(secureRandom);
-        if (seed != null && !secureRandom) {
-            b.seed(seed);
-        }
-        return b.build();
+        return new DpSgdConfig(q, sigma, steps, seed != null && !secureRandom ? seed : new java.security.SecureRandom().nextLong(),
+                Double.POSITIVE_INFINITY, workers, this);
     }
 
     /**
@@ -285,6 +301,8 @@ public record DpSgdSettings(double clipNorm, double noiseMultiplier, double targ
         private DpSgdSettings settings;
 
         /**
+         * A builder that starts from {@code defaults}.
+         *
          * @param defaults the settings a new builder starts from
          */
         protected Setters(DpSgdSettings defaults) {
@@ -296,7 +314,11 @@ public record DpSgdSettings(double clipNorm, double noiseMultiplier, double targ
             return (B) this;
         }
 
-        /** @return the settings as set so far */
+        /**
+         * The settings as set so far.
+         *
+         * @return the settings
+         */
         public DpSgdSettings settings() {
             return settings;
         }
@@ -319,22 +341,42 @@ public record DpSgdSettings(double clipNorm, double noiseMultiplier, double targ
             return self();
         }
 
-        /** @param c clipping norm C &gt; 0, finite (default 1) @return this builder */
+        /**
+         * Sets the clipping norm C.
+         *
+         * @param c clipping norm C &gt; 0, finite (default 1)
+         * @return this builder
+         */
         public B clipNorm(double c) {
             return set(v -> v.clipNorm = c);
         }
 
-        /** @param sigma noise multiplier σ ≥ 0, finite (0 needs {@link #nonPrivate}) @return this builder */
+        /**
+         * Sets the noise multiplier σ.
+         *
+         * @param sigma noise multiplier σ ≥ 0, finite (0 needs {@link #nonPrivate})
+         * @return this builder
+         */
         public B noiseMultiplier(double sigma) {
             return set(v -> v.noiseMultiplier = sigma);
         }
 
-        /** @param epsilon target ε &gt; 0, finite, that σ is calibrated to meet @return this builder */
+        /**
+         * Sets the target ε.
+         *
+         * @param epsilon target ε &gt; 0, finite, that σ is calibrated to meet
+         * @return this builder
+         */
         public B targetEpsilon(double epsilon) {
             return set(v -> v.targetEpsilon = epsilon);
         }
 
-        /** @param b expected batch size B ≥ 1 (≤ n when the run starts): q = B/n @return this builder */
+        /**
+         * Sets the expected batch size B.
+         *
+         * @param b expected batch size B ≥ 1 (≤ n when the run starts): q = B/n
+         * @return this builder
+         */
         public B expectedBatchSize(int b) {
             if (b < 1) {
                 throw invalid("batch_size", "must be >= 1", b);
@@ -342,7 +384,12 @@ public record DpSgdSettings(double clipNorm, double noiseMultiplier, double targ
             return set(v -> v.expectedBatchSize = b);
         }
 
-        /** @param q sampling rate q ∈ (0, 1], used instead of B/n @return this builder */
+        /**
+         * Sets the sampling rate q.
+         *
+         * @param q sampling rate q ∈ (0, 1], used instead of B/n
+         * @return this builder
+         */
         public B samplingRate(double q) {
             if (Double.isNaN(q)) {
                 throw invalid("sampling_rate", "must be in (0, 1]", q);
@@ -350,7 +397,12 @@ public record DpSgdSettings(double clipNorm, double noiseMultiplier, double targ
             return set(v -> v.samplingRate = q);
         }
 
-        /** @param e epochs E &gt; 0, finite: T = ⌈E/q⌉ @return this builder */
+        /**
+         * Sets the epochs E.
+         *
+         * @param e epochs E &gt; 0, finite: T = ⌈E/q⌉
+         * @return this builder
+         */
         public B epochs(double e) {
             if (Double.isNaN(e)) {
                 throw invalid("epochs", "must be finite and > 0", e);
@@ -358,18 +410,33 @@ public record DpSgdSettings(double clipNorm, double noiseMultiplier, double targ
             return set(v -> v.epochs = e);
         }
 
-        /** @param d δ ∈ (0, 1) (default 1e-5; choose it well below 1/n) @return this builder */
+        /**
+         * Sets δ.
+         *
+         * @param d δ ∈ (0, 1) (default 1e-5; choose it well below 1/n)
+         * @return this builder
+         */
         public B delta(double d) {
             return set(v -> v.delta = d);
         }
 
-        /** @param name a registered accountant ({@code Accountants.names()}) @return this builder */
+        /**
+         * Sets the accountant.
+         *
+         * @param name a registered accountant ({@code Accountants.names()})
+         * @return this builder
+         */
         public B accountant(String name) {
             java.util.Objects.requireNonNull(name, "accountant");
             return set(v -> v.accountant = name);
         }
 
-        /** @param b examples pushed through the network at once, ≥ 1 (default 512; no effect on the result) @return this builder */
+        /**
+         * Sets the physical batch size.
+         *
+         * @param b examples pushed through the network at once, ≥ 1 (default 512; no effect on the result)
+         * @return this builder
+         */
         public B physicalBatchSize(int b) {
             return set(v -> v.physicalBatchSize = b);
         }
@@ -402,17 +469,32 @@ public record DpSgdSettings(double clipNorm, double noiseMultiplier, double targ
             });
         }
 
-        /** @param allow allow σ = 0, a run without privacy (ε = ∞) @return this builder */
+        /**
+         * Sets whether σ = 0 is allowed.
+         *
+         * @param allow allow σ = 0, a run without privacy (ε = ∞)
+         * @return this builder
+         */
         public B nonPrivate(boolean allow) {
             return set(v -> v.nonPrivate = allow);
         }
 
-        /** @param secure seed the sampler and the noise from SecureRandom (runs are then not reproducible) @return this builder */
+        /**
+         * Sets whether the randomness comes from SecureRandom.
+         *
+         * @param secure seed the sampler and the noise from SecureRandom (runs are then not reproducible)
+         * @return this builder
+         */
         public B secureRandom(boolean secure) {
             return set(v -> v.secureRandom = secure);
         }
 
-        /** @param seed a fixed seed of one run's sampler and noise (default: drawn from SecureRandom); keep it secret @return this builder */
+        /**
+         * Sets the seed.
+         *
+         * @param seed a fixed seed of one run's sampler and noise (default: drawn from SecureRandom); keep it secret
+         * @return this builder
+         */
         public B seed(long seed) {
             return set(v -> v.seed = seed);
         }
@@ -479,7 +561,11 @@ public record DpSgdSettings(double clipNorm, double noiseMultiplier, double targ
             super(DEFAULTS);
         }
 
-        /** @return the settings */
+        /**
+         * The settings as set.
+         *
+         * @return the settings
+         */
         public DpSgdSettings build() {
             return settings();
         }

@@ -48,7 +48,14 @@ public final class PrivateTraining extends DpSgdSettings.Setters<PrivateTraining
         this.iterator = iterator;
     }
 
-    /** Training on data held in memory (features [n, c·h·w]); the input shape c×h×w is recorded, with pixel scale 255. */
+    /**
+     * Training on data held in memory (features [n, c·h·w]); the input shape c×h×w is recorded, with pixel scale 255.
+     *
+     * @param network an initialised {@code MultiLayerNetwork} or {@code ComputationGraph} that {@link DpCompatibility}
+     *                accepts; trained in place
+     * @param data    the private training data
+     * @return the training, to complete with its settings
+     */
     public static PrivateTraining of(Model network, LabeledData data) {
         PrivateTraining p = new PrivateTraining(Objects.requireNonNull(network, "network"), Objects.requireNonNull(data, "data"), null);
         p.input = new InputSpec(data.channels(), data.height(), data.width(), 255);
@@ -60,6 +67,10 @@ public final class PrivateTraining extends DpSgdSettings.Setters<PrivateTraining
      * {@link DpSgdTrainer#train(Model, ExampleSource, DpSgdConfig, TrainingListener...)}): data larger than memory, such as
      * {@link PackedShards}, whose image shape c×h×w is recorded with pixel scale 255; for another source set the input
      * with {@link #input(InputSpec)} for a server to accept raw pixels.
+     *
+     * @param network an initialised network that {@link DpCompatibility} accepts; trained in place
+     * @param data    the private training data, read by index
+     * @return the training, to complete with its settings
      */
     public static PrivateTraining of(Model network, ExampleSource data) {
         if (data instanceof LabeledData inMemory) {
@@ -77,6 +88,10 @@ public final class PrivateTraining extends DpSgdSettings.Setters<PrivateTraining
      * once into a temporary file, from which each step reads its batch (see
      * {@link DpSgdTrainer#train(Model, DataSetIterator, DpSgdConfig, TrainingListener...)}).
      * The input shape is not known: set it with {@link #input(InputSpec)} for a server to accept raw pixels.
+     *
+     * @param network an initialised network that {@link DpCompatibility} accepts; trained in place
+     * @param data    the private training data, read once
+     * @return the training, to complete with its settings
      */
     public static PrivateTraining of(Model network, DataSetIterator data) {
         return new PrivateTraining(Objects.requireNonNull(network, "network"), null, Objects.requireNonNull(data, "data"));
@@ -110,6 +125,7 @@ public final class PrivateTraining extends DpSgdSettings.Setters<PrivateTraining
      * charge); a run stopped on the way is continued with {@link #resume}. Without it nothing is written.
      *
      * @param dir a directory without a release in it (created if missing)
+     * @return this training
      */
     public PrivateTraining output(java.nio.file.Path dir) {
         this.output = Objects.requireNonNull(dir, "dir");
@@ -119,13 +135,22 @@ public final class PrivateTraining extends DpSgdSettings.Setters<PrivateTraining
     /**
      * The privacy ledger to charge the run to, once, before it trains (needs {@link #output}): its data set name is
      * recorded in the run's plan, and its budget refuses a run that would exceed it.
+     *
+     * @param ledger an open ledger, not null
+     * @return this training
      */
     public PrivateTraining ledger(org.dpdl4j.release.PrivacyLedger ledger) {
         this.ledger = Objects.requireNonNull(ledger, "ledger");
         return this;
     }
 
-    /** Steps between checkpoints, ≥ 1 (needs {@link #output}; default: none but the start's). */
+    /**
+     * Sets the steps between checkpoints (needs {@link #output}; default: none but the start's).
+     *
+     * @param steps steps between checkpoints, ≥ 1
+     * @return this training
+     * @throws IllegalArgumentException if steps &lt; 1
+     */
     public PrivateTraining checkpointEvery(long steps) {
         if (steps < 1) {
             throw new IllegalArgumentException("checkpointEvery must be >= 1 step, got " + steps);
@@ -134,19 +159,34 @@ public final class PrivateTraining extends DpSgdSettings.Setters<PrivateTraining
         return this;
     }
 
-    /** The input the model expects, recorded in the sidecar (null: unknown). */
+    /**
+     * Sets the input the model expects, recorded in the sidecar.
+     *
+     * @param input the input's shape and pixel scale (null: unknown)
+     * @return this training
+     */
     public PrivateTraining input(InputSpec input) {
         this.input = input;
         return this;
     }
 
-    /** Worker threads for in-memory data (default 1). */
+    /**
+     * Sets the worker threads computing each batch's clipped sum.
+     *
+     * @param workers threads in [1, 256] (default 1; checked when the run starts)
+     * @return this training
+     */
     public PrivateTraining workers(int workers) {
         this.workers = workers;
         return this;
     }
 
-    /** Progress listeners (optional). */
+    /**
+     * Sets the progress listeners (optional).
+     *
+     * @param listeners called after each step
+     * @return this training
+     */
     public PrivateTraining listeners(TrainingListener... listeners) {
         this.listeners = listeners.clone();
         return this;
@@ -157,6 +197,7 @@ public final class PrivateTraining extends DpSgdSettings.Setters<PrivateTraining
      * Call it once: the claim covers one run, and a network that a failed run (an exception) has begun to train carries
      * that run's privacy cost with no claim for it, so discard it.
      *
+     * @return the trained network with its claim (the run's event, the accountant, δ, the input and the settings)
      * @throws IllegalArgumentException if a required setting is missing or out of range (the message names it), or no
      *                                  σ ≤ 10⁶ meets the target
      * @throws IllegalStateException    on a second call
@@ -232,31 +273,14 @@ public final class PrivateTraining extends DpSgdSettings.Setters<PrivateTraining
         return m;
     }
 
-    /**
-     * The run's plan in the checkpoint state's fields ({@link org.dpdl4j.release.CheckpointState#PLAN}): the run's own and
-     * its settings' ({@link DpSgdSettings#toMap}, σ and q resolved).
-     */
+    /** The run's plan ({@link org.dpdl4j.release.CheckpointState#plan}): its settings with q, σ and the accountant resolved. */
     private java.util.Map<String, Object> plan(ExampleSource data, DpSgdConfig config, DpSgdSettings settings) {
-        java.util.Map<String, Object> s = new java.util.LinkedHashMap<>();
-        s.put("format", org.dpdl4j.release.CheckpointState.FORMAT);
-        s.put("run", java.util.UUID.randomUUID().toString());
-        s.put("dataset", ledger != null ? ledger.dataset() : "data");
-        s.put("data_sha256", org.dpdl4j.datasets.Sha256.of(data));
-        s.put("image_size", input == null ? "unspecified" : input.height() + "x" + input.width() + "x" + input.channels()
-                + (input.scale() != 255 ? "/" + input.scale() : ""));
-        s.put("n", data.size());
-        s.put("model", network.getClass().getSimpleName());
-        s.put("optimizer", "the network's own");
-        s.put("activation", "the network's own");
-        s.putAll(settings.toMap());
-        s.put("accountant", accountant());
-        s.put("sampling_rate", config.samplingRate());
-        s.put("steps", config.steps());
-        s.put("secure_noise", settings.seed() == null);
-        s.put("weights_seed", null);
-        s.put("ledger", ledger == null ? null : ledger.file().toAbsolutePath().toString());
-        s.put("data_normalisation", null);
-        return s;
+        DpSgdSettings resolved = DpSgdSettings.builder().settings(settings).samplingRate(config.samplingRate())
+                .accountant(accountant()).secureRandom(settings.seed() == null).build();
+        return org.dpdl4j.release.CheckpointState.plan(ledger != null ? ledger.dataset() : "data", org.dpdl4j.datasets.Sha256.of(data),
+                input == null ? "unspecified" : input.height() + "x" + input.width() + "x" + input.channels()
+                        + (input.scale() != 255 ? "/" + input.scale() : ""), data.size(), network.getClass().getSimpleName(),
+                "the network's own", "the network's own", resolved, config.steps(), null, ledger == null ? null : ledger.file(), null);
     }
 
     /** Trains through the run's lifecycle in {@link #output} and releases there. */

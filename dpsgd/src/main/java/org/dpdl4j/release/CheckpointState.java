@@ -47,6 +47,45 @@ public final class CheckpointState {
     }
 
     /**
+     * A new training run's plan: the fields of {@link #PLAN} and the settings' keys, with a fresh run identifier; what
+     * {@link PrivateRun#start} writes and a resume checks. {@code train} and {@code PrivateTraining} both build theirs here.
+     *
+     * @param dataset           the data set's name (the ledger's, when there is one)
+     * @param dataSha256        the training data's digest, 64 hex digits
+     * @param imageSize         "HxWxC", "HxWxC/scale" or "unspecified"
+     * @param n                 the training data's size, ≥ 1
+     * @param model             the model's name (or class)
+     * @param optimizer         the optimiser's name
+     * @param activation        the activation's name
+     * @param settings          the run's settings with q and σ resolved, and the accountant named
+     * @param steps             T ≥ 1
+     * @param weightsSeed       the initial weights' seed, or null when the network came built
+     * @param ledger            the ledger's file, or null
+     * @param dataNormalisation the data normalisation's noise multiplier, or null for none
+     * @return a new, mutable map
+     */
+    public static Map<String, Object> plan(String dataset, String dataSha256, String imageSize, int n, String model,
+                                           String optimizer, String activation, org.dpdl4j.dpsgd.DpSgdSettings settings, long steps,
+                                           Long weightsSeed, Path ledger, Double dataNormalisation) {
+        Map<String, Object> s = new LinkedHashMap<>();
+        s.put("format", FORMAT);
+        s.put("run", java.util.UUID.randomUUID().toString());
+        s.put("dataset", dataset);
+        s.put("data_sha256", dataSha256);
+        s.put("image_size", imageSize);
+        s.put("n", n);
+        s.put("model", model);
+        s.put("optimizer", optimizer);
+        s.put("activation", activation);
+        s.putAll(settings.toMap());
+        s.put("steps", steps);
+        s.put("weights_seed", weightsSeed);
+        s.put("ledger", ledger == null ? null : ledger.toAbsolutePath().toString());
+        s.put("data_normalisation", dataNormalisation);
+        return s;
+    }
+
+    /**
      * SHA-256 (hex) of the plan's fields of {@code state}: those of {@link #PLAN} in its order (a field the state lacks
      * counts as null), then the settings' keys ({@link org.dpdl4j.dpsgd.DpSgdSettings#KEYS}) that {@link #PLAN} does not
      * name, each when the state has it (so that a setting added later leaves older checkpoints' hashes as they were).

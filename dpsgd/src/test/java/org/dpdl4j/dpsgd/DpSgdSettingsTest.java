@@ -84,6 +84,7 @@ class DpSgdSettingsTest {
         assertEquals(List.of(0.025, 1.1, 0.5, 80L, 32, 42L, false, 1e-7, 3, 0.99),
                 List.of(c.samplingRate(), c.noiseMultiplier(), c.clipNorm(), c.steps(), c.physicalBatchSize(), c.seed(),
                         c.secureRandom(), c.delta(), c.workers(), c.emaDecay()));
+        assertEquals(s, c.settings(), "the engine reads every setting from the record itself");
         assertTrue(assertThrows(IllegalArgumentException.class, () -> s.samplingRate(100)).getMessage()
                 .contains("batch_size must be in [1, n = 100], got 250"));
         assertTrue(assertThrows(IllegalArgumentException.class, () -> s.config(0.025, 0, 80, 1)).getMessage()

@@ -279,7 +279,7 @@ class DpSgdTrainerTest {
                 "and the live iterate, not the average");
         var e = assertThrows(IllegalArgumentException.class, () -> DpSgdConfig.builder().samplingRate(0.5).noiseMultiplier(1).steps(1)
                 .emaDecay(1).build());
-        assertTrue(e.getMessage().contains("emaDecay") && e.getMessage().contains("1.0"), e.getMessage());
+        assertTrue(e.getMessage().contains("ema_decay") && e.getMessage().contains("1.0"), e.getMessage());
     }
 
     /** Splitting each batch across parallel workers changes nothing but the order of float64 additions. */
@@ -324,16 +324,16 @@ class DpSgdTrainerTest {
     void invalidSettingsNameTheParameter() {
         var e = assertThrows(IllegalArgumentException.class,
                 () -> DpSgdConfig.builder().samplingRate(1.5).noiseMultiplier(1).steps(1).build());
-        assertTrue(e.getMessage().contains("sampling rate q") && e.getMessage().contains("1.5"), e.getMessage());
+        assertTrue(e.getMessage().contains("sampling_rate") && e.getMessage().contains("1.5"), e.getMessage());
         e = assertThrows(IllegalArgumentException.class,
                 () -> DpSgdConfig.builder().samplingRate(0.5).noiseMultiplier(0).steps(1).build());
         assertTrue(e.getMessage().contains("nonPrivate"), e.getMessage());
         e = assertThrows(IllegalArgumentException.class,
                 () -> DpSgdConfig.builder().samplingRate(0.5).noiseMultiplier(1).clipNorm(-1).steps(1).build());
-        assertTrue(e.getMessage().contains("clip norm C"), e.getMessage());
+        assertTrue(e.getMessage().contains("clip_norm"), e.getMessage());
         e = assertThrows(IllegalArgumentException.class, () -> DpSgdConfig.builder().samplingRate(0.5).noiseMultiplier(1)
                 .clipNorm(Double.POSITIVE_INFINITY).steps(1).build());
-        assertTrue(e.getMessage().contains("clip norm C") && e.getMessage().contains("Infinity"), e.getMessage());
+        assertTrue(e.getMessage().contains("clip_norm") && e.getMessage().contains("Infinity"), e.getMessage());
         e = assertThrows(IllegalArgumentException.class,
                 () -> DpSgdConfig.builder().samplingRate(0.5).noiseMultiplier(1).steps(0).build());
         assertTrue(e.getMessage().contains("steps"), e.getMessage());

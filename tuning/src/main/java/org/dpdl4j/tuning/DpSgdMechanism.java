@@ -122,7 +122,12 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
         }
     }
 
-    /** The same mechanism (same splits) with another default noise multiplier σ, for calibration. */
+    /**
+     * The same mechanism (same splits) with another default noise multiplier σ, for calibration.
+     *
+     * @param sigma the default noise multiplier σ ≥ 0, finite (candidates with a noise_multiplier keep theirs)
+     * @return a new mechanism over the same splits
+     */
     public DpSgdMechanism withNoiseMultiplier(double sigma) {
         Builder copy = b.copy().noiseMultiplier(sigma).targetEpsilon(Double.NaN);
         return new DpSgdMechanism(copy, train, validation);
@@ -179,6 +184,9 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
     /**
      * A builder over the private training data (the test set is not given to the mechanism): in memory, or read by index
      * ({@link ExampleSource}), when the splits are index sets of it and each step reads only its Poisson batch.
+     *
+     * @param privateData the private training data, split into a training and a validation part at {@link Builder#build}
+     * @return a builder with the defaults of {@code dpdl4j train}
      */
     public static Builder builder(ExampleSource privateData) {
         return new Builder(privateData);
@@ -194,12 +202,20 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
         return validation;
     }
 
-    /** The scoring mode. */
+    /**
+     * The scoring mode.
+     *
+     * @return how a run's score is released
+     */
     public Scoring scoring() {
         return b.scoring;
     }
 
-    /** f·n, the validation split's expected size from public quantities: the divisor of the released score. */
+    /**
+     * f·n, the validation split's expected size from public quantities: the divisor of the released score.
+     *
+     * @return f·n, in examples
+     */
     public double publicValidationSize() {
         return b.validationFraction * b.data.size();
     }
@@ -212,17 +228,34 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
         return b.scoreNoiseCount != null ? b.scoreNoiseCount : b.scoreNoise * b.validationFraction * b.data.size();
     }
 
-    /** The optimiser a candidate trains with. */
+    /**
+     * The optimiser a candidate trains with.
+     *
+     * @param c the candidate
+     * @return its {@code optimizer}, else the builder's default
+     */
     public String optimizer(Candidate c) {
         return c.text("optimizer", b.optimizer);
     }
 
-    /** The learning rate a candidate trains with (the optimiser's default when neither sets one). */
+    /**
+     * The learning rate a candidate trains with (the optimiser's default when neither sets one).
+     *
+     * @param c the candidate
+     * @return its learning rate, &gt; 0
+     */
     public double learningRate(Candidate c) {
         return c.has("lr") ? c.number("lr") : ModelOptions.updaterNamed(optimizer(c), b.lr).getLearningRate(0, 0);
     }
 
-    /** The DP-SGD settings this candidate runs with (seed and workers as configured). */
+    /**
+     * The DP-SGD settings this candidate runs with (seed and workers as configured).
+     *
+     * @param c    the candidate (its axes override the settings)
+     * @param seed the run's seed of its sampler and noise (unless secure randomness is set)
+     * @return the engine's configuration of the candidate's run on the training split
+     * @throws IllegalArgumentException if the candidate sets a bad value, naming it
+     */
     public DpSgdConfig config(Candidate c, long seed) {
         return config(c, seed, (1 - b.validationFraction) * b.data.size());
     }
@@ -326,6 +359,11 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
     /**
      * A fresh network for this candidate: weights from the run's seed, or, when the mechanism is audited with
      * gradient canaries, from the model options' fixed seed, so that the auditor knows θ₀ whichever trial is released.
+     *
+     * @param c    the candidate (its optimiser, learning rate and activation)
+     * @param seed the seed of the run's initial weights
+     * @return a new, initialised network
+     * @throws IllegalArgumentException if the candidate has an activation axis and the network comes from a factory
      */
     public Model network(Candidate c, long seed) {
         if (b.factory != null) {
@@ -493,6 +531,9 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
         /**
          * Audits every run with these white-box canaries in its training set ({@link org.dpdl4j.audit.CanaryAudit});
          * every run then starts from the same weights (the model options' seed), which the auditor knows.
+         *
+         * @param c the canaries
+         * @return this builder
          */
         public Builder gradientCanaries(org.dpdl4j.dpsgd.GradientCanaries c) {
             this.canaries = c;
@@ -503,6 +544,8 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
          * Candidates without {@code sigma} get the smallest σ (to 1e-6, rounded up) for which their
          * DP-SGD run (q, T) is (ε, δ)-DP, δ as set by {@link #delta} (Koskela &amp; Kulkarni 2023, arXiv:2301.11989, Section 4.1).
          *
+         * @param epsilon each run's ε, finite and &gt; 0
+         * @return this builder
          * @throws IllegalArgumentException if ε is not finite and &gt; 0
          */
         public Builder perCandidateEpsilon(double epsilon) {
@@ -512,7 +555,13 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
             return targetEpsilon(epsilon);
         }
 
-        /** Model by name ({@value Models#NAMES}) and its options; the candidate's lr/optimizer/activation override. */
+        /**
+         * Model by name ({@value Models#NAMES}) and its options; the candidate's lr/optimizer/activation override.
+         *
+         * @param name    a model name of {@link Models#NAMES}
+         * @param options its options (input shape, classes, optimiser, activation, weights' seed)
+         * @return this builder
+         */
         public Builder model(String name, ModelOptions options) {
             this.modelName = Objects.requireNonNull(name, "name");
             this.modelOptions = Objects.requireNonNull(options, "options");
@@ -531,7 +580,14 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
             return this;
         }
 
-        /** Default optimiser and learning rate (null: the optimiser's default). */
+        /**
+         * Default optimiser and learning rate (null: the optimiser's default).
+         *
+         * @param name         sgd, momentum or adam
+         * @param learningRate the learning rate, &gt; 0, or null for the optimiser's default
+         * @return this builder
+         * @throws IllegalArgumentException for an unknown optimiser or a learning rate not finite and &gt; 0
+         */
         public Builder optimizer(String name, Double learningRate) {
             ModelOptions.updaterNamed(name, learningRate); // validates
             this.optimizer = name;
@@ -539,7 +595,13 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
             return this;
         }
 
-        /** Default activation. */
+        /**
+         * Default activation.
+         *
+         * @param name tanh, relu or tempered-sigmoid
+         * @return this builder
+         * @throws IllegalArgumentException for an unknown activation
+         */
         public Builder activation(String name) {
             ModelOptions.activationNamed(name); // validates
             this.activation = name;
@@ -550,13 +612,22 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
          * Every run computes its clipped sums there (for example a Spark cluster's, one job per step) instead of on
          * this JVM's workers; the batches, the noise (drawn on this JVM), the update and the event stay those of a local
          * run. A mechanism with it cannot itself be sent to an executor.
+         *
+         * @param where where each step's clipped sum is computed, not null
+         * @return this builder
          */
         public Builder clippedSums(org.dpdl4j.dpsgd.ClippedSums where) {
             this.clippedSums = Objects.requireNonNull(where, "where");
             return this;
         }
 
-        /** DP-SGD worker threads per run. */
+        /**
+         * DP-SGD worker threads per run.
+         *
+         * @param w threads per run, in [1, 256]
+         * @return this builder
+         * @throws IllegalArgumentException if w is outside [1, 256]
+         */
         public Builder workers(int w) {
             if (w < 1 || w > 256) {
                 throw new IllegalArgumentException("workers must be in [1, 256], got " + w);
@@ -568,6 +639,9 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
         /**
          * The validation split: a fraction of the private data chosen with a (data-independent) seed.
          *
+         * @param fraction f, the share of the data in the validation split, in (0, 1)
+         * @param seed     the split's seed (data-independent)
+         * @return this builder
          * @throws IllegalArgumentException if the fraction is not in (0, 1)
          */
         public Builder validation(double fraction, long seed) {
@@ -583,6 +657,9 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
          * How the score is released; {@code noise} is the standard deviation of the noisy accuracy
          * (a fraction, default 0.005) for {@link Scoring#PRIVATE_VALIDATION}.
          *
+         * @param mode  how the score is released
+         * @param noise the score noise's standard deviation as a fraction of accuracy, finite and &gt; 0 for private scoring
+         * @return this builder
          * @throws IllegalArgumentException if the noise is not finite and &gt; 0 for private scoring
          */
         public Builder scoring(Scoring mode, double noise) {
@@ -597,6 +674,7 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
         /**
          * The mechanism; its splits are made now.
          *
+         * @return the mechanism
          * @throws IllegalArgumentException if {@link #augmult} above 1 is combined with {@link #clippedSums}
          */
         public DpSgdMechanism build() {
