@@ -13,6 +13,7 @@ import org.dpdl4j.accounting.NoiseCalibration;
 import org.dpdl4j.accounting.PrivacyAccountant;
 import org.dpdl4j.accounting.PrivacyEvent;
 import org.dpdl4j.accounting.RepetitionDistribution;
+import org.dpdl4j.accounting.SubsampledTuningEvent;
 import org.dpdl4j.datasets.ExampleSource;
 import org.dpdl4j.dpsgd.DpSgdSettings;
 import org.dpdl4j.release.InputSpec;
@@ -37,7 +38,13 @@ import org.dpdl4j.release.PrivateRun;
  *         .ledger(ledger).output(Path.of("runs/search")).run();
  * }</pre>
  *
- * Only the best model, its candidate and its noisy score are released; the trials and the realised K stay inside.
+ * {@link #subsampled} is Koskela &amp; Kulkarni's procedure ("Practical Differentially Private Hyperparameter Tuning with
+ * Subsampling", NeurIPS 2023, arXiv:2301.11989, Theorem 6): the same random search on a Poisson subset X₁ of the data
+ * (each example with probability q_tune, {@link #tuneFraction}), then one run of the best candidate, extrapolated to the
+ * larger data ({@link #extrapolation}), on X \ X₁ (variant 1) or X (variant 2) is released; σ is calibrated for the
+ * whole procedure, which costs less than the search on all of X.
+ *
+ * <p>Only the best model, its candidate and its noisy score are released; the trials and the realised K stay inside.
  * A search stopped on the way is continued by {@link #resume} under the same charge: its finished trials (kept under
  * the output's {@code operator/trials} until the release) are read back, and it releases what the uninterrupted search
  * would have released.
@@ -52,6 +59,11 @@ public final class PrivateTuning extends DpSgdSettings.Setters<PrivateTuning> {
     private double validationFraction = 0.1;
     private double scoreNoise = 0.005;
     private int workers = 1;
+    private String procedure = "random-search";
+    private double tuneFraction = 0.1;
+    private int variant = 1;
+    private Extrapolation extrapolation = Extrapolation.LINEAR_LEARNING_RATE;
+    private boolean warmStart;
     private InputSpec input;
     private PrivacyLedger ledger;
     private Path output;
@@ -76,6 +88,77 @@ public final class PrivateTuning extends DpSgdSettings.Setters<PrivateTuning> {
      */
     public static PrivateTuning randomSearch(DpSgdMechanism.NetworkFactory network, ExampleSource data) {
         return new PrivateTuning(network, data);
+    }
+
+    /**
+     * Subsampled tuning over the user's network (Koskela &amp; Kulkarni 2023, arXiv:2301.11989, Theorem 6): a random search
+     * on a Poisson subset X₁ (q_tune = {@link #tuneFraction}), then the best candidate, extrapolated, trained once on
+     * X \ X₁ ({@link #variant} 1) or X (variant 2); that run is released. Each trial's DP-SGD sampling rate is fixed, B
+     * over the expected size of X₁'s training split (a {@code batch_size} axis is refused; a {@code sampling_rate} axis is
+     * allowed), so that the runs on X₁ and the final run cost what was charged.
+     *
+     * @param network builds each run's network from its optimiser and weights' seed; serializable
+     * @param data    the private training data X
+     * @return the procedure's settings, to complete
+     */
+    public static PrivateTuning subsampled(DpSgdMechanism.NetworkFactory network, ExampleSource data) {
+        PrivateTuning t = new PrivateTuning(network, data);
+        t.procedure = "subsampled";
+        return t;
+    }
+
+    /**
+     * Sets q_tune, the probability with which each example joins the tuning subset X₁ (subsampled tuning only).
+     *
+     * @param qTune q_tune in (0, 1) (default 0.1)
+     * @return this
+     * @throws IllegalArgumentException if q_tune is outside (0, 1)
+     */
+    public PrivateTuning tuneFraction(double qTune) {
+        if (!(qTune > 0 && qTune < 1)) {
+            throw new IllegalArgumentException("tune_fraction must be in (0, 1), got " + qTune);
+        }
+        this.tuneFraction = qTune;
+        return this;
+    }
+
+    /**
+     * Sets which data the final run of subsampled tuning trains on.
+     *
+     * @param v 1: X \ X₁ (the default), 2: all of X
+     * @return this
+     * @throws IllegalArgumentException if v is not 1 or 2
+     */
+    public PrivateTuning variant(int v) {
+        SubsampledTuningEvent.Variant.of(v); // refuses any other number
+        this.variant = v;
+        return this;
+    }
+
+    /**
+     * Sets how subsampled tuning transfers the best candidate to the final run's larger data.
+     *
+     * @param rule {@link Extrapolation#LINEAR_LEARNING_RATE} (the default) or {@link Extrapolation#NONE}
+     * @return this
+     * @throws IllegalArgumentException for another rule (a resumed procedure must rebuild it from its name)
+     */
+    public PrivateTuning extrapolation(Extrapolation rule) {
+        if (rule != Extrapolation.LINEAR_LEARNING_RATE && rule != Extrapolation.NONE) {
+            throw new IllegalArgumentException("extrapolation must be Extrapolation.LINEAR_LEARNING_RATE or Extrapolation.NONE");
+        }
+        this.extrapolation = rule;
+        return this;
+    }
+
+    /**
+     * Starts subsampled tuning's final run from the tuned model (Koskela &amp; Kulkarni 2023, arXiv:2301.11989, Remark 8).
+     *
+     * @param warm whether to start from the tuned model (default false: a fresh network)
+     * @return this
+     */
+    public PrivateTuning warmStart(boolean warm) {
+        this.warmStart = warm;
+        return this;
     }
 
     /**
@@ -107,6 +190,13 @@ public final class PrivateTuning extends DpSgdSettings.Setters<PrivateTuning> {
                 t.space((String) a);
             }
             t.repetitions = RepetitionDistribution.fromMap((Map<?, ?>) settings.get("repetitions"));
+            if ("subsampled".equals(settings.get("tuner"))) { // absent: a random search, from before subsampled tuning
+                t.procedure = "subsampled";
+                t.tuneFraction(((Number) settings.get("tune_fraction")).doubleValue());
+                t.variant(((Number) settings.get("variant")).intValue());
+                t.extrapolation("none".equals(settings.get("extrapolation")) ? Extrapolation.NONE : Extrapolation.LINEAR_LEARNING_RATE);
+                t.warmStart(Boolean.TRUE.equals(settings.get("warm_start")));
+            }
             @SuppressWarnings("unchecked")
             Map<String, ?> values = (Map<String, ?>) settings;
             t.settings(DpSgdSettings.fromMap(values));
@@ -228,6 +318,13 @@ public final class PrivateTuning extends DpSgdSettings.Setters<PrivateTuning> {
     /** The search's settings (public: none depends on the data). */
     private Map<String, Object> searchSettings() {
         Map<String, Object> settings = new LinkedHashMap<>();
+        settings.put("tuner", procedure);
+        if (procedure.equals("subsampled")) {
+            settings.put("tune_fraction", tuneFraction);
+            settings.put("variant", variant);
+            settings.put("extrapolation", extrapolation == Extrapolation.NONE ? "none" : "linear-lr");
+            settings.put("warm_start", warmStart);
+        }
         settings.put("space", List.copyOf(axisTexts));
         settings.put("repetitions", repetitions.toMap());
         settings.putAll(settings().toMap()); // the runs' DP-SGD settings; target_epsilon is the whole search's
@@ -285,8 +382,25 @@ public final class PrivateTuning extends DpSgdSettings.Setters<PrivateTuning> {
         DpSgdMechanism.Builder b = DpSgdMechanism.builder(data).network(network).settings(s).targetEpsilon(Double.NaN)
                 .noiseMultiplier(1).secureRandom(s.seed() == null).workers(workers).validation(validationFraction, tunerSeed)
                 .scoring(DpSgdMechanism.Scoring.PRIVATE_VALIDATION, scoreNoise);
+        boolean subsampled = procedure.equals("subsampled");
+        if (subsampled) { // the runs on X1 and the final run must cost what was charged: q fixed, not B over a realised size
+            if (axes.stream().anyMatch(a -> a.name().equals("batch_size"))) {
+                throw new IllegalArgumentException("space: subsampled tuning keeps the DP-SGD sampling rate fixed: use a "
+                        + "sampling_rate axis, not batch_size");
+            }
+            double expectedTuneTrain = tuneFraction * data.size() * (1 - validationFraction);
+            double q = Double.isNaN(s.samplingRate()) ? s.expectedBatchSize() / expectedTuneTrain : s.samplingRate();
+            if (!(q <= 1)) {
+                throw new IllegalArgumentException(String.format("batch_size %d is the expected batch of the runs on X1, which "
+                        + "train on about %.0f examples: it must be at most that", s.expectedBatchSize(), expectedTuneTrain));
+            }
+            b.samplingRate(q);
+        }
         DpSgdMechanism unscaled = b.build();
-        RandomSearchTuner tuner = new RandomSearchTuner(repetitions, tunerSeed, 1, false);
+        Tuner<? extends TuningOutcome> tuner = subsampled ? new SubsampledTuner(new RandomSearchTuner(repetitions, tunerSeed, 1, false),
+                tuneFraction, SubsampledTuningEvent.Variant.of(variant), extrapolation, warmStart, tunerSeed * 0x9E3779B97F4A7C15L + 1,
+                false) // X1 from the saved (secret) seed, so that a resume draws the same X1
+                : new RandomSearchTuner(repetitions, tunerSeed, 1, false);
         PrivacyAccountant accountant = Accountants.standard();
         double sigma;
         try {
@@ -315,18 +429,21 @@ public final class PrivateTuning extends DpSgdSettings.Setters<PrivateTuning> {
                 throw new IllegalArgumentException("output " + output + " holds a release already: choose a new directory");
             }
             PrivateRun run = output == null ? null : PrivateRun.chargeTuning(output, saved, freshState(tunerSeed), ledger,
-                    ledger == null ? null : ledger.file(), "random search over a network factory: K ~ " + repetitions.describe()
+                    ledger == null ? null : ledger.file(), procedure + " over a network factory: K ~ " + repetitions.describe()
                             + ", sigma " + sigma, () -> event, "the data", org.dpdl4j.datasets.Sha256.of(data));
             TrainingMechanism trials = run == null ? mechanism
                     : new CheckpointedMechanism(mechanism, output.resolve(PrivateRun.TUNING_TRIALS), run.runId());
             try {
-                TuningResult result = tuner.tune(space, trials, ledger, run == null ? null : run.charge(), TuningListener.NONE);
+                Long charge = run == null ? null : run.charge();
+                TuningOutcome result = tuner instanceof SubsampledTuner sub ? sub.tune(space, mechanism, ledger, charge,
+                        TuningListener.NONE, onX1 -> run == null ? onX1 // the trials on X1 are what a resume must not re-run
+                                : new CheckpointedMechanism(onX1, output.resolve(PrivateRun.TUNING_TRIALS), run.runId()))
+                        : tuner.tune(space, trials, ledger, charge, TuningListener.NONE);
                 Release release = result.release();
                 if (release.model() == null) {
                     throw new IllegalStateException("no trial produced a model (K = 0 or every trial failed): nothing to release");
                 }
                 Map<String, Object> configuration = new LinkedHashMap<>();
-                configuration.put("tuner", "random-search");
                 configuration.put("best", release.candidate().toMap());
                 configuration.put("best_score", release.score());
                 configuration.putAll(searchSettings()); // the search's settings, as its resume state holds them

@@ -101,6 +101,50 @@ class PrivateTuningTest {
         }
     }
 
+    /**
+     * Subsampled tuning in one call (Koskela &amp; Kulkarni 2023, arXiv:2301.11989): it meets its target, costs less at its
+     * σ than the random search over all the data at the same σ (Papernot &amp; Steinke's bound, computed apart), charges once
+     * and releases its final model bound to the charge; a {@code batch_size} axis is refused before any charge.
+     */
+    @Test
+    void theOneCallSubsampledTuningMeetsItsTargetAndCostsLessThanTheSearchOnAllData(@TempDir Path tmp) throws Exception {
+        Path ledgerFile = tmp.resolve("ledger.jsonl");
+        Path out = tmp.resolve("subsampled");
+        PrivateModel best;
+        try (PrivacyLedger ledger = PrivacyLedger.open(ledgerFile, "mnist-2000", 10, 1e-5)) {
+            var refused = assertThrows(IllegalArgumentException.class, () -> PrivateTuning.subsampled(MLP, data)
+                    .space("batch_size=cat:50,100").targetEpsilon(3).epochs(1).expectedBatchSize(50).ledger(ledger)
+                    .output(tmp.resolve("x")).run());
+            assertTrue(refused.getMessage().contains("sampling_rate"), refused.getMessage());
+            assertEquals(0, ledger.entries().stream().filter(PrivacyLedger.Entry::charged).count(), "refused before any charge");
+            best = PrivateTuning.subsampled(MLP, data).tuneFraction(0.25).variant(1).space("lr=cat:0.1,0.5")
+                    .repetitions(RepetitionDistribution.pointMass(2)).targetEpsilon(3).epochs(1).expectedBatchSize(50)
+                    .scoreNoise(0.05).seed(5).ledger(ledger).output(out).run();
+        }
+        double epsilon = best.guarantee().epsilon();
+        assertTrue(epsilon <= 3 && epsilon > 2.99, "calibrated to the target: " + epsilon);
+        var configuration = best.sidecar().configuration();
+        assertEquals("subsampled", configuration.get("tuner"));
+        assertEquals(0.25, ((Number) configuration.get("tune_fraction")).doubleValue());
+        double sigma = ((Number) configuration.get("noise_multiplier")).doubleValue();
+        // the same two trials (run and score) on all of X at this σ, with q = B over the expected training split of X1
+        HyperparameterSpace space = HyperparameterSpace.of(HyperparameterSpace.parseAxis("lr=cat:0.1,0.5"));
+        DpSgdMechanism onAll = DpSgdMechanism.builder(data).network(MLP).noiseMultiplier(sigma).samplingRate(50 / (0.25 * 2000 * 0.9))
+                .epochs(1).validation(0.1, 5).scoring(DpSgdMechanism.Scoring.PRIVATE_VALIDATION, 0.05).build();
+        double searchOnAll = Accountants.standard().epsilon(new RandomSearchTuner(RepetitionDistribution.pointMass(2), 1, 1, false)
+                .event(space, onAll), 1e-5);
+        assertTrue(epsilon < searchOnAll, "subsampling pays less: " + epsilon + " against " + searchOnAll);
+        PrivateModel loaded = PrivateModel.load(out, LoadPolicy.privateOnly());
+        assertEquals(((MultiLayerNetwork) best.network()).params(), ((MultiLayerNetwork) loaded.network()).params());
+        assertFalse(Files.exists(out.resolve("operator")), "nothing of the tuning is left beside the release");
+        try (PrivacyLedger l = PrivacyLedger.inspect(ledgerFile)) {
+            var charges = l.entries().stream().filter(PrivacyLedger.Entry::charged).toList();
+            assertEquals(1, charges.size(), "charged once: " + l.entries());
+            assertEquals(best.event(), charges.get(0).event(), "the release is what was charged");
+            assertEquals(1, l.entries().stream().filter(e -> e.kind() == PrivacyLedger.Kind.RELEASE).count());
+        }
+    }
+
     /** The child: the search, halted (as kill -9 would) after its trials, before its release. */
     public static void main(String[] args) throws Exception {
         data = Mnist.load(DatasetCache.root().resolve("mnist")).train().randomSubset(2000, 3);
