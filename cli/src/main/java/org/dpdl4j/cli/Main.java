@@ -14,12 +14,21 @@ import picocli.CommandLine.Command;
                 ReproduceCommand.class, ServeCommand.class, DataCommand.class,
                 BenchCommand.class, CommandLine.HelpCommand.class})
 public final class Main {
-    /** Runs the command line and exits with its status. */
+    /**
+     * Runs the command line and exits with its status.
+     *
+     * @param args the command and its options, as typed after {@code dpdl4j}
+     */
     public static void main(String[] args) {
         System.exit(run(args));
     }
 
-    /** Runs the command line and returns its exit status (0 success, 2 bad input). */
+    /**
+     * Runs the command line and returns its exit status.
+     *
+     * @param args the command and its options, as typed after {@code dpdl4j}
+     * @return 0 on success, 2 for bad input, another code as the command reports (for example 4 when an audit fails)
+     */
     public static int run(String... args) {
         CommandLine cl = commandLine().setExecutionExceptionHandler(Cli.errorHandler())
                 .setParameterExceptionHandler((ex, arguments) -> {

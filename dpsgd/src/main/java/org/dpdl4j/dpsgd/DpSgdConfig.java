@@ -188,7 +188,6 @@ public record DpSgdConfig(double samplingRate, double noiseMultiplier, long step
      * batch, the seed, δ, β, …, each checked when set) and the engine's own (T, the budget, the workers).
      */
     public static final class Builder extends DpSgdSettings.Setters<Builder> {
-        private static final long serialVersionUID = 1L;
         private long steps = -1;
         private double epsilonBudget = Double.POSITIVE_INFINITY;
         private int workers = 1;

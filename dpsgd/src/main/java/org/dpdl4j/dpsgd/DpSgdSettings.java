@@ -296,9 +296,13 @@ public record DpSgdSettings(double clipNorm, double noiseMultiplier, double targ
      *
      * @param <B> the builder's own type, returned by each setter
      */
-    public abstract static class Setters<B extends Setters<B>> implements java.io.Serializable {
-        private static final long serialVersionUID = 1L;
+    public abstract static class Setters<B extends Setters<B>> {
         private DpSgdSettings settings;
+
+        /** A builder that starts from {@link DpSgdSettings#DEFAULTS} (and the constructor a serializable subclass is read back with). */
+        protected Setters() {
+            this(DEFAULTS);
+        }
 
         /**
          * A builder that starts from {@code defaults}.
@@ -555,8 +559,6 @@ public record DpSgdSettings(double clipNorm, double noiseMultiplier, double targ
 
     /** A builder of {@link DpSgdSettings} alone. */
     public static final class Builder extends Setters<Builder> {
-        private static final long serialVersionUID = 1L;
-
         private Builder() {
             super(DEFAULTS);
         }

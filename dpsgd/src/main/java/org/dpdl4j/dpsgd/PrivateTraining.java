@@ -25,7 +25,6 @@ import org.nd4j.linalg.dataset.api.iterator.DataSetIterator;
  * }</pre>
  */
 public final class PrivateTraining extends DpSgdSettings.Setters<PrivateTraining> {
-    private static final long serialVersionUID = 1L;
     /** The accountant that calibrates σ and states ε: PLD, the tighter one for a single DP-SGD run. */
     public static final String DEFAULT_ACCOUNTANT = "pld";
 

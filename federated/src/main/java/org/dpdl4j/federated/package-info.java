@@ -31,5 +31,7 @@
  * declares a dropout falsely, or substitutes public keys, could learn a single client's noisy vote,
  * whose only protection is that client's own N_Z(0, σ_c²): Bonawitz et al.'s signatures and
  * consistency checks, which prevent this, are not implemented.
+ *
+ * @serial exclude
  */
 package org.dpdl4j.federated;

@@ -7,5 +7,7 @@
  *
  * <p>All arithmetic is on 64-bit two's-complement integers, i.e. modulo 2^64. Pure JDK: X25519
  * ({@code KeyAgreement "XDH"}), HMAC-SHA256 and AES-CTR.
+ *
+ * @serial exclude
  */
 package org.dpdl4j.secagg;

@@ -4,5 +4,7 @@
  * from {@link org.dpdl4j.models.ModelOptions}; the tempered sigmoid; and the layers DP-SGD can use where batch
  * normalisation cannot (group normalisation, weight-standardised convolution, the scattering transform). The check
  * that a configuration is one DP-SGD supports is {@code org.dpdl4j.dpsgd.DpCompatibility}, in module dpsgd.
+ *
+ * @serial exclude
  */
 package org.dpdl4j.models;

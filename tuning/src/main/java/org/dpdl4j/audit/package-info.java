@@ -4,5 +4,7 @@
  * Steinke, Nasr &amp; Jagielski, Privacy Auditing with One (1) Training Run, NeurIPS 2023, arXiv:2305.08846
  * ({@link org.dpdl4j.audit.OneRunAudit}, {@link org.dpdl4j.audit.CanaryAudit}). A bound above the claimed ε proves
  * that the implementation leaks more than it claims; a bound below it proves nothing.
+ *
+ * @serial exclude
  */
 package org.dpdl4j.audit;

@@ -484,7 +484,7 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
     }
 
     /** Settings of {@link DpSgdMechanism}; the defaults follow {@code dpdl4j train}. */
-    public static final class Builder extends DpSgdSettings.Setters<Builder> {
+    public static final class Builder extends DpSgdSettings.Setters<Builder> implements java.io.Serializable {
         private static final long serialVersionUID = 1L;
         /** The defaults of {@code dpdl4j train}: B = 256, E = 40, the rest {@link DpSgdSettings#DEFAULTS}. */
         static final DpSgdSettings DEFAULTS = DpSgdSettings.builder().expectedBatchSize(256).epochs(40).build();
@@ -507,6 +507,17 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
         private Builder(ExampleSource data) {
             super(DEFAULTS);
             this.data = Objects.requireNonNull(data, "data");
+        }
+
+        /** Written with its settings, which its superclass (not serializable) holds. */
+        private void writeObject(java.io.ObjectOutputStream out) throws java.io.IOException {
+            out.defaultWriteObject();
+            out.writeObject(settings());
+        }
+
+        private void readObject(java.io.ObjectInputStream in) throws java.io.IOException, ClassNotFoundException {
+            in.defaultReadObject();
+            settings((DpSgdSettings) in.readObject());
         }
 
         private Builder(Builder other, ExampleSource data) {

@@ -50,7 +50,6 @@ import org.dpdl4j.release.PrivateRun;
  * would have released.
  */
 public final class PrivateTuning extends DpSgdSettings.Setters<PrivateTuning> {
-    private static final long serialVersionUID = 1L;
     private final DpSgdMechanism.NetworkFactory network;
     private final ExampleSource data;
     private final List<HyperparameterSpace.Axis> axes = new ArrayList<>();

@@ -8,5 +8,7 @@
  * package's {@code Candidate}, {@code HyperparameterSpace} and {@code DpSgdMechanism}. Depends on {@code org.dpdl4j.dpsgd} and {@code org.dpdl4j.accounting}
  * (and, through the dpsgd module, on {@code org.dpdl4j.release}, {@code org.dpdl4j.datasets} and
  * {@code org.dpdl4j.models}).
+ *
+ * @serial exclude
  */
 package org.dpdl4j.tuning;

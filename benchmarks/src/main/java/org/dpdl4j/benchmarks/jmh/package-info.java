@@ -1,2 +1,5 @@
-/** JMH benchmarks of a DP-SGD step and of the accountant, run by {@code dpdl4j bench jmh}. */
+/** JMH benchmarks of a DP-SGD step and of the accountant, run by {@code dpdl4j bench jmh}.
+ *
+ * @serial exclude
+ */
 package org.dpdl4j.benchmarks.jmh;

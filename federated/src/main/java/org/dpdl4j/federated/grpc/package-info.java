@@ -6,5 +6,7 @@
  * and are rethrown on the client as the same {@link org.dpdl4j.federated.ProtocolException}.
  * Channels are plaintext: deploy behind TLS with client certificates (see the threat model in
  * {@link org.dpdl4j.federated}).
+ *
+ * @serial exclude
  */
 package org.dpdl4j.federated.grpc;
