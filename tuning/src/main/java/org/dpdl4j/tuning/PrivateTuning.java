@@ -44,6 +44,11 @@ import org.dpdl4j.release.PrivateRun;
  * larger data ({@link #extrapolation}), on X \ X₁ (variant 1) or X (variant 2) is released; σ is calibrated for the
  * whole procedure, which costs less than the search on all of X.
  *
+ * <p>{@link #dpHypo} is DP-HyPO (Wang et al., "DP-HyPO: An Adaptive Private Hyperparameter Optimization Framework",
+ * NeurIPS 2023, arXiv:2306.05734, Theorem 1): each trial's candidate is drawn from a density that a Gaussian process
+ * fitted to the earlier trials' noisy scores adapts, within {@link #densityBounds} [c, C] times the uniform prior; the
+ * adaptivity costs log(C/c) more than the random search, and c = C = 1 is the random search.
+ *
  * <p>Only the best model, its candidate and its noisy score are released; the trials and the realised K stay inside.
  * A search stopped on the way is continued by {@link #resume} under the same charge: its finished trials (kept under
  * the output's {@code operator/trials} until the release) are read back, and it releases what the uninterrupted search
@@ -63,6 +68,8 @@ public final class PrivateTuning extends DpSgdSettings.Setters<PrivateTuning> {
     private int variant = 1;
     private Extrapolation extrapolation = Extrapolation.LINEAR_LEARNING_RATE;
     private boolean warmStart;
+    private double densityLower = 0.8;
+    private double densityUpper = 1.25;
     private InputSpec input;
     private PrivacyLedger ledger;
     private Path output;
@@ -104,6 +111,42 @@ public final class PrivateTuning extends DpSgdSettings.Setters<PrivateTuning> {
         PrivateTuning t = new PrivateTuning(network, data);
         t.procedure = "subsampled";
         return t;
+    }
+
+    /**
+     * DP-HyPO over the user's network (Wang et al. 2023, arXiv:2306.05734, Theorem 1): an adaptive random search whose
+     * sampling density, fitted by a Gaussian process (Matérn-5/2 kernel, GP-UCB with τ = 0.1 and a softmax with β = 1,
+     * the paper's defaults) to the noisy scores so far, stays within [c, C] times the uniform prior
+     * ({@link #densityBounds}, default [0.8, 1.25]). K defaults to a geometric distribution with mean 10, as {@code tune
+     * dp-hypo}'s does.
+     *
+     * @param network builds each trial's network from its optimiser and weights' seed; serializable
+     * @param data    the private training data
+     * @return the search's settings, to complete
+     */
+    public static PrivateTuning dpHypo(DpSgdMechanism.NetworkFactory network, ExampleSource data) {
+        PrivateTuning t = new PrivateTuning(network, data);
+        t.procedure = "dp-hypo";
+        t.repetitions = RepetitionDistribution.geometric(10);
+        return t;
+    }
+
+    /**
+     * Sets DP-HyPO's density bounds (DP-HyPO only): every trial's sampling density lies within [c, C] times the prior;
+     * the adaptivity costs log(C/c).
+     *
+     * @param c the lower bound, in (0, 1]
+     * @param cMax the upper bound C, finite and ≥ 1
+     * @return this
+     * @throws IllegalArgumentException if 0 &lt; c ≤ 1 ≤ C &lt; ∞ does not hold
+     */
+    public PrivateTuning densityBounds(double c, double cMax) {
+        if (!(c > 0 && c <= 1) || !(cMax >= 1) || Double.isInfinite(cMax)) {
+            throw new IllegalArgumentException("density_bounds need 0 < c <= 1 <= C (finite), got c = " + c + ", C = " + cMax);
+        }
+        this.densityLower = c;
+        this.densityUpper = cMax;
+        return this;
     }
 
     /**
@@ -189,6 +232,11 @@ public final class PrivateTuning extends DpSgdSettings.Setters<PrivateTuning> {
                 t.space((String) a);
             }
             t.repetitions = RepetitionDistribution.fromMap((Map<?, ?>) settings.get("repetitions"));
+            if ("dp-hypo".equals(settings.get("tuner"))) {
+                t.procedure = "dp-hypo";
+                List<?> bounds = (List<?>) settings.get("density_bounds");
+                t.densityBounds(((Number) bounds.get(0)).doubleValue(), ((Number) bounds.get(1)).doubleValue());
+            }
             if ("subsampled".equals(settings.get("tuner"))) { // absent: a random search, from before subsampled tuning
                 t.procedure = "subsampled";
                 t.tuneFraction(((Number) settings.get("tune_fraction")).doubleValue());
@@ -324,6 +372,9 @@ public final class PrivateTuning extends DpSgdSettings.Setters<PrivateTuning> {
             settings.put("extrapolation", extrapolation == Extrapolation.NONE ? "none" : "linear-lr");
             settings.put("warm_start", warmStart);
         }
+        if (procedure.equals("dp-hypo")) {
+            settings.put("density_bounds", List.of(densityLower, densityUpper));
+        }
         settings.put("space", List.copyOf(axisTexts));
         settings.put("repetitions", repetitions.toMap());
         settings.putAll(settings().toMap()); // the runs' DP-SGD settings; target_epsilon is the whole search's
@@ -382,6 +433,13 @@ public final class PrivateTuning extends DpSgdSettings.Setters<PrivateTuning> {
                 .noiseMultiplier(1).secureRandom(s.seed() == null).workers(workers).validation(validationFraction, tunerSeed)
                 .scoring(DpSgdMechanism.Scoring.PRIVATE_VALIDATION, scoreNoise);
         boolean subsampled = procedure.equals("subsampled");
+        if (!subsampled && (tuneFraction != 0.1 || variant != 1 || extrapolation != Extrapolation.LINEAR_LEARNING_RATE || warmStart)) {
+            throw new IllegalArgumentException("tuneFraction, variant, extrapolation and warmStart are settings of subsampled "
+                    + "tuning (PrivateTuning.subsampled), not of " + procedure);
+        }
+        if (!procedure.equals("dp-hypo") && (densityLower != 0.8 || densityUpper != 1.25)) {
+            throw new IllegalArgumentException("densityBounds is a setting of DP-HyPO (PrivateTuning.dpHypo), not of " + procedure);
+        }
         if (subsampled) { // the runs on X1 and the final run must cost what was charged: q fixed, not B over a realised size
             if (axes.stream().anyMatch(a -> a.name().equals("batch_size"))) {
                 throw new IllegalArgumentException("space: subsampled tuning keeps the DP-SGD sampling rate fixed: use a "
@@ -399,7 +457,8 @@ public final class PrivateTuning extends DpSgdSettings.Setters<PrivateTuning> {
         Tuner<? extends TuningOutcome> tuner = subsampled ? new SubsampledTuner(new RandomSearchTuner(repetitions, tunerSeed, 1, false),
                 tuneFraction, SubsampledTuningEvent.Variant.of(variant), extrapolation, warmStart, tunerSeed * 0x9E3779B97F4A7C15L + 1,
                 false) // X1 from the saved (secret) seed, so that a resume draws the same X1
-                : new RandomSearchTuner(repetitions, tunerSeed, 1, false);
+                : procedure.equals("dp-hypo") ? new DpHypoTuner(repetitions, densityLower, densityUpper, GpUcbSoftmax.defaults(),
+                        tunerSeed) : new RandomSearchTuner(repetitions, tunerSeed, 1, false);
         PrivacyAccountant accountant = Accountants.standard();
         double sigma;
         try {

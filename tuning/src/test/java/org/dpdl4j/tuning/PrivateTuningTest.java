@@ -93,12 +93,7 @@ class PrivateTuningTest {
         assertEquals(best.event(), loaded.event());
         assertEquals(((MultiLayerNetwork) best.network()).params(), ((MultiLayerNetwork) loaded.network()).params());
         assertFalse(Files.exists(out.resolve("operator")), "nothing of the search is left beside the release");
-        try (PrivacyLedger l = PrivacyLedger.inspect(ledgerFile)) {
-            var charges = l.entries().stream().filter(PrivacyLedger.Entry::charged).toList();
-            assertEquals(1, charges.size(), "charged once: " + l.entries());
-            assertEquals(best.event(), charges.get(0).event(), "the release is what was charged");
-            assertEquals(1, l.entries().stream().filter(e -> e.kind() == PrivacyLedger.Kind.RELEASE).count());
-        }
+        assertOneChargeReleasedAs(ledgerFile, best);
     }
 
     /**
@@ -137,10 +132,46 @@ class PrivateTuningTest {
         PrivateModel loaded = PrivateModel.load(out, LoadPolicy.privateOnly());
         assertEquals(((MultiLayerNetwork) best.network()).params(), ((MultiLayerNetwork) loaded.network()).params());
         assertFalse(Files.exists(out.resolve("operator")), "nothing of the tuning is left beside the release");
+        assertOneChargeReleasedAs(ledgerFile, best);
+    }
+
+    /**
+     * DP-HyPO in one call (Wang et al. 2023, arXiv:2306.05734): it meets its target, charges once and releases bound to the
+     * charge; with K fixed its trials compose as the random search's (a density fixed before each trial is a mixture no
+     * worse than its worst candidate: Koskela &amp; Kulkarni 2023, Lemma 9), so at its σ it costs exactly the random
+     * search's ε, computed apart from a {@code RepeatAndSelectEvent}; a setting of another procedure is refused.
+     */
+    @Test
+    void theOneCallDpHypoMeetsItsTargetAndWithFixedKCostsTheRandomSearch(@TempDir Path tmp) throws Exception {
+        Path ledgerFile = tmp.resolve("ledger.jsonl");
+        Path out = tmp.resolve("dp-hypo");
+        var refused = assertThrows(IllegalArgumentException.class, () -> PrivateTuning.randomSearch(MLP, data).densityBounds(0.5, 2)
+                .space("lr=cat:0.1,0.5").targetEpsilon(3).epochs(1).expectedBatchSize(100).run());
+        assertTrue(refused.getMessage().contains("densityBounds"), refused.getMessage());
+        PrivateModel best;
+        try (PrivacyLedger ledger = PrivacyLedger.open(ledgerFile, "mnist-2000", 10, 1e-5)) {
+            best = PrivateTuning.dpHypo(MLP, data).densityBounds(0.8, 1.25).space("lr=cat:0.05,0.1,0.5,1")
+                    .repetitions(RepetitionDistribution.pointMass(2)).targetEpsilon(3).epochs(1).expectedBatchSize(100)
+                    .scoreNoise(0.05).seed(9).ledger(ledger).output(out).run();
+        }
+        double epsilon = best.guarantee().epsilon();
+        assertTrue(epsilon <= 3 && epsilon > 2.99, "calibrated to the target: " + epsilon);
+        assertEquals("dp-hypo", best.sidecar().configuration().get("tuner"));
+        double sigma = ((Number) best.sidecar().configuration().get("noise_multiplier")).doubleValue();
+        DpSgdMechanism atSigma = DpSgdMechanism.builder(data).network(MLP).noiseMultiplier(sigma).expectedBatchSize(100).epochs(1)
+                .validation(0.1, 9).scoring(DpSgdMechanism.Scoring.PRIVATE_VALIDATION, 0.05).build();
+        double randomSearch = Accountants.standard().epsilon(new RandomSearchTuner(RepetitionDistribution.pointMass(2), 1, 1, false)
+                .event(HyperparameterSpace.of(HyperparameterSpace.parseAxis("lr=cat:0.05,0.1,0.5,1")), atSigma), 1e-5);
+        assertEquals(randomSearch, epsilon, 1e-9);
+        assertOneChargeReleasedAs(ledgerFile, best);
+    }
+
+    /** The ledger holds exactly one charge, for the released model's event, and one release. */
+    private static void assertOneChargeReleasedAs(Path ledgerFile, PrivateModel released) throws Exception {
         try (PrivacyLedger l = PrivacyLedger.inspect(ledgerFile)) {
             var charges = l.entries().stream().filter(PrivacyLedger.Entry::charged).toList();
             assertEquals(1, charges.size(), "charged once: " + l.entries());
-            assertEquals(best.event(), charges.get(0).event(), "the release is what was charged");
+            assertEquals(released.event(), charges.get(0).event(), "the release is what was charged");
             assertEquals(1, l.entries().stream().filter(e -> e.kind() == PrivacyLedger.Kind.RELEASE).count());
         }
     }
