@@ -9,11 +9,6 @@ import org.deeplearning4j.nn.graph.ComputationGraph;
 import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.memory.MemoryWorkspace;
-import org.nd4j.linalg.api.memory.conf.WorkspaceConfiguration;
-import org.nd4j.linalg.api.memory.enums.AllocationPolicy;
-import org.nd4j.linalg.api.memory.enums.LearningPolicy;
-import org.nd4j.linalg.api.memory.enums.ResetPolicy;
-import org.nd4j.linalg.api.memory.enums.SpillPolicy;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
 import org.nd4j.linalg.indexing.NDArrayIndex;
@@ -40,19 +35,10 @@ import org.nd4j.linalg.indexing.NDArrayIndex;
  * computes, kept between calls; {@link #releaseScratch()} frees it when the instance is done with.
  */
 public final class PerExampleGradients {
-    /** Scratch memory reused across batches: allocation outside a workspace costs more than the maths. */
-    private static final WorkspaceConfiguration WORKSPACE = scratchConfiguration(0);
-    private final String workspaceId = "dpdl4j-pex-" + System.identityHashCode(this);
+    /** Scratch memory reused across batches and chunks: allocation outside a workspace costs more than the maths. */
+    private final ScratchMemory scratch = new ScratchMemory("dpdl4j-pex-" + System.identityHashCode(this));
     /** The rows of the current call's largest chunk (its scratch is sized for up to these at once), 0 outside a call. */
     private int chunkRowsCap;
-    /** The workspace and rows of the last chunk, whose bytes are learnt when the next chunk opens it. */
-    private MemoryWorkspace lastScratch;
-    private int lastScratchRows;
-    /** The fewest and most rows of one chunk seen so far and the workspace bytes each used (0 rows: none yet). */
-    private int fewestRows;
-    private long fewestRowsBytes;
-    private int mostRows;
-    private long mostRowsBytes;
     private final Model network;
     private final List<NetworkPlan.Step> steps;
     private final OutputKernel output;
@@ -261,7 +247,7 @@ public final class PerExampleGradients {
         }
         for (int at = from; at < to; at += chunk) {
             int end = Math.min(to, at + chunk);
-            try (MemoryWorkspace ws = Nd4j.getWorkspaceManager().getAndActivateWorkspace(WORKSPACE, workspaceId)) {
+            try (MemoryWorkspace ws = scratch.open()) {
                 INDArray x = features.get(NDArrayIndex.interval(at, end)).castTo(dataType);
                 INDArray[] outputs = new INDArray[fixedPrefix];
                 for (int s = 0; s < fixedPrefix; s++) {
@@ -365,7 +351,7 @@ public final class PerExampleGradients {
         for (NetworkPlan.Step step : steps) {
             step.kernel().training = false;
         }
-        try (MemoryWorkspace ws = Nd4j.getWorkspaceManager().getAndActivateWorkspace(WORKSPACE, workspaceId)) {
+        try (MemoryWorkspace ws = scratch.open()) {
             return forward(features.castTo(dataType), featureMask, false, false).detach();
         } finally {
             clear();
@@ -430,7 +416,7 @@ public final class PerExampleGradients {
 
     private double addClippedSum(INDArray features, INDArray labels, INDArray featureMask, INDArray labelMask, int[] rows,
                                  double clipNorm, INDArray target) {
-        try (MemoryWorkspace ws = scratch(rows.length)) {
+        try (MemoryWorkspace ws = scratch.open(rows.length, chunkRowsCap)) {
             compute(rowsOf(features, rows), rowsOf(labels, rows), rowsOf(featureMask, rows), rowsOf(labelMask, rows));
             addWeightedSum(clipFactors(clipNorm), target);
             return losses.sumNumber().doubleValue();
@@ -557,7 +543,7 @@ public final class PerExampleGradients {
                 labelRows[i * k + j] = examples[i];
             }
         }
-        try (MemoryWorkspace ws = scratch(copyRows.length)) {
+        try (MemoryWorkspace ws = scratch.open(copyRows.length, chunkRowsCap)) {
             passes(rowsOf(features, copyRows), rowsOf(labels, labelRows), true);
             INDArray sq = Nd4j.zeros(DataType.DOUBLE, examples.length); // ‖Σ_j g_ij‖² per example
             INDArray summed = null;
@@ -591,76 +577,17 @@ public final class PerExampleGradients {
     }
 
     /**
-     * Opens the scratch workspace for a chunk of {@code rows} rows. ND4J's learning workspace grows to each new largest
-     * cycle, over-allocating only the first time, and each growth allocates and zeroes the whole workspace again: with
-     * Poisson batches every new largest chunk did so (zoo ResNet50, 2 workers, batch 32: about 7 % of the first 20
-     * steps). So once chunks have run, a chunk whose bytes would not fit grows the workspace at once by at least a
-     * quarter (up to the call's largest chunk), its bytes predicted from those seen: a cycle's bytes are a + b·rows
-     * (a straight line through the fewest and most rows seen; from one chunk, bytes(r)·R/r, which bounds it as a ≥ 0).
-     * A prediction that falls short only spills and grows as before; the sums are the same.
-     */
-    private MemoryWorkspace scratch(int rows) {
-        var manager = Nd4j.getWorkspaceManager();
-        long last = lastScratch == null ? 0 : lastScratch.getLastCycleAllocations();
-        if (last > 0) {
-            if (mostRows == 0 || lastScratchRows >= mostRows) {
-                mostRows = lastScratchRows;
-                mostRowsBytes = last;
-            }
-            if (fewestRows == 0 || lastScratchRows <= fewestRows) {
-                fewestRows = lastScratchRows;
-                fewestRowsBytes = last;
-            }
-        }
-        lastScratchRows = rows;
-        if (mostRows > 0 && manager.checkIfWorkspaceExists(workspaceId)) {
-            MemoryWorkspace current = manager.getWorkspaceForCurrentThread(workspaceId);
-            long capacity = current.getCurrentSize();
-            if (capacity > 0 && capacity < predictedBytes(rows)) {
-                int target = rows;
-                while (target < Math.max(rows, chunkRowsCap) && predictedBytes(target) < 1.25 * capacity) {
-                    target++;
-                }
-                manager.destroyWorkspace(current);
-                return lastScratch = manager.getAndActivateWorkspace(scratchConfiguration((long) Math.ceil(1.05 * predictedBytes(target))),
-                        workspaceId);
-            }
-        }
-        return lastScratch = manager.getAndActivateWorkspace(WORKSPACE, workspaceId);
-    }
-
-    /** A chunk's predicted scratch bytes for the given rows, from the chunks seen (see {@link #scratch}). */
-    private double predictedBytes(int rows) {
-        if (mostRows == fewestRows) {
-            return (double) mostRowsBytes * rows / mostRows;
-        }
-        double perRow = (double) (mostRowsBytes - fewestRowsBytes) / (mostRows - fewestRows);
-        return mostRowsBytes + Math.max(0, perRow) * (rows - mostRows);
-    }
-
-    /**
      * Frees this object's scratch memory on the calling thread (each thread that computed with it has its own). ND4J
      * keeps a thread's workspaces until they are destroyed, so without this every training run or trial in a
      * long-lived thread kept its scratch memory (hundreds of MB for ResNet50) for the life of the thread.
      */
     public void releaseScratch() {
-        var manager = Nd4j.getWorkspaceManager();
-        if (manager.checkIfWorkspaceExists(workspaceId)) {
-            manager.destroyWorkspace(manager.getWorkspaceForCurrentThread(workspaceId));
-        }
-        lastScratch = null;
+        scratch.release();
     }
 
     /** Whether the calling thread holds this object's scratch memory (for tests). */
     boolean holdsScratch() {
-        return Nd4j.getWorkspaceManager().checkIfWorkspaceExists(workspaceId);
-    }
-
-    /** A learning workspace of {@code initialBytes} to start with (0: learnt from its first cycle) that grows when a cycle spills. */
-    private static WorkspaceConfiguration scratchConfiguration(long initialBytes) {
-        return WorkspaceConfiguration.builder().initialSize(initialBytes).overallocationLimit(0.3)
-                .policyAllocation(AllocationPolicy.OVERALLOCATE).policyLearning(LearningPolicy.FIRST_LOOP)
-                .policyReset(ResetPolicy.BLOCK_LEFT).policySpill(SpillPolicy.REALLOCATE).build();
+        return scratch.held();
     }
 
     /**
@@ -771,7 +698,7 @@ public final class PerExampleGradients {
 
     private double addBatchGradient(INDArray features, INDArray labels, INDArray featureMask, INDArray labelMask, int[] rows,
                                     INDArray target) {
-        try (MemoryWorkspace ws = scratch(rows.length)) {
+        try (MemoryWorkspace ws = scratch.open(rows.length, chunkRowsCap)) {
             passes(rowsOf(features, rows), rowsOf(labels, rows), featureMask == null ? null : rowsOf(featureMask, rows),
                     labelMask == null ? null : rowsOf(labelMask, rows), false);
             forEachKernelWithViews(target, LayerKernel::addSum);
