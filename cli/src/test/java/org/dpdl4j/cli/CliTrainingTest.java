@@ -262,8 +262,8 @@ class CliTrainingTest {
      */
     @Test
     void reproduceHonestMnistCountsTheSearch(@TempDir Path dir) throws Exception {
-        Run r = run("reproduce", "honest-mnist", "--recipe", "scatternet-datanorm", "--epochs", "0.5", "--train-size", "6000",
-                "--test-size", "1000", "--seeds", "1", "--json", "--output", dir.toString());
+        Run r = run("reproduce", "honest-mnist", "--recipe", "scatternet-datanorm", "--epochs", "0.5", "--train-size", "4500",
+                "--test-size", "500", "--seeds", "1", "--json", "--output", dir.toString());
         assertEquals(0, r.status(), r.err());
         JsonNode j = r.lastJson();
         JsonNode tuning = j.get("tunings").get(0);
@@ -272,7 +272,7 @@ class CliTrainingTest {
         assertEquals(4096, j.get("recipe").get("batch_size").asInt());
         assertTrue(j.get("recipe").get("normalisation").asText().startsWith("private data normalisation"), j.toString());
         assertTrue(j.get("recipe").get("search_grid_on_tuning_subset").asText().contains(":3]"), "the grid is recorded: " + j);
-        double q = 4096.0 / 6000;
+        double q = 4096.0 / 4500;
         long steps = org.dpdl4j.dpsgd.DpSgdConfig.stepsForEpochs(0.5, q);
         Run withoutScores = run("account", "subsampled-tuning", "--sampling-rate", String.valueOf(q), "--noise-multiplier",
                 tuning.get("noise_multiplier").asText(), "--steps", String.valueOf(steps), "--repetitions", "poisson:2",
@@ -299,8 +299,8 @@ class CliTrainingTest {
         byte[] png = Files.readAllBytes(dir.resolve("honest-mnist.png"));
         assertTrue(png.length > 1000 && png[1] == 'P' && png[2] == 'N' && png[3] == 'G');
         // --tuned-only skips the single runs and leaves the tunings exactly as they were
-        Run tunedOnly = run("reproduce", "honest-mnist", "--recipe", "scatternet-datanorm", "--epochs", "0.5", "--train-size", "6000",
-                "--test-size", "1000", "--seeds", "1", "--json", "--tuned-only", "--output", dir.resolve("tuned-only").toString());
+        Run tunedOnly = run("reproduce", "honest-mnist", "--recipe", "scatternet-datanorm", "--epochs", "0.5", "--train-size", "4500",
+                "--test-size", "500", "--seeds", "1", "--json", "--tuned-only", "--output", dir.resolve("tuned-only").toString());
         assertEquals(0, tunedOnly.status(), tunedOnly.err());
         assertEquals(j.get("tunings"), tunedOnly.lastJson().get("tunings"));
         assertTrue(tunedOnly.lastJson().get("single_run") == null && !tunedOnly.out().contains("single run 1:"), tunedOnly.out());
