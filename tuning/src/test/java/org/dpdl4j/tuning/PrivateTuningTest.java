@@ -89,11 +89,7 @@ class PrivateTuningTest {
         assertTrue(epsilon > rdp.epsilon(trial, 1e-5), "more than one trial");
         assertEquals("tuning", best.sidecar().kind());
         assertTrue(((java.util.Map<?, ?>) best.sidecar().configuration().get("best")).containsKey("lr"));
-        PrivateModel loaded = PrivateModel.load(out, LoadPolicy.privateOnly());
-        assertEquals(best.event(), loaded.event());
-        assertEquals(((MultiLayerNetwork) best.network()).params(), ((MultiLayerNetwork) loaded.network()).params());
-        assertFalse(Files.exists(out.resolve("operator")), "nothing of the search is left beside the release");
-        assertOneChargeReleasedAs(ledgerFile, best);
+        assertReleasedOnce(out, ledgerFile, best);
     }
 
     /**
@@ -129,10 +125,7 @@ class PrivateTuningTest {
         double searchOnAll = Accountants.standard().epsilon(new RandomSearchTuner(RepetitionDistribution.pointMass(2), 1, 1, false)
                 .event(space, onAll), 1e-5);
         assertTrue(epsilon < searchOnAll, "subsampling pays less: " + epsilon + " against " + searchOnAll);
-        PrivateModel loaded = PrivateModel.load(out, LoadPolicy.privateOnly());
-        assertEquals(((MultiLayerNetwork) best.network()).params(), ((MultiLayerNetwork) loaded.network()).params());
-        assertFalse(Files.exists(out.resolve("operator")), "nothing of the tuning is left beside the release");
-        assertOneChargeReleasedAs(ledgerFile, best);
+        assertReleasedOnce(out, ledgerFile, best);
     }
 
     /**
@@ -163,11 +156,18 @@ class PrivateTuningTest {
         double randomSearch = Accountants.standard().epsilon(new RandomSearchTuner(RepetitionDistribution.pointMass(2), 1, 1, false)
                 .event(HyperparameterSpace.of(HyperparameterSpace.parseAxis("lr=cat:0.05,0.1,0.5,1")), atSigma), 1e-5);
         assertEquals(randomSearch, epsilon, 1e-9);
-        assertOneChargeReleasedAs(ledgerFile, best);
+        assertReleasedOnce(out, ledgerFile, best);
     }
 
-    /** The ledger holds exactly one charge, for the released model's event, and one release. */
-    private static void assertOneChargeReleasedAs(Path ledgerFile, PrivateModel released) throws Exception {
+    /**
+     * The release in {@code out} is the returned model (its event and parameters, read back by the verified loader),
+     * nothing of the procedure is left beside it, and the ledger holds exactly one charge, for that event, and one release.
+     */
+    private static void assertReleasedOnce(Path out, Path ledgerFile, PrivateModel released) throws Exception {
+        PrivateModel loaded = PrivateModel.load(out, LoadPolicy.privateOnly());
+        assertEquals(released.event(), loaded.event());
+        assertEquals(((MultiLayerNetwork) released.network()).params(), ((MultiLayerNetwork) loaded.network()).params());
+        assertFalse(Files.exists(out.resolve("operator")), "nothing of the procedure is left beside the release");
         try (PrivacyLedger l = PrivacyLedger.inspect(ledgerFile)) {
             var charges = l.entries().stream().filter(PrivacyLedger.Entry::charged).toList();
             assertEquals(1, charges.size(), "charged once: " + l.entries());
