@@ -850,7 +850,7 @@ class CliTest {
     @Test
     void subsampledAndProposeTestResumeAfterSigkill() throws Exception {
         String[][] tuners = {
-                {"tune", "--tuner", "subsampled", "--model", "mlp", "--epochs", "0.3", "--batch-size", "64", "--repetitions", "fixed:3",
+                {"tune", "--tuner", "subsampled", "--model", "mlp", "--epochs", "0.15", "--batch-size", "64", "--repetitions", "fixed:3",
                         "--space", "lr=cat:0.05,0.1", "--tune-fraction", "0.05", "--noise-multiplier", "1.0", "--seed", "4", "--no-progress"},
                 {"tune", "--tuner", "propose-test", "--model", "mlp", "--epochs", "0.05", "--partitions", "2", "--granularity", "0.2",
                         "--eps0", "0.1", "--space", "lr=cat:0.5,1.0", "--noise-multiplier", "1.0", "--seed", "2", "--no-progress"}};
