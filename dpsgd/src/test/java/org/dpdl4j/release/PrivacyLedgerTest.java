@@ -515,6 +515,47 @@ class PrivacyLedgerTest {
         assertTrue(e.getMessage().contains("is empty"), e.getMessage());
     }
 
+    /**
+     * A ledger written before the journal was split out of {@code PrivacyLedger} (every kind of entry, a repaired torn
+     * line, its head file) reads back entry by entry, keeps its rules (one release per charge, checkpoints reached) and
+     * takes new entries after its old head, leaving its bytes as they were.
+     */
+    @Test
+    void aLedgerWrittenBeforeTheSplitReadsAndGrows(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("old.jsonl");
+        String name = "ledger-v2-written-before-the-split.jsonl";
+        try (var in = PrivacyLedgerTest.class.getResourceAsStream(name); var head = PrivacyLedgerTest.class.getResourceAsStream(name + ".head")) {
+            Files.write(file, in.readAllBytes());
+            Files.write(dir.resolve("old.jsonl.head"), head.readAllBytes());
+        }
+        byte[] before = Files.readAllBytes(file);
+        String recordedHead = Files.readString(dir.resolve("old.jsonl.head")).split(" ")[0];
+        try (PrivacyLedger l = PrivacyLedger.open(file, "mnist-train")) {
+            assertEquals(List.of(PrivacyLedger.Kind.CHARGE, PrivacyLedger.Kind.CHECKPOINT, PrivacyLedger.Kind.RELEASE,
+                    PrivacyLedger.Kind.CHARGE, PrivacyLedger.Kind.RECORD, PrivacyLedger.Kind.TORN, PrivacyLedger.Kind.CHARGE),
+                    l.entries().stream().map(PrivacyLedger.Entry::kind).toList());
+            assertEquals(8.0, l.epsilonBudget());
+            assertEquals(1e-5, l.delta());
+            assertEquals(recordedHead, l.headHash());
+            PrivacyEvent g = new GaussianEvent(1.1);
+            PrivacyEvent run = new org.dpdl4j.accounting.SelfComposedEvent(new org.dpdl4j.accounting.PoissonSampledEvent(g, 0.01), 600);
+            assertEquals(new ComposedEvent(List.of(run, new GaussianEvent(2.0), new GaussianEvent(5.0))), l.spentEvent());
+            assertEquals(1, l.chargeOf("run-a").orElseThrow().sequence());
+            assertTrue(l.reached(1, 300, "1".repeat(64)) && l.reached(1, 0, "0".repeat(64)) && !l.reached(1, 299, "1".repeat(64)));
+            assertEquals("2".repeat(64), l.releaseOf(1).orElseThrow().digest());
+            assertThrows(PrivacyLedger.AlreadyReleasedException.class, () -> l.recordRelease(1, "4".repeat(64), run, "another"));
+            assertEquals(5, l.chargeOrRecord("trial 1", new GaussianEvent(3.0), 4L), "the resumed tuning's record is on file");
+            assertEquals(8, l.charge("after the split", new GaussianEvent(4)).sequence());
+        }
+        byte[] after = Files.readAllBytes(file);
+        assertEquals(java.util.HexFormat.of().formatHex(before),
+                java.util.HexFormat.of().formatHex(java.util.Arrays.copyOf(after, before.length)), "the old lines are untouched");
+        try (PrivacyLedger l = PrivacyLedger.inspect(file)) {
+            assertEquals(8, l.entries().size());
+            assertTrue(l.containsHash(recordedHead) && !l.headHash().equals(recordedHead));
+        }
+    }
+
     /** Lines chained as PrivacyLedger writes them: "prev" after the first, then the line's own SHA-256 as "hash". */
     private static String chained(List<String> bodies) throws Exception {
         StringBuilder out = new StringBuilder();
