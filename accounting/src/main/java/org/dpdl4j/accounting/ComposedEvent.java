@@ -32,6 +32,6 @@ public record ComposedEvent(List<PrivacyEvent> events) implements PrivacyEvent {
 
     @Override
     public Map<String, Object> toMap() {
-        return Map.of("type", "composed", "events", events.stream().map(PrivacyEvent::toMap).toList());
+        return PrivacyEvents.ordered("type", "composed", "events", events.stream().map(PrivacyEvent::toMap).toList());
     }
 }

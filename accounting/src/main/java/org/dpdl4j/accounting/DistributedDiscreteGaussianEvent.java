@@ -71,7 +71,7 @@ public record DistributedDiscreteGaussianEvent(double l2Sensitivity, double l1Se
 
     @Override
     public Map<String, Object> toMap() {
-        return Map.of("type", "distributed_discrete_gaussian", "l2_sensitivity", l2Sensitivity, "l1_sensitivity", l1Sensitivity,
+        return PrivacyEvents.ordered("type", "distributed_discrete_gaussian", "l2_sensitivity", l2Sensitivity, "l1_sensitivity", l1Sensitivity,
                 "local_sigma", localSigma, "min_clients", minClients, "max_clients", maxClients, "dimension", dimension);
     }
 }

@@ -22,6 +22,6 @@ public record GaussianEvent(double noiseMultiplier) implements PrivacyEvent {
 
     @Override
     public Map<String, Object> toMap() {
-        return Map.of("type", "gaussian", "noise_multiplier", noiseMultiplier);
+        return PrivacyEvents.ordered("type", "gaussian", "noise_multiplier", noiseMultiplier);
     }
 }

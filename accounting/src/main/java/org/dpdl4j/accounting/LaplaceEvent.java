@@ -20,6 +20,6 @@ public record LaplaceEvent(double scale) implements PrivacyEvent {
 
     @Override
     public Map<String, Object> toMap() {
-        return Map.of("type", "laplace", "scale", scale);
+        return PrivacyEvents.ordered("type", "laplace", "scale", scale);
     }
 }

@@ -6,6 +6,6 @@ import java.util.Map;
 public record NoOpEvent() implements PrivacyEvent {
     @Override
     public Map<String, Object> toMap() {
-        return Map.of("type", "no_op");
+        return PrivacyEvents.ordered("type", "no_op");
     }
 }

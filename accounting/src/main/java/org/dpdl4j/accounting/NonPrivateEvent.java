@@ -6,6 +6,6 @@ import java.util.Map;
 public record NonPrivateEvent() implements PrivacyEvent {
     @Override
     public Map<String, Object> toMap() {
-        return Map.of("type", "non_private");
+        return PrivacyEvents.ordered("type", "non_private");
     }
 }

@@ -28,6 +28,6 @@ public record PointwiseMaxEvent(List<PrivacyEvent> events) implements PrivacyEve
 
     @Override
     public Map<String, Object> toMap() {
-        return Map.of("type", "pointwise_max", "events", events.stream().map(PrivacyEvent::toMap).toList());
+        return PrivacyEvents.ordered("type", "pointwise_max", "events", events.stream().map(PrivacyEvent::toMap).toList());
     }
 }

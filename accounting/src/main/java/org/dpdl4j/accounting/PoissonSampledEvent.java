@@ -25,6 +25,6 @@ public record PoissonSampledEvent(PrivacyEvent event, double samplingRate) imple
 
     @Override
     public Map<String, Object> toMap() {
-        return Map.of("type", "poisson_sampled", "sampling_rate", samplingRate, "event", event.toMap());
+        return PrivacyEvents.ordered("type", "poisson_sampled", "sampling_rate", samplingRate, "event", event.toMap());
     }
 }

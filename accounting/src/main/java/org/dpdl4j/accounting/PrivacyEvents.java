@@ -49,6 +49,19 @@ public final class PrivacyEvents {
         };
     }
 
+    /**
+     * A map in the order its keys are given ({@code type} first), for {@code toMap}: files that hold an event (ledgers,
+     * sidecars, {@code tuning.json}) then write the same bytes for the same event in every JVM, which {@code Map.of}'s
+     * per-JVM iteration order does not.
+     */
+    static Map<String, Object> ordered(Object... keysAndValues) {
+        Map<String, Object> m = new java.util.LinkedHashMap<>();
+        for (int i = 0; i < keysAndValues.length; i += 2) {
+            m.put((String) keysAndValues[i], java.util.Objects.requireNonNull(keysAndValues[i + 1], (String) keysAndValues[i]));
+        }
+        return java.util.Collections.unmodifiableMap(m);
+    }
+
     private static List<PrivacyEvent> children(Map<?, ?> map) {
         if (!(map.get("events") instanceof List<?> items)) {
             throw new IllegalArgumentException("event needs a list 'events', got " + map);

@@ -20,6 +20,6 @@ public record PureDpEvent(double epsilon) implements PrivacyEvent {
 
     @Override
     public Map<String, Object> toMap() {
-        return Map.of("type", "pure_dp", "epsilon", epsilon);
+        return PrivacyEvents.ordered("type", "pure_dp", "epsilon", epsilon);
     }
 }

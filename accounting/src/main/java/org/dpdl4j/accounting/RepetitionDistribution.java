@@ -245,7 +245,7 @@ public sealed interface RepetitionDistribution
 
         @Override
         public Map<String, Object> toMap() {
-            return Map.of("type", "poisson", "mu", mu);
+            return PrivacyEvents.ordered("type", "poisson", "mu", mu);
         }
 
         @Override
@@ -299,7 +299,7 @@ public sealed interface RepetitionDistribution
 
         @Override
         public Map<String, Object> toMap() {
-            return Map.of("type", "point_mass", "k", k);
+            return PrivacyEvents.ordered("type", "point_mass", "k", k);
         }
 
         @Override

@@ -26,6 +26,6 @@ public record SelfComposedEvent(PrivacyEvent event, long count) implements Priva
 
     @Override
     public Map<String, Object> toMap() {
-        return Map.of("type", "self_composed", "count", count, "event", event.toMap());
+        return PrivacyEvents.ordered("type", "self_composed", "count", count, "event", event.toMap());
     }
 }

@@ -72,7 +72,7 @@ public record SubsampledTuningEvent(PrivacyEvent tuning, PrivacyEvent finalRun, 
 
     @Override
     public Map<String, Object> toMap() {
-        return Map.of("type", "subsampled_tuning", "tune_fraction", tuneFraction, "variant", variant.number(),
+        return PrivacyEvents.ordered("type", "subsampled_tuning", "tune_fraction", tuneFraction, "variant", variant.number(),
                 "tuning", tuning.toMap(), "final_run", finalRun.toMap());
     }
 }

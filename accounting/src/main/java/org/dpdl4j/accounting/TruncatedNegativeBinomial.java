@@ -75,7 +75,7 @@ public record TruncatedNegativeBinomial(double eta, double gamma) implements Rep
 
     @Override
     public Map<String, Object> toMap() {
-        return Map.of("type", "truncated_negative_binomial", "eta", eta, "gamma", gamma);
+        return PrivacyEvents.ordered("type", "truncated_negative_binomial", "eta", eta, "gamma", gamma);
     }
 
     @Override

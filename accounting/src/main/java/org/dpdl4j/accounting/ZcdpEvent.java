@@ -21,6 +21,6 @@ public record ZcdpEvent(double rho) implements PrivacyEvent {
 
     @Override
     public Map<String, Object> toMap() {
-        return Map.of("type", "zcdp", "rho", rho);
+        return PrivacyEvents.ordered("type", "zcdp", "rho", rho);
     }
 }

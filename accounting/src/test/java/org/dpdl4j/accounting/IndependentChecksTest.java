@@ -196,6 +196,10 @@ class IndependentChecksTest {
         var bad = assertThrows(IllegalArgumentException.class, () -> PrivacyEvents.fromMap(java.util.Map.of("type", "self_composed",
                 "count", 2.7, "event", new GaussianEvent(1).toMap())));
         assertTrue(bad.getMessage().contains("count"), "a fractional count would silently lower epsilon");
+        // the map's keys come in one order in every JVM (type first), so a file holding an event is the same bytes each time
+        assertEquals("{type=composed, events=[{type=self_composed, count=500, event={type=poisson_sampled, sampling_rate=0.01, "
+                + "event={type=gaussian, noise_multiplier=1.1}}}, {type=laplace, scale=2.0}]}",
+                ComposedEvent.of(NoiseCalibration.dpSgd(0.01, 1.1, 500), new LaplaceEvent(2)).toMap().toString());
     }
 
     /** Zhu–Wang (Koskela &amp; Kulkarni 2023, arXiv:2301.11989, Thm 4) on a Gaussian is an upper bound of the exact sampled Gaussian. */
