@@ -72,6 +72,11 @@ final class ProposeTestCommand extends TuningCommand {
                     + partitions);
         }
         DpSgdMechanism template = mechanism(data, scoring).build();
+        try {
+            tuner.checkData(template, t.batchSize);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("--partitions/--batch-size: " + e.getMessage());
+        }
         PrivacyAccountant acc = Accountants.standard();
         if (noiseMultiplier == null && candidateEpsilon == null && space.axes().stream().noneMatch(a -> a.name().equals("noise_multiplier"))) {
             DpSgdMechanism unscaled = template;

@@ -418,6 +418,12 @@ class CliTest {
         bad = run("tune", "--tuner", "propose-test", "--granularity", "2", "--no-progress");
         assertEquals(2, bad.status());
         assertTrue(bad.err().contains("--granularity") && bad.err().contains("2.0"), bad.err());
+        Path untouched = tmp.resolve("untouched-ledger.jsonl");
+        bad = run("tune", "--tuner", "propose-test", "--partitions", "300", "--batch-size", "256",
+                "--ledger", untouched.toString(), "--ledger-budget", "10", "--output", tmp.resolve("pt-refused").toString(), "--no-progress");
+        assertEquals(2, bad.status(), bad.err() + bad.out());
+        assertTrue(bad.err().contains("--partitions/--batch-size: batch_size 256 must fit in each of the k = 300 parts"), bad.err());
+        assertFalse(Files.exists(untouched) || Files.exists(tmp.resolve("pt-refused")), "refused before any charge or output");
     }
 
     /** account dp-hype: the JSON's noise multiplier meets the target (Theorem IV.1 + II.1) and bad k is refused. */

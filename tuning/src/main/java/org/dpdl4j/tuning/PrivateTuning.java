@@ -49,6 +49,11 @@ import org.dpdl4j.release.PrivateRun;
  * fitted to the earlier trials' noisy scores adapts, within {@link #densityBounds} [c, C] times the uniform prior; the
  * adaptivity costs log(C/c) more than the random search, and c = C = 1 is the random search.
  *
+ * <p>{@link #proposeTest} is Ding &amp; Wu's propose-test tuning ("Revisiting Hyperparameter Tuning with Differential
+ * Privacy", 2022, arXiv:2211.01852, Algorithm 1): every candidate is trained (without noise) on k disjoint parts of the
+ * training data, a loop of noisy thresholds (AboveThreshold with a doubling step) picks one, and a DP-SGD run of it on
+ * the whole training split is released; the loop is charged as T_max iterations of ε₀-DP whatever it ran.
+ *
  * <p>Only the best model, its candidate and its noisy score are released; the trials and the realised K stay inside.
  * A search stopped on the way is continued by {@link #resume} under the same charge: its finished trials (kept under
  * the output's {@code operator/trials} until the release) are read back, and it releases what the uninterrupted search
@@ -70,6 +75,12 @@ public final class PrivateTuning extends DpSgdSettings.Setters<PrivateTuning> {
     private boolean warmStart;
     private double densityLower = 0.8;
     private double densityUpper = 1.25;
+    private int partitions = 10;
+    private double granularity = 0.1;
+    private double epsilon0 = 0.1;
+    private double lowerUtility;
+    private Integer maxIterations;
+    private boolean repetitionsSet;
     private InputSpec input;
     private PrivacyLedger ledger;
     private Path output;
@@ -129,6 +140,100 @@ public final class PrivateTuning extends DpSgdSettings.Setters<PrivateTuning> {
         t.procedure = "dp-hypo";
         t.repetitions = RepetitionDistribution.geometric(10);
         return t;
+    }
+
+    /**
+     * Propose-test tuning over the user's network (Ding &amp; Wu 2022, arXiv:2211.01852, Algorithm 1): each candidate's
+     * utility is its mean validation accuracy over networks trained without noise on k disjoint parts of the training
+     * split ({@link #partitions}; sensitivity 1/k); a selection loop of T_max iterations, each ε₀-DP ({@link #epsilon0},
+     * {@link #granularity}, {@link #lowerUtility}, {@link #maxIterations}), picks a candidate, and one DP-SGD run of it on
+     * the whole training split is released. The charge is T_max ε₀-DP iterations composed with the final run, σ being
+     * calibrated for that; there is no K ({@link #repetitions} is refused).
+     *
+     * @param network builds each network from its optimiser and weights' seed; serializable
+     * @param data    the private training data; a fraction ({@link #validationFraction}) is split off by record to
+     *                measure the utilities, and must hold at least k examples
+     * @return the procedure's settings, to complete
+     */
+    public static PrivateTuning proposeTest(DpSgdMechanism.NetworkFactory network, ExampleSource data) {
+        PrivateTuning t = new PrivateTuning(network, data);
+        t.procedure = "propose-test";
+        return t;
+    }
+
+    /**
+     * Sets k, the number of disjoint parts of the training split that every candidate is trained on (propose-test only).
+     *
+     * @param k k ≥ 1 (default 10), at most the training and the validation examples
+     * @return this
+     * @throws IllegalArgumentException if k &lt; 1
+     */
+    public PrivateTuning partitions(int k) {
+        if (k < 1) {
+            throw new IllegalArgumentException("partitions k must be >= 1, got " + k);
+        }
+        this.partitions = k;
+        return this;
+    }
+
+    /**
+     * Sets g, the utility step of the selection loop (propose-test only); T_max defaults to 2⌈(1 − u₀)/g⌉ + 2.
+     *
+     * @param g g ∈ (0, 1) (default 0.1: 22 iterations)
+     * @return this
+     * @throws IllegalArgumentException if g is outside (0, 1)
+     */
+    public PrivateTuning granularity(double g) {
+        if (!(g > 0 && g < 1)) {
+            throw new IllegalArgumentException("granularity g must be in (0, 1), got " + g);
+        }
+        this.granularity = g;
+        return this;
+    }
+
+    /**
+     * Sets ε₀, the privacy loss of one iteration of the selection loop (propose-test only).
+     *
+     * @param eps0 ε₀ &gt; 0, finite (default 0.1)
+     * @return this
+     * @throws IllegalArgumentException if ε₀ is not finite and positive
+     */
+    public PrivateTuning epsilon0(double eps0) {
+        if (!(eps0 > 0) || Double.isInfinite(eps0)) {
+            throw new IllegalArgumentException("epsilon0 must be finite and > 0, got " + eps0);
+        }
+        this.epsilon0 = eps0;
+        return this;
+    }
+
+    /**
+     * Sets u₀, the utility (validation accuracy) the selection loop starts from (propose-test only).
+     *
+     * @param u0 u₀ ∈ [0, 1) (default 0)
+     * @return this
+     * @throws IllegalArgumentException if u₀ is outside [0, 1)
+     */
+    public PrivateTuning lowerUtility(double u0) {
+        if (!(u0 >= 0 && u0 < 1)) {
+            throw new IllegalArgumentException("lower_utility u0 must be in [0, 1), got " + u0);
+        }
+        this.lowerUtility = u0;
+        return this;
+    }
+
+    /**
+     * Sets T_max, the cap on the selection loop's iterations, all of which are charged (propose-test only).
+     *
+     * @param tMax T_max ≥ 1 (default 2⌈(1 − u₀)/g⌉ + 2)
+     * @return this
+     * @throws IllegalArgumentException if T_max &lt; 1
+     */
+    public PrivateTuning maxIterations(int tMax) {
+        if (tMax < 1) {
+            throw new IllegalArgumentException("max_iterations T_max must be >= 1, got " + tMax);
+        }
+        this.maxIterations = tMax;
+        return this;
     }
 
     /**
@@ -231,11 +336,21 @@ public final class PrivateTuning extends DpSgdSettings.Setters<PrivateTuning> {
             for (Object a : (List<?>) settings.get("space")) {
                 t.space((String) a);
             }
-            t.repetitions = RepetitionDistribution.fromMap((Map<?, ?>) settings.get("repetitions"));
+            if (settings.get("repetitions") instanceof Map<?, ?> k) { // propose-test has no K
+                t.repetitions = RepetitionDistribution.fromMap(k);
+            }
             if ("dp-hypo".equals(settings.get("tuner"))) {
                 t.procedure = "dp-hypo";
                 List<?> bounds = (List<?>) settings.get("density_bounds");
                 t.densityBounds(((Number) bounds.get(0)).doubleValue(), ((Number) bounds.get(1)).doubleValue());
+            }
+            if ("propose-test".equals(settings.get("tuner"))) {
+                t.procedure = "propose-test";
+                t.partitions(((Number) settings.get("partitions")).intValue());
+                t.granularity(((Number) settings.get("granularity")).doubleValue());
+                t.epsilon0(((Number) settings.get("epsilon0")).doubleValue());
+                t.lowerUtility(((Number) settings.get("lower_utility")).doubleValue());
+                t.maxIterations(((Number) settings.get("max_iterations")).intValue());
             }
             if ("subsampled".equals(settings.get("tuner"))) { // absent: a random search, from before subsampled tuning
                 t.procedure = "subsampled";
@@ -294,6 +409,7 @@ public final class PrivateTuning extends DpSgdSettings.Setters<PrivateTuning> {
      */
     public PrivateTuning repetitions(RepetitionDistribution k) {
         this.repetitions = Objects.requireNonNull(k, "k");
+        this.repetitionsSet = true;
         return this;
     }
 
@@ -375,8 +491,18 @@ public final class PrivateTuning extends DpSgdSettings.Setters<PrivateTuning> {
         if (procedure.equals("dp-hypo")) {
             settings.put("density_bounds", List.of(densityLower, densityUpper));
         }
+        if (procedure.equals("propose-test")) {
+            settings.put("partitions", partitions);
+            settings.put("granularity", granularity);
+            settings.put("epsilon0", epsilon0);
+            settings.put("lower_utility", lowerUtility);
+            settings.put("max_iterations", maxIterations != null ? maxIterations
+                    : ProposeTestTuner.defaultMaxIterations(lowerUtility, granularity));
+        }
         settings.put("space", List.copyOf(axisTexts));
-        settings.put("repetitions", repetitions.toMap());
+        if (!procedure.equals("propose-test")) {
+            settings.put("repetitions", repetitions.toMap());
+        }
         settings.putAll(settings().toMap()); // the runs' DP-SGD settings; target_epsilon is the whole search's
         settings.put("validation_fraction", validationFraction);
         settings.put("score_noise", scoreNoise);
@@ -440,6 +566,15 @@ public final class PrivateTuning extends DpSgdSettings.Setters<PrivateTuning> {
         if (!procedure.equals("dp-hypo") && (densityLower != 0.8 || densityUpper != 1.25)) {
             throw new IllegalArgumentException("densityBounds is a setting of DP-HyPO (PrivateTuning.dpHypo), not of " + procedure);
         }
+        boolean proposeTest = procedure.equals("propose-test");
+        if (!proposeTest && (partitions != 10 || granularity != 0.1 || epsilon0 != 0.1 || lowerUtility != 0 || maxIterations != null)) {
+            throw new IllegalArgumentException("partitions, granularity, epsilon0, lowerUtility and maxIterations are settings of "
+                    + "propose-test tuning (PrivateTuning.proposeTest), not of " + procedure);
+        }
+        if (proposeTest && repetitionsSet) {
+            throw new IllegalArgumentException("repetitions: propose-test tuning trains every candidate and has no K; its loop "
+                    + "is set by partitions, granularity, epsilon0, lowerUtility and maxIterations");
+        }
         if (subsampled) { // the runs on X1 and the final run must cost what was charged: q fixed, not B over a realised size
             if (axes.stream().anyMatch(a -> a.name().equals("batch_size"))) {
                 throw new IllegalArgumentException("space: subsampled tuning keeps the DP-SGD sampling rate fixed: use a "
@@ -458,7 +593,12 @@ public final class PrivateTuning extends DpSgdSettings.Setters<PrivateTuning> {
                 tuneFraction, SubsampledTuningEvent.Variant.of(variant), extrapolation, warmStart, tunerSeed * 0x9E3779B97F4A7C15L + 1,
                 false) // X1 from the saved (secret) seed, so that a resume draws the same X1
                 : procedure.equals("dp-hypo") ? new DpHypoTuner(repetitions, densityLower, densityUpper, GpUcbSoftmax.defaults(),
-                        tunerSeed) : new RandomSearchTuner(repetitions, tunerSeed, 1, false);
+                        tunerSeed)
+                : proposeTest ? new ProposeTestTuner(partitions, granularity, epsilon0, lowerUtility, maxIterations, tunerSeed)
+                : new RandomSearchTuner(repetitions, tunerSeed, 1, false);
+        if (tuner instanceof ProposeTestTuner pt) {
+            pt.checkData(unscaled, s.expectedBatchSize());
+        }
         PrivacyAccountant accountant = Accountants.standard();
         double sigma;
         try {
@@ -466,7 +606,11 @@ public final class PrivateTuning extends DpSgdSettings.Setters<PrivateTuning> {
                     accountant, 1e-3);
         } catch (IllegalArgumentException e) {
             double floor = accountant.epsilon(tuner.event(space, unscaled.withNoiseMultiplier(1e6)), delta);
-            throw new IllegalArgumentException(String.format("targetEpsilon %s cannot be met: with any noise the search costs at "
+            throw new IllegalArgumentException(proposeTest ? String.format("targetEpsilon %s cannot be met: with any noise the "
+                    + "procedure costs at least epsilon %.4f at delta %s, from its selection loop's T_max = %d iterations of "
+                    + "%s-DP: lower epsilon0, raise granularity, or raise the target", targetEpsilon, floor, delta,
+                    ((ProposeTestTuner) tuner).maxIterations(), epsilon0)
+                    : String.format("targetEpsilon %s cannot be met: with any noise the search costs at "
                     + "least epsilon %.4f at delta %s, from the trials' noisy validation scores (scoreNoise %s on %d validation examples) "
                     + "and the distribution of K: raise scoreNoise or the target", targetEpsilon, floor, delta, scoreNoise,
                     unscaled.validation().size()), e);
@@ -487,9 +631,10 @@ public final class PrivateTuning extends DpSgdSettings.Setters<PrivateTuning> {
                 throw new IllegalArgumentException("output " + output + " holds a release already: choose a new directory");
             }
             PrivateRun run = output == null ? null : PrivateRun.chargeTuning(output, saved, freshState(tunerSeed), ledger,
-                    ledger == null ? null : ledger.file(), procedure + " over a network factory: K ~ " + repetitions.describe()
-                            + ", sigma " + sigma, () -> event, "the data", org.dpdl4j.datasets.Sha256.of(data));
-            TrainingMechanism trials = run == null ? mechanism
+                    ledger == null ? null : ledger.file(), procedure + " over a network factory: " + (proposeTest
+                            ? "T_max = " + ((ProposeTestTuner) tuner).maxIterations() + " x " + epsilon0 + "-DP iterations + final run"
+                            : "K ~ " + repetitions.describe()) + ", sigma " + sigma, () -> event, "the data", org.dpdl4j.datasets.Sha256.of(data));
+            TrainingMechanism trials = run == null || proposeTest ? mechanism // propose-test's utilities are trained again
                     : new CheckpointedMechanism(mechanism, output.resolve(PrivateRun.TUNING_TRIALS), run.runId());
             try {
                 Long charge = run == null ? null : run.charge();

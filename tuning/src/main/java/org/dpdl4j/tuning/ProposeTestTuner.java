@@ -123,6 +123,29 @@ public final class ProposeTestTuner implements Tuner<ProposeTestTuner.Result> {
     }
 
     /**
+     * Refuses, before anything is charged, data that k parts cannot be cut from: k above the training split's or the
+     * validation split's examples (each utility's sensitivity is 1/k only with k validation examples), or an expected
+     * batch B larger than a part (every candidate is trained on each part).
+     *
+     * @param q                 Q, whose training and validation splits are used
+     * @param expectedBatchSize B of the runs, ≥ 0 (0, or a Q with a fixed sampling rate: not checked)
+     * @throws IllegalArgumentException naming {@code partitions} or {@code batch_size}, the values and the sizes
+     */
+    public void checkData(RetrainableMechanism q, int expectedBatchSize) {
+        int n = q.train().size();
+        int v = q.validation().size();
+        if (n < partitions || v < partitions) {
+            throw new IllegalArgumentException("partitions k = " + partitions + " must be at most the " + n + " training and the "
+                    + v + " validation examples (each utility's sensitivity is 1/k)");
+        }
+        if (!q.hasFixedSamplingRate() && (long) expectedBatchSize * partitions > n) {
+            throw new IllegalArgumentException("batch_size " + expectedBatchSize + " must fit in each of the k = " + partitions
+                    + " parts of the " + n + " training examples that every candidate is trained on: lower batch_size or "
+                    + "partitions, or set sampling_rate");
+        }
+    }
+
+    /**
      * The loop's cost: T_max compositions of an ε₀-DP iteration, whatever the realised count.
      *
      * @return a {@link SelfComposedEvent} of T_max {@link PureDpEvent}s of ε₀
@@ -206,8 +229,9 @@ public final class ProposeTestTuner implements Tuner<ProposeTestTuner.Result> {
      * @param covering  if not null, a ledger charge that covers this procedure: it is recorded under it
      * @param listener  progress: one "trial" per (candidate, part) training, then the final run
      * @return the selected candidate (the space's first when none passed a threshold), the final model and the event
-     * @throws IllegalArgumentException if Q is not retrainable, or its validation split has fewer than k examples (checked
-     *                                  after the ledger charge), or {@code covering} is not a charge in the ledger
+     * @throws IllegalArgumentException if Q is not retrainable, or its training or validation split has fewer than k
+     *                                  examples (checked before the ledger is charged), or {@code covering} is not a
+     *                                  charge in the ledger
      * @throws PrivacyLedger.BudgetExceededException if the ledger's budget does not allow the procedure
      * @throws java.io.UncheckedIOException          if the ledger cannot be written
      * @throws IllegalStateException    if the final run cost other than charged, the space holds more than
@@ -220,6 +244,7 @@ public final class ProposeTestTuner implements Tuner<ProposeTestTuner.Result> {
         List<Candidate> grid = space.candidates();
         PrivacyEvent finalRun = Trials.finalRunEvent(space, q);
         PrivacyEvent event = event(space, q);
+        checkData(q, 0);
         if (ledger != null) {
             long entry = ledger.chargeOrRecord("propose-test: " + maxIterations + " x " + epsilon0 + "-DP iterations + final run",
                     event, covering);
@@ -230,10 +255,6 @@ public final class ProposeTestTuner implements Tuner<ProposeTestTuner.Result> {
         List<ExampleSource> parts = new ArrayList<>();
         for (int[] part : Splits.partitionByRecord(q.train(), partitions, random.nextLong())) {
             parts.add(q.train().subset(part));
-        }
-        if (q.validation().size() < partitions) {
-            throw new IllegalArgumentException("the validation split has " + q.validation().size() + " examples, fewer than k = "
-                    + partitions + ": the utility's sensitivity would exceed 1/k");
         }
         int[] partSizes = parts.stream().mapToInt(ExampleSource::size).toArray();
         long start = System.nanoTime();

@@ -160,6 +160,54 @@ class PrivateTuningTest {
     }
 
     /**
+     * Propose-test tuning in one call (Ding &amp; Wu 2022, arXiv:2211.01852, Algorithm 1): it meets its target, and what it
+     * charged and released is T_max = 2⌈1/g⌉ + 2 = 22 iterations of ε₀-DP, whatever the loop ran, composed with the final
+     * run at the calibrated σ (rebuilt here from a mechanism of its own); the realised iterations stay out of the release;
+     * settings of the other procedures are refused by name, and too many parts before any charge.
+     */
+    @Test
+    void theOneCallProposeTestChargesItsWholeLoopAndItsFinalRun(@TempDir Path tmp) throws Exception {
+        Path ledgerFile = tmp.resolve("ledger.jsonl");
+        Path out = tmp.resolve("propose-test");
+        var k = assertThrows(IllegalArgumentException.class, () -> PrivateTuning.proposeTest(MLP, data)
+                .repetitions(RepetitionDistribution.pointMass(2)).space("lr=cat:0.1,0.5").targetEpsilon(3).epochs(1)
+                .expectedBatchSize(100).run());
+        assertTrue(k.getMessage().startsWith("repetitions"), k.getMessage());
+        var other = assertThrows(IllegalArgumentException.class, () -> PrivateTuning.randomSearch(MLP, data).partitions(4)
+                .space("lr=cat:0.1,0.5").targetEpsilon(3).epochs(1).expectedBatchSize(100).run());
+        assertTrue(other.getMessage().contains("partitions"), other.getMessage());
+        PrivateModel best;
+        try (PrivacyLedger ledger = PrivacyLedger.open(ledgerFile, "mnist-2000", 10, 1e-5)) {
+            for (int parts : new int[]{19, 1000}) { // 19 parts of ~1,800 training examples hold fewer than B = 100
+                var refused = assertThrows(IllegalArgumentException.class, () -> PrivateTuning.proposeTest(MLP, data)
+                        .partitions(parts).space("lr=cat:0.1,0.5").targetEpsilon(3).epochs(1).expectedBatchSize(100)
+                        .seed(5).ledger(ledger).output(tmp.resolve("x")).run());
+                assertTrue(refused.getMessage().contains(parts == 19 ? "batch_size 100 must fit in each of the k = 19 parts"
+                        : "validation examples"), refused.getMessage());
+            }
+            assertTrue(ledger.entries().isEmpty(), "refused before any charge");
+            best = PrivateTuning.proposeTest(MLP, data).partitions(4).epsilon0(0.1).space("lr=cat:0.1,0.5").targetEpsilon(3)
+                    .epochs(1).expectedBatchSize(100).seed(5).ledger(ledger).output(out).run();
+        }
+        double epsilon = best.guarantee().epsilon();
+        assertTrue(epsilon <= 3 && epsilon > 2.99, "calibrated to the target: " + epsilon);
+        var config = best.sidecar().configuration();
+        assertEquals("propose-test", config.get("tuner"));
+        assertEquals(22, ((Number) config.get("max_iterations")).intValue());
+        assertFalse(config.containsKey("iterations") || config.containsKey("repetitions"), "no realised count, no K: " + config);
+        double sigma = ((Number) config.get("noise_multiplier")).doubleValue();
+        DpSgdMechanism atSigma = DpSgdMechanism.builder(data).network(MLP).noiseMultiplier(sigma).expectedBatchSize(100).epochs(1)
+                .validation(0.1, 5).build();
+        var finalRun = Trials.finalRunEvent(HyperparameterSpace.of(HyperparameterSpace.parseAxis("lr=cat:0.1,0.5")), atSigma);
+        var charged = org.dpdl4j.accounting.ComposedEvent.of(new SelfComposedEvent(new org.dpdl4j.accounting.PureDpEvent(0.1), 22),
+                finalRun);
+        assertEquals(charged, best.event());
+        assertEquals(Accountants.standard().epsilon(charged, 1e-5), epsilon, 1e-9);
+        assertTrue(epsilon > Accountants.standard().epsilon(finalRun, 1e-5), "the loop costs something");
+        assertReleasedOnce(out, ledgerFile, best);
+    }
+
+    /**
      * The release in {@code out} is the returned model (its event and parameters, read back by the verified loader),
      * nothing of the procedure is left beside it, and the ledger holds exactly one charge, for that event, and one release.
      */
