@@ -271,7 +271,9 @@ public final class PackedShards implements ExampleSource, java.io.Serializable {
             Files.createDirectories(partial);
             pack(train, partial.resolve("train"), recordsPerShard);
             pack(test, partial.resolve("test"), recordsPerShard);
+            force(partial);
             Files.move(partial, dir, StandardCopyOption.ATOMIC_MOVE);
+            force(dir.toAbsolutePath().getParent());
         } catch (IOException e) {
             throw new UncheckedIOException("could not pack into " + dir, e);
         } finally {
@@ -445,7 +447,9 @@ public final class PackedShards implements ExampleSource, java.io.Serializable {
                 m.put("label_bytes", LABEL_BYTES);
                 m.put("shards", shards);
                 JSON.writeValue(partial.resolve(MANIFEST).toFile(), m);
+                force(partial);
                 Files.move(partial, dir, StandardCopyOption.ATOMIC_MOVE);
+                force(dir.toAbsolutePath().getParent());
                 committed = true;
             } catch (IOException e) {
                 throw new UncheckedIOException("could not finish the packed shards in " + dir, e);
@@ -647,6 +651,24 @@ public final class PackedShards implements ExampleSource, java.io.Serializable {
 
     private static IllegalArgumentException refused(String file, String why) {
         return new IllegalArgumentException(file + ": " + why);
+    }
+
+    /**
+     * Forces a file, or a directory with everything in it, to disk (the shards before the rename that publishes them, so
+     * that a lost machine never leaves a manifest naming bytes that were not written).
+     */
+    private static void force(Path p) throws IOException {
+        if (Files.isDirectory(p)) {
+            try (var children = Files.list(p)) {
+                for (Path c : children.toList()) {
+                    force(c);
+                }
+            }
+        }
+        try (java.nio.channels.FileChannel c = java.nio.channels.FileChannel.open(p,
+                Files.isDirectory(p) ? java.nio.file.StandardOpenOption.READ : java.nio.file.StandardOpenOption.WRITE)) {
+            c.force(true);
+        }
     }
 
     /**

@@ -5,7 +5,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 
-/** Files written whole or not at all: a temporary file in the same directory, renamed onto the target. */
+/**
+ * Files written whole or not at all: a temporary file in the same directory, forced to disk, renamed onto the target,
+ * and the directory forced after the rename, so that neither a killed process nor a lost machine leaves a part.
+ */
 public final class AtomicFiles {
     private AtomicFiles() {
     }
@@ -23,7 +26,12 @@ public final class AtomicFiles {
         Files.createDirectories(dir);
         Path tmp = Files.createTempFile(dir, "." + target.getFileName(), ".tmp");
         try {
-            Files.write(tmp, content);
+            try (java.nio.channels.FileChannel c = java.nio.channels.FileChannel.open(tmp, java.nio.file.StandardOpenOption.WRITE)) {
+                java.nio.ByteBuffer buf = java.nio.ByteBuffer.wrap(content);
+                while (buf.hasRemaining()) {
+                    c.write(buf);
+                }
+            }
             publish(tmp, target);
         } finally {
             Files.deleteIfExists(tmp);
@@ -32,7 +40,8 @@ public final class AtomicFiles {
 
     /**
      * Renames a finished temporary file onto its target atomically, readable like a normal file (rw-r--r--; on a
-     * non-POSIX file system the default permissions are kept). An existing target is replaced.
+     * non-POSIX file system the default permissions are kept). The file is forced to disk before the rename and its
+     * directory after it. An existing target is replaced.
      *
      * @param tmp    the finished temporary file, on the same file system as {@code target}
      * @param target the file it becomes
@@ -45,7 +54,28 @@ public final class AtomicFiles {
         } catch (UnsupportedOperationException e) {
             // not a POSIX file system: keep the default permissions
         }
+        try (java.nio.channels.FileChannel c = java.nio.channels.FileChannel.open(tmp, java.nio.file.StandardOpenOption.WRITE)) {
+            c.force(true); // the bytes reach the disk before the name does
+        }
         Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        forceDirectory(target.toAbsolutePath().getParent());
+    }
+
+    /**
+     * Forces a directory's entries (a rename into it) to disk, where the platform allows it.
+     *
+     * @param dir the directory
+     * @throws IOException if the directory cannot be opened
+     */
+    public static void forceDirectory(Path dir) throws IOException {
+        try (java.nio.channels.FileChannel c = java.nio.channels.FileChannel.open(dir, java.nio.file.StandardOpenOption.READ)) {
+            c.force(true);
+        } catch (IOException e) {
+            if (Files.isDirectory(dir) && !System.getProperty("os.name", "").toLowerCase(java.util.Locale.ROOT).contains("linux")) {
+                return; // some platforms cannot open or force a directory; Linux can, so there a failure is reported
+            }
+            throw e;
+        }
     }
 
     /**

@@ -468,12 +468,11 @@ public final class PrivateRun implements AutoCloseable {
     /**
      * Steps done at the last checkpoint.
      *
-     * @return the state's {@code steps_done}, &gt;= 0
-     * @throws NullPointerException if the state has no {@code steps_done} (no checkpoint was written: a run that
-     *                              neither checkpoints nor is charged)
+     * @return the state's {@code steps_done}, &gt;= 0; 0 when no checkpoint was written (a run that neither checkpoints
+     *         nor is charged starts from step 0)
      */
     public long stepsDone() {
-        return ((Number) state.get("steps_done")).longValue();
+        return state.get("steps_done") instanceof Number n ? n.longValue() : 0;
     }
 
     /**

@@ -99,4 +99,13 @@ class PrivateRunTest {
         });
         assertTrue(noOutput.getMessage().contains("output(dir)"), noOutput.getMessage());
     }
+
+    /** A run that neither checkpoints nor is charged writes nothing and has done 0 steps (it used to throw). */
+    @Test
+    void aRunWithoutCheckpointsOrLedgerWritesNothingAndStartsAtStepZero(@TempDir Path tmp) throws Exception {
+        PrivateRun run = PrivateRun.start(tmp.resolve("run"), new java.util.HashMap<>(), net(), null,
+                new org.dpdl4j.accounting.GaussianEvent(1), null, "x", 0);
+        assertEquals(0, run.stepsDone());
+        assertFalse(Files.exists(tmp.resolve("run")), "nothing is written before the release");
+    }
 }
