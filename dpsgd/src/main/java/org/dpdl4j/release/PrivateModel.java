@@ -196,20 +196,42 @@ public final class PrivateModel {
      * that {@link #load} refuses, never a mismatched pair it accepts). A run charged to a ledger publishes through
      * {@link StagedRelease} instead, with {@link #releaseFiles}.
      *
-     * @param dir          the release directory (created if missing)
-     * @param alsoReleased further files of the same release (e.g. {@code tuning.json}), listed in the sidecar but not
-     *                     written here (may be empty)
+     * @param dir the release directory (created if missing)
      * @return the sidecar written
      * @throws IOException if the directory cannot be created, the old sidecar cannot be removed, the network cannot be
      *                     serialised or a file cannot be written
      */
-    public PrivacySidecar save(Path dir, String... alsoReleased) throws IOException {
+    public PrivacySidecar save(Path dir) throws IOException {
+        return save(dir, Map.of());
+    }
+
+    /**
+     * Writes the release with further files of it (e.g. {@code tuning.json}), each atomically: the model, then the
+     * further files, then the sidecar that lists them all and names the model's SHA-256 (an older sidecar is removed
+     * first, as in {@link #save(Path)}).
+     *
+     * @param dir  the release directory (created if missing)
+     * @param also further files of the same release, name → bytes (may be empty; plain file names other than
+     *             {@link #MODEL_FILE} and {@link #SIDECAR_FILE})
+     * @return the sidecar written
+     * @throws IllegalArgumentException if a name is not a plain file name or is the model's or the sidecar's
+     * @throws IOException if the directory cannot be created, the old sidecar cannot be removed, the network cannot be
+     *                     serialised or a file cannot be written
+     */
+    public PrivacySidecar save(Path dir, Map<String, byte[]> also) throws IOException {
+        for (String name : also.keySet()) {
+            if (name.equals(MODEL_FILE) || name.equals(SIDECAR_FILE) || !Path.of(name).getFileName().toString().equals(name)
+                    || name.startsWith(".")) {
+                throw new IllegalArgumentException("also: a further file of the release needs a plain file name other than "
+                        + MODEL_FILE + " and " + SIDECAR_FILE + ", got '" + name + "'");
+            }
+        }
         Files.createDirectories(dir);
-        Map<String, byte[]> files = releaseFiles(java.util.Arrays.stream(alsoReleased)
-                .collect(java.util.stream.Collectors.toMap(n -> n, n -> new byte[0], (a, b) -> a, java.util.LinkedHashMap::new)));
+        Map<String, byte[]> files = releaseFiles(also);
         Files.deleteIfExists(dir.resolve(SIDECAR_FILE));
-        AtomicFiles.write(dir.resolve(MODEL_FILE), files.get(MODEL_FILE));
-        AtomicFiles.write(dir.resolve(SIDECAR_FILE), files.get(SIDECAR_FILE));
+        for (Map.Entry<String, byte[]> f : files.entrySet()) { // publishing order: the sidecar last
+            AtomicFiles.write(dir.resolve(f.getKey()), f.getValue());
+        }
         return sidecar;
     }
 

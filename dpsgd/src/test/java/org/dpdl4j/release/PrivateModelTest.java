@@ -46,8 +46,12 @@ class PrivateModelTest {
         PrivateModel m = model(DPSGD, "pld");
         INDArray x = Nd4j.rand(DataType.FLOAT, 5, 784);
         INDArray before = m.output(x);
-        PrivacySidecar written = m.save(tmp, "tuning.json");
+        PrivacySidecar written = m.save(tmp, Map.of("tuning.json", "{\"best\":1}".getBytes(java.nio.charset.StandardCharsets.UTF_8)));
         assertEquals(List.of("model.zip", "privacy.json", "tuning.json"), written.released());
+        assertEquals("{\"best\":1}", Files.readString(tmp.resolve("tuning.json")), "a file the sidecar lists is written");
+        var bad = assertThrows(IllegalArgumentException.class, () -> m.save(tmp.resolve("x"), Map.of("../up.json", new byte[0])));
+        assertTrue(bad.getMessage().contains("'../up.json'"), bad.getMessage());
+        assertFalse(Files.exists(tmp.resolve("x")), "nothing is written for a refused name");
         assertEquals(org.dpdl4j.datasets.Sha256.hex(Files.readAllBytes(tmp.resolve("model.zip"))), written.modelSha256());
         PrivateModel loaded = PrivateModel.load(tmp, LoadPolicy.privateOnly());
         assertArrayEquals(before.ravel().toFloatVector(), loaded.output(x).ravel().toFloatVector(), 0f);
