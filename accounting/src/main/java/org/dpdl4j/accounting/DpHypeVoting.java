@@ -179,12 +179,19 @@ public final class DpHypeVoting {
     /**
      * The server's choice: the index of the largest summed vote (the lowest index on ties).
      *
-     * @param summed the summed (noisy) votes per candidate; length ≥ 1
-     * @return the chosen candidate's index (0 for an empty array)
+     * @param summed the summed (noisy) votes per candidate; length ≥ 1, no NaN
+     * @return the chosen candidate's index
+     * @throws IllegalArgumentException if there is no candidate or a sum is NaN (no choice is meaningful)
      */
     public static int argmax(double[] summed) {
+        if (summed.length == 0) {
+            throw new IllegalArgumentException("summed votes: at least one candidate is needed, got none");
+        }
         int best = 0;
-        for (int j = 1; j < summed.length; j++) {
+        for (int j = 0; j < summed.length; j++) {
+            if (Double.isNaN(summed[j])) {
+                throw new IllegalArgumentException("summed votes: candidate " + j + "'s sum is NaN");
+            }
             if (summed[j] > summed[best]) {
                 best = j;
             }

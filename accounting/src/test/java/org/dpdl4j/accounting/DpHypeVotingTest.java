@@ -66,6 +66,16 @@ class DpHypeVotingTest {
     }
 
     /** A client votes for its k smallest losses (ties to the lower index) and adds N(0, σ²/n) per coordinate. */
+    /** The server's choice: the largest sum, the lowest index on ties; no candidate or a NaN sum is refused, not read as 0. */
+    @Test
+    void argmaxTakesTheLowestLargestAndRefusesWhatHasNoChoice() {
+        assertEquals(1, DpHypeVoting.argmax(new double[]{1, 3, 3, -2}));
+        assertEquals(0, DpHypeVoting.argmax(new double[]{Double.NEGATIVE_INFINITY}));
+        assertThrows(IllegalArgumentException.class, () -> DpHypeVoting.argmax(new double[0]));
+        var nan = assertThrows(IllegalArgumentException.class, () -> DpHypeVoting.argmax(new double[]{Double.NaN, 5}));
+        assertTrue(nan.getMessage().contains("candidate 0"), nan.getMessage());
+    }
+
     @Test
     void clientVoteIsTopKPlusItsShareOfTheNoise() {
         double[] losses = {0.5, 0.1, 0.5, 0.9, 0.1};
