@@ -159,9 +159,9 @@ public final class CheckpointState {
      */
     public static Map<String, Object> verify(Path dir) throws IOException {
         Path file = dir.resolve("state.json");
-        Map<String, Object> state = readObject(file, "--resume");
+        Map<String, Object> state = readObject(file, "resume");
         if (!(state.get("format") instanceof Number f) || f.intValue() != FORMAT) {
-            throw new IllegalArgumentException("--resume: checkpoint " + file + " was written by an earlier dpdl4j (checkpoint "
+            throw new IllegalArgumentException("resume: checkpoint " + file + " was written by an earlier dpdl4j (checkpoint "
                     + "format " + (state.get("format") == null ? 1 : state.get("format")) + ", this one reads " + FORMAT + "), "
                     + "without the bindings to its ledger charge that this dpdl4j checks; finish it with the dpdl4j that started "
                     + "it, or start a new run");
@@ -286,7 +286,7 @@ public final class CheckpointState {
                     + "from it under that charge");
         }
         ledger.releaseOf(charge.sequence()).ifPresent(released -> {
-            throw new PrivacyLedger.AlreadyReleasedException("--resume: the run of checkpoint " + file + " was charged to ledger "
+            throw new PrivacyLedger.AlreadyReleasedException("resume: the run of checkpoint " + file + " was charged to ledger "
                     + ledger.file() + " (entry " + charge.sequence() + "), and that charge has already released (entry "
                     + released.sequence() + ", " + released.time() + ": " + released.label() + "): a copy of this run released "
                     + "first, and one charge releases once. Start a new run (a new charge) instead", released);
@@ -349,7 +349,7 @@ public final class CheckpointState {
     }
 
     private static IllegalArgumentException refused(Path file, String why) {
-        return new IllegalArgumentException("--resume: checkpoint " + file + " refused: " + why);
+        return new IllegalArgumentException("resume: checkpoint " + file + " refused: " + why);
     }
 
     private static String json(Map<String, Object> map) {

@@ -166,7 +166,7 @@ public final class PrivateRun implements AutoCloseable {
                 return new PrivateRun(out, state, ledger, 0, null);
             }
             state.putAll(saved);
-            String what = "--resume " + out;
+            String what = "resume " + out;
             if (saved.containsKey("data_sha256") && !java.util.Objects.equals(saved.get("data_sha256"), dataDigest)) {
                 throw new IllegalArgumentException(what + ": " + dataName + " changed since the tuning was planned "
                         + "(digest " + saved.get("data_sha256") + ", now " + dataDigest + "); its charge was for the data as they "
@@ -177,7 +177,7 @@ public final class PrivateRun implements AutoCloseable {
             if (ledger == null) {
                 if (charge != null) {
                     throw new IllegalArgumentException(what + ": the tuning was charged to a ledger (entry " + charge
-                            + ") but its saved command line has no --ledger; it is not resumed without its charge");
+                            + ") but was resumed without a ledger; it is not resumed without its charge");
                 }
                 return new PrivateRun(out, state, null, 0, null);
             }
@@ -244,7 +244,7 @@ public final class PrivateRun implements AutoCloseable {
         if (savedCharge != null && savedLedger != null) {
             try (PrivacyLedger ledger = PrivacyLedger.openExisting(savedLedger)) {
                 event = ledger.entries().stream().filter(e -> e.charged() && e.sequence() == savedCharge).findFirst()
-                        .map(PrivacyLedger.Entry::event).orElseThrow(() -> new IllegalArgumentException("--resume " + out
+                        .map(PrivacyLedger.Entry::event).orElseThrow(() -> new IllegalArgumentException("resume " + out
                                 + ": a release is staged, but ledger " + savedLedger + " has no charge " + savedCharge));
             }
         }
@@ -287,7 +287,7 @@ public final class PrivateRun implements AutoCloseable {
     }
 
     private static PrivacyLedger.AlreadyReleasedException alreadyReleased(Path out, long seq, PrivacyLedger.Entry released) {
-        return new PrivacyLedger.AlreadyReleasedException("--resume " + out + ": the tuning was charged to ledger entry " + seq
+        return new PrivacyLedger.AlreadyReleasedException("resume " + out + ": the tuning was charged to ledger entry " + seq
                 + ", which has already released (entry " + released.sequence() + ", " + released.time() + ": " + released.label()
                 + "): a copy of this tuning released first, and one charge releases once. Start a new tuning (a new charge) "
                 + "instead", released);
@@ -358,7 +358,7 @@ public final class PrivateRun implements AutoCloseable {
             if (state.get("ledger") instanceof String ledgerPath) {
                 Path ledgerFile = Path.of(ledgerPath);
                 if (!Files.exists(ledgerFile)) {
-                    throw new IllegalArgumentException("--resume: checkpoint " + stateFile + " refused: its run was charged to "
+                    throw new IllegalArgumentException("resume: checkpoint " + stateFile + " refused: its run was charged to "
                             + ledgerFile + ", which does not exist: the plan cannot be checked against its charge");
                 }
                 ledger = PrivacyLedger.openExisting(ledgerFile);
@@ -457,7 +457,7 @@ public final class PrivateRun implements AutoCloseable {
      */
     public PrivateRun checkpointEvery(long steps) {
         if (steps < 1) {
-            throw new IllegalArgumentException("--checkpoint-every must be >= 1 step, got " + steps);
+            throw new IllegalArgumentException("checkpoint_every must be >= 1 step, got " + steps);
         }
         state.put("checkpoint_every", steps);
         PrivateRun r = new PrivateRun(out, state, ledger, steps, lock);
@@ -630,8 +630,8 @@ public final class PrivateRun implements AutoCloseable {
             throw new UncheckedIOException("could not write the checkpoint in " + dir + " (" + AtomicFiles.why(e) + ")"
                     + (state.get("ledger_charge") == null ? (state.get("ledger") != null ? "; nothing was charged" : "")
                     : "; the whole run was charged to " + state.get("ledger") + " (entry "
-                    + state.get("ledger_charge") + "): once there is space, continue it with ./dpdl4j train --resume "
-                    + out + " (from its last checkpoint)"), e);
+                    + state.get("ledger_charge") + "): once there is space, continue it from its last checkpoint (train --resume "
+                    + out + ", or PrivateTraining.resume)"), e);
         }
     }
 
@@ -644,9 +644,9 @@ public final class PrivateRun implements AutoCloseable {
         long usable = Files.getFileStore(model).getUsableSpace();
         long need = 2 * size + (1 << 20);
         if (usable < need) {
-            throw new IllegalArgumentException(String.format("--output %s has %d bytes free, and the run needs about %d (a model "
+            throw new IllegalArgumentException(String.format("output %s has %d bytes free, and the run needs about %d (a model "
                     + "of %d bytes for the next checkpoint, another for the release): nothing was charged; free some space or "
-                    + "choose another --output", out, usable, need, size));
+                    + "choose another output directory", out, usable, need, size));
         }
     }
 
