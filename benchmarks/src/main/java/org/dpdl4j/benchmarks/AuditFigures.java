@@ -52,7 +52,7 @@ public final class AuditFigures {
         long steps = DpSgdConfig.stepsForEpochs(s.epochs(), q);
         double delta = 1e-5;
         Figure f = new Figure("audit-table", String.format(Locale.ROOT, "One-run audit: MLP on %d MNIST examples, q=%.3g, T=%d",
-                train.size(), q, steps), "claimed epsilon", "epsilon lower bound (95%)", "canaries", "guesses", "correct", "sigma");
+                train.size(), q, steps), "claimed epsilon", "epsilon lower bound (95%)", "canaries", "guesses", "correct", "noise_multiplier");
         System.out.printf("%-10s %6s %8s %8s %12s %8s %8s%n", "canaries", "m", "claimed", "sigma", "lower bound", "guesses", "correct");
         int workers = Reporting.configureWorkers(null);
         for (CanaryAudit.Kind kind : CanaryAudit.Kind.values()) {

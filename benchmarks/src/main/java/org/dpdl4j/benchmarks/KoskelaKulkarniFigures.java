@@ -132,7 +132,7 @@ public final class KoskelaKulkarniFigures {
     public static Figure figure2(Figure2Settings s) throws IOException {
         Figure f = new Figure("koskela-figure2", String.format(Locale.ROOT,
                 "Koskela-Kulkarni Fig. 2: lr tuning with DP-SGD (mu=%s, q_tune=%s, %s epochs)", s.mu(), s.tuneFraction(), s.epochs()),
-                "epsilon", "test accuracy", "sigma", "seconds", "repetitions");
+                "epsilon", "test accuracy", "noise_multiplier", "seconds", "repetitions");
         int workers = Reporting.configureWorkers(null);
         RdpAccountant acc = RdpAccountant.standard();
         RepetitionDistribution k = RepetitionDistribution.poisson(s.mu());

@@ -57,11 +57,11 @@ public final class Landscape {
             m.put("dataset", dataset);
             m.put("train_size", trainSize);
             m.put("lr", lr);
-            m.put("clip", clip);
+            m.put("clip_norm", clip.startsWith("clip=") ? "clip_norm=" + clip.substring(5) : clip);
             m.put("runs", runs);
             m.put("epochs", epochs);
             m.put("batch_size", batchSize);
-            m.put("sigma", sigma);
+            m.put("noise_multiplier", sigma);
             m.put("seed", seed);
             return m;
         }
@@ -75,6 +75,22 @@ public final class Landscape {
         this.settings = settings;
         this.grid = grid;
         this.mean = mean;
+    }
+
+    /**
+     * A cache's settings with the current key names: {@code clip} and {@code sigma}, as caches were written before C and
+     * σ had one spelling in every file, become {@code clip_norm} (its axis text too) and {@code noise_multiplier}.
+     */
+    private static Map<String, Object> currentNames(Map<String, Object> settings) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        settings.forEach((k, v) -> {
+            if (k.equals("clip")) {
+                m.put("clip_norm", v instanceof String a && a.startsWith("clip=") ? "clip_norm=" + a.substring(5) : v);
+            } else {
+                m.put(k.equals("sigma") ? "noise_multiplier" : k, v);
+            }
+        });
+        return m;
     }
 
     /** The candidates, in {@link HyperparameterSpace#candidates()} order. */
@@ -107,6 +123,12 @@ public final class Landscape {
         List<Map<String, Object>> runs = new ArrayList<>();
         if (Files.exists(file)) {
             Map<String, Object> old = Reporting.JSON.readValue(file.toFile(), Map.class);
+            old.put("settings", currentNames((Map<String, Object>) old.get("settings")));
+            for (Map<String, Object> run : (List<Map<String, Object>>) old.get("runs")) {
+                if (run.containsKey("clip")) { // a cache written before C was clip_norm in every file
+                    run.put("clip_norm", run.remove("clip"));
+                }
+            }
             if (!s.toMap().equals(Reporting.JSON.convertValue(old.get("settings"), Map.class))
                     && !Reporting.JSON.writeValueAsString(s.toMap()).equals(Reporting.JSON.writeValueAsString(old.get("settings")))) {
                 throw new IllegalArgumentException("landscape " + file + " was built with other settings: " + old.get("settings"));
@@ -132,7 +154,7 @@ public final class Landscape {
                 ModelOptions o = new ModelOptions(28, 28, 1, train.numClasses(), ModelOptions.activationNamed("tanh"),
                         ModelOptions.updaterNamed("sgd", c.number("lr")), seed, DataType.FLOAT);
                 MultiLayerNetwork net = Models.standardCnn(o);
-                DpSgdConfig cfg = DpSgdConfig.builder().samplingRate(q).noiseMultiplier(s.sigma()).clipNorm(c.number("clip"))
+                DpSgdConfig cfg = DpSgdConfig.builder().samplingRate(q).noiseMultiplier(s.sigma()).clipNorm(c.number("clip_norm"))
                         .steps(steps).seed(seed).build();
                 long start = System.nanoTime();
                 new DpSgdTrainer().train(net, train, cfg);
@@ -140,7 +162,7 @@ public final class Landscape {
                 Map<String, Object> m = new LinkedHashMap<>();
                 m.put("candidate", i);
                 m.put("lr", c.number("lr"));
-                m.put("clip", c.number("clip"));
+                m.put("clip_norm", c.number("clip_norm"));
                 m.put("run", r);
                 m.put("accuracy", Double.isFinite(accuracy) ? accuracy : 0.0);
                 m.put("seconds", (System.nanoTime() - start) / 1e9);
@@ -150,8 +172,8 @@ public final class Landscape {
                 out.put("runs", runs);
                 Files.createDirectories(file.toAbsolutePath().getParent());
                 Reporting.writeJsonAtomically(file, out);
-                progress.accept(String.format("landscape sigma=%s: run %d of %d (lr %.4g, clip %.3g): accuracy %.4f, %.1f s", s.sigma(),
-                        done, total, c.number("lr"), c.number("clip"), accuracy, (double) m.get("seconds")));
+                progress.accept(String.format("landscape noise multiplier %s: run %d of %d (lr %.4g, clip norm %.3g): accuracy %.4f, %.1f s",
+                        s.sigma(), done, total, c.number("lr"), c.number("clip_norm"), accuracy, (double) m.get("seconds")));
             }
         }
         double[] mean = new double[grid.size()];

@@ -39,6 +39,23 @@ class LandscapeTest {
         assertEquals(first.actual(c), again.actual(c), 0.0);
         Map<?, ?> json = Reporting.JSON.readValue(file.toFile(), Map.class);
         assertEquals(2, ((List<?>) json.get("runs")).size());
+        assertEquals("clip=cat:1".replace("clip", "clip_norm"), ((Map<?, ?>) json.get("settings")).get("clip_norm"));
+        // a cache written before C and sigma had one spelling (clip, sigma) is read as the same landscape, not retrained
+        @SuppressWarnings("unchecked")
+        Map<String, Object> cache = Reporting.JSON.readValue(file.toFile(), Map.class);
+        Map<String, Object> oldSettings = new java.util.LinkedHashMap<>();
+        ((Map<String, Object>) cache.get("settings")).forEach((k, v) -> oldSettings.put(k.equals("clip_norm") ? "clip"
+                : k.equals("noise_multiplier") ? "sigma" : k, k.equals("clip_norm") ? "clip=cat:1" : v));
+        cache.put("settings", oldSettings);
+        for (Map<String, Object> run : (List<Map<String, Object>>) cache.get("runs")) {
+            run.put("clip", run.remove("clip_norm"));
+        }
+        String older = Reporting.JSON.writeValueAsString(cache);
+        assertTrue(older.contains("\"clip\":\"clip=cat:1\"") && older.contains("\"sigma\":1.0") && !older.contains("clip_norm"), older);
+        Files.writeString(file, older);
+        Landscape fromOlder = Landscape.build(s, data, file, progress::add);
+        assertEquals(2, progress.size(), "an older cache is not retrained");
+        assertEquals(first.actual(c), fromOlder.actual(c), 0.0);
         var other = new Landscape.Settings("mnist", 512, "lr=cat:0.5,1", "clip=cat:1", 1, 0.5, 64, 2.0, 5);
         var e = assertThrows(IllegalArgumentException.class, () -> Landscape.build(other, data, file, progress::add));
         assertTrue(e.getMessage().contains("other settings"), e.getMessage());

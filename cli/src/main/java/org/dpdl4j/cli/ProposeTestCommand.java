@@ -30,17 +30,29 @@ final class ProposeTestCommand extends TuningCommand {
     @Option(names = "--partitions", paramLabel = "k", defaultValue = "10", description = "propose-test: disjoint parts k (default ${DEFAULT-VALUE}).")
     int partitions;
 
-    @Option(names = "--granularity", paramLabel = "g", defaultValue = "0.1", description = {"propose-test: utility granularity g in (0, 1); T_max = 2*ceil((1-u0)/g)+2 iterations are charged "
+    @Option(names = "--granularity", paramLabel = "g", defaultValue = "0.1", description = {"propose-test: utility granularity g in (0, 1); T_max = 2*ceil((1-u₀)/g)+2 iterations are charged "
                         + "(default ${DEFAULT-VALUE}: 22 iterations)."})
     double granularity;
 
-    @Option(names = "--eps0", paramLabel = "ε₀", defaultValue = "0.1", description = "propose-test: epsilon of one loop iteration (default ${DEFAULT-VALUE}).")
+    @Option(names = "--epsilon0", paramLabel = "ε₀", defaultValue = "0.1", description = "propose-test: epsilon of one loop iteration (default ${DEFAULT-VALUE}).")
     double epsilon0;
 
-    @Option(names = "--u0", defaultValue = "0", description = "propose-test: utility lower bound u0 in [0, 1) (default ${DEFAULT-VALUE}).")
+    /** The older name of --epsilon0, read from older command lines (a saved tuning's too); not listed. */
+    @Option(names = "--eps0", hidden = true, paramLabel = "ε₀")
+    void oldEpsilon0Name(double e) {
+        epsilon0 = e;
+    }
+
+    @Option(names = "--lower-utility", paramLabel = "u₀", defaultValue = "0", description = "propose-test: utility lower bound u₀ in [0, 1) (default ${DEFAULT-VALUE}).")
     double lowerUtility;
 
-    @Option(names = "--max-iterations", paramLabel = "T_max", description = "propose-test: iteration cap, all of it charged (default 2*ceil((1-u0)/g)+2).")
+    /** The older name of --lower-utility; not listed. */
+    @Option(names = "--u0", hidden = true, paramLabel = "u₀")
+    void oldLowerUtilityName(double u) {
+        lowerUtility = u;
+    }
+
+    @Option(names = "--max-iterations", paramLabel = "T_max", description = "propose-test: iteration cap, all of it charged (default 2*ceil((1-u₀)/g)+2).")
     Integer maxIterations;
 
 
@@ -63,7 +75,7 @@ final class ProposeTestCommand extends TuningCommand {
         try {
             tuner = new ProposeTestTuner(partitions, granularity, epsilon0, lowerUtility, maxIterations, tunerSeed()).withThreads(threads);
         } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException("--partitions/--granularity/--eps0/--u0/--max-iterations: " + e.getMessage());
+            throw new IllegalArgumentException("--partitions/--granularity/--epsilon0/--lower-utility/--max-iterations: " + e.getMessage());
         }
         TrainTest data = loadData();
         t.checkDelta(data.trainExamples().size());
@@ -82,13 +94,13 @@ final class ProposeTestCommand extends TuningCommand {
             DpSgdMechanism unscaled = template;
             double sigma = calibrate(s -> ComposedEvent.of(tuner.loopEvent(), Trials.finalRunEvent(space,
                     unscaled.withNoiseMultiplier(s))), "the selection loop's T_max = " + tuner.maxIterations() + " iterations of "
-                    + epsilon0 + "-DP (lower --eps0, or raise --granularity to lower T_max)");
+                    + epsilon0 + "-DP (lower --epsilon0, or raise --granularity to lower T_max)");
             template = template.withNoiseMultiplier(sigma);
             noiseMultiplier = sigma;
         }
         PrivacyEvent finalRun = Trials.finalRunEvent(space, template);
-        System.out.printf("dpdl4j %s | propose-test tuning (Ding & Wu, Algorithm 1) on %s: %d candidates, k = %d parts, g = %s, eps0 = %s, "
-                        + "u0 = %s, T_max = %d (charged in full)%n", Cli.version(), t.dataset, space.size(), partitions, granularity,
+        System.out.printf("dpdl4j %s | propose-test tuning (Ding & Wu, Algorithm 1) on %s: %d candidates, k = %d parts, g = %s, epsilon0 = %s, "
+                        + "lower utility = %s, T_max = %d (charged in full)%n", Cli.version(), t.dataset, space.size(), partitions, granularity,
                 epsilon0, lowerUtility, tuner.maxIterations());
         if (dryRun) {
             System.out.printf("dry run: sigma %.4f; total epsilon %.4f at delta %s (RDP); nothing was trained or charged%n",

@@ -120,6 +120,21 @@ final class ReproduceCommand implements Callable<Integer> {
             return spec.name();
         }
 
+        /**
+         * Refuses options that a preset sets itself (so that they would be ignored), naming them.
+         *
+         * @param preset  the preset's option, e.g. {@code --paper-grid}
+         * @param options the options it sets
+         */
+        void refuseWith(String preset, String... options) {
+            List<String> given = java.util.Arrays.stream(options).filter(o -> spec.commandLine().getParseResult().hasMatchedOption(o))
+                    .toList();
+            if (!given.isEmpty()) {
+                throw new IllegalArgumentException(preset + " sets " + String.join(", ", options) + " itself: drop "
+                        + String.join(", ", given));
+            }
+        }
+
         /** Printed after the files are written (the --json line of honest-*). */
         void afterWrite() {
         }
@@ -237,6 +252,7 @@ final class ReproduceCommand implements Callable<Integer> {
 
         Figure figure() throws Exception {
             if (paperScale) {
+                refuseWith("--paper-scale", "--epochs", "--mu", "--tune-fraction", "--epsilons", "--seeds");
                 return KoskelaKulkarniFigures.figure2(new KoskelaKulkarniFigures.Figure2Settings(datasets, 40, 15, 0.1,
                         new double[]{1, 2, 3, 4, 5, 6}, 10, seed.seed));
             }
@@ -279,7 +295,7 @@ final class ReproduceCommand implements Callable<Integer> {
         @Option(names = "--lr-grid", defaultValue = "lr=log:0.03:10:6", description = "Learning-rate axis (default ${DEFAULT-VALUE}).")
         String lrGrid;
 
-        @Option(names = "--clip-grid", defaultValue = "clip=lin:0.5:3:3", description = "Clipping-norm axis (default ${DEFAULT-VALUE}).")
+        @Option(names = "--clip-grid", defaultValue = "clip_norm=lin:0.5:3:3", description = "Clipping-norm axis (default ${DEFAULT-VALUE}).")
         String clipGrid;
 
         @Option(names = "--runs", defaultValue = "2", description = "Runs per grid point (default ${DEFAULT-VALUE}; paper 5).")
@@ -301,7 +317,8 @@ final class ReproduceCommand implements Callable<Integer> {
             double target = epsilon.value(10);
             DpHypoFigures.Settings settings;
             if (paperGrid) {
-                settings = new DpHypoFigures.Settings(60000, "lr=log:0.0001:10:16", "clip=lin:0.3:6:20", 5, 10, target, replays,
+                refuseWith("--paper-grid", "--train-size", "--lr-grid", "--clip-grid", "--runs", "--epochs");
+                settings = new DpHypoFigures.Settings(60000, "lr=log:0.0001:10:16", "clip_norm=lin:0.3:6:20", 5, 10, target, replays,
                         seed.seed, landscapeDir, softmaxBeta);
             } else {
                 if (trainSize < 256 || trainSize > 60000) {
@@ -340,18 +357,30 @@ final class ReproduceCommand implements Callable<Integer> {
         @Mixin
         SeedOption seed;
 
-        @Option(names = "--audit-train-size", defaultValue = "2000", description = "MNIST training examples per run (default ${DEFAULT-VALUE}).")
+        @Option(names = "--train-size", defaultValue = "2000", description = "MNIST training examples per run (default ${DEFAULT-VALUE}).")
         int auditTrainSize;
 
-        @Option(names = "--audit-epochs", defaultValue = "6", description = "Epochs per run, batch 200 (default ${DEFAULT-VALUE}).")
+        /** The older name of --train-size; not listed. */
+        @Option(names = "--audit-train-size", hidden = true)
+        void olderTrainSizeName(int n) {
+            auditTrainSize = n;
+        }
+
+        @Option(names = "--epochs", defaultValue = "6", description = "Epochs per run, batch 200 (default ${DEFAULT-VALUE}).")
         double auditEpochs;
+
+        /** The older name of --epochs; not listed. */
+        @Option(names = "--audit-epochs", hidden = true)
+        void olderEpochsName(double e) {
+            auditEpochs = e;
+        }
 
         Figure figure() throws Exception {
             if (auditTrainSize < 400 || auditTrainSize > 60000) {
-                throw new IllegalArgumentException("--audit-train-size must be in [400, 60000] (batch 200 of it), got " + auditTrainSize);
+                throw new IllegalArgumentException("--train-size must be in [400, 60000] (batch 200 of it), got " + auditTrainSize);
             }
             if (!(auditEpochs > 0 && auditEpochs <= 1000)) {
-                throw new IllegalArgumentException("--audit-epochs must be in (0, 1000], got " + auditEpochs);
+                throw new IllegalArgumentException("--epochs must be in (0, 1000], got " + auditEpochs);
             }
             return AuditFigures.table(new AuditFigures.Settings(auditTrainSize, 200, auditEpochs, seed.seed));
         }

@@ -39,9 +39,15 @@ final class TrainingOptions {
     @Option(names = "--batch-size", defaultValue = "256", description = "Expected (Poisson) batch size B; q = B/n (default ${DEFAULT-VALUE}).")
     int batchSize;
 
-    @Option(names = {"--clip-norm", "--clip"}, defaultValue = "1.0", paramLabel = "C", description = "Per-example clipping norm C "
-            + "(default ${DEFAULT-VALUE}); --clip is its older name.")
+    @Option(names = "--clip-norm", defaultValue = "1.0", paramLabel = "C", description = "Per-example clipping norm C "
+            + "(default ${DEFAULT-VALUE}).")
     double clip;
+
+    /** The older name of --clip-norm, read from older command lines (a saved tuning's too); not listed. */
+    @Option(names = "--clip", hidden = true, paramLabel = "C")
+    void oldClipName(double c) {
+        clip = c;
+    }
 
     @Option(names = "--delta", defaultValue = "1e-5", paramLabel = "δ", description = "delta (default ${DEFAULT-VALUE}).")
     double delta;
@@ -55,10 +61,16 @@ final class TrainingOptions {
     @Option(names = "--activation", defaultValue = "tanh", description = "tanh, relu or tempered-sigmoid (s, T, o) = (2, 2, 1), which equals tanh (default ${DEFAULT-VALUE}).")
     String activation;
 
-    @Option(names = "--ema", paramLabel = "β", defaultValue = "0", description = {"Release the exponential moving average of the parameters with decay β in [0, 1) instead of the last "
+    @Option(names = "--ema-decay", paramLabel = "β", defaultValue = "0", description = {"Release the exponential moving average of the parameters with decay β in [0, 1) instead of the last "
                         + "iterate (post-processing, no privacy cost; warm-up min(β, (1+t)/(10+t)); De et al. 2022 use 0.9999; "
                         + "default 0: off)."})
     double ema;
+
+    /** The older name of --ema-decay, read from older command lines; not listed. */
+    @Option(names = "--ema", hidden = true, paramLabel = "β")
+    void oldEmaName(double beta) {
+        ema = beta;
+    }
 
     @Option(names = "--seed", description = {"Seed of weights, sampling and noise, for reproducible runs.",
                 "Anyone who knows it can regenerate and remove the noise: keep it secret. Default: weights seed 0, "
@@ -253,9 +265,6 @@ final class TrainingOptions {
         });
     }
 
-    /** The options whose names are not the setting's key with '-' for '_'. */
-    private static final java.util.Map<String, String> OPTION_NAMES = java.util.Map.of("ema_decay", "--ema");
-
     /**
      * Runs a settings' computation, naming a setting that it refuses by its option ({@code clip_norm} as {@code --clip-norm}):
      * a message that starts with a setting's key ({@link DpSgdSettings#KEYS}, or any key with '_').
@@ -272,7 +281,7 @@ final class TrainingOptions {
             if (!m.find() || !m.group(1).contains("_") && !DpSgdSettings.KEYS.contains(m.group(1))) {
                 throw e; // not a setting's key
             }
-            String option = OPTION_NAMES.getOrDefault(m.group(1), "--" + m.group(1).replace('_', '-'));
+            String option = "--" + m.group(1).replace('_', '-');
             throw new IllegalArgumentException(option + e.getMessage().substring(m.end()), e);
         }
     }

@@ -133,7 +133,7 @@ final class TuningReports {
     record ProposeTest(String tuner, Map<String, Object> best, @JsonInclude(JsonInclude.Include.ALWAYS) Double bestScore,
                        RunSettings bestRun, double testAccuracy, double epsilonTotal, double epsilonTotalRdp,
                        double epsilonTotalAdvancedComposition, double epsilonSelectionLoop, double epsilonFinalRun, double delta,
-                       int maxIterations, int partitions, double granularity, double eps0, double u0, Double noiseMultiplier,
+                       int maxIterations, int partitions, double granularity, double epsilon0, double lowerUtility, Double noiseMultiplier,
                        @JsonUnwrapped Provenance provenance) {
     }
 

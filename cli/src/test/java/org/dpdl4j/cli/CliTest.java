@@ -6,6 +6,7 @@ import static org.dpdl4j.cli.CliRunner.concat;
 import static org.dpdl4j.cli.CliRunner.run;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import java.nio.file.Files;
@@ -156,7 +157,7 @@ class CliTest {
         // the DP-SGD settings are checked by DpSgdSettings, and named by their options, in train and tune alike
         for (String command : new String[]{"train", "tune"}) {
             for (String[] bad : new String[][]{{"--clip-norm", "-1", "--clip-norm must be finite and > 0, got -1.0"},
-                                               {"--ema", "1", "--ema must be in [0, 1)"},
+                                               {"--ema-decay", "1", "--ema-decay must be in [0, 1)"},
                                                {"--physical-batch-size", "0", "--physical-batch-size must be >= 1, got 0"},
                                                {"--batch-size", "0", "--batch-size must be >= 1, got 0"},
                                                {"--delta", "1.5", "--delta must be in (0, 1), got 1.5"}}) {
@@ -909,7 +910,7 @@ class CliTest {
             "sampling_rate");
     private static final java.util.Set<String> PROPOSE_TEST_RELEASE = union(COMMON_RELEASE, "epsilon_total_rdp",
             "epsilon_total_advanced_composition", "epsilon_selection_loop", "epsilon_final_run", "max_iterations", "partitions",
-            "granularity", "eps0", "u0");
+            "granularity", "epsilon0", "lower_utility");
     private static final java.util.Set<String> DP_HYPE_RELEASE = java.util.Set.of("tuner", "best", "winner_index", "noisy_votes",
             "epsilon_total", "delta", "rdp_order", "clients", "min_clients", "votes", "candidates", "partition", "transport",
             "local_sigma", "vote_scale", "summed_noise_votes", "dataset", "dataset_size", "model", "config", "event", "library_version");

@@ -203,7 +203,10 @@ class CliTrainingTest {
         assertTrue(badNoise.err().contains("--score-noise") && badNoise.err().contains("0.0"), badNoise.err());
         Run badSize = run("reproduce", "audit-table", "--audit-train-size", "10", "--output", tmp.resolve("at").toString());
         assertEquals(2, badSize.status());
-        assertTrue(badSize.err().contains("--audit-train-size") && badSize.err().contains("10"), badSize.err());
+        assertTrue(badSize.err().contains("--train-size must be") && badSize.err().contains("10"), badSize.err()); // its older name
+        Run preset = run("reproduce", "dphypo-table1", "--paper-grid", "--runs", "3", "--output", tmp.resolve("pg").toString());
+        assertEquals(2, preset.status());
+        assertTrue(preset.err().contains("--paper-grid sets") && preset.err().contains("drop --runs"), preset.err());
         Run refused = run("audit", "train", "--noise-multiplier", "0", "--no-progress");
         assertEquals(2, refused.status());
         assertTrue(refused.err().contains("--allow-non-private"), refused.err());
