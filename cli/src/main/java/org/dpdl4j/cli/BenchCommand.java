@@ -248,7 +248,7 @@ final class BenchCommand {
             Reporting.configureWorkers(1, threads, 1);
             // DP-SGD's chunk: the physical batch, capped by DL4J's memory estimate; with a frozen prefix the trainer may cache
             // the prefix's output, which is not capped, so the JSON leaves the field null there
-            int chunk = PerExampleGradients.dpChunkRows(network(options), train.exampleShape(), options.dataType(), physicalBatchSize);
+            int chunk = org.dpdl4j.dpsgd.ChunkRows.of(network(options), train.exampleShape(), options.dataType(), physicalBatchSize);
             Integer dpChunk = featureExtractor == null ? chunk : null;
 
             System.out.printf("model %s%s (%s data), batch %d, physical batch %d (DP-SGD chunk %s), %d measured steps after %d warm-up, %d cores, backend %s%n",

@@ -79,7 +79,7 @@ public record DpSgdConfig(double samplingRate, double noiseMultiplier, long step
      *
      * @return the largest number of examples pushed through the network at once (a larger Poisson batch is processed in
      *         chunks whose clipped sums are added before the noise); DP-SGD's chunks may be smaller, see
-     *         {@link PerExampleGradients#dpChunkRows}
+     *         {@link ChunkRows#of(org.deeplearning4j.nn.api.Model, long[], org.nd4j.linalg.api.buffer.DataType, int)}
      */
     public int physicalBatchSize() {
         return settings.physicalBatchSize();

@@ -214,6 +214,35 @@ final class NetworkPlan {
         return steps.size() - 1;
     }
 
+    /**
+     * The largest k such that steps 0..k−1 form a fixed prefix: leading steps that train nothing upstream
+     * ({@code upstream[s]} false), draw no random numbers and are not the output layer, whose last output is all that
+     * later steps read, and that do more than reshape; 0 if none (see {@link PerExampleGradients#hasFixedPrefix}).
+     */
+    static int fixedPrefix(List<Step> steps, boolean[] upstream) {
+        int candidates = 0; // leading steps that train nothing upstream and are deterministic (never the output layer)
+        while (candidates < steps.size() - 1 && !upstream[candidates] && steps.get(candidates).kernel().deterministic()) {
+            candidates++;
+        }
+        for (int k = candidates; k > 0; k--) {
+            boolean cut = true;
+            for (int t = k; t < steps.size() && cut; t++) {
+                for (int in : steps.get(t).inputs()) {
+                    cut &= in == k - 1 || in >= k;
+                }
+            }
+            if (cut) { // and something to save: a prefix of reshapes alone costs nothing to recompute
+                for (int s = 0; s < k; s++) {
+                    if (!(steps.get(s).kernel() instanceof ReshapeKernel)) {
+                        return k;
+                    }
+                }
+                return 0;
+            }
+        }
+        return 0;
+    }
+
     private static boolean isUnfold(LayerKernel k) {
         return k instanceof SequenceReshapeKernel s && s.unfolds();
     }

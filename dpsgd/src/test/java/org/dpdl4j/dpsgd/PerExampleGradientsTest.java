@@ -162,30 +162,30 @@ class PerExampleGradientsTest {
      */
     @org.junit.jupiter.api.Test
     void dpChunkBoundsTheMemoryEstimateAndLeavesTheSumUnchanged() {
-        assertEquals(512, PerExampleGradients.dpChunkRows(Models.standardCnn(ModelOptions.mnist()), 784, DataType.FLOAT, 512));
-        assertEquals(512, PerExampleGradients.dpChunkRows(Models.scatterNetLinear(ModelOptions.mnist()), 784, DataType.FLOAT, 512),
+        assertEquals(512, ChunkRows.of(Models.standardCnn(ModelOptions.mnist()), 784, DataType.FLOAT, 512));
+        assertEquals(512, ChunkRows.of(Models.scatterNetLinear(ModelOptions.mnist()), 784, DataType.FLOAT, 512),
                 "no estimate from a flat input for a first layer that needs the image: the physical batch");
         MultiLayerNetwork cifar = Models.cifarCnn(ModelOptions.cifar10().withDataType(DataType.DOUBLE).withSeed(4));
         var report = cifar.getLayerWiseConfigurations().getMemoryReport(InputType.convolutional(32, 32, 3));
         var mode = org.deeplearning4j.nn.conf.memory.MemoryUseMode.TRAINING;
         var cache = org.deeplearning4j.nn.conf.CacheMode.NONE;
-        int floatRows = PerExampleGradients.dpChunkRows(cifar, 3072, DataType.FLOAT, 512);
-        int doubleRows = PerExampleGradients.dpChunkRows(cifar, 3072, DataType.DOUBLE, 512);
+        int floatRows = ChunkRows.of(cifar, 3072, DataType.FLOAT, 512);
+        int doubleRows = ChunkRows.of(cifar, 3072, DataType.DOUBLE, 512);
         assertTrue(doubleRows <= floatRows / 2 + 1 && doubleRows >= floatRows / 2 - 1, floatRows + " / " + doubleRows);
-        assertEquals(10, PerExampleGradients.dpChunkRows(cifar, 3072, DataType.FLOAT, 10), "a physical batch below the cap");
-        var e = assertThrows(IllegalArgumentException.class, () -> PerExampleGradients.dpChunkRows(cifar, 3072, DataType.FLOAT, 0));
+        assertEquals(10, ChunkRows.of(cifar, 3072, DataType.FLOAT, 10), "a physical batch below the cap");
+        var e = assertThrows(IllegalArgumentException.class, () -> ChunkRows.of(cifar, 3072, DataType.FLOAT, 0));
         assertTrue(e.getMessage().contains("physicalBatchSize = 0"), e.getMessage());
-        e = assertThrows(IllegalArgumentException.class, () -> PerExampleGradients.dpChunkRows(cifar, 0, DataType.FLOAT, 8));
+        e = assertThrows(IllegalArgumentException.class, () -> ChunkRows.of(cifar, 0, DataType.FLOAT, 8));
         assertTrue(e.getMessage().contains("inputWidth = 0"), e.getMessage());
         for (DataType type : new DataType[]{DataType.FLOAT, DataType.DOUBLE}) {
             long m = report.getTotalMemoryBytes(2, mode, cache, type) - report.getTotalMemoryBytes(1, mode, cache, type);
-            int rows = PerExampleGradients.dpChunkRows(cifar, 3072, type, 512);
-            assertTrue(rows * m <= PerExampleGradients.DP_CHUNK_BYTES && (rows + 1) * m > PerExampleGradients.DP_CHUNK_BYTES,
+            int rows = ChunkRows.of(cifar, 3072, type, 512);
+            assertTrue(rows * m <= ChunkRows.DP_CHUNK_BYTES && (rows + 1) * m > ChunkRows.DP_CHUNK_BYTES,
                     type + ": " + rows + " rows of " + m + " bytes");
             assertTrue(rows >= 16 && rows <= 128, type + ": " + rows);
-            assertEquals(rows, PerExampleGradients.dpChunkRows(cifar, 3072, type, rows), "never above the physical batch");
+            assertEquals(rows, ChunkRows.of(cifar, 3072, type, rows), "never above the physical batch");
         }
-        int rows = PerExampleGradients.dpChunkRows(cifar, 3072, DataType.DOUBLE, 512);
+        int rows = ChunkRows.of(cifar, 3072, DataType.DOUBLE, 512);
         int b = rows + 7;
         INDArray[] xy = randomBatch(cifar, DataType.DOUBLE, b, 13);
         int[] all = java.util.stream.IntStream.range(0, b).toArray();
