@@ -189,7 +189,7 @@ abstract class TuningCommand implements Callable<Integer> {
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("--space: " + e.getMessage(), e);
         }
-        DpSgdMechanism.checkSpace(hs, t.nonPrivate); // before the data are loaded, which takes a while
+        org.dpdl4j.tuning.DpSgdSpace.checkSpace(hs, t.nonPrivate); // before the data are loaded, which takes a while
         DpSgdMechanism.Scoring scoring = switch (score) {
             case "private-validation" -> DpSgdMechanism.Scoring.PRIVATE_VALIDATION;
             case "public-holdout" -> DpSgdMechanism.Scoring.PUBLIC_HOLDOUT;

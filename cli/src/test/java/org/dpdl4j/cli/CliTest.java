@@ -975,7 +975,7 @@ class CliTest {
             }
             for (String candidateKey : new String[]{"best", "final_candidate"}) {
                 if (report.has(candidateKey)) {
-                    assertTrue(org.dpdl4j.tuning.DpSgdMechanism.AXES.containsAll(fieldNames(report.get(candidateKey))),
+                    assertTrue(org.dpdl4j.tuning.DpSgdSpace.AXES.containsAll(fieldNames(report.get(candidateKey))),
                             report.get(candidateKey).toString());
                 }
             }

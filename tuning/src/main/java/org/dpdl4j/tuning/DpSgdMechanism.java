@@ -3,7 +3,6 @@ package org.dpdl4j.tuning;
 import java.security.SecureRandom;
 import java.util.Objects;
 import java.util.Random;
-import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import org.deeplearning4j.nn.api.Model;
 import org.dpdl4j.dpsgd.Networks;
@@ -56,10 +55,6 @@ import org.dpdl4j.models.Models;
  */
 public final class DpSgdMechanism implements RetrainableMechanism, java.io.Serializable {
     private static final long serialVersionUID = 1L;
-    /** The candidate axes this mechanism understands. */
-    public static final Set<String> AXES = Set.of("lr", "optimizer", "activation", "noise_multiplier", "clip_norm", "batch_size", "sampling_rate",
-            "epochs");
-
     /**
      * A user's own network for each run, in place of a model by name: given the run's optimiser (the candidate's
      * {@code optimizer} and {@code lr}) and its weights' seed, a new, initialised network (a {@code MultiLayerNetwork}
@@ -261,13 +256,13 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
     }
 
     private DpSgdConfig config(Candidate c, long seed, double n) {
-        check(c);
+        DpSgdSpace.check(c);
         DpSgdSettings s = b.settings();
         double q = samplingRate(c, n);
         long steps = DpSgdConfig.stepsForEpochs(c.number("epochs", s.epochs()), q);
         double sigma = noiseMultiplier(c, q, steps);
         if (sigma == 0 && !s.nonPrivate()) {
-            throw sigmaZero(c);
+            throw DpSgdSpace.sigmaZero(c);
         }
         // the candidate's C over the default; the seed is the trial's
         return DpSgdSettings.builder().settings(s).clipNorm(c.number("clip_norm", s.clipNorm())).seed(seed).build()
@@ -408,69 +403,6 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
         }
         return new TrialResult(trial, c, net, Double.isNaN(score) ? Double.NEGATIVE_INFINITY : score, event(c),
                 (System.nanoTime() - start) / 1e9, null);
-    }
-
-    private static IllegalArgumentException sigmaZero(Candidate c) {
-        return new IllegalArgumentException("noise multiplier sigma = 0 (noise_multiplier) in " + c + " trains without privacy: allow it explicitly "
-                + "(Builder.nonPrivate(true); on the command line --non-private)");
-    }
-
-    /**
-     * Checks every candidate of a space as a trial would, before any data are read (a space too large to enumerate,
-     * more than {@link HyperparameterSpace#MAX_CANDIDATES}, is left to its trials): known axes, optimiser and
-     * activation; lr, C and epochs finite and &gt; 0; σ finite and &gt;= 0, and 0 only when {@code nonPrivate}.
-     *
-     * @param space      the space a tuner will draw from
-     * @param nonPrivate whether σ = 0 is allowed ({@link Builder#nonPrivate})
-     * @throws IllegalArgumentException naming the hyperparameter, its value and the candidate
-     */
-    public static void checkSpace(HyperparameterSpace space, boolean nonPrivate) {
-        if (space.size() > HyperparameterSpace.MAX_CANDIDATES) {
-            return;
-        }
-        for (Candidate c : space.candidates()) {
-            check(c);
-            if (!nonPrivate && c.has("noise_multiplier") && c.number("noise_multiplier") == 0) {
-                throw sigmaZero(c);
-            }
-        }
-    }
-
-    /** Checks every value a candidate sets, so that a bad space is refused before anything is charged. */
-    private static void check(Candidate c) {
-        for (String axis : c.values().keySet()) {
-            if (!AXES.contains(axis)) {
-                throw new IllegalArgumentException("hyperparameter '" + axis + "' is not one of " + AXES);
-            }
-        }
-        if (c.has("optimizer") || c.has("lr")) {
-            try {
-                ModelOptions.updaterNamed(c.text("optimizer", "sgd"), c.has("lr") ? c.number("lr") : null);
-            } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException("hyperparameter " + (c.has("lr") && !(c.number("lr") > 0) ? "lr" : "optimizer")
-                        + " in " + c + ": " + e.getMessage());
-            }
-        }
-        if (c.has("activation")) {
-            try {
-                ModelOptions.activationNamed(c.text("activation", "tanh"));
-            } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException("hyperparameter activation in " + c + ": " + e.getMessage());
-            }
-        }
-        positive(c, "clip_norm", false);
-        positive(c, "epochs", false);
-        positive(c, "noise_multiplier", true);
-    }
-
-    private static void positive(Candidate c, String axis, boolean zeroAllowed) {
-        if (c.has(axis)) {
-            double v = c.number(axis);
-            if (!(zeroAllowed ? v >= 0 : v > 0) || Double.isInfinite(v)) {
-                throw new IllegalArgumentException("hyperparameter " + axis + " must be finite and " + (zeroAllowed ? ">= 0" : "> 0")
-                        + ", got " + v + " in " + c);
-            }
-        }
     }
 
     /**

@@ -387,7 +387,7 @@ public final class PrivateTuning extends DpSgdSettings.Setters<PrivateTuning> {
     /**
      * The hyperparameters searched, one axis each, as {@link HyperparameterSpace#parseAxis} reads them (e.g.
      * {@code lr=log:0.01,1}, {@code clip_norm=cat:0.5,1}, {@code batch_size=cat:128,256}); axes of
-     * {@link DpSgdMechanism#AXES} but {@code activation}.
+     * {@link DpSgdSpace#AXES} but {@code activation}.
      *
      * @param axes one or more axes
      * @return this
@@ -552,7 +552,7 @@ public final class PrivateTuning extends DpSgdSettings.Setters<PrivateTuning> {
                         + "its own activations");
             }
         }
-        DpSgdMechanism.checkSpace(space, false);
+        DpSgdSpace.checkSpace(space, false);
         long tunerSeed = s.seed() != null ? s.seed() : new java.security.SecureRandom().nextLong();
         // each run's settings: σ is the search's, calibrated below (the target is the search's, not a run's)
         DpSgdMechanism.Builder b = DpSgdMechanism.builder(data).network(network).settings(s).targetEpsilon(Double.NaN)

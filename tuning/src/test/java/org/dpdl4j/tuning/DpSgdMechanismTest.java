@@ -138,10 +138,10 @@ class DpSgdMechanismTest {
                 {"activation=cat:tanh,foo", "hyperparameter activation", "foo"}, {"clip=cat:1,0", "hyperparameter clip", "0.0"},
                 {"epochs=cat:1,-2", "hyperparameter epochs", "-2.0"}, {"sigma=cat:1,0", "sigma = 0", "--non-private"}};
         for (String[] b : bad) {
-            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> DpSgdMechanism.checkSpace(space.apply(b[0]), false), b[0]);
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> DpSgdSpace.checkSpace(space.apply(b[0]), false), b[0]);
             assertTrue(e.getMessage().contains(b[1]) && e.getMessage().contains(b[2]), b[0] + ": " + e.getMessage());
         }
-        DpSgdMechanism.checkSpace(space.apply("sigma=cat:0,1"), true);
-        DpSgdMechanism.checkSpace(space.apply("lr=log:0.01:1:5"), false);
+        DpSgdSpace.checkSpace(space.apply("sigma=cat:0,1"), true);
+        DpSgdSpace.checkSpace(space.apply("lr=log:0.01:1:5"), false);
     }
 }
