@@ -295,8 +295,8 @@ abstract class TuningCommand implements Callable<Integer> {
      * Q as the tuner gets it: itself, or with every run on the Spark cluster (refused now, before any charge, if it
      * cannot be sent there).
      */
-    org.dpdl4j.tuning.TrainingMechanism placed(org.dpdl4j.tuning.TrainingMechanism q) {
-        return cluster == null ? q : cluster.place(q);
+    org.dpdl4j.tuning.TrainingMechanism placed(org.dpdl4j.tuning.TrainingMechanism mechanism) {
+        return cluster == null ? mechanism : cluster.place(mechanism);
     }
 
     /** Adds what the executor did to the operator record (Spark's tasks and lost executors; never released). */

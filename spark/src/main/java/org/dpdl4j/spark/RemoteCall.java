@@ -25,14 +25,14 @@ import org.dpdl4j.tuning.TuningListener;
  */
 sealed interface RemoteCall extends Serializable {
     /** Runs the call on Q in this JVM. */
-    Outcome execute(TrainingMechanism q);
+    Outcome execute(TrainingMechanism mechanism);
 
     /** {@link TrainingMechanism#run}: a whole trial, with its score. */
     record Run(Candidate candidate, long seed, int trial) implements RemoteCall {
         @Override
-        public Outcome execute(TrainingMechanism q) {
+        public Outcome execute(TrainingMechanism mechanism) {
             long start = System.nanoTime();
-            TrialResult r = q.run(candidate, seed, TuningListener.NONE, trial);
+            TrialResult r = mechanism.run(candidate, seed, TuningListener.NONE, trial);
             return Outcome.of(r.model(), r.score(), null, 0, false, 0, (System.nanoTime() - start) / 1e9);
         }
     }
@@ -40,16 +40,16 @@ sealed interface RemoteCall extends Serializable {
     /** {@link RetrainableMechanism#train}: training on given data, optionally from a network's weights. */
     record Train(Candidate candidate, LabeledData data, long seed, byte[] init) implements RemoteCall {
         @Override
-        public Outcome execute(TrainingMechanism q) {
-            return Outcome.of(((RetrainableMechanism) q).train(candidate, data, seed, init == null ? null : Outcome.network(init), info -> { }));
+        public Outcome execute(TrainingMechanism mechanism) {
+            return Outcome.of(((RetrainableMechanism) mechanism).train(candidate, data, seed, init == null ? null : Outcome.network(init), info -> { }));
         }
     }
 
     /** {@link RetrainableMechanism#trainOnTrainingSplit}: a final run on Q's own training split. */
     record TrainOnSplit(Candidate candidate, long seed) implements RemoteCall {
         @Override
-        public Outcome execute(TrainingMechanism q) {
-            return Outcome.of(((RetrainableMechanism) q).trainOnTrainingSplit(candidate, seed, info -> { }));
+        public Outcome execute(TrainingMechanism mechanism) {
+            return Outcome.of(((RetrainableMechanism) mechanism).trainOnTrainingSplit(candidate, seed, info -> { }));
         }
     }
 

@@ -306,13 +306,13 @@ public final class SparkCluster implements AutoCloseable {
      * Q with its runs on the cluster ({@link org.dpdl4j.tuning.RetrainableMechanism} if Q is, with its training calls on
      * the cluster too). Q is serialised once now, so a Q that cannot travel is refused before anything is charged.
      *
-     * @param q the base mechanism Q, not null
+     * @param mechanism the base mechanism Q, not null
      * @return Q whose runs (and training calls) are Spark tasks
-     * @throws NullPointerException     if q is null
+     * @throws NullPointerException     if mechanism is null
      * @throws IllegalArgumentException if Q (or something it holds) is not serializable
      */
-    public TrainingMechanism place(TrainingMechanism q) {
-        return SparkMechanism.of(this, q);
+    public TrainingMechanism place(TrainingMechanism mechanism) {
+        return SparkMechanism.of(this, mechanism);
     }
 
     /** Q serialised for the executors, and the SHA-256 of those bytes (under which an executor keeps Q once read). */
@@ -320,8 +320,8 @@ public final class SparkCluster implements AutoCloseable {
     }
 
     /** @throws IllegalArgumentException if Q cannot be serialised */
-    Shipped ship(TrainingMechanism q) {
-        byte[] bytes = shipping.serialize(q);
+    Shipped ship(TrainingMechanism mechanism) {
+        byte[] bytes = shipping.serialize(mechanism);
         return new Shipped(bytes, org.dpdl4j.datasets.Sha256.hex(bytes));
     }
 
@@ -343,8 +343,8 @@ public final class SparkCluster implements AutoCloseable {
     }
 
     /** One call as a one-task Spark job; Q's own failure comes back as an exception with its message. */
-    RemoteCall.Outcome call(Shipped q, RemoteCall call, String description) {
-        Task task = new Task(q, shipping.serialize(call), org.nd4j.linalg.factory.Nd4j.getEnvironment().maxMasterThreads());
+    RemoteCall.Outcome call(Shipped shipped, RemoteCall call, String description) {
+        Task task = new Task(shipped, shipping.serialize(call), org.nd4j.linalg.factory.Nd4j.getEnvironment().maxMasterThreads());
         sc.setJobDescription("dpdl4j " + description);
         List<RemoteCall.Outcome> out = sc.parallelize(List.of(task), 1).map(Task::execute).collect();
         RemoteCall.Outcome o = out.get(0);
@@ -365,17 +365,17 @@ public final class SparkCluster implements AutoCloseable {
         }
     };
 
-    private static TrainingMechanism mechanism(Shipped q) {
+    private static TrainingMechanism mechanism(Shipped shipped) {
         synchronized (MECHANISMS) {
-            TrainingMechanism known = MECHANISMS.get(q.key());
+            TrainingMechanism known = MECHANISMS.get(shipped.key());
             if (known != null) {
                 return known;
             }
         }
-        TrainingMechanism read = (TrainingMechanism) DataShipping.deserialize(q.bytes());
+        TrainingMechanism read = (TrainingMechanism) DataShipping.deserialize(shipped.bytes());
         synchronized (MECHANISMS) {
-            MECHANISMS.putIfAbsent(q.key(), read); // mechanisms are thread-safe: concurrent tasks share one
-            return MECHANISMS.get(q.key());
+            MECHANISMS.putIfAbsent(shipped.key(), read); // mechanisms are thread-safe: concurrent tasks share one
+            return MECHANISMS.get(shipped.key());
         }
     }
 
@@ -383,7 +383,7 @@ public final class SparkCluster implements AutoCloseable {
      * A call with its mechanism and the driver's ND4J threads per op (a run's last bits depend on them, so the executor
      * uses the same number as the driver would).
      */
-    private record Task(Shipped q, byte[] call, int ndThreads) implements java.io.Serializable {
+    private record Task(Shipped shipped, byte[] call, int ndThreads) implements java.io.Serializable {
         /** The task body: read the call (its data fetched and verified), run it, return its outcome. */
         RemoteCall.Outcome execute() {
             String executor = SparkEnv.get() != null ? SparkEnv.get().executorId() : "?";
@@ -393,7 +393,7 @@ public final class SparkCluster implements AutoCloseable {
                 org.nd4j.linalg.factory.Nd4j.getEnvironment().setMaxMasterThreads(ndThreads);
             }
             long start = System.nanoTime();
-            TrainingMechanism mechanism = mechanism(q);
+            TrainingMechanism mechanism = mechanism(shipped);
             RemoteCall c = (RemoteCall) DataShipping.deserialize(call);
             double setup = (System.nanoTime() - start) / 1e9;
             try {

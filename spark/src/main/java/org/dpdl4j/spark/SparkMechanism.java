@@ -20,25 +20,25 @@ import org.dpdl4j.tuning.TuningListener;
  */
 class SparkMechanism implements TrainingMechanism {
     final SparkCluster cluster;
-    final TrainingMechanism q;
+    final TrainingMechanism mechanism;
     /** Q serialised once (its data replaced by handles), for every task. */
     final SparkCluster.Shipped shipped;
 
     /** @throws IllegalArgumentException if Q cannot be serialised */
-    SparkMechanism(SparkCluster cluster, TrainingMechanism q) {
+    SparkMechanism(SparkCluster cluster, TrainingMechanism mechanism) {
         this.cluster = Objects.requireNonNull(cluster, "cluster");
-        this.q = Objects.requireNonNull(q, "q");
-        this.shipped = cluster.ship(q);
+        this.mechanism = Objects.requireNonNull(mechanism, "mechanism");
+        this.shipped = cluster.ship(mechanism);
     }
 
     /** Q on the cluster, retrainable if Q is. */
-    static SparkMechanism of(SparkCluster cluster, TrainingMechanism q) {
-        return q instanceof RetrainableMechanism r ? new Retrainable(cluster, r) : new SparkMechanism(cluster, q);
+    static SparkMechanism of(SparkCluster cluster, TrainingMechanism mechanism) {
+        return mechanism instanceof RetrainableMechanism r ? new Retrainable(cluster, r) : new SparkMechanism(cluster, mechanism);
     }
 
     @Override
     public PrivacyEvent event(Candidate candidate) {
-        return q.event(candidate);
+        return mechanism.event(candidate);
     }
 
     /**
@@ -49,7 +49,7 @@ class SparkMechanism implements TrainingMechanism {
     @Override
     public TrialResult run(Candidate candidate, long seed, TuningListener listener, int trial) {
         RemoteCall.Outcome o = cluster.call(shipped, new RemoteCall.Run(candidate, seed, trial), "trial " + (trial + 1) + ": " + candidate);
-        return new TrialResult(trial, candidate, o.network(), o.score(), q.event(candidate), o.seconds(), null);
+        return new TrialResult(trial, candidate, o.network(), o.score(), mechanism.event(candidate), o.seconds(), null);
     }
 
     /** Q's training calls on the cluster as well. */

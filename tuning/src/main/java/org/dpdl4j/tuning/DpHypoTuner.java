@@ -102,19 +102,19 @@ public final class DpHypoTuner implements Tuner<TuningResult> {
      * The event of the whole tuning run when only the best is released.
      *
      * @param space the space whose grid the densities are over
-     * @param q     the base mechanism Q
+     * @param mechanism the base mechanism Q
      * @return {@link AdaptiveRepeatAndSelectEvent}({@link Trials#baseEvent}, distribution of K, c, C)
      * @throws IllegalStateException    if trials are revealed (the cost then depends on the realised K), or the space
      *                                  holds more than {@value HyperparameterSpace#MAX_CANDIDATES} candidates
      * @throws IllegalArgumentException if Q rejects a candidate of the space
      */
     @Override
-    public PrivacyEvent event(HyperparameterSpace space, TrainingMechanism q) {
+    public PrivacyEvent event(HyperparameterSpace space, TrainingMechanism mechanism) {
         if (revealTrials) {
             throw new IllegalStateException("with revealed trials the cost is the composition over the realised K, "
                     + "known only after K is drawn");
         }
-        return new AdaptiveRepeatAndSelectEvent(Trials.baseEvent(space, q), repetitions, lower, upper);
+        return new AdaptiveRepeatAndSelectEvent(Trials.baseEvent(space, mechanism), repetitions, lower, upper);
     }
 
     /**
@@ -123,7 +123,7 @@ public final class DpHypoTuner implements Tuner<TuningResult> {
      * history. The best run (highest score, the earliest on ties) is the result.
      *
      * @param space    the space whose grid (every candidate, with its prior) the densities are over
-     * @param q        the base mechanism Q
+     * @param mechanism the base mechanism Q
      * @param ledger   if not null, the whole cost is charged before any run (or recorded under {@code covering}),
      *                 and each trial is recorded under that charge before it starts
      * @param covering if not null, a ledger charge that covers this tuning run: it is recorded under it
@@ -139,13 +139,13 @@ public final class DpHypoTuner implements Tuner<TuningResult> {
      *                                               candidates
      */
     @Override
-    public TuningResult tune(HyperparameterSpace space, TrainingMechanism q, PrivacyLedger ledger, Long covering,
+    public TuningResult tune(HyperparameterSpace space, TrainingMechanism mechanism, PrivacyLedger ledger, Long covering,
                              TuningListener listener) {
         if (covering != null && revealTrials) {
             throw new IllegalArgumentException("a tuning run that reveals every trial cannot be covered by a charge "
                     + "made before K is drawn");
         }
-        PrivacyEvent base = Trials.baseEvent(space, q);
+        PrivacyEvent base = Trials.baseEvent(space, mechanism);
         List<Candidate> grid = space.candidates();
         double[] prior = space.priorProbabilities();
         double[][] coordinates = new double[grid.size()][];
@@ -190,7 +190,7 @@ public final class DpHypoTuner implements Tuner<TuningResult> {
             int index = sample(p, total, random);
             long trialSeed = random.nextLong();
             Candidate c = grid.get(index);
-            TrialResult r = Trials.trial(q, c, trialSeed, j, ledger, charge, listener);
+            TrialResult r = Trials.trial(mechanism, c, trialSeed, j, ledger, charge, listener);
             trials.add(r);
             if (Double.isFinite(r.score())) {
                 history.add(new AdaptiveRule.Observation(index, r.score()));

@@ -127,18 +127,18 @@ public final class ProposeTestTuner implements Tuner<ProposeTestTuner.Result> {
      * validation split's examples (each utility's sensitivity is 1/k only with k validation examples), or an expected
      * batch B larger than a part (every candidate is trained on each part).
      *
-     * @param q                 Q, whose training and validation splits are used
+     * @param mechanism         Q, whose training and validation splits are used
      * @param expectedBatchSize B of the runs, ≥ 0 (0, or a Q with a fixed sampling rate: not checked)
      * @throws IllegalArgumentException naming {@code partitions} or {@code batch_size}, the values and the sizes
      */
-    public void checkData(RetrainableMechanism q, int expectedBatchSize) {
-        int n = q.train().size();
-        int v = q.validation().size();
+    public void checkData(RetrainableMechanism mechanism, int expectedBatchSize) {
+        int n = mechanism.train().size();
+        int v = mechanism.validation().size();
         if (n < partitions || v < partitions) {
             throw new IllegalArgumentException("partitions k = " + partitions + " must be at most the " + n + " training and the "
                     + v + " validation examples (each utility's sensitivity is 1/k)");
         }
-        if (!q.hasFixedSamplingRate() && (long) expectedBatchSize * partitions > n) {
+        if (!mechanism.hasFixedSamplingRate() && (long) expectedBatchSize * partitions > n) {
             throw new IllegalArgumentException("batch_size " + expectedBatchSize + " must fit in each of the k = " + partitions
                     + " parts of the " + n + " training examples that every candidate is trained on: lower batch_size or "
                     + "partitions, or set sampling_rate");
@@ -207,14 +207,14 @@ public final class ProposeTestTuner implements Tuner<ProposeTestTuner.Result> {
      * The whole procedure's cost, known before it runs: T_max ε₀-DP iterations composed with the final run.
      *
      * @param space the space the final candidate is chosen from
-     * @param q     Q, a {@link RetrainableMechanism}
+     * @param mechanism Q, a {@link RetrainableMechanism}
      * @return {@link #loopEvent()} composed with {@link Trials#finalRunEvent}
      * @throws IllegalArgumentException if Q is not retrainable, or rejects a candidate of the space
      * @throws IllegalStateException    if the space holds more than {@value HyperparameterSpace#MAX_CANDIDATES} candidates
      */
     @Override
-    public PrivacyEvent event(HyperparameterSpace space, TrainingMechanism q) {
-        return ComposedEvent.of(loopEvent(), Trials.finalRunEvent(space, Trials.retrainable(q, NAME)));
+    public PrivacyEvent event(HyperparameterSpace space, TrainingMechanism mechanism) {
+        return ComposedEvent.of(loopEvent(), Trials.finalRunEvent(space, Trials.retrainable(mechanism, NAME)));
     }
 
     /**
@@ -240,11 +240,11 @@ public final class ProposeTestTuner implements Tuner<ProposeTestTuner.Result> {
     @Override
     public Result tune(HyperparameterSpace space, TrainingMechanism mechanism, PrivacyLedger ledger, Long covering,
                        TuningListener listener) {
-        RetrainableMechanism q = Trials.retrainable(mechanism, NAME);
+        RetrainableMechanism retrainable = Trials.retrainable(mechanism, NAME);
         List<Candidate> grid = space.candidates();
-        PrivacyEvent finalRun = Trials.finalRunEvent(space, q);
-        PrivacyEvent event = event(space, q);
-        checkData(q, 0);
+        PrivacyEvent finalRun = Trials.finalRunEvent(space, retrainable);
+        PrivacyEvent event = event(space, retrainable);
+        checkData(retrainable, 0);
         if (ledger != null) {
             long entry = ledger.chargeOrRecord("propose-test: " + maxIterations + " x " + epsilon0 + "-DP iterations + final run",
                     event, covering);
@@ -253,13 +253,13 @@ public final class ProposeTestTuner implements Tuner<ProposeTestTuner.Result> {
         }
         SplittableRandom random = new SplittableRandom(seed);
         List<ExampleSource> parts = new ArrayList<>();
-        for (int[] part : Splits.partitionByRecord(q.train(), partitions, random.nextLong())) {
-            parts.add(q.train().subset(part));
+        for (int[] part : Splits.partitionByRecord(retrainable.train(), partitions, random.nextLong())) {
+            parts.add(retrainable.train().subset(part));
         }
         int[] partSizes = parts.stream().mapToInt(ExampleSource::size).toArray();
         long start = System.nanoTime();
         listener.onStart((long) grid.size() * partitions);
-        RetrainableMechanism nonPrivate = q.nonPrivateCopy(); // the utilities train without noise, as the paper allows
+        RetrainableMechanism nonPrivate = retrainable.nonPrivateCopy(); // the utilities train without noise, as the paper allows
         // every training's seed drawn up front, in the order of the loop, so threads do not change the result
         List<java.util.concurrent.Callable<Double>> trainings = new ArrayList<>();
         int trial = 0;
@@ -274,7 +274,7 @@ public final class ProposeTestTuner implements Tuner<ProposeTestTuner.Result> {
                     double accuracy = 0;
                     if (part.size() > 0) {
                         TrainingResult r = nonPrivate.train(c, part, partSeed, null, info -> listener.onTrialStep(t, info));
-                        accuracy = DpSgdTrainer.accuracy(r.network(), q.validation());
+                        accuracy = DpSgdTrainer.accuracy(r.network(), retrainable.validation());
                     }
                     listener.onTrialEnd(new TrialResult(t, candidate, null, Double.NEGATIVE_INFINITY, finalRun,
                             (System.nanoTime() - trialStart) / 1e9, null));
@@ -290,9 +290,9 @@ public final class ProposeTestTuner implements Tuner<ProposeTestTuner.Result> {
         Selection sel = select(u, random);
         Candidate chosen = sel.index() >= 0 ? grid.get(sel.index()) : space.first();
         listener.onFinalRunStart(chosen);
-        TrainingResult fin = q.trainOnTrainingSplit(chosen, random.nextLong(), listener::onFinalRunStep);
-        if (!fin.event().equals(q.trainingEvent(chosen))) { // what ran must be what was charged
-            throw new IllegalStateException("the final run cost " + fin.event() + ", not the charged " + q.trainingEvent(chosen));
+        TrainingResult fin = retrainable.trainOnTrainingSplit(chosen, random.nextLong(), listener::onFinalRunStep);
+        if (!fin.event().equals(retrainable.trainingEvent(chosen))) { // what ran must be what was charged
+            throw new IllegalStateException("the final run cost " + fin.event() + ", not the charged " + retrainable.trainingEvent(chosen));
         }
         List<String> notes = new ArrayList<>();
         notes.add("selection loop charged as T_max = " + maxIterations + " iterations of " + epsilon0 + "-DP (Ding & Wu, "

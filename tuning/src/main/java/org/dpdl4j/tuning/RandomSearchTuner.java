@@ -72,7 +72,7 @@ public final class RandomSearchTuner implements Tuner<TuningResult> {
      * The event of the whole tuning run when only the best is released.
      *
      * @param space the space candidates are drawn from
-     * @param q     the base mechanism Q
+     * @param mechanism the base mechanism Q
      * @return {@link RepeatAndSelectEvent}({@link Trials#baseEvent}, distribution of K)
      * @throws IllegalStateException    if this tuner reveals every trial (the cost then depends on the
      *                                  realised K and is known only after the draw), or the space holds more than
@@ -80,12 +80,12 @@ public final class RandomSearchTuner implements Tuner<TuningResult> {
      * @throws IllegalArgumentException if Q rejects a candidate of the space
      */
     @Override
-    public PrivacyEvent event(HyperparameterSpace space, TrainingMechanism q) {
+    public PrivacyEvent event(HyperparameterSpace space, TrainingMechanism mechanism) {
         if (revealTrials) {
             throw new IllegalStateException("with revealed trials the cost is the composition over the realised K, "
                     + "known only after K is drawn");
         }
-        return new RepeatAndSelectEvent(Trials.baseEvent(space, q), repetitions);
+        return new RepeatAndSelectEvent(Trials.baseEvent(space, mechanism), repetitions);
     }
 
     /**
@@ -93,7 +93,7 @@ public final class RandomSearchTuner implements Tuner<TuningResult> {
      * on up to {@code threads} threads and keeps the best (highest score, the earliest on ties).
      *
      * @param space    the space candidates are drawn from (by its prior)
-     * @param q        the base mechanism Q
+     * @param mechanism the base mechanism Q
      * @param ledger   if not null, the tuning cost is charged before any trial runs (all of it: K is
      *                 random, so the bound covers the whole procedure; with revealed trials, the
      *                 composition of the K drawn runs), and each trial is recorded under it before it starts
@@ -109,13 +109,13 @@ public final class RandomSearchTuner implements Tuner<TuningResult> {
      *                                              candidates, or the tuning is interrupted
      */
     @Override
-    public TuningResult tune(HyperparameterSpace space, TrainingMechanism q, PrivacyLedger ledger, Long covering,
+    public TuningResult tune(HyperparameterSpace space, TrainingMechanism mechanism, PrivacyLedger ledger, Long covering,
                              TuningListener listener) {
         if (covering != null && revealTrials) {
             throw new IllegalArgumentException("a tuning run that reveals every trial cannot be covered by a charge "
                     + "made before K is drawn");
         }
-        PrivacyEvent base = Trials.baseEvent(space, q);
+        PrivacyEvent base = Trials.baseEvent(space, mechanism);
         List<String> notes = new ArrayList<>();
         List<String> operatorNotes = new ArrayList<>();
         if (base instanceof PointwiseMaxEvent m) {
@@ -134,7 +134,7 @@ public final class RandomSearchTuner implements Tuner<TuningResult> {
         }
         // the candidates are drawn independently of the data, so revealing them costs their own events composed
         PrivacyEvent event = revealTrials
-                ? new ComposedEvent(candidates.stream().map(q::event).toList())
+                ? new ComposedEvent(candidates.stream().map(mechanism::event).toList())
                 : new RepeatAndSelectEvent(base, repetitions);
         notes.add(revealTrials
                 ? "K and every trial are released: charged as the composition of the K runs drawn (K is drawn "
@@ -151,7 +151,7 @@ public final class RandomSearchTuner implements Tuner<TuningResult> {
         for (int i = 0; i < k; i++) {
             int index = i;
             Long cover = tuningCharge;
-            runs.add(() -> Trials.trial(q, candidates.get(index), seeds[index], index, ledger, cover, listener));
+            runs.add(() -> Trials.trial(mechanism, candidates.get(index), seeds[index], index, ledger, cover, listener));
         }
         List<TrialResult> trials = Trials.inParallel(threads, runs);
         TrialResult best = best(trials);

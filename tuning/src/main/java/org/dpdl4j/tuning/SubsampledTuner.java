@@ -89,15 +89,15 @@ public final class SubsampledTuner implements Tuner<SubsampledTuningResult> {
      * noise, the final run's event ({@link Trials#finalRunEvent}), q_tune and the variant.
      *
      * @param space the space the inner tuner draws from and the final candidate comes from
-     * @param q     the template Q over all of X: a {@link RetrainableMechanism}
+     * @param mechanism the template Q over all of X: a {@link RetrainableMechanism}
      * @return the {@link SubsampledTuningEvent} of the whole procedure
      * @throws IllegalArgumentException if Q is not retrainable, or the DP-SGD sampling rate is not fixed (see the class comment)
      * @throws IllegalStateException    if the inner tuner's cost is not known in advance (it reveals its trials), or the
      *                                  space holds more than {@value HyperparameterSpace#MAX_CANDIDATES} candidates
      */
     @Override
-    public SubsampledTuningEvent event(HyperparameterSpace space, TrainingMechanism q) {
-        RetrainableMechanism template = Trials.retrainable(q, NAME);
+    public SubsampledTuningEvent event(HyperparameterSpace space, TrainingMechanism mechanism) {
+        RetrainableMechanism template = Trials.retrainable(mechanism, NAME);
         checkFixedRate(space, template);
         return new SubsampledTuningEvent(inner.event(space, template.withScoreNoiseCount(subsetScoreNoise(template))), Trials.finalRunEvent(space, template), tuneFraction, variant);
     }
@@ -107,7 +107,7 @@ public final class SubsampledTuner implements Tuner<SubsampledTuningResult> {
      * Runs the procedure on the template's private data.
      *
      * @param space    the space the inner tuner draws from
-     * @param q        the template Q over all of X: a {@link RetrainableMechanism}
+     * @param mechanism the template Q over all of X: a {@link RetrainableMechanism}
      * @param ledger   if not null, the whole event is charged before anything runs (or recorded under
      *                 {@code covering}); the inner tuning and the final run are recorded under that charge before they start
      * @param covering if not null, a ledger charge that covers this procedure: it is recorded under it
@@ -121,9 +121,9 @@ public final class SubsampledTuner implements Tuner<SubsampledTuningResult> {
      *                                              that changes the cost)
      */
     @Override
-    public SubsampledTuningResult tune(HyperparameterSpace space, TrainingMechanism q, PrivacyLedger ledger, Long covering,
+    public SubsampledTuningResult tune(HyperparameterSpace space, TrainingMechanism mechanism, PrivacyLedger ledger, Long covering,
                                        TuningListener listener) {
-        return tune(space, q, ledger, covering, listener, java.util.function.UnaryOperator.identity());
+        return tune(space, mechanism, ledger, covering, listener, java.util.function.UnaryOperator.identity());
     }
 
     /**
@@ -132,7 +132,7 @@ public final class SubsampledTuner implements Tuner<SubsampledTuningResult> {
      * re-runs no finished trial).
      *
      * @param space    the space the inner tuner draws from
-     * @param q        the template Q over all of X: a {@link RetrainableMechanism}
+     * @param mechanism the template Q over all of X: a {@link RetrainableMechanism}
      * @param ledger   if not null, the whole event is charged before anything runs (or recorded under
      *                 {@code covering}); the inner tuning and the final run are recorded under that charge before they start
      * @param covering if not null, a ledger charge that covers this procedure: it is recorded under it
@@ -148,9 +148,9 @@ public final class SubsampledTuner implements Tuner<SubsampledTuningResult> {
      *                                              fails (a cost that depends on the data's size, an extrapolation
      *                                              that changes the cost, a final run that cost other than charged)
      */
-    public SubsampledTuningResult tune(HyperparameterSpace space, TrainingMechanism q, PrivacyLedger ledger, Long covering,
+    public SubsampledTuningResult tune(HyperparameterSpace space, TrainingMechanism mechanism, PrivacyLedger ledger, Long covering,
                                        TuningListener listener, java.util.function.UnaryOperator<TrainingMechanism> trials) {
-        RetrainableMechanism template = Trials.retrainable(q, NAME);
+        RetrainableMechanism template = Trials.retrainable(mechanism, NAME);
         SubsampledTuningEvent event = event(space, template);
         List<String> notes = new ArrayList<>();
         Long charge = null;

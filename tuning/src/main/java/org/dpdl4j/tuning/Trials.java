@@ -43,13 +43,13 @@ public final class Trials {
      * Q's event uniformly over the space ({@link #worstCase} of Q's per-candidate events): the base of random search.
      *
      * @param space the space the tuner draws from
-     * @param q     the base mechanism Q
+     * @param mechanism the base mechanism Q
      * @return an event that bounds one run of Q on any candidate of the space
      * @throws IllegalStateException    as {@link #worstCase}
      * @throws IllegalArgumentException if Q rejects a candidate
      */
-    public static PrivacyEvent baseEvent(HyperparameterSpace space, TrainingMechanism q) {
-        return worstCase(space, q::event);
+    public static PrivacyEvent baseEvent(HyperparameterSpace space, TrainingMechanism mechanism) {
+        return worstCase(space, mechanism::event);
     }
 
     /**
@@ -71,12 +71,12 @@ public final class Trials {
      * @param tuner the tuner's name, for the message
      * @throws IllegalArgumentException if Q is not one
      */
-    static RetrainableMechanism retrainable(TrainingMechanism q, String tuner) {
-        if (q instanceof RetrainableMechanism r) {
+    static RetrainableMechanism retrainable(TrainingMechanism mechanism, String tuner) {
+        if (mechanism instanceof RetrainableMechanism r) {
             return r;
         }
         throw new IllegalArgumentException(tuner + " trains Q on data of its own choosing, so Q must be a RetrainableMechanism "
-                + "(such as DpSgdMechanism), got " + (q == null ? "null" : q.getClass().getName()));
+                + "(such as DpSgdMechanism), got " + (mechanism == null ? "null" : mechanism.getClass().getName()));
     }
 
     /** The release note for a space whose candidates differ in cost. */
@@ -89,18 +89,18 @@ public final class Trials {
      * One trial as every tuner runs it: recorded in the ledger under {@code covering} before it starts
      * (so a crash mid-trial is still on file), run, and turned into a failed result (score −∞) if Q throws.
      */
-    static TrialResult trial(TrainingMechanism q, Candidate c, long trialSeed, int index, PrivacyLedger ledger, Long covering,
+    static TrialResult trial(TrainingMechanism mechanism, Candidate c, long trialSeed, int index, PrivacyLedger ledger, Long covering,
                              TuningListener listener) {
         if (ledger != null) {
-            ledger.chargeOrRecord("trial " + (index + 1) + ": " + c, q.event(c), covering);
+            ledger.chargeOrRecord("trial " + (index + 1) + ": " + c, mechanism.event(c), covering);
         }
         listener.onTrialStart(index, c);
         long start = System.nanoTime();
         TrialResult r;
         try {
-            r = q.run(c, trialSeed, listener, index).withIndex(index);
+            r = mechanism.run(c, trialSeed, listener, index).withIndex(index);
         } catch (RuntimeException e) {
-            r = new TrialResult(index, c, null, Double.NEGATIVE_INFINITY, q.event(c), (System.nanoTime() - start) / 1e9,
+            r = new TrialResult(index, c, null, Double.NEGATIVE_INFINITY, mechanism.event(c), (System.nanoTime() - start) / 1e9,
                     e.getClass().getSimpleName() + ": " + e.getMessage());
         }
         listener.onTrialEnd(r);

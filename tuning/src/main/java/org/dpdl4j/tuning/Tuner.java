@@ -14,18 +14,18 @@ public interface Tuner<R extends TuningOutcome> {
      * What a whole tuning run costs, known before it starts (independent of the data).
      *
      * @param space the hyperparameter space the procedure draws candidates from
-     * @param q     the base mechanism Q (one whole training run and its released score)
+     * @param mechanism the base mechanism Q (one whole training run and its released score)
      * @return the privacy event of the whole procedure
      * @throws IllegalArgumentException if the space holds a candidate Q does not understand, or the procedure needs
      *                                  more of Q than it offers (see {@link RetrainableMechanism})
      */
-    PrivacyEvent event(HyperparameterSpace space, TrainingMechanism q);
+    PrivacyEvent event(HyperparameterSpace space, TrainingMechanism mechanism);
 
     /**
      * Runs the procedure.
      *
      * @param space    the hyperparameter space the procedure draws candidates from
-     * @param q        the base mechanism Q
+     * @param mechanism the base mechanism Q
      * @param ledger   if not null, the cost is written before any run of Q; may be null (nothing is recorded)
      * @param covering if not null, the sequence number of a ledger charge that already covers this
      *                 tuning run (the tuning is then recorded under it instead of charged again); may be null
@@ -36,21 +36,21 @@ public interface Tuner<R extends TuningOutcome> {
      * @throws IllegalArgumentException              if {@code covering} is not a charge in the ledger, or as
      *                                               {@link #event(HyperparameterSpace, TrainingMechanism)}
      */
-    R tune(HyperparameterSpace space, TrainingMechanism q, PrivacyLedger ledger, Long covering, TuningListener listener);
+    R tune(HyperparameterSpace space, TrainingMechanism mechanism, PrivacyLedger ledger, Long covering, TuningListener listener);
 
     /**
      * {@link #tune(HyperparameterSpace, TrainingMechanism, PrivacyLedger, Long, TuningListener)} charging its own cost
      * (no covering charge).
      *
      * @param space    the hyperparameter space the procedure draws candidates from
-     * @param q        the base mechanism Q
+     * @param mechanism the base mechanism Q
      * @param ledger   if not null, the cost is charged to it before any run of Q; may be null
      * @param listener progress (thread-safe; {@link TuningListener#NONE} for none)
      * @return the procedure's outcome: its event, its release and its operator record
      * @throws PrivacyLedger.BudgetExceededException if the ledger's budget does not allow it
      * @throws java.io.UncheckedIOException          if the ledger cannot be written
      */
-    default R tune(HyperparameterSpace space, TrainingMechanism q, PrivacyLedger ledger, TuningListener listener) {
-        return tune(space, q, ledger, null, listener);
+    default R tune(HyperparameterSpace space, TrainingMechanism mechanism, PrivacyLedger ledger, TuningListener listener) {
+        return tune(space, mechanism, ledger, null, listener);
     }
 }
