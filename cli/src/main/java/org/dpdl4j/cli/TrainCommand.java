@@ -453,7 +453,8 @@ final class TrainCommand implements Callable<Integer> {
         double sigma = config.noiseMultiplier();
         Map<String, Object> settings = new LinkedHashMap<>(); // for people; the claim is the event
         settings.put("dataset", t.dataset);
-        settings.putAll(config.describe(n, result.stepsTaken()));
+        settings.putAll(DpSgdSettings.builder().settings(this.settings).samplingRate(q).noiseMultiplier(sigma).build()
+                .configuration(n, result.stepsTaken())); // the settings' keys, as PrivateTraining's sidecar has them
         settings.put("resumed_from_step", from > 0 ? from : null);
         settings.put("ledger_charge", state.get("ledger_charge"));
         LabeledData shape = data.train() != null ? data.train() : data.test(); // packed shards: the test part, checked alike

@@ -136,25 +136,6 @@ public record DpSgdConfig(double samplingRate, double noiseMultiplier, long step
     }
 
     /**
-     * The run's settings as a privacy sidecar records them for people ({@code configuration}): n, q, σ, C, the steps
-     * taken and β. Not used by any check; the claim is the run's event.
-     *
-     * @param n          the training-set size
-     * @param stepsTaken T actually run
-     * @return a new map: n, sampling_rate, noise_multiplier, clip_norm, ema_decay, steps
-     */
-    public java.util.Map<String, Object> describe(int n, long stepsTaken) {
-        java.util.Map<String, Object> m = new java.util.LinkedHashMap<>();
-        m.put("n", n);
-        m.put("sampling_rate", samplingRate);
-        m.put("noise_multiplier", noiseMultiplier);
-        m.put("clip_norm", clipNorm());
-        m.put("ema_decay", emaDecay());
-        m.put("steps", stepsTaken);
-        return m;
-    }
-
-    /**
      * A builder with defaults C = 1, physical batch 512, a random seed, no budget, δ = 1e-5, 1 worker, no moving average.
      *
      * @return a new builder

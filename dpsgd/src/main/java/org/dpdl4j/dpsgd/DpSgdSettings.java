@@ -235,6 +235,23 @@ public record DpSgdSettings(double clipNorm, double noiseMultiplier, double targ
     }
 
     /**
+     * The released sidecar's {@code configuration} of a run with these settings (σ and q as they ran): n, the settings'
+     * keys ({@link #toMap}) and T as taken. Nothing in it depends on the data but n, which the claim's q already uses;
+     * the seed is never in it.
+     *
+     * @param n          the number of training examples, ≥ 0
+     * @param stepsTaken T, the steps the run took, ≥ 0
+     * @return a new map, in the order n, the settings, {@code steps}
+     */
+    public Map<String, Object> configuration(int n, long stepsTaken) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("n", n);
+        m.putAll(toMap());
+        m.put("steps", stepsTaken);
+        return m;
+    }
+
+    /**
      * Settings read back from {@link #toMap}'s keys (a plan or a sidecar); a key that is absent (a file written before the
      * setting existed) or null keeps its {@link #DEFAULTS} value.
      *

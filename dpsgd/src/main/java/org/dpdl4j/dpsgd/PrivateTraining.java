@@ -255,21 +255,12 @@ public final class PrivateTraining extends DpSgdSettings.Setters<PrivateTraining
         TrainingResult result = source instanceof LabeledData inMemory ? trainer.train(network, inMemory, config, listeners)
                 : trainer.train(network, source, config, listeners);
         return PrivateModel.of(network, "training", result.event(), accountant(), settings.delta(), input,
-                configuration(resolved, n, result.stepsTaken()));
+                resolved.configuration(n, result.stepsTaken()));
     }
 
     /** The accountant's name: the settings', else {@link #DEFAULT_ACCOUNTANT}. */
     private String accountant() {
         return settings().accountant() != null ? settings().accountant() : DEFAULT_ACCOUNTANT;
-    }
-
-    /** The sidecar's {@code configuration}: n, the settings that define the run ({@link DpSgdSettings#toMap}) and T. */
-    private static java.util.Map<String, Object> configuration(DpSgdSettings settings, int n, long stepsTaken) {
-        java.util.Map<String, Object> m = new java.util.LinkedHashMap<>();
-        m.put("n", n);
-        m.putAll(settings.toMap());
-        m.put("steps", stepsTaken);
-        return m;
     }
 
     /** The run's plan ({@link org.dpdl4j.release.CheckpointState#plan}): its settings with q, σ and the accountant resolved. */
@@ -311,7 +302,7 @@ public final class PrivateTraining extends DpSgdSettings.Setters<PrivateTraining
             TrainingResult result = from > 0 ? trainer.resume(new Checkpoint(net, config, from, ema), data, every, run.checkpoints(),
                     listeners) : every > 0 ? trainer.train(net, data, config, every, run.checkpoints(), listeners)
                     : trainer.train(net, data, config, listeners);
-            java.util.Map<String, Object> configuration = configuration(settings, data.size(), result.stepsTaken());
+            java.util.Map<String, Object> configuration = settings.configuration(data.size(), result.stepsTaken());
             configuration.put("resumed_from_step", from > 0 ? from : null);
             configuration.put("ledger_charge", run.charge());
             PrivateModel release = PrivateModel.of(net, "training", result.event(), (String) run.state().get("accountant"),
