@@ -34,8 +34,9 @@ final class ProposeTestCommand extends TuningCommand {
                         + "(default ${DEFAULT-VALUE}: 22 iterations)."})
     double granularity;
 
-    @Option(names = "--epsilon0", paramLabel = "ε₀", defaultValue = "0.1", description = "propose-test: epsilon of one loop iteration (default ${DEFAULT-VALUE}).")
-    double epsilon0;
+    // defaults as initial values, not defaultValue, which picocli would write over what the older names set
+    @Option(names = "--epsilon0", paramLabel = "ε₀", description = "propose-test: epsilon of one loop iteration (default 0.1).")
+    double epsilon0 = 0.1;
 
     /** The older name of --epsilon0, read from older command lines (a saved tuning's too); not listed. */
     @Option(names = "--eps0", hidden = true, paramLabel = "ε₀")
@@ -43,8 +44,8 @@ final class ProposeTestCommand extends TuningCommand {
         epsilon0 = e;
     }
 
-    @Option(names = "--lower-utility", paramLabel = "u₀", defaultValue = "0", description = "propose-test: utility lower bound u₀ in [0, 1) (default ${DEFAULT-VALUE}).")
-    double lowerUtility;
+    @Option(names = "--lower-utility", paramLabel = "u₀", description = "propose-test: utility lower bound u₀ in [0, 1) (default 0).")
+    double lowerUtility = 0;
 
     /** The older name of --lower-utility; not listed. */
     @Option(names = "--u0", hidden = true, paramLabel = "u₀")

@@ -241,8 +241,16 @@ final class ReproduceCommand implements Callable<Integer> {
         @Option(names = "--tune-fraction", defaultValue = "0.1", description = "q_tune (default ${DEFAULT-VALUE}, as the paper).")
         double tuneFraction;
 
-        @Option(names = "--epsilons", split = ",", defaultValue = "1,3", description = "Final epsilon targets at delta 1e-5 (default ${DEFAULT-VALUE}).")
-        double[] epsilons;
+        // defaults as initial values, not defaultValue, which picocli would write over what the older name set
+        @Option(names = "--target-epsilons", split = ",", paramLabel = "ε,…", description = "Total epsilon targets at delta "
+                + "1e-5, one curve point each (default 1,3).")
+        double[] epsilons = {1, 3};
+
+        /** The older name of --target-epsilons; not listed. */
+        @Option(names = "--epsilons", hidden = true, split = ",")
+        void olderEpsilonsName(double[] e) {
+            epsilons = e;
+        }
 
         @Option(names = "--seeds", defaultValue = "1", description = "Repetitions per point (default ${DEFAULT-VALUE}; paper 10).")
         int seeds;
@@ -252,7 +260,7 @@ final class ReproduceCommand implements Callable<Integer> {
 
         Figure figure() throws Exception {
             if (paperScale) {
-                refuseWith("--paper-scale", "--epochs", "--mu", "--tune-fraction", "--epsilons", "--seeds");
+                refuseWith("--paper-scale", "--epochs", "--mu", "--tune-fraction", "--target-epsilons", "--epsilons", "--seeds");
                 return KoskelaKulkarniFigures.figure2(new KoskelaKulkarniFigures.Figure2Settings(datasets, 40, 15, 0.1,
                         new double[]{1, 2, 3, 4, 5, 6}, 10, seed.seed));
             }
@@ -268,7 +276,7 @@ final class ReproduceCommand implements Callable<Integer> {
             }
             for (double target : epsilons) {
                 if (!(target > 0) || Double.isInfinite(target)) {
-                    throw new IllegalArgumentException("--epsilons must be finite and > 0, got " + target);
+                    throw new IllegalArgumentException("--target-epsilons must be finite and > 0, got " + target);
                 }
             }
             return KoskelaKulkarniFigures.figure2(new KoskelaKulkarniFigures.Figure2Settings(datasets, e, mu, tuneFraction, epsilons,
@@ -357,8 +365,9 @@ final class ReproduceCommand implements Callable<Integer> {
         @Mixin
         SeedOption seed;
 
-        @Option(names = "--train-size", defaultValue = "2000", description = "MNIST training examples per run (default ${DEFAULT-VALUE}).")
-        int auditTrainSize;
+        // defaults as initial values, not defaultValue, which picocli would write over what the older names set
+        @Option(names = "--train-size", description = "MNIST training examples per run (default 2000).")
+        int auditTrainSize = 2000;
 
         /** The older name of --train-size; not listed. */
         @Option(names = "--audit-train-size", hidden = true)
@@ -366,8 +375,8 @@ final class ReproduceCommand implements Callable<Integer> {
             auditTrainSize = n;
         }
 
-        @Option(names = "--epochs", defaultValue = "6", description = "Epochs per run, batch 200 (default ${DEFAULT-VALUE}).")
-        double auditEpochs;
+        @Option(names = "--epochs", description = "Epochs per run, batch 200 (default 6).")
+        double auditEpochs = 6;
 
         /** The older name of --epochs; not listed. */
         @Option(names = "--audit-epochs", hidden = true)

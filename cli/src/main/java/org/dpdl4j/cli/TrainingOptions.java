@@ -39,9 +39,10 @@ final class TrainingOptions {
     @Option(names = "--batch-size", defaultValue = "256", description = "Expected (Poisson) batch size B; q = B/n (default ${DEFAULT-VALUE}).")
     int batchSize;
 
-    @Option(names = "--clip-norm", defaultValue = "1.0", paramLabel = "C", description = "Per-example clipping norm C "
-            + "(default ${DEFAULT-VALUE}).")
-    double clip;
+    // the defaults of options with an older hidden name are initial values, not defaultValue: picocli writes a
+    // defaultValue after parsing into an option not given, over what the older name set
+    @Option(names = "--clip-norm", paramLabel = "C", description = "Per-example clipping norm C (default 1.0).")
+    double clip = 1.0;
 
     /** The older name of --clip-norm, read from older command lines (a saved tuning's too); not listed. */
     @Option(names = "--clip", hidden = true, paramLabel = "C")
@@ -61,10 +62,10 @@ final class TrainingOptions {
     @Option(names = "--activation", defaultValue = "tanh", description = "tanh, relu or tempered-sigmoid (s, T, o) = (2, 2, 1), which equals tanh (default ${DEFAULT-VALUE}).")
     String activation;
 
-    @Option(names = "--ema-decay", paramLabel = "β", defaultValue = "0", description = {"Release the exponential moving average of the parameters with decay β in [0, 1) instead of the last "
+    @Option(names = "--ema-decay", paramLabel = "β", description = {"Release the exponential moving average of the parameters with decay β in [0, 1) instead of the last "
                         + "iterate (post-processing, no privacy cost; warm-up min(β, (1+t)/(10+t)); De et al. 2022 use 0.9999; "
                         + "default 0: off)."})
-    double ema;
+    double ema = 0;
 
     /** The older name of --ema-decay, read from older command lines; not listed. */
     @Option(names = "--ema", hidden = true, paramLabel = "β")

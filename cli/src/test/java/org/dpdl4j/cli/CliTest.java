@@ -112,6 +112,33 @@ class CliTest {
         assertTrue(acc.epsilon(NoiseCalibration.dpSgd(0.01, sigma - 1e-5, 1000), 1e-5) > 2.0);
     }
 
+    /**
+     * An option's older name sets what its current name sets (and its value is not replaced by the current name's
+     * default, as picocli's defaultValue would do): C, β, ε₀, u₀, reproduce's ε list, train size and epochs.
+     */
+    @Test
+    void olderOptionNamesStillTakeEffect() {
+        // each older name's value is refused by the check of the current one, before any data are read
+        for (String name : new String[]{"--clip", "--clip-norm"}) {
+            Run r = run("train", "--model", "mlp", name, "-0.37", "--dry-run");
+            assertTrue(r.status() == 2 && r.err().contains("--clip-norm must be finite and > 0, got -0.37"), name + ": " + r.err());
+        }
+        Run ema = run("train", "--ema", "1", "--dry-run");
+        assertTrue(ema.status() == 2 && ema.err().contains("--ema-decay must be in [0, 1)"), ema.err());
+        for (String name : new String[]{"--eps0", "--epsilon0"}) {
+            Run r = run("tune", "--tuner", "propose-test", name, "-0.37", "--dry-run");
+            assertTrue(r.status() == 2 && r.err().contains("eps0 must be finite and > 0, got -0.37"), name + ": " + r.err());
+        }
+        Run u0 = run("tune", "--tuner", "propose-test", "--u0", "2", "--dry-run");
+        assertTrue(u0.status() == 2 && u0.err().contains("u0 must be in [0, 1), got 2.0"), u0.err());
+        Run epsilons = run("reproduce", "koskela-figure2", "--epsilons", "0", "--output", tmp.resolve("k").toString());
+        assertTrue(epsilons.status() == 2 && epsilons.err().contains("--target-epsilons must be finite and > 0, got 0.0"), epsilons.err());
+        Run size = run("reproduce", "audit-table", "--audit-train-size", "10", "--output", tmp.resolve("a").toString());
+        assertTrue(size.status() == 2 && size.err().contains("--train-size must be in [400, 60000]"), size.err());
+        Run epochs = run("reproduce", "audit-table", "--audit-epochs", "0", "--output", tmp.resolve("a").toString());
+        assertTrue(epochs.status() == 2 && epochs.err().contains("--epochs must be in (0, 1000], got 0.0"), epochs.err());
+    }
+
     @Test
     void badInputGivesExitCode2AndNamesTheParameter() {
         Run r = run("account", "dpsgd", "--sampling-rate", "1.5", "--steps", "10", "--noise-multiplier", "1");
