@@ -11,10 +11,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
-import org.dpdl4j.accounting.NoiseCalibration;
 import org.dpdl4j.accounting.PrivacyEvent;
 import org.dpdl4j.accounting.Accountants;
-import org.dpdl4j.accounting.PrivacyAccountant;
 import org.dpdl4j.datasets.TrainTest;
 import org.dpdl4j.tuning.DpSgdMechanism;
 import org.dpdl4j.tuning.HyperparameterSpace;
@@ -363,20 +361,13 @@ abstract class TuningCommand implements Callable<Integer> {
 
 
     /**
-     * The smallest σ for which the procedure meets --target-epsilon (default 3). When no σ can (a floor the noise
-     * cannot lower), says so with the floor, its cause and the fix.
+     * The smallest σ for which the procedure meets --target-epsilon (default 3), as {@code PrivateTuning} calibrates it
+     * ({@link org.dpdl4j.tuning.TuningCalibration}). When no σ can (a floor the noise cannot lower), says so with the
+     * floor, its cause and the fix.
      */
     double calibrate(java.util.function.DoubleFunction<PrivacyEvent> eventOf, String floorCause) {
-        double target = targetEpsilon != null ? targetEpsilon : 3.0;
-        PrivacyAccountant acc = Accountants.standard();
-        try {
-            return NoiseCalibration.smallestNoise(eventOf::apply, target, t.delta, acc, 1e-3);
-        } catch (IllegalArgumentException e) {
-            double floor = acc.epsilon(eventOf.apply(1e6), t.delta);
-            throw new IllegalArgumentException(String.format("--target-epsilon %s cannot be met: with any noise the procedure costs "
-                    + "at least epsilon %.4f at delta %s, from %s. Raise --target-epsilon above %.4f or lower that floor.", target, floor,
-                    t.delta, floorCause, floor));
-        }
+        return TrainingOptions.byOptionName(() -> org.dpdl4j.tuning.TuningCalibration.noiseMultiplier(eventOf,
+                targetEpsilon != null ? targetEpsilon : 3.0, t.delta, floorCause));
     }
 
 

@@ -452,6 +452,12 @@ class CliTest {
         assertEquals(2, bad.status(), bad.err() + bad.out());
         assertTrue(bad.err().contains("--partitions/--batch-size: batch_size 256 must fit in each of the k = 300 parts"), bad.err());
         assertFalse(Files.exists(untouched) || Files.exists(tmp.resolve("pt-refused")), "refused before any charge or output");
+        // its loop alone (22 iterations of 0.5-DP) costs more than the target: refused by the library's calibration, named
+        bad = run("tune", "--tuner", "propose-test", "--epsilon0", "0.5", "--target-epsilon", "3", "--ledger", untouched.toString(),
+                "--ledger-budget", "10", "--output", tmp.resolve("pt-floor").toString(), "--no-progress");
+        assertEquals(2, bad.status(), bad.err() + bad.out());
+        assertTrue(bad.err().contains("--target-epsilon 3.0 cannot be met: with any noise the procedure costs at least epsilon"), bad.err());
+        assertFalse(Files.exists(untouched) || Files.exists(tmp.resolve("pt-floor")), "refused before any charge or output");
     }
 
     /** account dp-hype: the JSON's noise multiplier meets the target (Theorem IV.1 + II.1) and bad k is refused. */

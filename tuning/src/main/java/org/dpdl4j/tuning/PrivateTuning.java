@@ -9,8 +9,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import org.dpdl4j.accounting.Accountants;
-import org.dpdl4j.accounting.NoiseCalibration;
-import org.dpdl4j.accounting.PrivacyAccountant;
 import org.dpdl4j.accounting.PrivacyEvent;
 import org.dpdl4j.accounting.RepetitionDistribution;
 import org.dpdl4j.accounting.SubsampledTuningEvent;
@@ -599,22 +597,11 @@ public final class PrivateTuning extends DpSgdSettings.Setters<PrivateTuning> {
         if (tuner instanceof ProposeTestTuner pt) {
             pt.checkData(unscaled, s.expectedBatchSize());
         }
-        PrivacyAccountant accountant = Accountants.standard();
-        double sigma;
-        try {
-            sigma = NoiseCalibration.smallestNoise(x -> tuner.event(space, unscaled.withNoiseMultiplier(x)), targetEpsilon, delta,
-                    accountant, 1e-3);
-        } catch (IllegalArgumentException e) {
-            double floor = accountant.epsilon(tuner.event(space, unscaled.withNoiseMultiplier(1e6)), delta);
-            throw new IllegalArgumentException(proposeTest ? String.format("targetEpsilon %s cannot be met: with any noise the "
-                    + "procedure costs at least epsilon %.4f at delta %s, from its selection loop's T_max = %d iterations of "
-                    + "%s-DP: lower epsilon0, raise granularity, or raise the target", targetEpsilon, floor, delta,
-                    ((ProposeTestTuner) tuner).maxIterations(), epsilon0)
-                    : String.format("targetEpsilon %s cannot be met: with any noise the search costs at "
-                    + "least epsilon %.4f at delta %s, from the trials' noisy validation scores (scoreNoise %s on %d validation examples) "
-                    + "and the distribution of K: raise scoreNoise or the target", targetEpsilon, floor, delta, scoreNoise,
-                    unscaled.validation().size()), e);
-        }
+        double sigma = TuningCalibration.noiseMultiplier(x -> tuner.event(space, unscaled.withNoiseMultiplier(x)), targetEpsilon, delta,
+                proposeTest ? String.format("its selection loop's T_max = %d iterations of %s-DP (lower epsilon0 or raise "
+                        + "granularity)", ((ProposeTestTuner) tuner).maxIterations(), epsilon0)
+                        : String.format("the trials' noisy validation scores (scoreNoise %s on %d validation examples; raise "
+                        + "scoreNoise) and the distribution of K", scoreNoise, unscaled.validation().size()));
         DpSgdMechanism mechanism = unscaled.withNoiseMultiplier(sigma);
         PrivacyEvent event = tuner.event(space, mechanism);
         started = true;
