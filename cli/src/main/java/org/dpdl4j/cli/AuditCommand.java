@@ -18,6 +18,7 @@ import org.dpdl4j.audit.OneRunAudit;
 import org.dpdl4j.datasets.LabeledData;
 import org.dpdl4j.datasets.TrainTest;
 import org.dpdl4j.dpsgd.DpSgdConfig;
+import org.dpdl4j.dpsgd.DpSgdSettings;
 import org.dpdl4j.models.Models;
 import org.dpdl4j.tuning.DpSgdMechanism;
 import org.dpdl4j.tuning.HyperparameterSpace;
@@ -250,10 +251,11 @@ final class AuditCommand {
             double q = t.samplingRate(train.size());
             long steps = DpSgdConfig.stepsForEpochs(t.epochs, q);
             PrivacyAccountant acc = accountantOption.accountant();
-            double sigma = noiseMultiplier != null ? noiseMultiplier
-                    : dataNorm.calibrate(q, steps, targetEpsilon != null ? targetEpsilon : 3.0, t.delta, acc);
+            DpSgdSettings run = TrainingOptions.byOptionName(() -> dataNorm.applyTo(DpSgdSettings.builder().delta(t.delta)
+                    .targetEpsilon(targetEpsilon != null ? targetEpsilon : 3.0)).build());
+            double sigma = noiseMultiplier != null ? noiseMultiplier : TrainingOptions.byOptionName(() -> run.calibrateNoise(q, steps, acc));
             // the claim covers what was released: with --data-normalisation the statistics, then DP-SGD
-            double claim = a.claimedEpsilon != null ? a.claimedEpsilon : acc.epsilon(dataNorm.planned(q, sigma, steps), t.delta);
+            double claim = a.claimedEpsilon != null ? a.claimedEpsilon : acc.epsilon(run.event(q, sigma, steps), t.delta);
             DpSgdConfig.Builder cfg = DpSgdConfig.builder().samplingRate(q).noiseMultiplier(sigma).clipNorm(t.clip).steps(steps)
                     .physicalBatchSize(t.physicalBatchSize).delta(t.delta).nonPrivate(zero).workers(Reporting.configureWorkers(null))
                     .emaDecay(t.ema); // the audited output is the released one

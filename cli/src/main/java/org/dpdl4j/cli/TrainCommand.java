@@ -164,33 +164,28 @@ final class TrainCommand implements Callable<Integer> {
         double q = t.samplingRate(n);
         long steps = DpSgdConfig.stepsForEpochs(t.epochs, q);
         PrivacyAccountant accountant = accountantOption.accountant();
-        double sigma;
         if (noiseMultiplier != null && targetEpsilon != null) {
             throw new IllegalArgumentException("give --noise-multiplier or --target-epsilon, not both");
-        } else if (t.nonPrivate) {
-            sigma = 0;
-        } else if (noiseMultiplier != null) {
-            sigma = noiseMultiplier;
-        } else {
-            sigma = dataNorm.calibrate(q, steps, targetEpsilon != null ? targetEpsilon : 3.0, t.delta, accountant);
         }
         settings = TrainingOptions.byOptionName(() -> {
-            DpSgdSettings.Builder b = DpSgdSettings.builder().settings(t.settings()).accountant(accountantOption.name)
-                    .augmult(augmult.augmentation(t.dataset), augmult.k);
+            DpSgdSettings.Builder b = dataNorm.applyTo(DpSgdSettings.builder().settings(t.settings()).accountant(accountantOption.name)
+                    .augmult(augmult.augmentation(t.dataset), augmult.k));
             if (!t.nonPrivate && noiseMultiplier == null) {
                 b.targetEpsilon(targetEpsilon != null ? targetEpsilon : 3.0);
             }
             return b.build();
         });
+        double sigma = t.nonPrivate ? 0 : noiseMultiplier != null ? noiseMultiplier
+                : TrainingOptions.byOptionName(() -> settings.calibrateNoise(q, steps, accountant)); // with the statistics' cost
         DpSgdConfig config = config(q, sigma, steps);
         // with --data-normalisation: a ScatterNet without GroupNorm whose statistics are pending, released in finish() after
         // the charge and the step-0 checkpoint (a kill before the release leaves a checkpoint that releases them on --resume)
         org.deeplearning4j.nn.api.Model net = Models.byName(t.modelName(), t.modelOptions(data).withFeatures(placeholderStatistics(data)));
         if (dataNorm.on()) {
-            scattering(net).setFeatureMean(null);
-            scattering(net).setFeatureVariance(null);
+            PrivateNormalisation.scatteringLayer(net).setFeatureMean(null);
+            PrivateNormalisation.scatteringLayer(net).setFeatureVariance(null);
         }
-        PrivacyEvent planned = dataNorm.planned(q, sigma, steps);
+        PrivacyEvent planned = settings.event(q, sigma, steps);
         System.out.printf("dpdl4j %s | %s on %s: n=%d, q=%.6g (B=%d), T=%d (%.4g epochs), C=%s, sigma=%.4f, %s lr=%s, %d parameters%n",
                 Cli.version(), t.modelName(), t.dataset, n, q, t.batchSize, steps, t.epochs, t.clip, sigma, t.optimizer,
                 t.modelOptions(data).updater().getLearningRate(0, 0), net.numParams());
@@ -259,7 +254,7 @@ final class TrainCommand implements Callable<Integer> {
     private Map<String, Object> checkpointState(TrainTest data, int n, double q, double sigma, long steps) {
         Map<String, Object> s = CheckpointState.plan(t.dataset, data.digest(), t.imageSize, n, t.modelName(), t.optimizer,
                 t.activation, DpSgdSettings.builder().settings(settings).samplingRate(q).noiseMultiplier(sigma).build(), steps,
-                t.weightSeed(), ledger.file, dataNorm.sigma);
+                t.weightSeed(), ledger.file);
         s.put("checkpoint_every", checkpointEvery != null ? checkpointEvery : 0L);
         return s;
     }
@@ -306,11 +301,7 @@ final class TrainCommand implements Callable<Integer> {
             augmult.check(t.dataset, cluster != null);
             settings = DpSgdSettings.builder().settings(planned).augmult(augmult.augmentation(t.dataset), augmult.k).build();
             t.epochs = planned.epochs();
-            Object norm = state.get("data_normalisation");
-            if (norm != null && !(norm instanceof Number d && d.doubleValue() > 0 && Double.isFinite(d.doubleValue()))) {
-                throw new IllegalArgumentException("data_normalisation must be a noise multiplier > 0 or null, got " + norm);
-            }
-            dataNorm.sigma = norm == null ? null : ((Number) norm).doubleValue();
+            dataNorm.sigma = Double.isNaN(planned.dataNormalisation()) ? null : planned.dataNormalisation();
             stepsDone = ((Number) state.get("steps_done")).longValue();
             data = load();
             run.checkData("--resume " + dir, t.dataset, data.trainExamples().size(), data.digest());
@@ -350,10 +341,6 @@ final class TrainCommand implements Callable<Integer> {
         return new FeatureStatistics(new double[channels], ones);
     }
 
-    /** The ScatterNet's scattering layer (--data-normalisation is refused for other models). */
-    private static org.dpdl4j.models.Scattering scattering(org.deeplearning4j.nn.api.Model net) {
-        return (org.dpdl4j.models.Scattering) ((MultiLayerNetwork) net).getLayer(0).conf().getLayer();
-    }
 
     /**
      * Releases the feature statistics (after the ledger's charge and the step-0 checkpoint) and puts them into the
@@ -361,9 +348,7 @@ final class TrainCommand implements Callable<Integer> {
      */
     private void releaseStatistics(org.deeplearning4j.nn.api.Model net, org.dpdl4j.datasets.ExampleSource train, DpSgdConfig config) {
         long seed = config.secureRandom() ? new java.security.SecureRandom().nextLong() : config.seed();
-        PrivateNormalisation.Release r = PrivateNormalisation.releaseScatterNet(train, dataNorm.sigma, seed, config.workers());
-        scattering(net).setFeatureMean(r.statistics().mean());
-        scattering(net).setFeatureVariance(r.statistics().variance());
+        PrivateNormalisation.Release r = PrivateNormalisation.releaseInto(net, train, dataNorm.sigma, seed, config.workers());
         System.out.printf("data normalisation released: sigma_norm %s, C_mu %s, C_s %s%n", r.noiseMultiplier(), r.clipMean(),
                 r.clipSquares());
         System.out.printf("[operator] data normalisation: %d of %d examples clipped%n", r.clipped(), train.size());
@@ -413,7 +398,7 @@ final class TrainCommand implements Callable<Integer> {
         Cli.InterruptNotice notice = Cli.InterruptNotice.install("train interrupted" + (every > 0 || state.get("ledger_charge") != null
                 ? ": continue with ./dpdl4j train --resume " + out : "") + (state.get("ledger_charge") != null
                 ? "; the whole run was charged to " + state.get("ledger") + " (entry " + state.get("ledger_charge") + ")" : ""));
-        if (dataNorm.on() && scattering(net).getFeatureMean() == null) {
+        if (dataNorm.on() && PrivateNormalisation.scatteringLayer(net).getFeatureMean() == null) {
             releaseStatistics(net, data.trainExamples(), config); // shards and folders: read in chunks
         }
         TrainingResult result;
@@ -458,13 +443,7 @@ final class TrainCommand implements Callable<Integer> {
         settings.put("resumed_from_step", from > 0 ? from : null);
         settings.put("ledger_charge", state.get("ledger_charge"));
         LabeledData shape = data.train() != null ? data.train() : data.test(); // packed shards: the test part, checked alike
-        settings.put("data_normalisation", dataNorm.sigma);
-        settings.put("augmult", augmult.k);
-        if (dataNorm.on()) {
-            settings.put("data_normalisation_clip_mean", PrivateNormalisation.DEFAULT_CLIP_MEAN);
-            settings.put("data_normalisation_clip_squares", PrivateNormalisation.DEFAULT_CLIP_SQUARES);
-        }
-        PrivacyEvent released = dataNorm.compose(result.event());
+        PrivacyEvent released = this.settings.event(result.event()); // with the statistics' release first
         PrivateModel release = PrivateModel.of(net, "training", released, accountantOption.name(), config.delta(),
                 new InputSpec(shape.channels(), shape.height(), shape.width(), 255), settings);
         run.release(release, java.util.List.of("tuning.json", "trials.json"), // an earlier tuning's, kept by --overwrite,

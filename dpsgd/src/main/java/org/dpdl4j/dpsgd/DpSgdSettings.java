@@ -4,6 +4,10 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.dpdl4j.accounting.Accountants;
+import org.dpdl4j.accounting.ComposedEvent;
+import org.dpdl4j.accounting.NoiseCalibration;
+import org.dpdl4j.accounting.PrivacyAccountant;
+import org.dpdl4j.accounting.PrivacyEvent;
 import org.dpdl4j.datasets.ExampleSource;
 import org.dpdl4j.datasets.ImageAugmentation;
 
@@ -42,21 +46,26 @@ import org.dpdl4j.datasets.ImageAugmentation;
  * @param readCacheMb       MiB in [0, 16777216] of examples read by index kept in memory ({@link ExampleSource#withCache}),
  *                          so that later steps (and a tuning's later trials) neither read nor decode them again (default 0:
  *                          none); how the run is computed, not what it is: not in the plan
+ * @param dataNormalisation σ_norm &gt; 0, finite: before DP-SGD, release the per-channel mean and variance of the
+ *                          scattering features with Tramèr &amp; Boneh's private data normalisation ({@link PrivateNormalisation},
+ *                          "Differentially Private Learning Needs Better Features (or Much More Data)", ICLR 2021,
+ *                          arXiv:2011.11660, Sec. 3; theirs: 8), whose two Gaussian mechanisms come first in the run's
+ *                          event ({@link #event}); needs a network with a {@code Scattering} layer; NaN when unset
  */
 public record DpSgdSettings(double clipNorm, double noiseMultiplier, double targetEpsilon, int expectedBatchSize,
                             double samplingRate, double epochs, double delta, String accountant, int physicalBatchSize,
                             double emaDecay, int augmult, ImageAugmentation augmentation, boolean nonPrivate,
-                            boolean secureRandom, Long seed, int readCacheMb) implements java.io.Serializable {
+                            boolean secureRandom, Long seed, int readCacheMb, double dataNormalisation) implements java.io.Serializable {
     private static final long serialVersionUID = 1L;
 
     /** Nothing set but the defaults: C = 1, δ = 1e-5, physical batch 512, k = 1. */
     public static final DpSgdSettings DEFAULTS = new DpSgdSettings(1.0, Double.NaN, Double.NaN, 0, Double.NaN, Double.NaN,
-            1e-5, null, 512, 0, 1, null, false, false, null, 0);
+            1e-5, null, 512, 0, 1, null, false, false, null, 0, Double.NaN);
 
     /** The keys of {@link #toMap}: the settings that define a run, in files (plans, sidecars) and error messages. */
     public static final List<String> KEYS = List.of("clip_norm", "noise_multiplier", "target_epsilon", "batch_size",
             "sampling_rate", "epochs", "delta", "accountant", "physical_batch_size", "ema_decay", "augmult", "non_private",
-            "secure_noise");
+            "secure_noise", "data_normalisation");
 
     /**
      * Checks each value on its own (what needs two settings, such as σ = 0 without {@code nonPrivate}, is checked where
@@ -78,6 +87,7 @@ public record DpSgdSettings(double clipNorm, double noiseMultiplier, double targ
      * @param secureRandom see the record's secureRandom
      * @param seed see the record's seed
      * @param readCacheMb see the record's readCacheMb
+     * @param dataNormalisation see the record's dataNormalisation
      * @throws IllegalArgumentException naming the setting's key, its value and the allowed range
      */
     public DpSgdSettings {
@@ -120,6 +130,12 @@ public record DpSgdSettings(double clipNorm, double noiseMultiplier, double targ
         }
         if (readCacheMb < 0 || readCacheMb > 1 << 24) {
             throw invalid("read_cache_mb", "must be in [0, 16777216]", readCacheMb);
+        }
+        if (!Double.isNaN(dataNormalisation) && !(dataNormalisation > 0 && Double.isFinite(dataNormalisation))) {
+            throw invalid("data_normalisation", "must be a finite noise multiplier > 0", dataNormalisation);
+        }
+        if (!Double.isNaN(dataNormalisation) && nonPrivate) {
+            throw new IllegalArgumentException("data_normalisation releases private statistics: not in a non-private run (non_private)");
         }
     }
 
@@ -166,6 +182,61 @@ public record DpSgdSettings(double clipNorm, double noiseMultiplier, double targ
             throw new IllegalArgumentException("epochs must be set (> 0)");
         }
         return DpSgdConfig.stepsForEpochs(epochs, q);
+    }
+
+    /**
+     * The whole event of a run with these settings for the resolved q, σ and T: DP-SGD's
+     * ({@link DpSgdTrainer#event}), preceded, with {@link #dataNormalisation}, by the statistics' two Gaussian
+     * mechanisms ({@link PrivateNormalisation#event}; Tramèr &amp; Boneh, arXiv:2011.11660, Sec. 3).
+     *
+     * @param q     the sampling rate, in (0, 1]
+     * @param sigma DP-SGD's noise multiplier σ ≥ 0
+     * @param steps T ≥ 0
+     * @return the event the run releases in all
+     */
+    public PrivacyEvent event(double q, double sigma, long steps) {
+        return event(DpSgdTrainer.event(q, sigma, steps));
+    }
+
+    /**
+     * The whole event of a run with these settings whose DP-SGD steps released {@code dpSgd} (the steps as taken):
+     * {@code dpSgd}, preceded with {@link #dataNormalisation} by the statistics' release.
+     *
+     * @param dpSgd DP-SGD's event
+     * @return the event the run releases in all
+     */
+    public PrivacyEvent event(PrivacyEvent dpSgd) {
+        return Double.isNaN(dataNormalisation) ? dpSgd : ComposedEvent.of(PrivateNormalisation.event(dataNormalisation), dpSgd);
+    }
+
+    /**
+     * DP-SGD's smallest σ (within 10⁻⁴, rounded up: {@link NoiseCalibration#smallestNoise}) such that {@link #event} is
+     * ({@link #targetEpsilon}, {@link #delta})-DP by {@code accountant}.
+     *
+     * @param q          the sampling rate, in (0, 1]
+     * @param steps      T ≥ 1
+     * @param accountant the accountant that defines ε
+     * @return σ &gt; 0
+     * @throws IllegalArgumentException naming target_epsilon when it is unset or no σ meets it, or naming
+     *                                  data_normalisation when the statistics alone spend the target
+     */
+    public double calibrateNoise(double q, long steps, PrivacyAccountant accountant) {
+        if (Double.isNaN(targetEpsilon)) {
+            throw new IllegalArgumentException("target_epsilon must be set (finite and > 0) to calibrate noise_multiplier");
+        }
+        if (!Double.isNaN(dataNormalisation)) {
+            double alone = accountant.epsilon(PrivateNormalisation.event(dataNormalisation), delta);
+            if (!(alone < targetEpsilon)) {
+                throw new IllegalArgumentException("data_normalisation " + dataNormalisation + " alone costs epsilon " + alone
+                        + " at delta " + delta + ", not below target_epsilon " + targetEpsilon + ": use a larger noise multiplier "
+                        + "there or a larger target");
+            }
+        }
+        try {
+            return NoiseCalibration.smallestNoise(x -> event(q, x, steps), targetEpsilon, delta, accountant, 1e-4);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("target_epsilon " + targetEpsilon + ": " + e.getMessage(), e);
+        }
     }
 
     /**
@@ -231,12 +302,13 @@ public record DpSgdSettings(double clipNorm, double noiseMultiplier, double targ
         m.put("augmult", augmult);
         m.put("non_private", nonPrivate);
         m.put("secure_noise", secureRandom);
+        m.put("data_normalisation", Double.isNaN(dataNormalisation) ? null : dataNormalisation);
         return m;
     }
 
     /**
      * The released sidecar's {@code configuration} of a run with these settings (σ and q as they ran): n, the settings'
-     * keys ({@link #toMap}) and T as taken. Nothing in it depends on the data but n, which the claim's q already uses;
+     * keys ({@link #toMap}), the data normalisation's clipping norms when it is on, and T as taken. Nothing in it depends on the data but n, which the claim's q already uses;
      * the seed is never in it.
      *
      * @param n          the number of training examples, ≥ 0
@@ -247,6 +319,10 @@ public record DpSgdSettings(double clipNorm, double noiseMultiplier, double targ
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("n", n);
         m.putAll(toMap());
+        if (!Double.isNaN(dataNormalisation)) {
+            m.put("data_normalisation_clip_mean", PrivateNormalisation.DEFAULT_CLIP_MEAN);
+            m.put("data_normalisation_clip_squares", PrivateNormalisation.DEFAULT_CLIP_SQUARES);
+        }
         m.put("steps", stepsTaken);
         return m;
     }
@@ -281,7 +357,7 @@ public record DpSgdSettings(double clipNorm, double noiseMultiplier, double targ
                 m.get("accountant") instanceof String a ? a : d.accountant,
                 (int) number(m, "physical_batch_size", d.physicalBatchSize), number(m, "ema_decay", d.emaDecay),
                 (int) number(m, "augmult", d.augmult), rest.augmentation, Boolean.TRUE.equals(m.get("non_private")),
-                Boolean.TRUE.equals(m.get("secure_noise")), rest.seed, rest.readCacheMb);
+                Boolean.TRUE.equals(m.get("secure_noise")), rest.seed, rest.readCacheMb, number(m, "data_normalisation", d.dataNormalisation));
     }
 
     private static double number(Map<String, ?> m, String key, double fallback) {
@@ -528,6 +604,20 @@ public record DpSgdSettings(double clipNorm, double noiseMultiplier, double targ
         public B readCacheMb(int mb) {
             return set(v -> v.readCacheMb = mb);
         }
+
+        /**
+         * Tramèr &amp; Boneh's private data normalisation before DP-SGD (arXiv:2011.11660, Sec. 3;
+         * {@link PrivateNormalisation}): the scattering features' per-channel mean and variance are released with two
+         * Gaussian mechanisms of noise multiplier σ_norm, composed into the run's event, and set into the network's
+         * {@code Scattering} layer.
+         *
+         * @param sigmaNorm σ_norm &gt; 0, finite (theirs: 8); NaN turns it off
+         * @return this builder
+         * @throws IllegalArgumentException naming data_normalisation if σ_norm is not finite and &gt; 0, or the run is non-private
+         */
+        public B dataNormalisation(double sigmaNorm) {
+            return set(v -> v.dataNormalisation = sigmaNorm);
+        }
     }
 
     /** The components as mutable fields: each setter changes one and builds the record again, which checks it. */
@@ -548,6 +638,7 @@ public record DpSgdSettings(double clipNorm, double noiseMultiplier, double targ
         boolean secureRandom;
         Long seed;
         int readCacheMb;
+        double dataNormalisation;
 
         Values(DpSgdSettings s) {
             clipNorm = s.clipNorm;
@@ -566,11 +657,13 @@ public record DpSgdSettings(double clipNorm, double noiseMultiplier, double targ
             secureRandom = s.secureRandom;
             seed = s.seed;
             readCacheMb = s.readCacheMb;
+            dataNormalisation = s.dataNormalisation;
         }
 
         DpSgdSettings build() {
             return new DpSgdSettings(clipNorm, noiseMultiplier, targetEpsilon, expectedBatchSize, samplingRate, epochs, delta,
-                    accountant, physicalBatchSize, emaDecay, augmult, augmentation, nonPrivate, secureRandom, seed, readCacheMb);
+                    accountant, physicalBatchSize, emaDecay, augmult, augmentation, nonPrivate, secureRandom, seed, readCacheMb,
+                    dataNormalisation);
         }
     }
 

@@ -12,6 +12,7 @@ import org.dpdl4j.accounting.PrivacyEvent;
 import org.dpdl4j.datasets.ExampleSource;
 import org.dpdl4j.datasets.LabeledData;
 import org.dpdl4j.models.FeatureStatistics;
+import org.dpdl4j.models.Scattering;
 import org.dpdl4j.models.Scattering2D;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
@@ -90,6 +91,53 @@ public final class PrivateNormalisation {
      */
     public static Release releaseScatterNet(ExampleSource data, double noiseMultiplier, long seed, int threads) {
         return release(data, 2, 8, DEFAULT_CLIP_MEAN, DEFAULT_CLIP_SQUARES, noiseMultiplier, seed ^ 0x5eed_0a0aL, threads);
+    }
+
+    /**
+     * The one {@link Scattering} layer of a network (a {@code MultiLayerNetwork} or a {@code ComputationGraph}), whose
+     * feature statistics {@link #releaseInto} sets.
+     *
+     * @param network the network
+     * @return its scattering layer's configuration, which DL4J's output() and the engine's kernel both read
+     * @throws IllegalArgumentException naming data_normalisation if the network has no scattering layer or more than one
+     */
+    public static Scattering scatteringLayer(org.deeplearning4j.nn.api.Model network) {
+        org.deeplearning4j.nn.api.Layer[] layers = network instanceof org.deeplearning4j.nn.multilayer.MultiLayerNetwork m
+                ? m.getLayers() : network instanceof org.deeplearning4j.nn.graph.ComputationGraph g ? g.getLayers()
+                : new org.deeplearning4j.nn.api.Layer[0];
+        List<Scattering> found = new ArrayList<>();
+        for (org.deeplearning4j.nn.api.Layer l : layers) {
+            if (l.conf() != null && l.conf().getLayer() instanceof Scattering s) {
+                found.add(s);
+            }
+        }
+        if (found.size() != 1) {
+            throw new IllegalArgumentException("data_normalisation normalises the features of a Scattering layer: the network ("
+                    + network.getClass().getSimpleName() + ") has " + found.size() + " of them, not one");
+        }
+        return found.get(0);
+    }
+
+    /**
+     * Releases the feature statistics of {@code network}'s scattering layer ({@link #release} with its J and L and the
+     * default clipping norms) and sets them into that layer.
+     *
+     * @param network         the network, with one {@link Scattering} layer ({@link #scatteringLayer})
+     * @param data            the training examples, images of the shape the layer takes
+     * @param noiseMultiplier σ_norm ≥ 0, finite
+     * @param seed            the noise's seed (keep it secret)
+     * @param threads         threads computing the clipped sums, ≥ 1
+     * @return the release (its event is {@link #event}(σ_norm))
+     * @throws IllegalArgumentException as {@link #scatteringLayer} and {@link #release}
+     */
+    public static Release releaseInto(org.deeplearning4j.nn.api.Model network, ExampleSource data, double noiseMultiplier,
+                                      long seed, int threads) {
+        Scattering layer = scatteringLayer(network);
+        Release r = release(data, layer.getScales(), layer.getAngles(), DEFAULT_CLIP_MEAN, DEFAULT_CLIP_SQUARES, noiseMultiplier,
+                seed ^ 0x5eed_0a0aL, threads);
+        layer.setFeatureMean(r.statistics().mean());
+        layer.setFeatureVariance(r.statistics().variance());
+        return r;
     }
 
     /**

@@ -3,7 +3,6 @@ package org.dpdl4j.dpsgd;
 import java.util.Objects;
 import org.deeplearning4j.nn.api.Model;
 import org.dpdl4j.accounting.Accountants;
-import org.dpdl4j.accounting.NoiseCalibration;
 import org.dpdl4j.datasets.ExampleSource;
 import org.dpdl4j.datasets.LabeledData;
 import org.dpdl4j.datasets.PackedShards;
@@ -220,6 +219,9 @@ public final class PrivateTraining extends DpSgdSettings.Setters<PrivateTraining
             throw new IllegalArgumentException("noise_multiplier is calibrated from target_epsilon: do not set both");
         }
         settings.steps(1); // epochs set
+        if (!Double.isNaN(settings.dataNormalisation())) {
+            PrivateNormalisation.scatteringLayer(network); // refused before anything is read or charged
+        }
         DpSgdTrainer trainer = new DpSgdTrainer(Accountants.byName(accountant()));
         if (settings.augmult() != 1) {
             if (!(data instanceof LabeledData)) {
@@ -243,20 +245,36 @@ public final class PrivateTraining extends DpSgdSettings.Setters<PrivateTraining
         DpSgdSettings settings = settings();
         double q = settings.samplingRate(n);
         long steps = settings.steps(q);
-        double sigma = NoiseCalibration.noiseMultiplier(q, steps, settings.targetEpsilon(), settings.delta(),
-                Accountants.byName(accountant()), 1e-4);
+        double sigma = settings.calibrateNoise(q, steps, Accountants.byName(accountant())); // for the whole event
         DpSgdConfig config = settings.config(q, sigma, steps, workers);
         DpSgdSettings resolved = DpSgdSettings.builder().settings(settings).noiseMultiplier(sigma).build(); // σ that ran
+        if (!Double.isNaN(settings.dataNormalisation())) { // pending (in a step-0 checkpoint too): released after any charge
+            PrivateNormalisation.scatteringLayer(network).setFeatureMean(null);
+            PrivateNormalisation.scatteringLayer(network).setFeatureVariance(null);
+        }
         if (output != null) {
             return trainAsRun(trainer, data, config, resolved);
         }
         started = true; // from here on the network changes
+        releaseStatistics(network, data, config, resolved);
         ExampleSource source = resolved.trainingData(data);
         TrainingResult result = source instanceof LabeledData inMemory ? trainer.train(network, inMemory, config, listeners)
                 : trainer.train(network, source, config, listeners);
-        return PrivateModel.of(network, "training", result.event(), accountant(), settings.delta(), input,
+        return PrivateModel.of(network, "training", resolved.event(result.event()), accountant(), settings.delta(), input,
                 resolved.configuration(n, result.stepsTaken()));
     }
+
+    /**
+     * With data normalisation, releases the feature statistics into the network's scattering layer unless a checkpoint
+     * already holds them (a run resumed after their release); without it, nothing.
+     */
+    private static void releaseStatistics(Model net, ExampleSource data, DpSgdConfig config, DpSgdSettings settings) {
+        if (!Double.isNaN(settings.dataNormalisation()) && PrivateNormalisation.scatteringLayer(net).getFeatureMean() == null) {
+            PrivateNormalisation.releaseInto(net, data, settings.dataNormalisation(), config.secureRandom()
+                    ? new java.security.SecureRandom().nextLong() : config.seed(), config.workers());
+        }
+    }
+
 
     /** The accountant's name: the settings', else {@link #DEFAULT_ACCOUNTANT}. */
     private String accountant() {
@@ -270,7 +288,7 @@ public final class PrivateTraining extends DpSgdSettings.Setters<PrivateTraining
         return org.dpdl4j.release.CheckpointState.plan(ledger != null ? ledger.dataset() : "data", org.dpdl4j.datasets.Sha256.of(data),
                 input == null ? "unspecified" : input.height() + "x" + input.width() + "x" + input.channels()
                         + (input.scale() != 255 ? "/" + input.scale() : ""), data.size(), network.getClass().getSimpleName(),
-                "the network's own", "the network's own", resolved, config.steps(), null, ledger == null ? null : ledger.file(), null);
+                "the network's own", "the network's own", resolved, config.steps(), null, ledger == null ? null : ledger.file());
     }
 
     /** Trains through the run's lifecycle in {@link #output} and releases there. */
@@ -283,7 +301,7 @@ public final class PrivateTraining extends DpSgdSettings.Setters<PrivateTraining
         try {
             java.nio.file.Files.createDirectories(output);
             org.dpdl4j.release.PrivateRun run = org.dpdl4j.release.PrivateRun.start(output, plan, network, config,
-                    DpSgdTrainer.event(config.samplingRate(), config.noiseMultiplier(), config.steps()), ledger,
+                    settings.event(config.samplingRate(), config.noiseMultiplier(), config.steps()), ledger,
                     "train " + plan.get("model") + " on " + plan.get("dataset"), checkpointEvery);
             started = true; // from here on the network changes
             return trainAndRelease(run, trainer, data, network, config, 0, null, settings);
@@ -298,6 +316,7 @@ public final class PrivateTraining extends DpSgdSettings.Setters<PrivateTraining
                                          DpSgdSettings settings) throws java.io.IOException {
         try (run) {
             long every = run.checkpointEvery();
+            releaseStatistics(net, data, config, settings);
             data = settings.trainingData(data);
             TrainingResult result = from > 0 ? trainer.resume(new Checkpoint(net, config, from, ema), data, every, run.checkpoints(),
                     listeners) : every > 0 ? trainer.train(net, data, config, every, run.checkpoints(), listeners)
@@ -305,9 +324,9 @@ public final class PrivateTraining extends DpSgdSettings.Setters<PrivateTraining
             java.util.Map<String, Object> configuration = settings.configuration(data.size(), result.stepsTaken());
             configuration.put("resumed_from_step", from > 0 ? from : null);
             configuration.put("ledger_charge", run.charge());
-            PrivateModel release = PrivateModel.of(net, "training", result.event(), (String) run.state().get("accountant"),
+            PrivateModel release = PrivateModel.of(net, "training", settings.event(result.event()), (String) run.state().get("accountant"),
                     config.delta(), inputOf((String) run.state().get("image_size")), configuration);
-            run.release(release, java.util.List.of(), result.event());
+            run.release(release, java.util.List.of(), release.event());
             return release;
         }
     }

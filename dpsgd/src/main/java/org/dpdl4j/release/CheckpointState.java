@@ -61,12 +61,11 @@ public final class CheckpointState {
      * @param steps             T ≥ 1
      * @param weightsSeed       the initial weights' seed, or null when the network came built
      * @param ledger            the ledger's file, or null
-     * @param dataNormalisation the data normalisation's noise multiplier, or null for none
      * @return a new, mutable map
      */
     public static Map<String, Object> plan(String dataset, String dataSha256, String imageSize, int n, String model,
                                            String optimizer, String activation, org.dpdl4j.dpsgd.DpSgdSettings settings, long steps,
-                                           Long weightsSeed, Path ledger, Double dataNormalisation) {
+                                           Long weightsSeed, Path ledger) {
         Map<String, Object> s = new LinkedHashMap<>();
         s.put("format", FORMAT);
         s.put("run", java.util.UUID.randomUUID().toString());
@@ -81,8 +80,7 @@ public final class CheckpointState {
         s.put("steps", steps);
         s.put("weights_seed", weightsSeed);
         s.put("ledger", ledger == null ? null : ledger.toAbsolutePath().toString());
-        s.put("data_normalisation", dataNormalisation);
-        return s;
+        return s; // data_normalisation: a setting (settings.toMap())
     }
 
     /**

@@ -148,6 +148,15 @@ public final class PrivateModel {
     }
 
     /**
+     * The run's settings as the sidecar records them (its {@code configuration}), also before the model is saved.
+     *
+     * @return an unmodifiable map (empty when none was given)
+     */
+    public Map<String, Object> configuration() {
+        return configuration;
+    }
+
+    /**
      * The sidecar this model was loaded with or last saved with (or last built by {@link #releaseFiles}).
      *
      * @return the sidecar, or null before any of these

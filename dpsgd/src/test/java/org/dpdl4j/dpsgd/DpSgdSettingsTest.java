@@ -18,7 +18,7 @@ class DpSgdSettingsTest {
     private static DpSgdSettings full() {
         return DpSgdSettings.builder().clipNorm(0.7).noiseMultiplier(1.3).targetEpsilon(2).expectedBatchSize(128)
                 .samplingRate(0.02).epochs(3.5).delta(1e-6).accountant("pld").physicalBatchSize(64).emaDecay(0.9)
-                .augmult(ImageAugmentation.forDataset("mnist"), 4).nonPrivate(false).secureRandom(true).build();
+                .augmult(ImageAugmentation.forDataset("mnist"), 4).nonPrivate(false).secureRandom(true).dataNormalisation(8).build();
     }
 
     @Test
@@ -36,7 +36,9 @@ class DpSgdSettingsTest {
                 {"physical_batch_size must be >= 1, got 0", (Runnable) () -> DpSgdSettings.builder().physicalBatchSize(0)},
                 {"ema_decay must be in [0, 1)", (Runnable) () -> DpSgdSettings.builder().emaDecay(1)},
                 {"augmult must be in [1, 64], got 65", (Runnable) () -> DpSgdSettings.builder().augmult(ImageAugmentation.forDataset("mnist"), 65)},
-                {"augmult above 1 needs an augmentation", (Runnable) () -> DpSgdSettings.builder().augmult(null, 2)}};
+                {"augmult above 1 needs an augmentation", (Runnable) () -> DpSgdSettings.builder().augmult(null, 2)},
+                {"data_normalisation must be a finite noise multiplier > 0, got 0.0", (Runnable) () -> DpSgdSettings.builder().dataNormalisation(0)},
+                {"data_normalisation releases private statistics", (Runnable) () -> DpSgdSettings.builder().nonPrivate(true).dataNormalisation(8)}};
         for (Object[] b : bad) {
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class, ((Runnable) b[1])::run, (String) b[0]);
             assertTrue(e.getMessage().startsWith((String) b[0]), e.getMessage());
@@ -58,10 +60,12 @@ class DpSgdSettingsTest {
         Map<String, Object> old = new LinkedHashMap<>(m);
         old.remove("target_epsilon");
         old.remove("augmult");
+        old.remove("data_normalisation");
         DpSgdSettings fromOld = DpSgdSettings.fromMap(old);
         assertTrue(Double.isNaN(fromOld.targetEpsilon()));
         assertEquals(1, fromOld.augmult());
-        assertEquals(List.of("target_epsilon", "augmult"), fromOld.differences(s));
+        assertTrue(Double.isNaN(fromOld.dataNormalisation()));
+        assertEquals(List.of("target_epsilon", "augmult", "data_normalisation"), fromOld.differences(s));
         // a value of the wrong type or range is named
         Map<String, Object> wrong = new LinkedHashMap<>(m);
         wrong.put("clip_norm", "one");

@@ -168,4 +168,61 @@ class PrivateTrainingTest {
         var acc = assertThrows(IllegalArgumentException.class, () -> PrivateTraining.of(net(), train).accountant("moments"));
         assertTrue(acc.getMessage().contains("rdp, pld"), acc.getMessage());
     }
+
+    /** A ScatterNet (linear) without GroupNorm, whose fixed feature statistics (mean 0, variance 1) a release replaces. */
+    static MultiLayerNetwork scatterNet() {
+        double[] ones = new double[81]; // one channel, J = 2, L = 8: 81 coefficients
+        java.util.Arrays.fill(ones, 1);
+        return Models.scatterNetLinear(ModelOptions.mnist().withSeed(2).withUpdater(new Sgd(0.5))
+                .withFeatures(new org.dpdl4j.models.FeatureStatistics(new double[81], ones)));
+    }
+
+    /**
+     * Data normalisation (Tramèr &amp; Boneh, arXiv:2011.11660, Sec. 3) as a setting of the one-call trainer: the claim
+     * is the two Gaussian mechanisms of the statistics composed with the run (rebuilt here from their definition), σ
+     * is the smallest that meets the target for the whole, and the scattering layer holds statistics within six
+     * standard deviations of the noise (σ_norm·C_μ/n) of the exact clipped means; bad values and networks are refused.
+     */
+    @Test
+    void dataNormalisationIsChargedWithTheRunAndItsStatisticsSetInTheNetwork() {
+        LabeledData small = train.randomSubset(500, 8);
+        MultiLayerNetwork net = scatterNet();
+        PrivateModel m = PrivateTraining.of(net, small).targetEpsilon(3).epochs(1).expectedBatchSize(50).dataNormalisation(8)
+                .seed(1).train();
+        double sigma = ((Number) m.configuration().get("noise_multiplier")).doubleValue();
+        long steps = DpSgdConfig.stepsForEpochs(1, 0.1);
+        var statistics = org.dpdl4j.accounting.ComposedEvent.of(new org.dpdl4j.accounting.GaussianEvent(8),
+                new org.dpdl4j.accounting.GaussianEvent(8));
+        assertEquals(org.dpdl4j.accounting.ComposedEvent.of(statistics, NoiseCalibration.dpSgd(0.1, sigma, steps)), m.event());
+        var pld = Accountants.byName("pld");
+        double eps = m.guarantee().epsilon();
+        assertTrue(eps <= 3 && eps > 2.99, "calibrated for the whole: " + eps);
+        assertTrue(pld.epsilon(org.dpdl4j.accounting.ComposedEvent.of(statistics, NoiseCalibration.dpSgd(0.1, sigma - 1e-3, steps)),
+                1e-5) > 3, "sigma is the smallest for the whole");
+        assertTrue(pld.epsilon(NoiseCalibration.dpSgd(0.1, sigma, steps), 1e-5) < eps - 0.01, "the statistics cost something");
+        assertEquals(8.0, m.configuration().get("data_normalisation"));
+        assertEquals(PrivateNormalisation.DEFAULT_CLIP_MEAN, m.configuration().get("data_normalisation_clip_mean"));
+
+        double[] released = PrivateNormalisation.scatteringLayer(m.network()).getFeatureMean();
+        double[] exact = PrivateNormalisation.release(small, 2, 8, PrivateNormalisation.DEFAULT_CLIP_MEAN,
+                PrivateNormalisation.DEFAULT_CLIP_SQUARES, 0, 0, 1).statistics().mean();
+        double worst = 0;
+        for (int c = 0; c < exact.length; c++) {
+            worst = Math.max(worst, Math.abs(released[c] - exact[c]));
+        }
+        double sd = 8 * PrivateNormalisation.DEFAULT_CLIP_MEAN / small.size();
+        assertTrue(worst < 6 * sd && worst > 1e-3 * sd, "noisy, within 6 sd of the exact means: " + worst + " vs sd " + sd);
+
+        var notScatterNet = assertThrows(IllegalArgumentException.class, () -> PrivateTraining.of(net(), small).targetEpsilon(3)
+                .epochs(1).expectedBatchSize(100).dataNormalisation(8).train());
+        assertTrue(notScatterNet.getMessage().contains("has 0 of them"), notScatterNet.getMessage());
+        var tooCostly = assertThrows(IllegalArgumentException.class, () -> PrivateTraining.of(scatterNet(), small).targetEpsilon(1)
+                .epochs(1).expectedBatchSize(100).dataNormalisation(0.5).train());
+        assertTrue(tooCostly.getMessage().startsWith("data_normalisation 0.5 alone costs epsilon"), tooCostly.getMessage());
+        var negative = assertThrows(IllegalArgumentException.class, () -> PrivateTraining.of(scatterNet(), small).dataNormalisation(-1));
+        assertEquals("data_normalisation must be a finite noise multiplier > 0, got -1.0", negative.getMessage());
+        var nonPrivate = assertThrows(IllegalArgumentException.class, () -> PrivateTraining.of(scatterNet(), small).nonPrivate(true)
+                .dataNormalisation(8));
+        assertTrue(nonPrivate.getMessage().contains("not in a non-private run"), nonPrivate.getMessage());
+    }
 }

@@ -37,30 +37,52 @@ class PrivateRunTest {
         return Models.mlp(ModelOptions.mnist().withSeed(2).withUpdater(new Sgd(0.5)));
     }
 
-    /** The child: starts the run; with the crash point set it halts after step 10's checkpoint. */
+    /** A ScatterNet (linear) without GroupNorm, whose fixed feature statistics (mean 0, variance 1) a release replaces. */
+    private static MultiLayerNetwork scatterNet() {
+        double[] ones = new double[81];
+        java.util.Arrays.fill(ones, 1);
+        return Models.scatterNetLinear(ModelOptions.mnist().withSeed(2).withUpdater(new Sgd(0.5))
+                .withFeatures(new org.dpdl4j.models.FeatureStatistics(new double[81], ones)));
+    }
+
+    /**
+     * The child: starts the run (with a third argument, a ScatterNet with data normalisation σ_norm = 8); with the crash
+     * point set it halts there.
+     */
     public static void main(String[] args) throws Exception {
         Path out = Path.of(args[0]);
+        boolean normalise = args.length > 2;
         try (PrivacyLedger ledger = PrivacyLedger.open(Path.of(args[1]), "mnist-2000", 10, 1e-5)) {
-            PrivateTraining.of(net(), data()).targetEpsilon(3).delta(1e-5).epochs(1).expectedBatchSize(100).output(out)
-                    .ledger(ledger).checkpointEvery(5).train();
+            PrivateTraining p = PrivateTraining.of(normalise ? scatterNet() : net(), data()).targetEpsilon(3).delta(1e-5).epochs(1)
+                    .expectedBatchSize(100).output(out).ledger(ledger).checkpointEvery(5);
+            if (normalise) {
+                p.dataNormalisation(8);
+            }
+            p.train();
         }
     }
 
-    @Test
-    void aKilledRunResumesThroughTheApiWithOneChargeAndOneRelease(@TempDir Path tmp) throws Exception {
-        Path out = tmp.resolve("run");
-        Path ledgerFile = tmp.resolve("ledger.jsonl");
+    /** Runs {@link #main} in a child JVM halted at {@code crashPoint}; asserts it was halted (exit 137). */
+    private static void runChildUntil(String crashPoint, Path tmp, String... args) throws Exception {
         Path log = tmp.resolve("child.log");
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        Process p = new ProcessBuilder(java, "-Xmx1g", "-D" + CrashPoint.PROPERTY + "=train:checkpoint:10", "-cp",
-                System.getProperty("java.class.path"), PrivateRunTest.class.getName(), out.toString(), ledgerFile.toString())
-                .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        List<String> command = new java.util.ArrayList<>(List.of(java, "-Xmx1g", "-D" + CrashPoint.PROPERTY + "=" + crashPoint, "-cp",
+                System.getProperty("java.class.path"), PrivateRunTest.class.getName()));
+        command.addAll(List.of(args));
+        Process p = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
         try {
             assertTrue(p.waitFor(300, TimeUnit.SECONDS), "the child ends");
         } finally {
             p.destroyForcibly(); // whatever happens, the child does not outlive the test
         }
         assertEquals(137, p.exitValue(), Files.readString(log));
+    }
+
+    @Test
+    void aKilledRunResumesThroughTheApiWithOneChargeAndOneRelease(@TempDir Path tmp) throws Exception {
+        Path out = tmp.resolve("run");
+        Path ledgerFile = tmp.resolve("ledger.jsonl");
+        runChildUntil("train:checkpoint:10", tmp, out.toString(), ledgerFile.toString());
         assertTrue(Files.exists(out.resolve(PrivateRun.CHECKPOINT).resolve("state.json")), "the checkpoint is on disk");
         assertFalse(Files.exists(out.resolve(PrivateModel.MODEL_FILE)), "nothing released yet");
 
@@ -98,6 +120,41 @@ class PrivateRunTest {
             }
         });
         assertTrue(noOutput.getMessage().contains("output(dir)"), noOutput.getMessage());
+    }
+
+    /**
+     * Data normalisation across a kill: the child is halted right after the charge, whose step-0 checkpoint holds no
+     * statistics yet; the resume through the API releases them, and the ledger's one charge, the one release and the
+     * sidecar's event are the statistics' two Gaussian mechanisms (σ_norm = 8) composed with the whole run, rebuilt here
+     * from their definitions.
+     */
+    @Test
+    void aRunWithDataNormalisationKilledAfterItsChargeReleasesTheStatisticsOnResume(@TempDir Path tmp) throws Exception {
+        Path out = tmp.resolve("run");
+        Path ledgerFile = tmp.resolve("ledger.jsonl");
+        runChildUntil("train:after-charge", tmp, out.toString(), ledgerFile.toString(), "data-normalisation");
+        assertFalse(Files.exists(out.resolve(PrivateModel.MODEL_FILE)), "nothing released yet");
+        assertEquals(8.0, new com.fasterxml.jackson.databind.ObjectMapper().readTree(out.resolve(PrivateRun.CHECKPOINT)
+                .resolve("state.json").toFile()).get("data_normalisation").asDouble(), "the plan holds the setting");
+
+        PrivateModel m = PrivateTraining.resume(out, data()).train();
+        double sigma = ((Number) m.sidecar().configuration().get("noise_multiplier")).doubleValue();
+        long steps = DpSgdConfig.stepsForEpochs(1, 100.0 / 2000);
+        var statistics = org.dpdl4j.accounting.ComposedEvent.of(new org.dpdl4j.accounting.GaussianEvent(8),
+                new org.dpdl4j.accounting.GaussianEvent(8));
+        assertEquals(org.dpdl4j.accounting.ComposedEvent.of(statistics, NoiseCalibration.dpSgd(100.0 / 2000, sigma, steps)), m.event());
+        assertTrue(m.guarantee().epsilon() <= 3 && m.guarantee().epsilon() > 2.99, "the whole meets the target: " + m.guarantee().epsilon());
+        double[] mean = org.dpdl4j.dpsgd.PrivateNormalisation.scatteringLayer(m.network()).getFeatureMean();
+        assertTrue(mean != null && java.util.Arrays.stream(mean).anyMatch(v -> v != 0), "statistics released on resume");
+        PrivateModel loaded = PrivateModel.load(out, LoadPolicy.privateOnly());
+        org.junit.jupiter.api.Assertions.assertArrayEquals(mean,
+                org.dpdl4j.dpsgd.PrivateNormalisation.scatteringLayer(loaded.network()).getFeatureMean(), "the released model holds them");
+        try (PrivacyLedger l = PrivacyLedger.inspect(ledgerFile)) {
+            List<PrivacyLedger.Entry> charges = l.entries().stream().filter(PrivacyLedger.Entry::charged).toList();
+            assertEquals(1, charges.size(), "charged once: " + l.entries());
+            assertEquals(m.event(), charges.get(0).event(), "the release is what was charged, statistics included");
+            assertEquals(1, l.entries().stream().filter(e -> e.kind() == PrivacyLedger.Kind.RELEASE).count());
+        }
     }
 
     /** A run that neither checkpoints nor is charged writes nothing and has done 0 steps (it used to throw). */

@@ -618,9 +618,14 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
          * The mechanism; its splits are made now.
          *
          * @return the mechanism
-         * @throws IllegalArgumentException if {@link #augmult} above 1 is combined with {@link #clippedSums}
+         * @throws IllegalArgumentException if {@link #augmult} above 1 is combined with {@link #clippedSums}, or data
+         *                                  normalisation is set
          */
         public DpSgdMechanism build() {
+            if (!Double.isNaN(settings().dataNormalisation())) { // its event is not in a trial's; a tuning would not count it
+                throw new IllegalArgumentException("data_normalisation " + settings().dataNormalisation() + " is a setting of "
+                        + "one training run (PrivateTraining, train): a tuning's trials do not release feature statistics");
+            }
             if (clippedSums != null && settings().augmult() > 1) {
                 throw new IllegalArgumentException("augmult k = " + settings().augmult() + " computes its clipped sums on this JVM: not with "
                         + "clippedSums");

@@ -58,6 +58,13 @@ class PrivateTuningTest {
         var activation = assertThrows(IllegalArgumentException.class, () -> DpSgdMechanism.builder(data).network(MLP).build()
                 .network(new Candidate(java.util.Map.of("activation", "relu")), 1));
         assertTrue(activation.getMessage().contains("activation"), activation.getMessage());
+        // a trial's event has no feature statistics in it: a tuning refuses the setting rather than leave them uncounted
+        var normalised = assertThrows(IllegalArgumentException.class, () -> DpSgdMechanism.builder(data).network(MLP)
+                .dataNormalisation(8).build());
+        assertTrue(normalised.getMessage().startsWith("data_normalisation 8.0 is a setting of one training run"), normalised.getMessage());
+        var search = assertThrows(IllegalArgumentException.class, () -> PrivateTuning.randomSearch(MLP, data).space("lr=cat:0.1,0.5")
+                .targetEpsilon(3).epochs(0.5).expectedBatchSize(100).dataNormalisation(8).run());
+        assertTrue(search.getMessage().startsWith("data_normalisation 8.0 is a setting of one training run"), search.getMessage());
     }
 
     @Test
@@ -185,6 +192,15 @@ class PrivateTuningTest {
                 assertTrue(refused.getMessage().contains(parts == 19 ? "batch_size 100 must fit in each of the k = 19 parts"
                         : "validation examples"), refused.getMessage());
             }
+            // the loop alone, 22 iterations of 0.5-DP, costs more than the target: refused with that floor, nothing charged
+            var floor = assertThrows(IllegalArgumentException.class, () -> PrivateTuning.proposeTest(MLP, data).partitions(4)
+                    .epsilon0(0.5).space("lr=cat:0.1,0.5").targetEpsilon(3).epochs(1).expectedBatchSize(100).seed(5).ledger(ledger)
+                    .output(tmp.resolve("y")).run());
+            var m = java.util.regex.Pattern.compile("^target_epsilon 3.0 cannot be met: with any noise the procedure costs at least "
+                    + "epsilon ([0-9.]+) at delta 1.0E-5, from its selection loop's T_max = 22 iterations of 0.5-DP").matcher(floor.getMessage());
+            assertTrue(m.find(), floor.getMessage());
+            double loop = Accountants.standard().epsilon(new SelfComposedEvent(new org.dpdl4j.accounting.PureDpEvent(0.5), 22), 1e-5);
+            assertEquals(loop, Double.parseDouble(m.group(1)), 1e-4, "the floor is the loop's epsilon (the run at sigma = 1e6 adds ~0)");
             assertTrue(ledger.entries().isEmpty(), "refused before any charge");
             best = PrivateTuning.proposeTest(MLP, data).partitions(4).epsilon0(0.1).space("lr=cat:0.1,0.5").targetEpsilon(3)
                     .epochs(1).expectedBatchSize(100).seed(5).ledger(ledger).output(out).run();
