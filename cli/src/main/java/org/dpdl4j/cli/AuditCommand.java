@@ -358,7 +358,7 @@ final class AuditCommand {
             CanaryAudit.GradientDesign design = CanaryAudit.gradientDesign(template, train,
                     CanaryAudit.inclusionBits(a.canaries, inclusion), inclusion.nextLong(), augmult.augmentation(t.dataset));
             DpSgdMechanism.Builder builder = DpSgdMechanism.builder(train).model(t.modelName(), t.modelOptions(data))
-                    .settings(t.settings()).optimizer(t.optimizer, t.lr).activation(t.activation).noiseMultiplier(1)
+                    .settings(t.settings()).activation(t.activation).noiseMultiplier(1)
                     .workers(Reporting.configureWorkers(null)).validation(0.1, seed).scoring(DpSgdMechanism.Scoring.PRIVATE_VALIDATION, scoreNoise)
                     .gradientCanaries(design.canaries(a.canaryNorm != null ? a.canaryNorm : t.clip));
             if (augmult.k > 1) { // every trial averages k augmented copies of each example, as tune --augmult runs it

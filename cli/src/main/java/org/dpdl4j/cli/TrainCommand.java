@@ -252,7 +252,7 @@ final class TrainCommand implements Callable<Integer> {
 
     /** What a checkpoint must hold besides the network to continue the run (never the seed). */
     private Map<String, Object> checkpointState(TrainTest data, int n, double q, double sigma, long steps) {
-        Map<String, Object> s = CheckpointState.plan(t.dataset, data.digest(), t.imageSize, n, t.modelName(), t.optimizer,
+        Map<String, Object> s = CheckpointState.plan(t.dataset, data.digest(), t.imageSize, n, t.modelName(),
                 t.activation, DpSgdSettings.builder().settings(settings).samplingRate(q).noiseMultiplier(sigma).build(), steps,
                 t.weightSeed(), ledger.file);
         s.put("checkpoint_every", checkpointEvery != null ? checkpointEvery : 0L);

@@ -53,7 +53,7 @@ final class TrainingOptions {
     @Option(names = "--delta", defaultValue = "1e-5", paramLabel = "δ", description = "delta (default ${DEFAULT-VALUE}).")
     double delta;
 
-    @Option(names = "--lr", paramLabel = "η", description = "Learning rate (default: 0.5 sgd, 0.05 momentum, 0.002 adam).")
+    @Option(names = {"--lr", "--learning-rate"}, paramLabel = "η", description = "Learning rate (default: 0.5 sgd, 0.05 momentum, 0.002 adam).")
     Double lr;
 
     @Option(names = "--optimizer", defaultValue = "sgd", description = "sgd, momentum (Nesterov, 0.9) or adam (default ${DEFAULT-VALUE}).")
@@ -258,7 +258,7 @@ final class TrainingOptions {
         return byOptionName(() -> {
             DpSgdSettings.Builder b = DpSgdSettings.builder().clipNorm(clip).expectedBatchSize(batchSize).epochs(epochs).delta(delta)
                     .physicalBatchSize(physicalBatchSize).emaDecay(ema).nonPrivate(nonPrivate).secureRandom(secureNoise)
-                    .readCacheMb(readCacheMb);
+                    .readCacheMb(readCacheMb).optimizer(optimizer).learningRate(lr != null ? lr : Double.NaN);
             if (seed != null && !secureNoise) {
                 b.seed(seed);
             }

@@ -513,7 +513,7 @@ abstract class TuningCommand implements Callable<Integer> {
         // executors take this JVM's setting, so that a trial computes the same bits wherever it runs)
         Reporting.configureWorkers(workers, cluster != null ? cluster.settings().taskCpus() : cores, cluster != null ? 1 : threads);
         DpSgdMechanism.Builder b = DpSgdMechanism.builder(data.trainExamples()).model(t.modelName(), t.modelOptions(data))
-                .settings(t.settings()).optimizer(t.optimizer, t.lr).activation(t.activation)
+                .settings(t.settings()).activation(t.activation)
                 .noiseMultiplier(noiseMultiplier != null ? noiseMultiplier : 1).workers(workers)
                 .validation(validationFraction, t.weightSeed()).scoring(scoring, scoreNoise)
                 .augmult(augmult.augmentation(t.dataset), augmult.k);

@@ -10,6 +10,7 @@ import org.dpdl4j.accounting.PrivacyAccountant;
 import org.dpdl4j.accounting.PrivacyEvent;
 import org.dpdl4j.datasets.ExampleSource;
 import org.dpdl4j.datasets.ImageAugmentation;
+import org.dpdl4j.models.ModelOptions;
 
 /**
  * The settings of a DP-SGD run as a user gives them, declared once: {@link PrivateTraining}, the tuning mechanism's
@@ -51,20 +52,26 @@ import org.dpdl4j.datasets.ImageAugmentation;
  *                          "Differentially Private Learning Needs Better Features (or Much More Data)", ICLR 2021,
  *                          arXiv:2011.11660, Sec. 3; theirs: 8), whose two Gaussian mechanisms come first in the run's
  *                          event ({@link #event}); needs a network with a {@code Scattering} layer; NaN when unset
+ * @param optimizer         the optimiser by name, one of {@value ModelOptions#OPTIMIZERS}
+ *                          ({@link ModelOptions#updaterNamed}), for the networks a run or a tuning builds; null for the
+ *                          caller's own (a network's own updater; sgd for networks built by name)
+ * @param learningRate      η &gt; 0, finite, the optimiser's learning rate; NaN for its default (the network's own, or the
+ *                          named optimiser's)
  */
 public record DpSgdSettings(double clipNorm, double noiseMultiplier, double targetEpsilon, int expectedBatchSize,
                             double samplingRate, double epochs, double delta, String accountant, int physicalBatchSize,
                             double emaDecay, int augmult, ImageAugmentation augmentation, boolean nonPrivate,
-                            boolean secureRandom, Long seed, int readCacheMb, double dataNormalisation) implements java.io.Serializable {
+                            boolean secureRandom, Long seed, int readCacheMb, double dataNormalisation,
+                            String optimizer, double learningRate) implements java.io.Serializable {
     private static final long serialVersionUID = 1L;
 
     /** Nothing set but the defaults: C = 1, δ = 1e-5, physical batch 512, k = 1. */
     public static final DpSgdSettings DEFAULTS = new DpSgdSettings(1.0, Double.NaN, Double.NaN, 0, Double.NaN, Double.NaN,
-            1e-5, null, 512, 0, 1, null, false, false, null, 0, Double.NaN);
+            1e-5, null, 512, 0, 1, null, false, false, null, 0, Double.NaN, null, Double.NaN);
 
     /** The keys of {@link #toMap}: the settings that define a run, in files (plans, sidecars) and error messages. */
     public static final List<String> KEYS = List.of("clip_norm", "noise_multiplier", "target_epsilon", "batch_size",
-            "sampling_rate", "epochs", "delta", "accountant", "physical_batch_size", "ema_decay", "augmult", "non_private",
+            "sampling_rate", "epochs", "optimizer", "learning_rate", "delta", "accountant", "physical_batch_size", "ema_decay", "augmult", "non_private",
             "secure_noise", "data_normalisation");
 
     /**
@@ -88,6 +95,8 @@ public record DpSgdSettings(double clipNorm, double noiseMultiplier, double targ
      * @param seed see the record's seed
      * @param readCacheMb see the record's readCacheMb
      * @param dataNormalisation see the record's dataNormalisation
+     * @param optimizer see the record's optimizer
+     * @param learningRate see the record's learningRate
      * @throws IllegalArgumentException naming the setting's key, its value and the allowed range
      */
     public DpSgdSettings {
@@ -136,6 +145,12 @@ public record DpSgdSettings(double clipNorm, double noiseMultiplier, double targ
         }
         if (!Double.isNaN(dataNormalisation) && nonPrivate) {
             throw new IllegalArgumentException("data_normalisation releases private statistics: not in a non-private run (non_private)");
+        }
+        if (optimizer != null) {
+            ModelOptions.updaterNamed(optimizer, null); // "optimizer must be one of …"
+        }
+        if (!Double.isNaN(learningRate) && !(learningRate > 0 && Double.isFinite(learningRate))) {
+            throw invalid("learning_rate", "must be finite and > 0", learningRate);
         }
     }
 
@@ -295,6 +310,8 @@ public record DpSgdSettings(double clipNorm, double noiseMultiplier, double targ
         m.put("batch_size", expectedBatchSize == 0 ? null : expectedBatchSize);
         m.put("sampling_rate", Double.isNaN(samplingRate) ? null : samplingRate);
         m.put("epochs", Double.isNaN(epochs) ? null : epochs);
+        m.put("optimizer", optimizer);
+        m.put("learning_rate", Double.isNaN(learningRate) ? null : learningRate);
         m.put("delta", delta);
         m.put("accountant", accountant);
         m.put("physical_batch_size", physicalBatchSize);
@@ -357,7 +374,10 @@ public record DpSgdSettings(double clipNorm, double noiseMultiplier, double targ
                 m.get("accountant") instanceof String a ? a : d.accountant,
                 (int) number(m, "physical_batch_size", d.physicalBatchSize), number(m, "ema_decay", d.emaDecay),
                 (int) number(m, "augmult", d.augmult), rest.augmentation, Boolean.TRUE.equals(m.get("non_private")),
-                Boolean.TRUE.equals(m.get("secure_noise")), rest.seed, rest.readCacheMb, number(m, "data_normalisation", d.dataNormalisation));
+                Boolean.TRUE.equals(m.get("secure_noise")), rest.seed, rest.readCacheMb, number(m, "data_normalisation", d.dataNormalisation),
+                // "the network's own": PrivateTraining's plans before the optimiser was a setting (now null)
+                m.get("optimizer") instanceof String o && !o.equals("the network's own") ? o : d.optimizer,
+                number(m, "learning_rate", d.learningRate));
     }
 
     private static double number(Map<String, ?> m, String key, double fallback) {
@@ -618,6 +638,28 @@ public record DpSgdSettings(double clipNorm, double noiseMultiplier, double targ
         public B dataNormalisation(double sigmaNorm) {
             return set(v -> v.dataNormalisation = sigmaNorm);
         }
+
+        /**
+         * Sets the optimiser of the networks a run or a tuning builds ({@link ModelOptions#updaterNamed}).
+         *
+         * @param name one of {@value ModelOptions#OPTIMIZERS} (sgd; momentum: Nesterov, 0.9; adam), or null for the caller's own
+         * @return this builder
+         * @throws IllegalArgumentException naming optimizer and the value, on another name
+         */
+        public B optimizer(String name) {
+            return set(v -> v.optimizer = name);
+        }
+
+        /**
+         * Sets the optimiser's learning rate.
+         *
+         * @param eta η &gt; 0, finite; NaN for the optimiser's default (the network's own)
+         * @return this builder
+         * @throws IllegalArgumentException naming learning_rate and the value, if it is not finite and &gt; 0
+         */
+        public B learningRate(double eta) {
+            return set(v -> v.learningRate = eta);
+        }
     }
 
     /** The components as mutable fields: each setter changes one and builds the record again, which checks it. */
@@ -639,6 +681,8 @@ public record DpSgdSettings(double clipNorm, double noiseMultiplier, double targ
         Long seed;
         int readCacheMb;
         double dataNormalisation;
+        String optimizer;
+        double learningRate;
 
         Values(DpSgdSettings s) {
             clipNorm = s.clipNorm;
@@ -658,12 +702,14 @@ public record DpSgdSettings(double clipNorm, double noiseMultiplier, double targ
             seed = s.seed;
             readCacheMb = s.readCacheMb;
             dataNormalisation = s.dataNormalisation;
+            optimizer = s.optimizer;
+            learningRate = s.learningRate;
         }
 
         DpSgdSettings build() {
             return new DpSgdSettings(clipNorm, noiseMultiplier, targetEpsilon, expectedBatchSize, samplingRate, epochs, delta,
                     accountant, physicalBatchSize, emaDecay, augmult, augmentation, nonPrivate, secureRandom, seed, readCacheMb,
-                    dataNormalisation);
+                    dataNormalisation, optimizer, learningRate);
         }
     }
 

@@ -222,6 +222,11 @@ public final class PrivateTraining extends DpSgdSettings.Setters<PrivateTraining
         if (!Double.isNaN(settings.dataNormalisation())) {
             PrivateNormalisation.scatteringLayer(network); // refused before anything is read or charged
         }
+        if (settings.optimizer() != null) {
+            throw new IllegalArgumentException("optimizer " + settings.optimizer() + ": PrivateTraining trains the network with "
+                    + "its own updater (DL4J's IUpdater in its configuration): build it with the optimiser you want; "
+                    + "learningRate may be set here");
+        }
         DpSgdTrainer trainer = new DpSgdTrainer(Accountants.byName(accountant()));
         if (settings.augmult() != 1) {
             if (!(data instanceof LabeledData)) {
@@ -248,6 +253,9 @@ public final class PrivateTraining extends DpSgdSettings.Setters<PrivateTraining
         double sigma = settings.calibrateNoise(q, steps, Accountants.byName(accountant())); // for the whole event
         DpSgdConfig config = settings.config(q, sigma, steps, workers);
         DpSgdSettings resolved = DpSgdSettings.builder().settings(settings).noiseMultiplier(sigma).build(); // σ that ran
+        if (!Double.isNaN(settings.learningRate())) { // every layer's, as DL4J's setLearningRate; in the checkpoints' network too
+            Networks.setLearningRate(network, settings.learningRate());
+        }
         if (!Double.isNaN(settings.dataNormalisation())) { // pending (in a step-0 checkpoint too): released after any charge
             PrivateNormalisation.scatteringLayer(network).setFeatureMean(null);
             PrivateNormalisation.scatteringLayer(network).setFeatureVariance(null);
@@ -288,7 +296,7 @@ public final class PrivateTraining extends DpSgdSettings.Setters<PrivateTraining
         return org.dpdl4j.release.CheckpointState.plan(ledger != null ? ledger.dataset() : "data", org.dpdl4j.datasets.Sha256.of(data),
                 input == null ? "unspecified" : input.height() + "x" + input.width() + "x" + input.channels()
                         + (input.scale() != 255 ? "/" + input.scale() : ""), data.size(), network.getClass().getSimpleName(),
-                "the network's own", "the network's own", resolved, config.steps(), null, ledger == null ? null : ledger.file());
+                "the network's own", resolved, config.steps(), null, ledger == null ? null : ledger.file());
     }
 
     /** Trains through the run's lifecycle in {@link #output} and releases there. */

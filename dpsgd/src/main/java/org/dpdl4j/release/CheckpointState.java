@@ -55,7 +55,6 @@ public final class CheckpointState {
      * @param imageSize         "HxWxC", "HxWxC/scale" or "unspecified"
      * @param n                 the training data's size, ≥ 1
      * @param model             the model's name (or class)
-     * @param optimizer         the optimiser's name
      * @param activation        the activation's name
      * @param settings          the run's settings with q and σ resolved, and the accountant named
      * @param steps             T ≥ 1
@@ -64,7 +63,7 @@ public final class CheckpointState {
      * @return a new, mutable map
      */
     public static Map<String, Object> plan(String dataset, String dataSha256, String imageSize, int n, String model,
-                                           String optimizer, String activation, org.dpdl4j.dpsgd.DpSgdSettings settings, long steps,
+                                           String activation, org.dpdl4j.dpsgd.DpSgdSettings settings, long steps,
                                            Long weightsSeed, Path ledger) {
         Map<String, Object> s = new LinkedHashMap<>();
         s.put("format", FORMAT);
@@ -74,7 +73,6 @@ public final class CheckpointState {
         s.put("image_size", imageSize);
         s.put("n", n);
         s.put("model", model);
-        s.put("optimizer", optimizer);
         s.put("activation", activation);
         s.putAll(settings.toMap());
         s.put("steps", steps);

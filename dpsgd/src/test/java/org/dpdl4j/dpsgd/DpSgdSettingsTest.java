@@ -18,7 +18,7 @@ class DpSgdSettingsTest {
     private static DpSgdSettings full() {
         return DpSgdSettings.builder().clipNorm(0.7).noiseMultiplier(1.3).targetEpsilon(2).expectedBatchSize(128)
                 .samplingRate(0.02).epochs(3.5).delta(1e-6).accountant("pld").physicalBatchSize(64).emaDecay(0.9)
-                .augmult(ImageAugmentation.forDataset("mnist"), 4).nonPrivate(false).secureRandom(true).dataNormalisation(8).build();
+                .augmult(ImageAugmentation.forDataset("mnist"), 4).nonPrivate(false).secureRandom(true).dataNormalisation(8).optimizer("adam").learningRate(0.01).build();
     }
 
     @Test
@@ -38,6 +38,8 @@ class DpSgdSettingsTest {
                 {"augmult must be in [1, 64], got 65", (Runnable) () -> DpSgdSettings.builder().augmult(ImageAugmentation.forDataset("mnist"), 65)},
                 {"augmult above 1 needs an augmentation", (Runnable) () -> DpSgdSettings.builder().augmult(null, 2)},
                 {"data_normalisation must be a finite noise multiplier > 0, got 0.0", (Runnable) () -> DpSgdSettings.builder().dataNormalisation(0)},
+                {"optimizer must be one of sgd, momentum, adam, got 'lbfgs'", (Runnable) () -> DpSgdSettings.builder().optimizer("lbfgs")},
+                {"learning_rate must be finite and > 0, got 0.0", (Runnable) () -> DpSgdSettings.builder().learningRate(0)},
                 {"data_normalisation releases private statistics", (Runnable) () -> DpSgdSettings.builder().nonPrivate(true).dataNormalisation(8)}};
         for (Object[] b : bad) {
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class, ((Runnable) b[1])::run, (String) b[0]);
@@ -65,6 +67,10 @@ class DpSgdSettingsTest {
         assertTrue(Double.isNaN(fromOld.targetEpsilon()));
         assertEquals(1, fromOld.augmult());
         assertTrue(Double.isNaN(fromOld.dataNormalisation()));
+        // PrivateTraining's plans before the optimiser was a setting wrote "the network's own": read as unset
+        Map<String, Object> ownUpdater = new LinkedHashMap<>(m);
+        ownUpdater.put("optimizer", "the network's own");
+        assertEquals(null, DpSgdSettings.fromMap(ownUpdater).optimizer());
         assertEquals(List.of("target_epsilon", "augmult", "data_normalisation"), fromOld.differences(s));
         // a value of the wrong type or range is named
         Map<String, Object> wrong = new LinkedHashMap<>(m);

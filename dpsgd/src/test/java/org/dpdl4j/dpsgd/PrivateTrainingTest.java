@@ -225,4 +225,26 @@ class PrivateTrainingTest {
                 .dataNormalisation(8));
         assertTrue(nonPrivate.getMessage().contains("not in a non-private run"), nonPrivate.getMessage());
     }
+
+    /**
+     * The learning rate is a setting: a network built with η = 0.1 and trained with learningRate(0.5) is, bit for bit,
+     * the network built with η = 0.5 trained alike, and the sidecar says 0.5; an optimiser by name is refused (the
+     * network's own updater trains), naming the setting.
+     */
+    @Test
+    void theLearningRateSettingReachesTheNetworkAndAnOptimiserByNameIsRefused() {
+        LabeledData small = train.randomSubset(300, 9);
+        PrivateModel set = PrivateTraining.of(Models.mlp(ModelOptions.mnist().withSeed(2).withUpdater(new Sgd(0.1))), small)
+                .learningRate(0.5).targetEpsilon(4).epochs(0.3).expectedBatchSize(30).seed(3).accountant("rdp").train();
+        PrivateModel built = PrivateTraining.of(net(), small).targetEpsilon(4).epochs(0.3).expectedBatchSize(30).seed(3)
+                .accountant("rdp").train();
+        assertEquals(((MultiLayerNetwork) built.network()).params(), ((MultiLayerNetwork) set.network()).params());
+        assertEquals(0.5, Networks.learningRate(set.network()), 0);
+        assertEquals(0.5, set.configuration().get("learning_rate"));
+        assertEquals(null, built.configuration().get("learning_rate"));
+        var named = assertThrows(IllegalArgumentException.class, () -> PrivateTraining.of(net(), small).optimizer("adam")
+                .targetEpsilon(4).epochs(0.3).expectedBatchSize(30).train());
+        assertTrue(named.getMessage().startsWith("optimizer adam: PrivateTraining trains the network with its own updater"),
+                named.getMessage());
+    }
 }

@@ -230,7 +230,7 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
      * @return its {@code optimizer}, else the builder's default
      */
     public String optimizer(Candidate c) {
-        return c.text("optimizer", b.optimizer);
+        return c.text("optimizer", b.optimizerName());
     }
 
     /**
@@ -240,7 +240,7 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
      * @return its learning rate, &gt; 0
      */
     public double learningRate(Candidate c) {
-        return c.has("lr") ? c.number("lr") : ModelOptions.updaterNamed(optimizer(c), b.lr).getLearningRate(0, 0);
+        return c.has("lr") ? c.number("lr") : ModelOptions.updaterNamed(optimizer(c), b.learningRate()).getLearningRate(0, 0);
     }
 
     /**
@@ -366,12 +366,12 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
                 throw new IllegalArgumentException("hyperparameter activation in " + c + ": a network factory chooses its own "
                         + "activations (the axis applies to models by name)");
             }
-            Model m = b.factory.create(ModelOptions.updaterNamed(optimizer(c), c.has("lr") ? c.number("lr") : b.lr),
+            Model m = b.factory.create(ModelOptions.updaterNamed(optimizer(c), c.has("lr") ? c.number("lr") : b.learningRate()),
                     b.canaries != null ? modelOptions.seed() : seed);
             return Objects.requireNonNull(m, "the network factory returned null");
         }
         ModelOptions options = modelOptions
-                .withUpdater(ModelOptions.updaterNamed(optimizer(c), c.has("lr") ? c.number("lr") : b.lr))
+                .withUpdater(ModelOptions.updaterNamed(optimizer(c), c.has("lr") ? c.number("lr") : b.learningRate()))
                 .withActivation(ModelOptions.activationNamed(c.text("activation", b.activation)))
                 .withSeed(b.canaries != null ? modelOptions.seed() : seed);
         return Models.byName(modelName, options);
@@ -423,8 +423,6 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
         private final ExampleSource data;
         private String modelName = "standard-cnn";
         private ModelOptions modelOptions = ModelOptions.mnist();
-        private String optimizer = "sgd";
-        private Double lr;
         private String activation = "tanh";
         private int workers = 1;
         private double validationFraction = 0.1;
@@ -458,8 +456,6 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
             modelName = other.modelName;
             modelOptions = other.modelOptions;
             factory = other.factory;
-            optimizer = other.optimizer;
-            lr = other.lr;
             activation = other.activation;
             workers = other.workers;
             validationFraction = other.validationFraction;
@@ -524,7 +520,8 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
         }
 
         /**
-         * Default optimiser and learning rate (null: the optimiser's default).
+         * Default optimiser and learning rate: the settings' {@code optimizer} and {@code learning_rate}
+         * ({@link DpSgdSettings.Setters#optimizer}, {@link DpSgdSettings.Setters#learningRate}) in one call.
          *
          * @param name         sgd, momentum or adam
          * @param learningRate the learning rate, &gt; 0, or null for the optimiser's default
@@ -532,10 +529,17 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
          * @throws IllegalArgumentException for an unknown optimiser or a learning rate not finite and &gt; 0
          */
         public Builder optimizer(String name, Double learningRate) {
-            ModelOptions.updaterNamed(name, learningRate); // validates
-            this.optimizer = name;
-            this.lr = learningRate;
-            return this;
+            return optimizer(Objects.requireNonNull(name, "name")).learningRate(learningRate == null ? Double.NaN : learningRate);
+        }
+
+        /** The settings' optimiser, sgd when unset. */
+        String optimizerName() {
+            return settings().optimizer() != null ? settings().optimizer() : "sgd";
+        }
+
+        /** The settings' learning rate, null for the optimiser's default. */
+        Double learningRate() {
+            return Double.isNaN(settings().learningRate()) ? null : settings().learningRate();
         }
 
         /**

@@ -58,6 +58,12 @@ class PrivateTuningTest {
         var activation = assertThrows(IllegalArgumentException.class, () -> DpSgdMechanism.builder(data).network(MLP).build()
                 .network(new Candidate(java.util.Map.of("activation", "relu")), 1));
         assertTrue(activation.getMessage().contains("activation"), activation.getMessage());
+        // the optimiser and its learning rate are settings: the candidates' defaults, which an axis overrides
+        DpSgdMechanism momentum = DpSgdMechanism.builder(data).network(MLP).optimizer("momentum").learningRate(0.02).build();
+        assertEquals("momentum", momentum.optimizer(new Candidate(java.util.Map.of())));
+        assertEquals(0.02, momentum.learningRate(new Candidate(java.util.Map.of())), 0);
+        assertEquals(0.3, momentum.learningRate(new Candidate(java.util.Map.of("lr", 0.3))), 0);
+        assertEquals("sgd", DpSgdMechanism.builder(data).network(MLP).build().optimizer(new Candidate(java.util.Map.of())));
         // a trial's event has no feature statistics in it: a tuning refuses the setting rather than leave them uncounted
         var normalised = assertThrows(IllegalArgumentException.class, () -> DpSgdMechanism.builder(data).network(MLP)
                 .dataNormalisation(8).build());
