@@ -13,7 +13,8 @@ import org.nd4j.linalg.dataset.api.iterator.DataSetIterator;
 /**
  * Private training in one call, in the spirit of Opacus's {@code make_private_with_epsilon}: give a network, data, a
  * target (ε, δ), epochs and the expected batch size; {@link #train()} calibrates the smallest noise multiplier σ that
- * meets the target with {@link #DEFAULT_ACCOUNTANT} (the accountant {@code dpdl4j train} uses for one run), trains with
+ * meets the target with {@link #DEFAULT_ACCOUNTANT} (the accountant {@code dpdl4j train} uses for one run), or takes σ as
+ * given ({@code noiseMultiplier}, as Opacus's {@code make_private}; the claim is then what σ gives), trains with
  * DP-SGD (Poisson sampling at q = B/n, per-example clipping to C, Gaussian noise σC) and returns the network with its
  * claim as a {@link PrivateModel}, ready for {@link PrivateModel#save}. δ is given once.
  *
@@ -196,8 +197,8 @@ public final class PrivateTraining extends DpSgdSettings.Setters<PrivateTraining
      * that run's privacy cost with no claim for it, so discard it.
      *
      * @return the trained network with its claim (the run's event, the accountant, δ, the input and the settings)
-     * @throws IllegalArgumentException if a required setting is missing or out of range (the message names it), or no
-     *                                  σ ≤ 10⁶ meets the target
+     * @throws IllegalArgumentException if a required setting is missing or out of range (the message names it), both or
+     *                                  neither of target_epsilon and noise_multiplier are set, or no σ ≤ 10⁶ meets the target
      * @throws IllegalStateException    on a second call
      */
     public PrivateModel train() {
@@ -212,11 +213,13 @@ public final class PrivateTraining extends DpSgdSettings.Setters<PrivateTraining
                     + "(its claim covers that run only); start from a fresh network");
         }
         DpSgdSettings settings = settings();
-        if (Double.isNaN(settings.targetEpsilon())) {
-            throw new IllegalArgumentException("target_epsilon must be set (finite and > 0)");
+        if (Double.isNaN(settings.targetEpsilon()) == Double.isNaN(settings.noiseMultiplier())) {
+            throw new IllegalArgumentException(Double.isNaN(settings.targetEpsilon()) ? "target_epsilon must be set (finite and > 0), "
+                    + "or noise_multiplier" : "noise_multiplier is calibrated from target_epsilon: set one of them, not both");
         }
-        if (!Double.isNaN(settings.noiseMultiplier())) {
-            throw new IllegalArgumentException("noise_multiplier is calibrated from target_epsilon: do not set both");
+        if (settings.noiseMultiplier() == 0 && ledger != null) {
+            throw new IllegalArgumentException("noise_multiplier 0 (non_private) has infinite epsilon and is never charged to a "
+                    + "ledger: drop ledger(...)");
         }
         settings.steps(1); // epochs set
         if (!Double.isNaN(settings.dataNormalisation())) {
@@ -250,7 +253,8 @@ public final class PrivateTraining extends DpSgdSettings.Setters<PrivateTraining
         DpSgdSettings settings = settings();
         double q = settings.samplingRate(n);
         long steps = settings.steps(q);
-        double sigma = settings.calibrateNoise(q, steps, Accountants.byName(accountant())); // for the whole event
+        double sigma = Double.isNaN(settings.noiseMultiplier()) // calibrated for the whole event, or as given
+                ? settings.calibrateNoise(q, steps, Accountants.byName(accountant())) : settings.noiseMultiplier();
         DpSgdConfig config = settings.config(q, sigma, steps, workers);
         DpSgdSettings resolved = DpSgdSettings.builder().settings(settings).noiseMultiplier(sigma).build(); // σ that ran
         if (!Double.isNaN(settings.learningRate())) { // every layer's, as DL4J's setLearningRate; in the checkpoints' network too

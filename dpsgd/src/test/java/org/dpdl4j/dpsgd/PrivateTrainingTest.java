@@ -167,6 +167,32 @@ class PrivateTrainingTest {
         assertTrue(batch.getMessage().contains("batch_size") && batch.getMessage().contains("2000"), batch.getMessage());
         var acc = assertThrows(IllegalArgumentException.class, () -> PrivateTraining.of(net(), train).accountant("moments"));
         assertTrue(acc.getMessage().contains("rdp, pld"), acc.getMessage());
+        var both = assertThrows(IllegalArgumentException.class, () -> PrivateTraining.of(net(), train).targetEpsilon(1).noiseMultiplier(1)
+                .epochs(1).expectedBatchSize(10).train());
+        assertTrue(both.getMessage().startsWith("noise_multiplier is calibrated from target_epsilon: set one of them"), both.getMessage());
+    }
+
+    /**
+     * σ given instead of a target (Opacus's make_private): the run uses it as given and claims what it gives, the event
+     * of T = ⌈E/q⌉ steps at that σ; σ = 0 needs nonPrivate and is never charged to a ledger.
+     */
+    @Test
+    void aNoiseMultiplierGivenIsUsedAsGivenAndClaimed(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+        LabeledData small = train.randomSubset(300, 10);
+        PrivateModel m = PrivateTraining.of(net(), small).noiseMultiplier(1.7).epochs(0.5).expectedBatchSize(30).seed(4).train();
+        assertEquals(NoiseCalibration.dpSgd(0.1, 1.7, DpSgdConfig.stepsForEpochs(0.5, 0.1)), m.event());
+        assertEquals(1.7, m.configuration().get("noise_multiplier"));
+        assertEquals(null, m.configuration().get("target_epsilon"));
+        assertEquals(Accountants.byName("pld").epsilon(m.event(), 1e-5), m.guarantee().epsilon(), 0);
+        var zero = assertThrows(IllegalArgumentException.class, () -> PrivateTraining.of(net(), small).noiseMultiplier(0).epochs(0.5)
+                .expectedBatchSize(30).train());
+        assertTrue(zero.getMessage().contains("sigma = 0 gives no privacy"), zero.getMessage());
+        try (org.dpdl4j.release.PrivacyLedger ledger = org.dpdl4j.release.PrivacyLedger.open(dir.resolve("l.jsonl"), "x", 10, 1e-5)) {
+            var charged = assertThrows(IllegalArgumentException.class, () -> PrivateTraining.of(net(), small).nonPrivate(true)
+                    .noiseMultiplier(0).epochs(0.5).expectedBatchSize(30).ledger(ledger).output(dir.resolve("o")).train());
+            assertTrue(charged.getMessage().startsWith("noise_multiplier 0 (non_private) has infinite epsilon"), charged.getMessage());
+            assertTrue(ledger.entries().isEmpty());
+        }
     }
 
     /** A ScatterNet (linear) without GroupNorm, whose fixed feature statistics (mean 0, variance 1) a release replaces. */
