@@ -50,14 +50,15 @@ final class TuningReports {
      * The data-independent configuration of a tuning, as the user gave it.
      *
      * @param clipNorm   the default clipping norm C ({@code clip_norm}, as in the sidecar)
-     * @param lr         the default learning rate, or null for the optimiser's
+     * @param learningRate the default learning rate ({@code learning_rate}, as in the settings; {@code lr} before), or null for
+     *                   the optimiser's
      * @param scoreNoise the standard deviation of the Gaussian noise on a released validation accuracy (a fraction: 0.005 is
      *                   half a percentage point; on the count of correct predictions of the f·n validation examples it is
      *                   scoreNoise·f·n, the noise multiplier of the score's {@code GaussianEvent}), or null when the score
      *                   is on a split declared public
      */
     @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
-    record Config(String space, double epochs, int batchSize, double clipNorm, String optimizer, Double lr, String activation,
+    record Config(String space, double epochs, int batchSize, double clipNorm, String optimizer, Double learningRate, String activation,
                   double validationFraction, Double scoreNoise) {
     }
 

@@ -948,7 +948,7 @@ class CliTest {
             "epsilon_total", "delta", "rdp_order", "clients", "min_clients", "votes", "candidates", "partition", "transport",
             "local_sigma", "vote_scale", "summed_noise_votes", "dataset", "dataset_size", "model", "config", "event", "library_version");
     private static final java.util.Set<String> CONFIG_KEYS = java.util.Set.of("space", "epochs", "batch_size", "clip_norm", "optimizer",
-            "lr", "activation", "validation_fraction", "score_noise");
+            "learning_rate", "activation", "validation_fraction", "score_noise");
     private static final java.util.Set<String> RUN_KEYS = java.util.Set.of("sampling_rate", "noise_multiplier", "clip_norm", "steps");
 
     private static java.util.Set<String> union(java.util.Set<String> a, String... more) {

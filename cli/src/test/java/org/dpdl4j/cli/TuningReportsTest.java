@@ -33,7 +33,7 @@ class TuningReportsTest {
                 "delta", "rdp_order", "distribution", "expected_repetitions", "noise_multiplier", "score", "trials_revealed",
                 "dataset", "dataset_size", "model", "config", "event", "library_version"), keys(n));
         assertTrue(n.get("best_score").isNull() && n.get("test_accuracy").isNull(), n.toString());
-        assertEquals(List.of("space", "epochs", "batch_size", "clip_norm", "optimizer", "lr", "activation", "validation_fraction",
+        assertEquals(List.of("space", "epochs", "batch_size", "clip_norm", "optimizer", "learning_rate", "activation", "validation_fraction",
                 "score_noise"), keys(n.get("config")));
         assertEquals(List.of("sampling_rate", "noise_multiplier", "clip_norm", "steps"), keys(n.get("best_run")));
         assertEquals("gaussian", n.get("event").get("type").asText());
