@@ -246,17 +246,19 @@ class PrivateTuningTest {
         }
     }
 
-    /** The child: the search, halted (as kill -9 would) after its trials, before its release. */
+    /** The child: the search ({@code args[2]}: random-search or subsampled), halted (as kill -9 would) before its release. */
     public static void main(String[] args) throws Exception {
         data = Mnist.load(DatasetCache.root().resolve("mnist")).train().randomSubset(2000, 3);
         try (PrivacyLedger ledger = PrivacyLedger.open(Path.of(args[1]), "mnist-2000", 10, 1e-5)) {
-            search(Path.of(args[0])).ledger(ledger).run();
+            search(args[2], Path.of(args[0])).ledger(ledger).run();
         }
     }
 
-    private static PrivateTuning search(Path out) {
-        return PrivateTuning.randomSearch(MLP, data).space("lr=cat:0.1,0.5").repetitions(RepetitionDistribution.pointMass(2))
-                .targetEpsilon(3).epochs(1).expectedBatchSize(100).scoreNoise(0.05).seed(11).output(out);
+    private static PrivateTuning search(String procedure, Path out) {
+        PrivateTuning p = procedure.equals("subsampled") ? PrivateTuning.subsampled(MLP, data).tuneFraction(0.25).expectedBatchSize(50)
+                : PrivateTuning.randomSearch(MLP, data).expectedBatchSize(100);
+        return p.space("lr=cat:0.1,0.5").repetitions(RepetitionDistribution.pointMass(2)).targetEpsilon(3).epochs(1).scoreNoise(0.05)
+                .seed(11).output(out);
     }
 
     /**
@@ -266,12 +268,25 @@ class PrivateTuningTest {
      */
     @Test
     void aKilledSearchResumesUnderItsChargeAndReleasesWhatItWouldHave(@TempDir Path tmp) throws Exception {
+        killedAndResumed("random-search", tmp);
+    }
+
+    /**
+     * The same for subsampled tuning, whose trials on X₁ are read back on resume and whose final run on the whole data
+     * is trained again from the saved seed: the release is the uninterrupted tuning's, bit for bit, under one charge.
+     */
+    @Test
+    void aKilledSubsampledTuningResumesUnderItsChargeAndReleasesWhatItWouldHave(@TempDir Path tmp) throws Exception {
+        killedAndResumed("subsampled", tmp);
+    }
+
+    private static void killedAndResumed(String procedure, Path tmp) throws Exception {
         Path out = tmp.resolve("killed");
         Path ledgerFile = tmp.resolve("ledger.jsonl");
         Path log = tmp.resolve("child.log");
         String javaBinary = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         Process p = new ProcessBuilder(javaBinary, "-Xmx1g", "-D" + org.dpdl4j.release.CrashPoint.PROPERTY + "=tune:before-release", "-cp",
-                System.getProperty("java.class.path"), PrivateTuningTest.class.getName(), out.toString(), ledgerFile.toString())
+                System.getProperty("java.class.path"), PrivateTuningTest.class.getName(), out.toString(), ledgerFile.toString(), procedure)
                 .redirectErrorStream(true).redirectOutput(log.toFile()).start();
         try {
             assertTrue(p.waitFor(300, java.util.concurrent.TimeUnit.SECONDS), "the child ends");
@@ -285,7 +300,7 @@ class PrivateTuningTest {
             assertTrue(trials.count() >= 2, "the finished trials are on disk");
         }
         PrivateModel resumed = PrivateTuning.resume(out, MLP, data).run();
-        PrivateModel uninterrupted = search(tmp.resolve("whole")).run();
+        PrivateModel uninterrupted = search(procedure, tmp.resolve("whole")).run();
         assertEquals(uninterrupted.sidecar().configuration().get("best"), resumed.sidecar().configuration().get("best"));
         assertEquals(uninterrupted.sidecar().configuration().get("best_score"), resumed.sidecar().configuration().get("best_score"));
         assertEquals(((MultiLayerNetwork) uninterrupted.network()).params(), ((MultiLayerNetwork) resumed.network()).params(),
