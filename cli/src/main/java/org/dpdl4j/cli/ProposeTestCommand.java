@@ -3,6 +3,7 @@ package org.dpdl4j.cli;
 import org.dpdl4j.benchmarks.TrialProgress;
 import java.io.IOException;
 import java.nio.file.Path;
+import java.util.Map;
 import org.dpdl4j.accounting.ComposedEvent;
 import org.dpdl4j.accounting.PrivacyEvent;
 import org.dpdl4j.accounting.PrivacyGuarantee;
@@ -67,6 +68,17 @@ final class ProposeTestCommand extends TuningCommand {
     private HyperparameterSpace space;
     private DpSgdMechanism.Scoring scoring;
 
+
+    @Override
+    Map<String, Object> ownSettings() { // as PrivateTuning.proposeTest writes them
+        Map<String, Object> m = new java.util.LinkedHashMap<>();
+        m.put("partitions", partitions);
+        m.put("granularity", granularity);
+        m.put("epsilon0", epsilon0);
+        m.put("lower_utility", lowerUtility);
+        m.put("max_iterations", maxIterations != null ? maxIterations : ProposeTestTuner.defaultMaxIterations(lowerUtility, granularity));
+        return m;
+    }
 
     private Integer runTuning() throws IOException {
         if (revealTrialScores) {
@@ -137,7 +149,7 @@ final class ProposeTestCommand extends TuningCommand {
                 loop.epsilon(), fin.epsilon(), delta, tuner.maxIterations(), partitions, granularity, epsilon0, lowerUtility,
                 noiseMultiplier, provenance(space, data.trainExamples().size(), release.notes(), release.event()));
         OperatorRecord record = r.operatorRecord();
-        release(out, released(release.model(), r.event(), data), report, null, withExecutorRecord(record.toMap()), r.event());
+        release(out, released(release, r.event(), data, space), report, null, withExecutorRecord(record.toMap()), r.event());
         System.out.printf("selected %s | final model test accuracy %.4f%n", release.candidate(), testAccuracy);
         System.out.printf("epsilon at delta %s: total %.4f (%s) | RDP %.4f, advanced composition + RDP %.4f | selection loop alone "
                         + "%.4f (T_max = %d iterations) | final run alone %.4f%n", delta, best,

@@ -54,6 +54,16 @@ class RandomSearchCommand extends TuningCommand {
         return null;
     }
 
+    @Override
+    Map<String, Object> ownSettings() {
+        Map<String, Object> m = new java.util.LinkedHashMap<>();
+        if (hypo() != null) {
+            m.put("density_bounds", List.of(hypo().bounds()[0], hypo().bounds()[1]));
+        }
+        m.put("repetitions", repetitions.distribution(hypo() != null).toMap());
+        return m;
+    }
+
     /** The tuner: random search over K (DP-HyPO overrides this). */
     Tuner<TuningResult> tuner(RepetitionDistribution k) {
         return new RandomSearchTuner(k, tunerSeed(), threads, revealTrialScores);
@@ -140,7 +150,7 @@ class RandomSearchCommand extends TuningCommand {
         operator.put("epsilon_naive_composition", naive);
         operator.put("train_split_size", mechanism.train().size());
         operator.put("validation_split_size", mechanism.validation().size());
-        release(out, released(release.model(), release.event(), data), report, release.trialsRevealed() ? release.trialMaps() : null, operator,
+        release(out, released(release, release.event(), data, hs), report, release.trialsRevealed() ? release.trialMaps() : null, operator,
                 release.event());
 
         System.out.printf("best: %s | validation score %s | test accuracy %s%n", release.candidate(),

@@ -4,6 +4,7 @@ import org.dpdl4j.benchmarks.TrialProgress;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import org.dpdl4j.accounting.PrivacyGuarantee;
 import org.dpdl4j.accounting.Accountants;
@@ -70,6 +71,21 @@ final class SubsampledCommand extends TuningCommand {
         this.scoring = scoring;
         this.sigmaAxis = sigmaAxis;
         return runTuning();
+    }
+
+    @Override
+    Map<String, Object> ownSettings() { // as PrivateTuning.subsampled writes them, and the inner tuner
+        Map<String, Object> m = new java.util.LinkedHashMap<>();
+        m.put("tune_fraction", subsample.tuneFraction);
+        m.put("variant", subsample.variant);
+        m.put("extrapolation", extrapolation);
+        m.put("warm_start", warmStart);
+        m.put("inner", inner);
+        if (inner.equals("dp-hypo")) {
+            m.put("density_bounds", List.of(hypo.bounds()[0], hypo.bounds()[1]));
+        }
+        m.put("repetitions", k.toMap());
+        return m;
     }
 
     /** The inner tuner --inner names, with this command's options. */
@@ -188,7 +204,7 @@ final class SubsampledCommand extends TuningCommand {
                 provenance(space, n, release.notes(), release.event()));
         Map<String, Object> operator = withExecutorRecord(record.toMap());
         operator.put("baseline_seconds_estimated", cost.baselineGradients() * secondsPerGradient);
-        release(out, released(release.model(), release.event(), data), report, null, operator, release.event());
+        release(out, released(release, release.event(), data, space), report, null, operator, release.event());
 
         System.out.printf("tuned on X1: best %s; final run with %s%n", r.tuned(), r.transferred());
         System.out.printf("final model test accuracy %.4f%n", testAccuracy);

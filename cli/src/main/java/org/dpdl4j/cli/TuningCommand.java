@@ -366,9 +366,13 @@ abstract class TuningCommand implements Callable<Integer> {
      * floor, its cause and the fix.
      */
     double calibrate(java.util.function.DoubleFunction<PrivacyEvent> eventOf, String floorCause) {
-        return TrainingOptions.byOptionName(() -> org.dpdl4j.tuning.TuningCalibration.noiseMultiplier(eventOf,
-                targetEpsilon != null ? targetEpsilon : 3.0, t.delta, floorCause));
+        calibratedTo = targetEpsilon != null ? targetEpsilon : 3.0;
+        return TrainingOptions.byOptionName(() -> org.dpdl4j.tuning.TuningCalibration.noiseMultiplier(eventOf, calibratedTo, t.delta,
+                floorCause));
     }
+
+    /** The whole tuning's target ε that σ was calibrated to, or null when σ was given (or is an axis). */
+    private Double calibratedTo;
 
 
     /** True when this command continues a tuning (--resume). */
@@ -544,20 +548,38 @@ abstract class TuningCommand implements Callable<Integer> {
     }
 
     /**
-     * The released model with its claim (the whole tuning's event, the default accountant, δ), or null when the tuning
-     * released no model.
+     * The released model with its claim (the whole tuning's event, the default accountant, δ) and the sidecar's
+     * configuration that {@code PrivateTuning} writes too ({@link org.dpdl4j.tuning.PrivateTuning#releaseConfiguration}),
+     * after the data set's name; null when the tuning released no model.
      */
-    org.dpdl4j.release.PrivateModel released(org.deeplearning4j.nn.api.Model model, PrivacyEvent event,
-                                             TrainTest data) {
-        if (model == null) {
+    org.dpdl4j.release.PrivateModel released(Release release, PrivacyEvent event, TrainTest data, HyperparameterSpace hs) {
+        if (release.model() == null) {
             return null;
         }
+        Map<String, Object> search = new java.util.LinkedHashMap<>();
+        search.put("tuner", getClass().getAnnotation(picocli.CommandLine.Command.class).name());
+        Map<String, Object> own = new java.util.LinkedHashMap<>(ownSettings());
+        Object k = own.remove("repetitions"); // after the space, in PrivateTuning's order
+        search.putAll(own);
+        search.put("space", hs.axes().stream().map(HyperparameterSpace.Axis::describe).toList());
+        if (k != null) {
+            search.put("repetitions", k);
+        }
+        search.putAll(t.settings().toMap()); // the runs' DP-SGD settings; target_epsilon is the whole tuning's
+        search.put("target_epsilon", calibratedTo);
+        search.put("validation_fraction", validationFraction);
+        search.put("score_noise", score.equals("private-validation") ? scoreNoise : null);
         Map<String, Object> settings = new java.util.LinkedHashMap<>();
         settings.put("dataset", t.dataset);
-        settings.put("tuner", getClass().getAnnotation(picocli.CommandLine.Command.class).name());
+        settings.putAll(org.dpdl4j.tuning.PrivateTuning.releaseConfiguration(release, search, noiseMultiplier, charge));
         var shape = data.train() != null ? data.train() : data.test(); // packed shards: the test part, checked alike
-        return org.dpdl4j.release.PrivateModel.of(model, "tuning", event, Accountants.DEFAULT, t.delta,
+        return org.dpdl4j.release.PrivateModel.of(release.model(), "tuning", event, Accountants.DEFAULT, t.delta,
                 new org.dpdl4j.release.InputSpec(shape.channels(), shape.height(), shape.width(), 255), settings);
+    }
+
+    /** This tuner's own settings for the sidecar, by the keys {@code PrivateTuning} writes (default: none). */
+    Map<String, Object> ownSettings() {
+        return Map.of();
     }
 
     PrivacyLedger openLedger() throws IOException {

@@ -265,6 +265,19 @@ class CliTest {
         assertTrue(r.out().contains("score withheld"), r.out());
         assertReleaseOnly(out, j, RANDOM_SEARCH_RELEASE, false);
         assertTrue(Files.exists(out.resolve("model.zip")));
+        // the sidecar's configuration is PrivateTuning's (PrivateTuning.releaseConfiguration) after the data set's name
+        var sidecar = org.dpdl4j.release.PrivateModel.load(out, org.dpdl4j.release.LoadPolicy.privateOnly()).configuration();
+        java.util.List<String> keys = new java.util.ArrayList<>(java.util.List.of("dataset", "best", "best_score", "tuner", "space",
+                "repetitions"));
+        keys.addAll(org.dpdl4j.dpsgd.DpSgdSettings.KEYS);
+        keys.addAll(java.util.List.of("validation_fraction", "score_noise", "ledger_charge"));
+        assertEquals(keys, java.util.List.copyOf(sidecar.keySet()));
+        assertEquals(Reporting.JSON.convertValue(j.get("best"), java.util.Map.class), sidecar.get("best"));
+        assertEquals(j.get("noise_multiplier").asDouble(), ((Number) sidecar.get("noise_multiplier")).doubleValue(), 0);
+        assertEquals(2.0, sidecar.get("target_epsilon"));
+        assertEquals("random-search", sidecar.get("tuner"));
+        assertEquals(java.util.List.of("lr=cat:0.5,1.0"), sidecar.get("space"));
+        assertEquals(1, ((Number) sidecar.get("ledger_charge")).intValue());
         // score_noise is the standard deviation of the released validation accuracy (--score-noise, default 0.005): the
         // count of correct predictions on the f·n validation examples carries Gaussian noise of score_noise·f·n, which is
         // the noise multiplier of the event's Gaussian (a count's sensitivity is 1)

@@ -476,6 +476,29 @@ public final class PrivateTuning extends DpSgdSettings.Setters<PrivateTuning> {
         return state;
     }
 
+    /**
+     * The released sidecar's {@code configuration} of a tuning, which {@code PrivateTuning} and {@code dpdl4j tune} both
+     * write: the released candidate ({@code best}) and its noisy score ({@code best_score}), both covered by the tuning's
+     * event; the search's settings (public: none depends on the data); the base mechanism's σ; the ledger's charge.
+     *
+     * @param release         the tuning's release (its candidate and score)
+     * @param search          the search's settings by key: {@code tuner}, the procedure's own, {@code space}, the runs'
+     *                        DP-SGD settings ({@code DpSgdSettings.toMap}, with the whole tuning's {@code target_epsilon}), ...
+     * @param noiseMultiplier the base mechanism's σ, or null when σ is an axis of the space
+     * @param ledgerCharge    the ledger entry that paid for the tuning, or null without a ledger
+     * @return a new map, in the order best, best_score, the search's settings, noise_multiplier, ledger_charge
+     */
+    public static Map<String, Object> releaseConfiguration(Release release, Map<String, ?> search, Double noiseMultiplier,
+                                                           Long ledgerCharge) {
+        Map<String, Object> configuration = new LinkedHashMap<>();
+        configuration.put("best", release.candidate().toMap());
+        configuration.put("best_score", release.score());
+        configuration.putAll(search);
+        configuration.put("noise_multiplier", noiseMultiplier);
+        configuration.put("ledger_charge", ledgerCharge);
+        return configuration;
+    }
+
     /** The search's settings (public: none depends on the data). */
     private Map<String, Object> searchSettings() {
         Map<String, Object> settings = new LinkedHashMap<>();
@@ -633,12 +656,8 @@ public final class PrivateTuning extends DpSgdSettings.Setters<PrivateTuning> {
                 if (release.model() == null) {
                     throw new IllegalStateException("no trial produced a model (K = 0 or every trial failed): nothing to release");
                 }
-                Map<String, Object> configuration = new LinkedHashMap<>();
-                configuration.put("best", release.candidate().toMap());
-                configuration.put("best_score", release.score());
-                configuration.putAll(searchSettings()); // the search's settings, as its resume state holds them
-                configuration.put("noise_multiplier", sigma);
-                configuration.put("ledger_charge", run == null ? null : run.charge());
+                Map<String, Object> configuration = releaseConfiguration(release, searchSettings(), sigma, // as the resume
+                        run == null ? null : run.charge());                                                 // state holds them
                 PrivateModel model = PrivateModel.of(release.model(), "tuning", release.event(), Accountants.DEFAULT, delta, input,
                         configuration);
                 if (run != null) {

@@ -102,6 +102,11 @@ class PrivateTuningTest {
         assertTrue(epsilon > rdp.epsilon(trial, 1e-5), "more than one trial");
         assertEquals("tuning", best.sidecar().kind());
         assertTrue(((java.util.Map<?, ?>) best.sidecar().configuration().get("best")).containsKey("lr"));
+        // the keys that tune random-search writes too (CliTest), and what only the Java search keeps for its resume
+        java.util.List<String> keys = new java.util.ArrayList<>(java.util.List.of("best", "best_score", "tuner", "space", "repetitions"));
+        keys.addAll(org.dpdl4j.dpsgd.DpSgdSettings.KEYS);
+        keys.addAll(java.util.List.of("validation_fraction", "score_noise", "workers", "input", "ledger_charge"));
+        assertEquals(keys, java.util.List.copyOf(best.sidecar().configuration().keySet()));
         assertReleasedOnce(out, ledgerFile, best);
     }
 
