@@ -66,6 +66,7 @@ public final class PrivateTuning extends DpSgdSettings.Setters<PrivateTuning> {
     private double validationFraction = 0.1;
     private double scoreNoise = 0.005;
     private int workers = 1;
+    private TuningListener listener = TuningListener.NONE;
     private String procedure = "random-search";
     private double tuneFraction = 0.1;
     private int variant = 1;
@@ -440,6 +441,19 @@ public final class PrivateTuning extends DpSgdSettings.Setters<PrivateTuning> {
     }
 
     /**
+     * Follows the search as it runs (progress bars, logs). What it is told is the operator's, not the release: the
+     * realised K ({@link TuningListener#onStart}), every trial's candidate and score, each step's loss; none of it is
+     * covered by the search's ε, so do not publish it.
+     *
+     * @param listener the listener (default: none); called on the trials' threads
+     * @return this
+     */
+    public PrivateTuning listener(TuningListener listener) {
+        this.listener = Objects.requireNonNull(listener, "listener");
+        return this;
+    }
+
+    /**
      * @param input the input the model expects, recorded in the sidecar (null: unknown)
      * @return this
      */
@@ -649,9 +663,9 @@ public final class PrivateTuning extends DpSgdSettings.Setters<PrivateTuning> {
             try {
                 Long charge = run == null ? null : run.charge();
                 TuningOutcome result = tuner instanceof SubsampledTuner sub ? sub.tune(space, mechanism, ledger, charge,
-                        TuningListener.NONE, onX1 -> run == null ? onX1 // the trials on X1 are what a resume must not re-run
+                        listener, onX1 -> run == null ? onX1 // the trials on X1 are what a resume must not re-run
                                 : new CheckpointedMechanism(onX1, output.resolve(PrivateRun.TUNING_TRIALS), run.runId()))
-                        : tuner.tune(space, trials, ledger, charge, TuningListener.NONE);
+                        : tuner.tune(space, trials, ledger, charge, listener);
                 Release release = result.release();
                 if (release.model() == null) {
                     throw new IllegalStateException("no trial produced a model (K = 0 or every trial failed): nothing to release");

@@ -87,7 +87,20 @@ class PrivateTuningTest {
             PrivateTuning search = PrivateTuning.randomSearch(MLP, data).space("lr=cat:0.1,0.5")
                     .repetitions(RepetitionDistribution.pointMass(2)).targetEpsilon(3).delta(1e-5).epochs(1).expectedBatchSize(100)
                     .scoreNoise(0.05).seed(7).ledger(ledger).output(out); // 200 validation examples: noise 10 examples' worth
-            best = search.run();
+            java.util.List<String> told = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
+            best = search.listener(new TuningListener() {
+                @Override
+                public void onStart(long trials) {
+                    told.add("start " + trials);
+                }
+
+                @Override
+                public void onTrialEnd(TrialResult result) {
+                    told.add("trial " + result.candidate().toMap().get("lr"));
+                }
+            }).run();
+            assertEquals("start 2", told.get(0), "the listener is told K: " + told);
+            assertEquals(3, told.size(), "and each of the K = 2 trials: " + told);
             assertThrows(IllegalStateException.class, search::run, "one search, one charge");
         }
         double epsilon = best.guarantee().epsilon();
