@@ -162,9 +162,12 @@ public final class CheckpointState {
                     + "without the bindings to its ledger charge that this dpdl4j checks; finish it with the dpdl4j that started "
                     + "it, or start a new run");
         }
-        for (String key : List.of("run", "dataset", "image_size", "model", "optimizer", "activation", "accountant", "model_file",
+        for (String key : List.of("run", "dataset", "image_size", "model", "activation", "accountant", "model_file",
                 "plan_sha256", STATE_HASH, "model_sha256")) {
             text(file, state, key);
+        }
+        if (state.get("optimizer") != null) { // null: the network's own updater (PrivateTraining)
+            text(file, state, "optimizer");
         }
         for (String key : List.of("n", "batch_size", "epochs", "sampling_rate", "noise_multiplier", "clip_norm", "steps",
                 "physical_batch_size", "ema_decay", "delta", "steps_done", "checkpoint_every", "augmult")) {
