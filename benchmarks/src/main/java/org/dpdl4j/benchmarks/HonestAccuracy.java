@@ -203,7 +203,7 @@ public final class HonestAccuracy {
             m.put("activation", "tanh");
             m.put("optimizer", optimizer);
             m.put("batch_size", batchSize);
-            m.put("lr", lr);
+            m.put("learning_rate", lr);
             m.put("search_grid_on_tuning_subset", space().toString());
             m.put("clip_norm", clip);
             m.put("epochs", epochs);

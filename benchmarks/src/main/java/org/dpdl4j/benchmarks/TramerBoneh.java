@@ -252,7 +252,7 @@ public final class TramerBoneh {
         PldAccountant pld = PldAccountant.standard();
         Figure f = new Figure("scatternet-ablation", String.format(Locale.ROOT,
                 "ScatterNet levers at epsilon %s (delta 1e-5), one seed: validation and test accuracy", epsilon),
-                "row", "accuracy", "epsilon", "noise_multiplier", "epochs", "lr", "augmult", "batch_size", "lr_decay").legendBelow();
+                "row", "accuracy", "epsilon", "noise_multiplier", "epochs", "learning_rate", "augmult", "batch_size", "lr_decay").legendBelow();
         List<String> lines = new ArrayList<>();
         int x = 0;
         for (String dataset : datasets) {

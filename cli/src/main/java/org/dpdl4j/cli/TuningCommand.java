@@ -40,8 +40,8 @@ abstract class TuningCommand implements Callable<Integer> {
 
     @Option(names = "--space", paramLabel = "AXIS", description = {"A hyperparameter axis, repeatable: NAME=log:LO:HI:N, NAME=lin:LO:HI:N, NAME=cat:A,B, "
                         + "NAME=range:LO:HI, NAME=logrange:LO:HI or NAME=VALUE.",
-                "Names: lr, optimizer, activation, noise_multiplier, clip_norm, batch_size, sampling_rate, epochs (default "
-                        + "lr=log:0.025:1:20); sigma and clip, their older names, are still read."})
+                "Names: learning_rate (or lr), optimizer, activation, noise_multiplier, clip_norm, batch_size, sampling_rate, epochs "
+                        + "(default lr=log:0.025:1:20); sigma and clip, older names, are still read."})
     List<String> spaceAxes = new ArrayList<>();
 
     @Option(names = "--range-points", defaultValue = "100", description = "Points a continuous range is discretised into (default ${DEFAULT-VALUE}).")

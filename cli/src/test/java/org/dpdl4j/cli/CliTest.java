@@ -276,7 +276,7 @@ class CliTest {
         assertEquals(j.get("noise_multiplier").asDouble(), ((Number) sidecar.get("noise_multiplier")).doubleValue(), 0);
         assertEquals(2.0, sidecar.get("target_epsilon"));
         assertEquals("random-search", sidecar.get("tuner"));
-        assertEquals(java.util.List.of("lr=cat:0.5,1.0"), sidecar.get("space"));
+        assertEquals(java.util.List.of("learning_rate=cat:0.5,1.0"), sidecar.get("space")); // lr: the older name
         assertEquals(1, ((Number) sidecar.get("ledger_charge")).intValue());
         // score_noise is the standard deviation of the released validation accuracy (--score-noise, default 0.005): the
         // count of correct predictions on the f·n validation examples carries Gaussian noise of score_noise·f·n, which is
@@ -402,7 +402,7 @@ class CliTest {
         JsonNode record = operatorRecord(tmp.resolve("sub"));
         assertEquals(60000, record.get("final_set_size").asInt(), "variant 2 trains the final model on all of X");
         assertTrue(record.get("tune_set_size").asInt() > 0 && record.get("repetitions").asLong() == 2, record.toString());
-        assertEquals(j.get("best").get("lr").asDouble() / (0.05 * 0.9), j.get("final_candidate").get("lr").asDouble(), 1e-9,
+        assertEquals(j.get("best").get("learning_rate").asDouble() / (0.05 * 0.9), j.get("final_candidate").get("learning_rate").asDouble(), 1e-9,
                 "scaled by the expected sizes n / (q_tune (1 - f) n)");
         assertTrue(j.get("test_accuracy").asDouble() > 0.3, r.out());
         assertTrue(record.get("gradient_ratio").asDouble() > 0);
@@ -557,7 +557,7 @@ class CliTest {
                 concat(tune, "--space", "lr=cat:0.5", "--output", aFile.resolve("sub").toString()), {"--output", "not a writable"},
                 concat(tune, "--space", "lr=cat:0.5", "--output", ""), {"--output", "must name a directory"},
                 concat(tune, "--space", "lr=cat:0.5", "--output", earlier.toString()), {"--output", "--overwrite"},
-                concat(tune, "--space", "lr=cat:-1,0.5", "--output", tmp.resolve("o1").toString()), {"lr", "-1"},
+                concat(tune, "--space", "lr=cat:-1,0.5", "--output", tmp.resolve("o1").toString()), {"learning_rate", "-1"},
                 concat(tune, "--space", "optimizer=cat:sgd,rmsprop", "--output", tmp.resolve("o2").toString()), {"optimizer", "rmsprop"},
                 concat(tune, "--space", "sigma=cat:0,1", "--output", tmp.resolve("o3").toString()), {"sigma", "--non-private"},
                 {"tune", "--noise-multiplier", "0", "--ledger", ledger.toString(), "--output", tmp.resolve("o4").toString()},

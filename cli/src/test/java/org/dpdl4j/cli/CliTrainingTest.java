@@ -293,7 +293,7 @@ class CliTrainingTest {
         double acc = j.get("test_accuracy").asDouble();
         assertTrue(acc >= 0 && acc <= 1, j.toString());
         assertEquals(1e-5, j.get("delta").asDouble(), 0.0);
-        assertTrue(j.get("candidate").has("lr"), j.toString());
+        assertTrue(j.get("candidate").has("learning_rate"), j.toString());
         assertTrue(j.findValue("trials") == null && j.findValue("repetitions") == null && tuning.get("seconds") == null,
                 "no realised K, nor the time that grows with it, in the release: " + j);
         List<String> csv = Files.readAllLines(dir.resolve("honest-mnist.csv"));

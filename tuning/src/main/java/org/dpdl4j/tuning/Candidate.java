@@ -9,8 +9,9 @@ import java.util.TreeMap;
  * One point of a {@link HyperparameterSpace}: an immutable assignment of a value to every axis,
  * kept in axis-name order. Values are {@link Double} (grids and ranges) or {@link String}
  * (categorical axes). The clipping norm C is the axis {@code clip_norm} and the noise multiplier σ the axis
- * {@code noise_multiplier}, as in the sidecar; their older names {@code clip} and {@code sigma} are read as these
- * everywhere (maps, files written before the rename, lookups), see {@link #axisName}.
+ * {@code noise_multiplier}, and the learning rate the axis {@code learning_rate}, as in the sidecar; their older names
+ * {@code clip}, {@code sigma} and {@code lr} are read as these everywhere (maps, files written before the rename,
+ * lookups, {@code --space lr=…}), see {@link #axisName}.
  *
  * @param values axis name → value ({@link Double} or {@link String}); copied into axis-name order, older axis names
  *               replaced by their current ones
@@ -40,8 +41,8 @@ public record Candidate(Map<String, Object> values) implements java.io.Serializa
     }
 
     /**
-     * An axis's current name: {@code clip_norm} for {@code clip}, {@code noise_multiplier} for {@code sigma}, any other
-     * name unchanged.
+     * An axis's current name: {@code clip_norm} for {@code clip}, {@code noise_multiplier} for {@code sigma},
+     * {@code learning_rate} for {@code lr} (the settings' key), any other name unchanged.
      *
      * @param name an axis name, current or older
      * @return the name candidates, spaces and releases use
@@ -50,6 +51,7 @@ public record Candidate(Map<String, Object> values) implements java.io.Serializa
         return switch (name) {
             case "clip" -> "clip_norm";
             case "sigma" -> "noise_multiplier";
+            case "lr" -> "learning_rate";
             default -> name;
         };
     }

@@ -173,7 +173,7 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
 
     /** The candidate with its optimiser and learning rate written out (defaults made explicit). */
     public Candidate explicit(Candidate c) {
-        return c.with("optimizer", optimizer(c)).with("lr", learningRate(c));
+        return c.with("optimizer", optimizer(c)).with("learning_rate", learningRate(c));
     }
 
     /**
@@ -240,7 +240,7 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
      * @return its learning rate, &gt; 0
      */
     public double learningRate(Candidate c) {
-        return c.has("lr") ? c.number("lr") : ModelOptions.updaterNamed(optimizer(c), b.learningRate()).getLearningRate(0, 0);
+        return c.has("learning_rate") ? c.number("learning_rate") : ModelOptions.updaterNamed(optimizer(c), b.learningRate()).getLearningRate(0, 0);
     }
 
     /**
@@ -366,12 +366,12 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
                 throw new IllegalArgumentException("hyperparameter activation in " + c + ": a network factory chooses its own "
                         + "activations (the axis applies to models by name)");
             }
-            Model m = b.factory.create(ModelOptions.updaterNamed(optimizer(c), c.has("lr") ? c.number("lr") : b.learningRate()),
+            Model m = b.factory.create(ModelOptions.updaterNamed(optimizer(c), c.has("learning_rate") ? c.number("learning_rate") : b.learningRate()),
                     b.canaries != null ? modelOptions.seed() : seed);
             return Objects.requireNonNull(m, "the network factory returned null");
         }
         ModelOptions options = modelOptions
-                .withUpdater(ModelOptions.updaterNamed(optimizer(c), c.has("lr") ? c.number("lr") : b.learningRate()))
+                .withUpdater(ModelOptions.updaterNamed(optimizer(c), c.has("learning_rate") ? c.number("learning_rate") : b.learningRate()))
                 .withActivation(ModelOptions.activationNamed(c.text("activation", b.activation)))
                 .withSeed(b.canaries != null ? modelOptions.seed() : seed);
         return Models.byName(modelName, options);

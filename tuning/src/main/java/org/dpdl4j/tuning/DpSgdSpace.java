@@ -12,7 +12,7 @@ public final class DpSgdSpace {
     }
 
     /** The candidate axes a {@link DpSgdMechanism} understands. */
-    public static final Set<String> AXES = Set.of("lr", "optimizer", "activation", "noise_multiplier", "clip_norm", "batch_size", "sampling_rate",
+    public static final Set<String> AXES = Set.of("learning_rate", "optimizer", "activation", "noise_multiplier", "clip_norm", "batch_size", "sampling_rate",
             "epochs");
 
     /** The refusal of σ = 0 in a private run. */
@@ -49,11 +49,11 @@ public final class DpSgdSpace {
                 throw new IllegalArgumentException("hyperparameter '" + axis + "' is not one of " + AXES);
             }
         }
-        if (c.has("optimizer") || c.has("lr")) {
+        if (c.has("optimizer") || c.has("learning_rate")) {
             try {
-                ModelOptions.updaterNamed(c.text("optimizer", "sgd"), c.has("lr") ? c.number("lr") : null);
+                ModelOptions.updaterNamed(c.text("optimizer", "sgd"), c.has("learning_rate") ? c.number("learning_rate") : null);
             } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException("hyperparameter " + (c.has("lr") && !(c.number("lr") > 0) ? "lr" : "optimizer")
+                throw new IllegalArgumentException("hyperparameter " + (c.has("learning_rate") && !(c.number("learning_rate") > 0) ? "learning_rate" : "optimizer")
                         + " in " + c + ": " + e.getMessage());
             }
         }

@@ -62,11 +62,11 @@ public interface Extrapolation {
             if (!(tuneSize > 0 && finalSize > 0) || Double.isInfinite(tuneSize) || Double.isInfinite(finalSize)) {
                 throw new IllegalArgumentException("tuning and final set sizes must be >= 1, got m = " + tuneSize + ", n = " + finalSize);
             }
-            if (!tuned.has("lr") || !tuned.has("optimizer")) {
-                throw new IllegalArgumentException("learning-rate scaling needs 'lr' and 'optimizer' in the tuned candidate, got " + tuned);
+            if (!tuned.has("learning_rate") || !tuned.has("optimizer")) {
+                throw new IllegalArgumentException("learning-rate scaling needs 'learning_rate' and 'optimizer' in the tuned candidate, got " + tuned);
             }
             String optimizer = tuned.text("optimizer", "");
-            return SCALED.contains(optimizer) ? tuned.with("lr", tuned.number("lr") * finalSize / tuneSize) : tuned;
+            return SCALED.contains(optimizer) ? tuned.with("learning_rate", tuned.number("learning_rate") * finalSize / tuneSize) : tuned;
         }
     };
 }

@@ -134,7 +134,7 @@ class DpSgdMechanismTest {
     @Test
     void aBadSpaceIsRefusedBeforeAnyTrial() {
         java.util.function.Function<String, HyperparameterSpace> space = axis -> HyperparameterSpace.of(HyperparameterSpace.parseAxis(axis));
-        String[][] bad = {{"lr=cat:0.5,-1", "hyperparameter lr in", "-1.0"}, {"optimizer=cat:sgd,rmsprop", "hyperparameter optimizer", "rmsprop"},
+        String[][] bad = {{"lr=cat:0.5,-1", "hyperparameter learning_rate in", "-1.0"}, {"optimizer=cat:sgd,rmsprop", "hyperparameter optimizer", "rmsprop"},
                 {"activation=cat:tanh,foo", "hyperparameter activation", "foo"}, {"clip=cat:1,0", "hyperparameter clip", "0.0"},
                 {"epochs=cat:1,-2", "hyperparameter epochs", "-2.0"}, {"sigma=cat:1,0", "sigma = 0", "--non-private"}};
         for (String[] b : bad) {

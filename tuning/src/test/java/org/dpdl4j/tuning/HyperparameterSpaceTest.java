@@ -36,17 +36,19 @@ class HyperparameterSpaceTest {
         assertEquals("clip_norm", HyperparameterSpace.parseAxis("clip=lin:1:2:3").name());
         assertEquals("noise_multiplier", HyperparameterSpace.parseAxis("sigma=cat:1,2").name());
         assertEquals("clip_norm", new HyperparameterSpace.Categorical("clip", List.of(1.0)).name());
-        assertEquals("lr", HyperparameterSpace.parseAxis("lr=cat:1").name());
+        assertEquals("learning_rate", HyperparameterSpace.parseAxis("lr=cat:1").name());
+        assertEquals("learning_rate=cat:1.0", HyperparameterSpace.parseAxis("lr=cat:1").describe());
         var e = assertThrows(IllegalArgumentException.class, () -> HyperparameterSpace.of(HyperparameterSpace.parseAxis("clip=cat:1"),
                 HyperparameterSpace.parseAxis("clip_norm=cat:2")));
         assertTrue(e.getMessage().contains("distinct"), e.getMessage());
         Candidate old = new Candidate(Map.of("sigma", 2.0, "clip", 0.5, "lr", 0.1)); // as read from a file written before
-        assertEquals(Map.of("noise_multiplier", 2.0, "clip_norm", 0.5, "lr", 0.1), old.toMap());
+        assertEquals(Map.of("noise_multiplier", 2.0, "clip_norm", 0.5, "learning_rate", 0.1), old.toMap());
+        assertEquals(0.1, old.number("lr"), 0.0);
         assertEquals(2.0, old.number("sigma"), 0.0);
         assertEquals(2.0, old.number("noise_multiplier"), 0.0);
         assertTrue(old.has("clip") && old.has("clip_norm"));
-        assertEquals(old, new Candidate(Map.of("noise_multiplier", 2.0, "clip_norm", 0.5, "lr", 0.1)));
-        assertEquals(Map.of("noise_multiplier", 3.0, "clip_norm", 0.5, "lr", 0.1), old.with("sigma", 3.0).toMap());
+        assertEquals(old, new Candidate(Map.of("noise_multiplier", 2.0, "clip_norm", 0.5, "learning_rate", 0.1)));
+        assertEquals(Map.of("noise_multiplier", 3.0, "clip_norm", 0.5, "learning_rate", 0.1), old.with("sigma", 3.0).toMap());
         e = assertThrows(IllegalArgumentException.class, () -> new Candidate(Map.of("sigma", 1.0, "noise_multiplier", 2.0)));
         assertTrue(e.getMessage().contains("noise_multiplier") && e.getMessage().contains("twice"), e.getMessage());
     }

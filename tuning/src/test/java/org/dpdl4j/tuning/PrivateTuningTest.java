@@ -114,7 +114,7 @@ class PrivateTuningTest {
         assertTrue(epsilon <= rdp.epsilon(new SelfComposedEvent(trial, 2), 1e-5) + 1e-9, "at most two trials composed");
         assertTrue(epsilon > rdp.epsilon(trial, 1e-5), "more than one trial");
         assertEquals("tuning", best.sidecar().kind());
-        assertTrue(((java.util.Map<?, ?>) best.sidecar().configuration().get("best")).containsKey("lr"));
+        assertTrue(((java.util.Map<?, ?>) best.sidecar().configuration().get("best")).containsKey("learning_rate"));
         // the keys that tune random-search writes too (CliTest), and what only the Java search keeps for its resume
         java.util.List<String> keys = new java.util.ArrayList<>(java.util.List.of("best", "best_score", "tuner", "space", "repetitions"));
         keys.addAll(org.dpdl4j.dpsgd.DpSgdSettings.KEYS);
