@@ -670,8 +670,9 @@ public final class PrivateTuning extends DpSgdSettings.Setters<PrivateTuning> {
                 if (release.model() == null) {
                     throw new IllegalStateException("no trial produced a model (K = 0 or every trial failed): nothing to release");
                 }
-                Map<String, Object> configuration = releaseConfiguration(release, searchSettings(), sigma, // as the resume
-                        run == null ? null : run.charge());                                                 // state holds them
+                Map<String, Object> search = searchSettings(); // as the resume state holds them, the axes as tune writes them
+                search.put("space", space.axes().stream().map(HyperparameterSpace.Axis::describe).toList());
+                Map<String, Object> configuration = releaseConfiguration(release, search, sigma, run == null ? null : run.charge());
                 PrivateModel model = PrivateModel.of(release.model(), "tuning", release.event(), Accountants.DEFAULT, delta, input,
                         configuration);
                 if (run != null) {

@@ -120,6 +120,7 @@ class PrivateTuningTest {
         keys.addAll(org.dpdl4j.dpsgd.DpSgdSettings.KEYS);
         keys.addAll(java.util.List.of("validation_fraction", "score_noise", "workers", "input", "ledger_charge"));
         assertEquals(keys, java.util.List.copyOf(best.sidecar().configuration().keySet()));
+        assertEquals(java.util.List.of("learning_rate=cat:0.1,0.5"), best.sidecar().configuration().get("space"));
         assertReleasedOnce(out, ledgerFile, best);
     }
 
