@@ -476,24 +476,11 @@ final class TrainCommand implements Callable<Integer> {
             j.put("epsilon", g.epsilon());
             j.put("delta", config.delta());
             j.put("rdp_order", Double.isNaN(g.order()) ? null : g.order());
+            j.putAll(release.configuration()); // the sidecar's: the data set, n, the settings by their keys, T, the charge
             j.put("accountant", accountantOption.name);
-            j.put("noise_multiplier", sigma);
-            j.put("sampling_rate", q);
-            j.put("steps", result.stepsTaken());
-            j.put("epochs", t.epochs);
-            j.put("clip_norm", config.clipNorm());
-            j.put("ema_decay", config.emaDecay());
-            j.put("learning_rate", org.dpdl4j.dpsgd.Networks.learningRate(net));
+            j.put("learning_rate", org.dpdl4j.dpsgd.Networks.learningRate(net)); // the one that ran (the option may be unset)
             j.put("optimizer", t.optimizer);
             j.put("model", t.modelName());
-            j.put("data_normalisation", dataNorm.sigma);
-            j.put("augmult", augmult.k);
-            if (dataNorm.on()) {
-                j.put("data_normalisation_clip_mean", PrivateNormalisation.DEFAULT_CLIP_MEAN);
-                j.put("data_normalisation_clip_squares", PrivateNormalisation.DEFAULT_CLIP_SQUARES);
-            }
-            j.put("dataset", t.dataset);
-            j.put("resumed_from_step", from > 0 ? from : null);
             // no timings: the --json line is the release, and how long the run took is the operator's (printed above)
             j.put("model_path", modelPath.toString());
             Cli.printJsonLine(System.out, j);

@@ -222,6 +222,10 @@ class CliTest {
         assertEquals(eps, j.get("epsilon").asDouble(), 1e-12);
         JsonNode privacy = Reporting.JSON.readTree(Files.readString(out.resolve("privacy.json")));
         assertEquals(eps, privacy.get("epsilon").asDouble(), 1e-12);
+        // the line states the sidecar's configuration as it is (the learning rate as it ran: --lr 1.0)
+        privacy.get("configuration").fieldNames().forEachRemaining(k -> assertEquals(privacy.get("configuration").get(k),
+                j.get(k), "JSON line's " + k));
+        assertEquals(1.0, j.get("learning_rate").asDouble(), 0);
         assertEquals(NoiseCalibration.dpSgd(256.0 / 60000, 1.0, steps),
                 PrivacyEvents.fromMap(Reporting.JSON.convertValue(privacy.get("event"), java.util.Map.class)));
         MultiLayerNetwork loaded = ModelSerializer.restoreMultiLayerNetwork(out.resolve("model.zip").toFile());
