@@ -128,14 +128,7 @@ abstract class TuningCommand implements Callable<Integer> {
     public final Integer call() throws Exception {
         if (resume != null) {
             if (resumeState == null) { // the user's command line, not the saved one parsed again
-                List<String> refused = spec.commandLine().getParseResult().matchedOptions().stream().map(o -> o.longestName())
-                        .filter(n -> !List.of("--resume", "--no-progress", "--json").contains(n)).distinct().toList();
-                if (!refused.isEmpty()) {
-                    throw new IllegalArgumentException("--resume continues the tuning as it was started and charged, with its saved "
-                            + "command line; " + String.join(", ", refused) + (refused.size() == 1 ? " is" : " are")
-                            + " not taken with it: drop " + (refused.size() == 1 ? "it" : "them") + " (allowed with --resume: "
-                            + "--no-progress, --json)");
-                }
+                refuseOptionsWithResume();
             }
             return resumeTuning();
         }
@@ -144,6 +137,70 @@ abstract class TuningCommand implements Callable<Integer> {
             t.outputDirectory("tune"); // checked before anything is charged or trained
         }
         t.checkRunSettings();
+        checkNoiseOptions();
+        checkOwnOptions();
+        checkNumbers();
+        HyperparameterSpace hs = space();
+        org.dpdl4j.tuning.DpSgdSpace.checkSpace(hs, t.nonPrivate); // before the data are loaded, which takes a while
+        DpSgdMechanism.Scoring scoring = switch (score) {
+            case "private-validation" -> DpSgdMechanism.Scoring.PRIVATE_VALIDATION;
+            case "public-holdout" -> DpSgdMechanism.Scoring.PUBLIC_HOLDOUT;
+            default -> throw new IllegalArgumentException("--score must be private-validation or public-holdout, got '" + score + "'");
+        };
+        boolean sigmaAxis = hs.axes().stream().anyMatch(a -> a.name().equals("noise_multiplier"));
+        if ((noiseMultiplier != null ? 1 : 0) + (targetEpsilon != null ? 1 : 0) + (candidateEpsilon != null ? 1 : 0) > 1) {
+            throw new IllegalArgumentException("give one of --noise-multiplier, --target-epsilon and --candidate-epsilon");
+        }
+        if (candidateEpsilon != null && (!(candidateEpsilon > 0) || candidateEpsilon.isInfinite())) {
+            throw new IllegalArgumentException("--candidate-epsilon must be finite and > 0, got " + candidateEpsilon);
+        }
+        if (sigmaAxis && (targetEpsilon != null || candidateEpsilon != null)) {
+            throw new IllegalArgumentException("--target-epsilon and --candidate-epsilon calibrate sigma, so noise_multiplier (sigma) cannot "
+                    + "also be a --space axis");
+        }
+        Executors executors = checkExecutors();
+        boolean trainOnSpark = executors.trainOnSpark();
+        org.dpdl4j.spark.SparkCluster.Settings sparkSettings = executors.spark();
+        // one seed for the whole tuning, saved for --resume
+        chosenTunerSeed = resumeState != null ? Long.parseLong((String) resumeState.get("tuner_seed")) : tunerSeed();
+        if (sparkSettings == null || dryRun) {
+            return run(hs, scoring, sigmaAxis);
+        }
+        // the cluster is up, and has executors, before anything is loaded or charged
+        try (org.dpdl4j.spark.SparkCluster c = org.dpdl4j.spark.SparkCluster.start(sparkSettings)) {
+            if (trainOnSpark) {
+                trainCluster = c;
+                System.out.printf("each trial's steps on Spark (%s): trials one at a time, data by %s%n",
+                        c.operatorSummary().get("master"), executorOptions.data);
+                return run(hs, scoring, sigmaAxis);
+            }
+            cluster = c;
+            if (!spec.commandLine().getParseResult().hasMatchedOption("--threads")) {
+                threads = c.parallelism();
+            }
+            System.out.printf("trials on Spark (%s): %d at a time, %d core(s) each, data by %s%n", c.operatorSummary().get("master"),
+                    threads, sparkSettings.taskCpus(), executorOptions.data);
+            return run(hs, scoring, sigmaAxis);
+        } finally {
+            cluster = null;
+            trainCluster = null;
+        }
+    }
+
+    /** With --resume, the options the user gave besides --resume, --no-progress and --json are refused by name. */
+    private void refuseOptionsWithResume() {
+        List<String> refused = spec.commandLine().getParseResult().matchedOptions().stream().map(o -> o.longestName())
+                .filter(n -> !List.of("--resume", "--no-progress", "--json").contains(n)).distinct().toList();
+        if (!refused.isEmpty()) {
+            throw new IllegalArgumentException("--resume continues the tuning as it was started and charged, with its saved "
+                    + "command line; " + String.join(", ", refused) + (refused.size() == 1 ? " is" : " are")
+                    + " not taken with it: drop " + (refused.size() == 1 ? "it" : "them") + " (allowed with --resume: "
+                    + "--no-progress, --json)");
+        }
+    }
+
+    /** --non-private, --noise-multiplier 0 and a ledger: checked before anything else. */
+    private void checkNoiseOptions() {
         TrainingOptions.checkNoiseMultiplier(noiseMultiplier);
         if (t.nonPrivate) {
             if (targetEpsilon != null || candidateEpsilon != null || noiseMultiplier != null && noiseMultiplier != 0) {
@@ -160,7 +217,10 @@ abstract class TuningCommand implements Callable<Integer> {
         } else if (noiseMultiplier != null && noiseMultiplier == 0) {
             throw new IllegalArgumentException("--noise-multiplier 0 trains without privacy: add --non-private to do that on purpose");
         }
-        checkOwnOptions();
+    }
+
+    /** The shared numeric options: --threads, --range-points, --score-noise, --validation-fraction. */
+    private void checkNumbers() {
         if (threads < 1) {
             throw new IllegalArgumentException("--threads must be >= 1, got " + threads);
         }
@@ -173,6 +233,10 @@ abstract class TuningCommand implements Callable<Integer> {
         if (!(validationFraction > 0 && validationFraction < 1)) {
             throw new IllegalArgumentException("--validation-fraction must be in (0, 1), got " + validationFraction);
         }
+    }
+
+    /** The --space axes (default lr=log:0.025:1:20) as a space, each refused by its text. */
+    private HyperparameterSpace space() {
         List<HyperparameterSpace.Axis> axes = new ArrayList<>();
         for (String s : spaceAxes.isEmpty() ? List.of("lr=log:0.025:1:20") : spaceAxes) {
             try {
@@ -187,23 +251,16 @@ abstract class TuningCommand implements Callable<Integer> {
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("--space: " + e.getMessage(), e);
         }
-        org.dpdl4j.tuning.DpSgdSpace.checkSpace(hs, t.nonPrivate); // before the data are loaded, which takes a while
-        DpSgdMechanism.Scoring scoring = switch (score) {
-            case "private-validation" -> DpSgdMechanism.Scoring.PRIVATE_VALIDATION;
-            case "public-holdout" -> DpSgdMechanism.Scoring.PUBLIC_HOLDOUT;
-            default -> throw new IllegalArgumentException("--score must be private-validation or public-holdout, got '" + score + "'");
-        };
-        boolean sigmaAxis = axes.stream().anyMatch(a -> a.name().equals("noise_multiplier"));
-        if ((noiseMultiplier != null ? 1 : 0) + (targetEpsilon != null ? 1 : 0) + (candidateEpsilon != null ? 1 : 0) > 1) {
-            throw new IllegalArgumentException("give one of --noise-multiplier, --target-epsilon and --candidate-epsilon");
-        }
-        if (candidateEpsilon != null && (!(candidateEpsilon > 0) || candidateEpsilon.isInfinite())) {
-            throw new IllegalArgumentException("--candidate-epsilon must be finite and > 0, got " + candidateEpsilon);
-        }
-        if (sigmaAxis && (targetEpsilon != null || candidateEpsilon != null)) {
-            throw new IllegalArgumentException("--target-epsilon and --candidate-epsilon calibrate sigma, so noise_multiplier (sigma) cannot "
-                    + "also be a --space axis");
-        }
+        return hs;
+    }
+
+    /**
+     * --trial-workers, --train-executor and --executor spark against each other and this tuner, before a cluster starts
+     * or anything loads.
+     *
+     * @return whether each trial's steps run on Spark (--train-executor spark), and the cluster's settings (null: none)
+     */
+    private Executors checkExecutors() {
         if (trialWorkers != null && (trialWorkers < 1 || trialWorkers > 256)) {
             throw new IllegalArgumentException("--trial-workers must be in [1, 256], got " + trialWorkers);
         }
@@ -244,30 +301,11 @@ abstract class TuningCommand implements Callable<Integer> {
                         + "release). Drop --secure-noise: without --seed the driver draws the seeds from SecureRandom");
             }
         }
-        // one seed for the whole tuning, saved for --resume
-        chosenTunerSeed = resumeState != null ? Long.parseLong((String) resumeState.get("tuner_seed")) : tunerSeed();
-        if (sparkSettings == null || dryRun) {
-            return run(hs, scoring, sigmaAxis);
-        }
-        // the cluster is up, and has executors, before anything is loaded or charged
-        try (org.dpdl4j.spark.SparkCluster c = org.dpdl4j.spark.SparkCluster.start(sparkSettings)) {
-            if (trainOnSpark) {
-                trainCluster = c;
-                System.out.printf("each trial's steps on Spark (%s): trials one at a time, data by %s%n",
-                        c.operatorSummary().get("master"), executorOptions.data);
-                return run(hs, scoring, sigmaAxis);
-            }
-            cluster = c;
-            if (!spec.commandLine().getParseResult().hasMatchedOption("--threads")) {
-                threads = c.parallelism();
-            }
-            System.out.printf("trials on Spark (%s): %d at a time, %d core(s) each, data by %s%n", c.operatorSummary().get("master"),
-                    threads, sparkSettings.taskCpus(), executorOptions.data);
-            return run(hs, scoring, sigmaAxis);
-        } finally {
-            cluster = null;
-            trainCluster = null;
-        }
+        return new Executors(trainOnSpark, sparkSettings);
+    }
+
+    /** Where the trials run: each trial's steps on Spark, and the cluster's settings (null: no cluster). */
+    private record Executors(boolean trainOnSpark, org.dpdl4j.spark.SparkCluster.Settings spark) {
     }
 
     /** Why this tuner cannot run its trials on Spark, or null if it can (default: it can). */
