@@ -547,11 +547,13 @@ public final class PrivateTuning extends DpSgdSettings.Setters<PrivateTuning> {
     }
 
     /**
-     * Calibrates σ for the whole search, charges the ledger (if any) once, runs the trials and returns the best trial's
-     * network with the search's claim; with {@link #output}, releases it there. Call it once.
+     * Calibrates σ for the whole search (or takes every run's σ as given by {@code noiseMultiplier}, as {@code tune
+     * --noise-multiplier} does; the claim is then what it gives), charges the ledger (if any) once, runs the trials and
+     * returns the best trial's network with the search's claim; with {@link #output}, releases it there. Call it once.
      *
      * @return the best model, its claim the whole search's event
-     * @throws IllegalArgumentException naming a missing or out-of-range setting, a bad axis, or a target no σ meets
+     * @throws IllegalArgumentException naming a missing or out-of-range setting, both or neither of target_epsilon and
+     *                                  noise_multiplier, a bad axis, or a target no σ meets
      * @throws IllegalStateException    on a second call, or if no trial produced a model
      * @throws PrivacyLedger.BudgetExceededException if the ledger's budget does not allow the search (nothing ran)
      */
@@ -562,11 +564,14 @@ public final class PrivateTuning extends DpSgdSettings.Setters<PrivateTuning> {
         DpSgdSettings s = settings();
         double targetEpsilon = s.targetEpsilon();
         double delta = s.delta();
-        if (Double.isNaN(targetEpsilon)) {
-            throw new IllegalArgumentException("target_epsilon (the whole search's) must be set (finite and > 0)");
+        boolean sigmaGiven = !Double.isNaN(s.noiseMultiplier());
+        if (Double.isNaN(targetEpsilon) != sigmaGiven) {
+            throw new IllegalArgumentException(sigmaGiven ? "noise_multiplier is calibrated for the whole search from "
+                    + "target_epsilon: set one of them, not both" : "target_epsilon (the whole search's) must be set (finite and "
+                    + "> 0), or every run's noise_multiplier");
         }
-        if (!Double.isNaN(s.noiseMultiplier())) {
-            throw new IllegalArgumentException("noise_multiplier is calibrated for the whole search from target_epsilon: do not set it");
+        if (sigmaGiven && s.noiseMultiplier() == 0) {
+            throw new IllegalArgumentException("noise_multiplier 0 gives a search without privacy: give sigma > 0");
         }
         if (Double.isNaN(s.epochs())) {
             throw new IllegalArgumentException("epochs must be set (> 0)");
@@ -634,7 +639,8 @@ public final class PrivateTuning extends DpSgdSettings.Setters<PrivateTuning> {
         if (tuner instanceof ProposeTestTuner pt) {
             pt.checkData(unscaled, s.expectedBatchSize());
         }
-        double sigma = TuningCalibration.noiseMultiplier(x -> tuner.event(space, unscaled.withNoiseMultiplier(x)), targetEpsilon, delta,
+        double sigma = sigmaGiven ? s.noiseMultiplier() // as given (the claim is what it gives), or for the target
+                : TuningCalibration.noiseMultiplier(x -> tuner.event(space, unscaled.withNoiseMultiplier(x)), targetEpsilon, delta,
                 proposeTest ? String.format("its selection loop's T_max = %d iterations of %s-DP (lower epsilon0 or raise "
                         + "granularity)", ((ProposeTestTuner) tuner).maxIterations(), epsilon0)
                         : String.format("the trials' noisy validation scores (scoreNoise %s on %d validation examples; raise "

@@ -125,6 +125,32 @@ class PrivateTuningTest {
     }
 
     /**
+     * σ given instead of a target (as tune --noise-multiplier): every run uses it, and the claim is the search's event at
+     * that σ, rebuilt here from a mechanism of its own; both or neither of target and σ, and σ = 0, are refused by name.
+     */
+    @Test
+    void aSearchWithTheNoiseGivenClaimsWhatItGives() {
+        PrivateModel m = PrivateTuning.randomSearch(MLP, data).space("lr=cat:0.1,0.5").repetitions(RepetitionDistribution.pointMass(1))
+                .noiseMultiplier(2).epochs(0.5).expectedBatchSize(100).scoreNoise(0.05).seed(3).run();
+        DpSgdMechanism atTwo = DpSgdMechanism.builder(data).network(MLP).noiseMultiplier(2).expectedBatchSize(100).epochs(0.5)
+                .validation(0.1, 3).scoring(DpSgdMechanism.Scoring.PRIVATE_VALIDATION, 0.05).build();
+        assertEquals(new RandomSearchTuner(RepetitionDistribution.pointMass(1), 1, 1, false)
+                .event(HyperparameterSpace.of(HyperparameterSpace.parseAxis("lr=cat:0.1,0.5")), atTwo), m.event());
+        assertEquals(2.0, m.configuration().get("noise_multiplier"));
+        assertEquals(null, m.configuration().get("target_epsilon"));
+        var both = assertThrows(IllegalArgumentException.class, () -> PrivateTuning.randomSearch(MLP, data).space("lr=cat:0.1")
+                .noiseMultiplier(2).targetEpsilon(3).epochs(0.5).expectedBatchSize(100).run());
+        assertTrue(both.getMessage().startsWith("noise_multiplier is calibrated for the whole search from target_epsilon: set one"),
+                both.getMessage());
+        var neither = assertThrows(IllegalArgumentException.class, () -> PrivateTuning.randomSearch(MLP, data).space("lr=cat:0.1")
+                .epochs(0.5).expectedBatchSize(100).run());
+        assertTrue(neither.getMessage().startsWith("target_epsilon (the whole search's) must be set"), neither.getMessage());
+        var zero = assertThrows(IllegalArgumentException.class, () -> PrivateTuning.randomSearch(MLP, data).space("lr=cat:0.1")
+                .noiseMultiplier(0).epochs(0.5).expectedBatchSize(100).run());
+        assertTrue(zero.getMessage().startsWith("noise_multiplier 0 gives a search without privacy"), zero.getMessage());
+    }
+
+    /**
      * Subsampled tuning in one call (Koskela &amp; Kulkarni 2023, arXiv:2301.11989): it meets its target, costs less at its
      * σ than the random search over all the data at the same σ (Papernot &amp; Steinke's bound, computed apart), charges once
      * and releases its final model bound to the charge; a {@code batch_size} axis is refused before any charge.
