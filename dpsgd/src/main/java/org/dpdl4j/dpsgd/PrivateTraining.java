@@ -257,23 +257,32 @@ public final class PrivateTraining extends DpSgdSettings.Setters<PrivateTraining
                 ? settings.calibrateNoise(q, steps, Accountants.byName(accountant())) : settings.noiseMultiplier();
         DpSgdConfig config = settings.config(q, sigma, steps, workers);
         DpSgdSettings resolved = DpSgdSettings.builder().settings(settings).noiseMultiplier(sigma).build(); // σ that ran
-        if (!Double.isNaN(settings.learningRate())) { // every layer's, as DL4J's setLearningRate; in the checkpoints' network too
-            Networks.setLearningRate(network, settings.learningRate());
-        }
-        if (!Double.isNaN(settings.dataNormalisation())) { // pending (in a step-0 checkpoint too): released after any charge
-            PrivateNormalisation.scatteringLayer(network).setFeatureMean(null);
-            PrivateNormalisation.scatteringLayer(network).setFeatureVariance(null);
-        }
         if (output != null) {
             return trainAsRun(trainer, data, config, resolved);
         }
         started = true; // from here on the network changes
+        applySettings(network, resolved);
         releaseStatistics(network, data, config, resolved);
         ExampleSource source = resolved.trainingData(data);
         TrainingResult result = source instanceof LabeledData inMemory ? trainer.train(network, inMemory, config, listeners)
                 : trainer.train(network, source, config, listeners);
         return PrivateModel.of(network, "training", resolved.event(result.event()), accountant(), settings.delta(), input,
                 resolved.configuration(n, result.stepsTaken()));
+    }
+
+    /**
+     * What the settings change in the network before it trains, once the run is no longer refused for its output:
+     * the learning rate (every layer's, as DL4J's setLearningRate) and, with data normalisation, statistics pending
+     * (released after any charge, so that a step-0 checkpoint holds none).
+     */
+    private static void applySettings(Model net, DpSgdSettings settings) {
+        if (!Double.isNaN(settings.learningRate())) {
+            Networks.setLearningRate(net, settings.learningRate());
+        }
+        if (!Double.isNaN(settings.dataNormalisation())) {
+            PrivateNormalisation.scatteringLayer(net).setFeatureMean(null);
+            PrivateNormalisation.scatteringLayer(net).setFeatureVariance(null);
+        }
     }
 
     /**
@@ -312,6 +321,7 @@ public final class PrivateTraining extends DpSgdSettings.Setters<PrivateTraining
         java.util.Map<String, Object> plan = plan(data, config, settings);
         try {
             java.nio.file.Files.createDirectories(output);
+            applySettings(network, settings); // into the step-0 checkpoint's network
             org.dpdl4j.release.PrivateRun run = org.dpdl4j.release.PrivateRun.start(output, plan, network, config,
                     settings.event(config.samplingRate(), config.noiseMultiplier(), config.steps()), ledger,
                     "train " + plan.get("model") + " on " + plan.get("dataset"), checkpointEvery);

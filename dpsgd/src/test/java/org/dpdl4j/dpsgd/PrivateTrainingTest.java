@@ -210,7 +210,8 @@ class PrivateTrainingTest {
      * standard deviations of the noise (σ_norm·C_μ/n) of the exact clipped means; bad values and networks are refused.
      */
     @Test
-    void dataNormalisationIsChargedWithTheRunAndItsStatisticsSetInTheNetwork() {
+    void dataNormalisationIsChargedWithTheRunAndItsStatisticsSetInTheNetwork(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+            throws Exception {
         LabeledData small = train.randomSubset(200, 8);
         MultiLayerNetwork net = scatterNet();
         PrivateModel m = PrivateTraining.of(net, small).targetEpsilon(3).epochs(1).expectedBatchSize(20).dataNormalisation(8)
@@ -240,6 +241,14 @@ class PrivateTrainingTest {
         double sd = 8 * PrivateNormalisation.DEFAULT_CLIP_MEAN / small.size();
         assertTrue(worst < 6 * sd && worst > 1e-3 * sd, "noisy, within 6 sd of the exact means: " + worst + " vs sd " + sd);
 
+        // a run refused for its output leaves the network as it was given (its statistics, its learning rate)
+        MultiLayerNetwork untouched = scatterNet();
+        java.nio.file.Files.writeString(dir.resolve(PrivateModel.MODEL_FILE), "an earlier release");
+        var taken = assertThrows(IllegalArgumentException.class, () -> PrivateTraining.of(untouched, small).targetEpsilon(3).epochs(1)
+                .expectedBatchSize(20).dataNormalisation(8).learningRate(0.2).accountant("rdp").output(dir).train());
+        assertTrue(taken.getMessage().contains("holds a release already"), taken.getMessage());
+        assertTrue(PrivateNormalisation.scatteringLayer(untouched).getFeatureMean() != null);
+        assertEquals(0.5, Networks.learningRate(untouched), 0);
         var notScatterNet = assertThrows(IllegalArgumentException.class, () -> PrivateTraining.of(net(), small).targetEpsilon(3)
                 .epochs(1).expectedBatchSize(100).dataNormalisation(8).train());
         assertTrue(notScatterNet.getMessage().contains("has 0 of them"), notScatterNet.getMessage());
