@@ -164,6 +164,35 @@ public final class Networks {
     }
 
     /**
+     * The optimiser that trains the network, by the names of the settings' {@code optimizer}: {@code sgd} (DL4J's
+     * {@code Sgd}), {@code momentum} ({@code Nesterovs}), {@code adam} ({@code Adam}), another updater's class name in
+     * lower case, or {@code mixed} when its trainable layers differ ({@code NoOp} layers are frozen and not counted).
+     *
+     * @param network a {@code MultiLayerNetwork} or a {@code ComputationGraph}
+     * @return the optimiser's name, or null if no layer has an updater
+     * @throws ClassCastException if the model is neither
+     */
+    public static String optimizerName(Model network) {
+        String name = null;
+        for (Layer layer : layers(network)) {
+            if (layer.conf().getLayer() instanceof BaseLayer b && b.getIUpdater() != null
+                    && !(b.getIUpdater() instanceof org.nd4j.linalg.learning.config.NoOp)) {
+                String own = switch (b.getIUpdater().getClass().getSimpleName()) {
+                    case "Sgd" -> "sgd";
+                    case "Nesterovs" -> "momentum";
+                    case "Adam" -> "adam";
+                    default -> b.getIUpdater().getClass().getSimpleName().toLowerCase(java.util.Locale.ROOT);
+                };
+                if (name != null && !name.equals(own)) {
+                    return "mixed";
+                }
+                name = own;
+            }
+        }
+        return name;
+    }
+
+    /**
      * Checks that every layer whose updater has a learning rate has a finite positive one (at iteration 0).
      *
      * @param network a {@code MultiLayerNetwork} or a {@code ComputationGraph}

@@ -36,9 +36,17 @@ public final class PrivateTraining extends DpSgdSettings.Setters<PrivateTraining
     private TrainingListener[] listeners = new TrainingListener[0];
     private boolean started;
     private java.nio.file.Path output;
+    private boolean overwrite;
     private org.dpdl4j.release.PrivacyLedger ledger;
     private long checkpointEvery;
     private java.nio.file.Path resumeFrom;
+    private Provenance provenance;
+    private ClippedSums clippedSums;
+    private Plan planned; // plan()'s, reused by train() while the settings, the workers and the data are as they were
+    private Object[] plannedFor;
+
+    /** The files a release replaces in its output besides its own: an earlier tuning's, which would pass for this run's. */
+    private static final java.util.List<String> OBSOLETE = java.util.List.of("tuning.json", "trials.json");
 
     private PrivateTraining(Model network, ExampleSource data, DataSetIterator iterator) {
         super(DpSgdSettings.DEFAULTS);
@@ -100,8 +108,11 @@ public final class PrivateTraining extends DpSgdSettings.Setters<PrivateTraining
      * Continues a run that was started with {@link #output} and stopped (killed, or failed) after its start: the settings,
      * the network and the moving average come from its last checkpoint, which is checked on its own and against the
      * ledger's charge; the run goes on from there under that charge with fresh randomness, and {@link #train()} releases
-     * it into {@code dir}. Only {@link #workers}, {@link #listeners} and {@link #checkpointEvery} may be set; the data
-     * must be the data the run was planned on (its size and digest are checked).
+     * it into {@code dir}. Only how the rest is computed and described may be set ({@link #workers}, {@link #listeners},
+     * {@link #checkpointEvery}, {@link #clippedSums}, the seed, the read cache, {@link #input}, {@link #provenance}); the
+     * data must be the data the run was planned on (its size and digest are checked, by the provenance's when given).
+     * To choose the data by the plan (the data set it names), read it first with
+     * {@link org.dpdl4j.release.PrivateRun#plan}.
      *
      * <pre>{@code
      * PrivateModel m = PrivateTraining.resume(Path.of("runs/a"), data).workers(2).train();
@@ -118,6 +129,97 @@ public final class PrivateTraining extends DpSgdSettings.Setters<PrivateTraining
     }
 
     /**
+     * Where a run's data and network came from, as its plan records them: a resume checks the data against
+     * {@code dataset} and {@code dataSha256}; the rest is recorded for people. Without it the plan records the ledger's
+     * data set name (else {@code data}), the data's {@link org.dpdl4j.datasets.Sha256#of} digest, the input's HxWxC,
+     * the network's class name and "the network's own" activation.
+     *
+     * @param dataset     the data set's name (also the sidecar configuration's {@code dataset}), not null
+     * @param dataSha256  a digest of the training data that a resume recomputes alike, or null when the name fixes the
+     *                    content (a named data set whose files are verified by their checksums)
+     * @param imageSize   how the images were sized, as the caller writes it (e.g. {@code 28x28x1}), or null
+     * @param model       the network's name, not null
+     * @param activation  its activation's name, or null
+     * @param weightsSeed the seed its weights were drawn with, or null
+     */
+    public record Provenance(String dataset, String dataSha256, String imageSize, String model, String activation,
+                             Long weightsSeed) {
+        /** Checks the names that must be given. */
+        public Provenance {
+            Objects.requireNonNull(dataset, "dataset");
+            Objects.requireNonNull(model, "model");
+        }
+    }
+
+    /**
+     * Sets where the run's data and network came from ({@link Provenance}); on a resume, the data given are checked
+     * against the plan's name and digest with it.
+     *
+     * @param provenance the names and the digest
+     * @return this training
+     */
+    public PrivateTraining provenance(Provenance provenance) {
+        this.provenance = Objects.requireNonNull(provenance, "provenance");
+        return this;
+    }
+
+    /**
+     * Sets where each step's sum of clipped per-example gradients is computed (default: this JVM, with
+     * {@link #workers} threads), e.g. on a cluster; the noise is drawn here either way. Not with augmult k &gt; 1, whose
+     * copies are made here.
+     *
+     * @param sums the clipped sums' computation
+     * @return this training
+     */
+    public PrivateTraining clippedSums(ClippedSums sums) {
+        this.clippedSums = Objects.requireNonNull(sums, "sums");
+        return this;
+    }
+
+    /**
+     * What a run will use and release, known before it trains: its engine configuration (q, σ, T, δ, the seed) and its
+     * whole event (with data normalisation, the statistics' release first).
+     *
+     * @param config the run's DP-SGD configuration
+     * @param event  the whole event a run trained to its T releases
+     */
+    public record Plan(DpSgdConfig config, org.dpdl4j.accounting.PrivacyEvent event) {
+    }
+
+    /**
+     * Resolves the run without training it (a dry run): q from the expected batch size, T from the epochs, and σ,
+     * calibrated for the target (the calibration {@link #train()} then reuses) or as given.
+     *
+     * @return the run's configuration and whole event
+     * @throws IllegalArgumentException as {@link #train()}, for the settings
+     * @throws IllegalStateException    for a training of a {@link DataSetIterator} (its size is known only once read)
+     *                                  or a resumed run (whose plan is its checkpoint's)
+     */
+    public Plan plan() {
+        if (data == null) {
+            throw new IllegalStateException(resumeFrom != null ? "plan(): a resumed run's plan is its checkpoint's"
+                    : "plan() needs the data's size: a DataSetIterator is read only by train()");
+        }
+        checkSettings();
+        return plan(data);
+    }
+
+    private Plan plan(ExampleSource data) {
+        DpSgdSettings settings = settings();
+        Object[] key = {settings, workers, data, data.size()};
+        if (planned == null || !java.util.Arrays.equals(key, plannedFor)) {
+            int n = data.size();
+            double q = settings.samplingRate(n);
+            long steps = settings.steps(q);
+            double sigma = Double.isNaN(settings.noiseMultiplier()) // calibrated for the whole event, or as given
+                    ? settings.calibrateNoise(q, steps, Accountants.byName(accountant())) : settings.noiseMultiplier();
+            planned = new Plan(settings.config(q, sigma, steps, workers), settings.event(q, sigma, steps));
+            plannedFor = key;
+        }
+        return planned;
+    }
+
+    /**
      * Runs the training through the lifecycle of {@link org.dpdl4j.release.PrivateRun} in {@code dir}: the plan and the
      * starting model are written, the ledger (if any) charged once, checkpoints taken every {@link #checkpointEvery}
      * steps, and {@link #train()} releases {@code model.zip} and {@code privacy.json} into {@code dir} (bound to the
@@ -127,7 +229,20 @@ public final class PrivateTraining extends DpSgdSettings.Setters<PrivateTraining
      * @return this training
      */
     public PrivateTraining output(java.nio.file.Path dir) {
+        return output(dir, false);
+    }
+
+    /**
+     * As {@link #output(java.nio.file.Path)}, and with {@code overwrite} an earlier release in {@code dir} is replaced by
+     * this run's (its files stay until this run releases; a ledger records both charges).
+     *
+     * @param dir       the run's directory (created if missing)
+     * @param overwrite whether an earlier release there is replaced, not refused
+     * @return this training
+     */
+    public PrivateTraining output(java.nio.file.Path dir, boolean overwrite) {
         this.output = Objects.requireNonNull(dir, "dir");
+        this.overwrite = overwrite;
         return this;
     }
 
@@ -212,6 +327,20 @@ public final class PrivateTraining extends DpSgdSettings.Setters<PrivateTraining
             throw new IllegalStateException("train() was already called on this PrivateTraining: the network has been trained "
                     + "(its claim covers that run only); start from a fresh network");
         }
+        checkSettings();
+        DpSgdTrainer trainer = trainer(settings(), data == null ? "a DataSetIterator" : data);
+        ExampleSource source = data != null ? data : DpSgdTrainer.packOnce(iterator); // the iterator read once
+        try {
+            return train(trainer, source);
+        } finally {
+            if (data == null) {
+                source.close();
+            }
+        }
+    }
+
+    /** The settings' checks before anything is read, trained or charged (the message names the setting). */
+    private void checkSettings() {
         DpSgdSettings settings = settings();
         if (Double.isNaN(settings.targetEpsilon()) == Double.isNaN(settings.noiseMultiplier())) {
             throw new IllegalArgumentException(Double.isNaN(settings.targetEpsilon()) ? "target_epsilon must be set (finite and > 0), "
@@ -225,38 +354,36 @@ public final class PrivateTraining extends DpSgdSettings.Setters<PrivateTraining
         if (!Double.isNaN(settings.dataNormalisation())) {
             PrivateNormalisation.scatteringLayer(network); // refused before anything is read or charged
         }
-        if (settings.optimizer() != null) {
-            throw new IllegalArgumentException("optimizer " + settings.optimizer() + ": PrivateTraining trains the network with "
-                    + "its own updater (DL4J's IUpdater in its configuration): build it with the optimiser you want; "
-                    + "learningRate may be set here");
+        if (settings.optimizer() != null && !settings.optimizer().equals(Networks.optimizerName(network))) {
+            throw new IllegalArgumentException("optimizer " + settings.optimizer() + ": the network's updater is "
+                    + Networks.optimizerName(network) + ", and PrivateTraining trains the network with its own updater "
+                    + "(DL4J's IUpdater in its configuration): build it with the optimiser you want (the setting names it "
+                    + "for the plan and the sidecar); learningRate may be set here");
         }
-        DpSgdTrainer trainer = new DpSgdTrainer(Accountants.byName(accountant()));
+    }
+
+    /** The trainer of a run with these settings: its clipped sums computed here (with augmult's copies) or as set. */
+    private DpSgdTrainer trainer(DpSgdSettings settings, Object data) {
+        DpSgdTrainer trainer = new DpSgdTrainer(Accountants.byName(settings.accountant() != null ? settings.accountant()
+                : DEFAULT_ACCOUNTANT));
         if (settings.augmult() != 1) {
+            if (clippedSums != null) {
+                throw new IllegalArgumentException("augmult k = " + settings.augmult() + " makes its copies in this JVM: "
+                        + "not with clippedSums(...) computed elsewhere");
+            }
             if (!(data instanceof LabeledData)) {
-                throw new IllegalArgumentException("augmult k = " + settings.augmult() + " needs in-memory LabeledData, not "
-                        + (data == null ? "a DataSetIterator" : data));
+                throw new IllegalArgumentException("augmult k = " + settings.augmult() + " needs in-memory LabeledData, not " + data);
             }
-            trainer = trainer.withClippedSums(settings.clippedSums()); // checks the augmentation
+            return trainer.withClippedSums(settings.clippedSums()); // checks the augmentation
         }
-        ExampleSource source = data != null ? data : DpSgdTrainer.packOnce(iterator); // the iterator read once
-        try {
-            return train(trainer, source);
-        } finally {
-            if (data == null) {
-                source.close();
-            }
-        }
+        return clippedSums != null ? trainer.withClippedSums(clippedSums) : trainer;
     }
 
     private PrivateModel train(DpSgdTrainer trainer, ExampleSource data) {
         int n = data.size();
         DpSgdSettings settings = settings();
-        double q = settings.samplingRate(n);
-        long steps = settings.steps(q);
-        double sigma = Double.isNaN(settings.noiseMultiplier()) // calibrated for the whole event, or as given
-                ? settings.calibrateNoise(q, steps, Accountants.byName(accountant())) : settings.noiseMultiplier();
-        DpSgdConfig config = settings.config(q, sigma, steps, workers);
-        DpSgdSettings resolved = DpSgdSettings.builder().settings(settings).noiseMultiplier(sigma).build(); // σ that ran
+        DpSgdConfig config = plan(data).config();
+        DpSgdSettings resolved = DpSgdSettings.builder().settings(settings).noiseMultiplier(config.noiseMultiplier()).build(); // σ that ran
         if (output != null) {
             return trainAsRun(trainer, data, config, resolved);
         }
@@ -266,8 +393,11 @@ public final class PrivateTraining extends DpSgdSettings.Setters<PrivateTraining
         ExampleSource source = resolved.trainingData(data);
         TrainingResult result = source instanceof LabeledData inMemory ? trainer.train(network, inMemory, config, listeners)
                 : trainer.train(network, source, config, listeners);
+        java.util.Map<String, Object> configuration = new java.util.LinkedHashMap<>();
+        configuration.put("dataset", datasetName());
+        configuration.putAll(resolved.configuration(n, result.stepsTaken()));
         return PrivateModel.of(network, "training", resolved.event(result.event()), accountant(), settings.delta(), input,
-                resolved.configuration(n, result.stepsTaken()));
+                configuration);
     }
 
     /**
@@ -302,23 +432,63 @@ public final class PrivateTraining extends DpSgdSettings.Setters<PrivateTraining
         return settings().accountant() != null ? settings().accountant() : DEFAULT_ACCOUNTANT;
     }
 
-    /** The run's plan ({@link org.dpdl4j.release.CheckpointState#plan}): its settings with q, σ and the accountant resolved. */
-    private java.util.Map<String, Object> plan(ExampleSource data, DpSgdConfig config, DpSgdSettings settings) {
+    /** The data set's name in the plan and the sidecar: the provenance's, else the ledger's, else "data". */
+    private String datasetName() {
+        return provenance != null ? provenance.dataset() : ledger != null ? ledger.dataset() : "data";
+    }
+
+    /**
+     * The run's plan ({@link org.dpdl4j.release.CheckpointState#plan}): its settings with q, σ and the accountant
+     * resolved, where the data and the network came from, and the augmentation's copies (k &gt; 1), which a resume
+     * rebuilds.
+     */
+    private java.util.Map<String, Object> planState(ExampleSource data, DpSgdConfig config, DpSgdSettings settings) {
         DpSgdSettings resolved = DpSgdSettings.builder().settings(settings).samplingRate(config.samplingRate())
                 .accountant(accountant()).secureRandom(settings.seed() == null).build();
-        return org.dpdl4j.release.CheckpointState.plan(ledger != null ? ledger.dataset() : "data", org.dpdl4j.datasets.Sha256.of(data),
+        Provenance p = provenance != null ? provenance : new Provenance(datasetName(), org.dpdl4j.datasets.Sha256.of(data),
                 input == null ? "unspecified" : input.height() + "x" + input.width() + "x" + input.channels()
-                        + (input.scale() != 255 ? "/" + input.scale() : ""), data.size(), network.getClass().getSimpleName(),
-                "the network's own", resolved, config.steps(), null, ledger == null ? null : ledger.file());
+                        + (input.scale() != 255 ? "/" + input.scale() : ""), network.getClass().getSimpleName(),
+                "the network's own", null);
+        java.util.Map<String, Object> plan = org.dpdl4j.release.CheckpointState.plan(p.dataset(), p.dataSha256(), p.imageSize(),
+                data.size(), p.model(), p.activation(), resolved, config.steps(), p.weightsSeed(),
+                ledger == null ? null : ledger.file());
+        if (settings.augmult() > 1) {
+            org.dpdl4j.datasets.ImageAugmentation a = settings.augmentation();
+            plan.put("augmentation", new java.util.LinkedHashMap<>(java.util.Map.of("channels", a.channels(), "height",
+                    a.height(), "width", a.width(), "max_shift", a.maxShift(), "flips", a.flips())));
+        }
+        return plan;
+    }
+
+    /**
+     * The augmentation a resumed run with k &gt; 1 makes its copies with: its plan's, or for a plan {@code dpdl4j train}
+     * wrote before the plan held it (a model of {@link org.dpdl4j.models.Models}), its data set's
+     * ({@link org.dpdl4j.datasets.ImageAugmentation#forDataset}), as {@code train --augmult} used.
+     */
+    private static org.dpdl4j.datasets.ImageAugmentation augmentationOf(java.util.Map<String, Object> state, String what) {
+        if (state.get("augmentation") instanceof java.util.Map<?, ?> a) {
+            try {
+                return new org.dpdl4j.datasets.ImageAugmentation(((Number) a.get("channels")).intValue(),
+                        ((Number) a.get("height")).intValue(), ((Number) a.get("width")).intValue(),
+                        ((Number) a.get("max_shift")).intValue(), (Boolean) a.get("flips"));
+            } catch (RuntimeException e) {
+                throw new IllegalArgumentException(what + ": the plan's augmentation " + a + " is refused: " + e.getMessage(), e);
+            }
+        }
+        if (state.get("model") instanceof String m && org.dpdl4j.models.Models.isName(m)) {
+            return org.dpdl4j.datasets.ImageAugmentation.forDataset((String) state.get("dataset"));
+        }
+        throw new IllegalArgumentException(what + ": the run used augmult k = " + state.get("augmult") + ", and its plan does "
+                + "not hold the augmentation to rebuild its copies with");
     }
 
     /** Trains through the run's lifecycle in {@link #output} and releases there. */
     private PrivateModel trainAsRun(DpSgdTrainer trainer, ExampleSource data, DpSgdConfig config, DpSgdSettings settings) {
-        if (java.nio.file.Files.exists(output.resolve(PrivateModel.SIDECAR_FILE))
-                || java.nio.file.Files.exists(output.resolve(PrivateModel.MODEL_FILE))) {
+        if (!overwrite && java.nio.file.Files.exists(output.resolve(PrivateModel.SIDECAR_FILE))
+                || !overwrite && java.nio.file.Files.exists(output.resolve(PrivateModel.MODEL_FILE))) {
             throw new IllegalArgumentException("output " + output + " holds a release already: choose a new directory");
         }
-        java.util.Map<String, Object> plan = plan(data, config, settings);
+        java.util.Map<String, Object> plan = planState(data, config, settings);
         try {
             java.nio.file.Files.createDirectories(output);
             applySettings(network, settings); // into the step-0 checkpoint's network
@@ -343,12 +513,14 @@ public final class PrivateTraining extends DpSgdSettings.Setters<PrivateTraining
             TrainingResult result = from > 0 ? trainer.resume(new Checkpoint(net, config, from, ema), data, every, run.checkpoints(),
                     listeners) : every > 0 ? trainer.train(net, data, config, every, run.checkpoints(), listeners)
                     : trainer.train(net, data, config, listeners);
-            java.util.Map<String, Object> configuration = settings.configuration(data.size(), result.stepsTaken());
+            java.util.Map<String, Object> configuration = new java.util.LinkedHashMap<>();
+            configuration.put("dataset", run.state().get("dataset"));
+            configuration.putAll(settings.configuration(data.size(), result.stepsTaken()));
             configuration.put("resumed_from_step", from > 0 ? from : null);
             configuration.put("ledger_charge", run.charge());
             PrivateModel release = PrivateModel.of(net, "training", settings.event(result.event()), (String) run.state().get("accountant"),
-                    config.delta(), inputOf((String) run.state().get("image_size")), configuration);
-            run.release(release, java.util.List.of(), release.event());
+                    config.delta(), input != null ? input : inputOf((String) run.state().get("image_size")), configuration);
+            run.release(release, OBSOLETE, release.event());
             return release;
         }
     }
@@ -361,12 +533,6 @@ public final class PrivateTraining extends DpSgdSettings.Setters<PrivateTraining
         started = true;
         String what = "resume " + resumeFrom;
         java.util.List<String> changed = new java.util.ArrayList<>(settings().differences(DpSgdSettings.DEFAULTS));
-        if (settings().seed() != null) {
-            changed.add("seed");
-        }
-        if (input != null) {
-            changed.add("input");
-        }
         if (output != null) {
             changed.add("output");
         }
@@ -375,7 +541,8 @@ public final class PrivateTraining extends DpSgdSettings.Setters<PrivateTraining
         }
         if (!changed.isEmpty()) {
             throw new IllegalArgumentException(what + ": " + String.join(", ", changed) + " cannot change on resume (the run "
-                    + "continues as it was planned and charged); only workers, listeners and checkpointEvery may be set");
+                    + "continues as it was planned and charged); only workers, listeners, checkpointEvery, clippedSums, seed, "
+                    + "read_cache_mb, input and provenance may be set");
         }
         try {
             org.dpdl4j.release.PrivateRun.Resumption r = org.dpdl4j.release.PrivateRun.resume(resumeFrom, what);
@@ -385,20 +552,19 @@ public final class PrivateTraining extends DpSgdSettings.Setters<PrivateTraining
             org.dpdl4j.release.PrivateRun run = r.run();
             try {
                 java.util.Map<String, Object> state = run.state();
-                run.checkData(what, (String) state.get("dataset"), data.size(), org.dpdl4j.datasets.Sha256.of(data));
+                run.checkData(what, provenance != null ? provenance.dataset() : (String) state.get("dataset"), data.size(),
+                        provenance != null ? provenance.dataSha256() : org.dpdl4j.datasets.Sha256.of(data));
                 if (checkpointEvery > 0) {
                     run = run.checkpointEvery(checkpointEvery);
                 }
-                DpSgdSettings planned = DpSgdSettings.fromMap(state, settings()); // how it runs: as set here
-                DpSgdConfig config = planned.config(planned.samplingRate(), planned.noiseMultiplier(),
-                        ((Number) state.get("steps")).longValue(), workers); // fresh randomness: the seed is never kept
-                network = run.network();
-                DpSgdTrainer trainer = new DpSgdTrainer(Accountants.byName(planned.accountant()));
-                if (planned.augmult() != 1) {
-                    throw new IllegalArgumentException(what + ": the run used augmult k = " + planned.augmult() + ", which a "
-                            + "resume from Java cannot rebuild (its augmentation is not in the plan)");
+                DpSgdSettings planned = DpSgdSettings.fromMap(state, settings()); // how it runs (seed, cache): as set here
+                if (planned.augmult() > 1) {
+                    planned = DpSgdSettings.builder().settings(planned).augmult(augmentationOf(state, what), planned.augmult()).build();
                 }
-                return trainAndRelease(run, trainer, data, network, config, run.stepsDone(), run.ema(), planned);
+                DpSgdConfig config = planned.config(planned.samplingRate(), planned.noiseMultiplier(),
+                        ((Number) state.get("steps")).longValue(), workers); // fresh randomness unless seeded here
+                network = run.network();
+                return trainAndRelease(run, trainer(planned, data), data, network, config, run.stepsDone(), run.ema(), planned);
             } catch (RuntimeException e) {
                 run.close();
                 throw e;

@@ -317,19 +317,23 @@ public final class PrivateRun implements AutoCloseable {
     }
 
     /**
-     * Continues the run in {@code out}: a release that was staged goes out as it is; otherwise the checkpoint is verified
-     * on its own and against the ledger's charge, and a run stopped between its plan and its charge is charged now.
+     * The plan of the run stopped in {@code out}, read and verified ({@link CheckpointState#verify}) without taking the
+     * run's lock or writing anything: for a caller to choose the data to {@link #resume} it with (the data set its plan
+     * names). {@link #resume} verifies it again under the lock.
      *
      * @param out  the run's output directory
      * @param what how messages name the resumed run, e.g. {@code --resume runs/x}
-     * @return the run at its last checkpoint (lock held; {@link #network}, {@link #ema} and {@link #stepsDone} give where
-     *         it stopped), or {@code releasedNow}
-     * @throws IllegalArgumentException naming what is refused: no checkpoint, a finished run, a changed checkpoint or
-     *                                  plan, a ledger that does not hold its charge
-     * @throws PrivacyLedger.AlreadyReleasedException if the charge has released already (a copy of the run released)
-     * @throws IOException              if a file cannot be read or written
+     * @return the verified state (its plan, and its progress at the last checkpoint)
+     * @throws IllegalArgumentException as {@link #resume}: no checkpoint, a finished run, a changed checkpoint or plan
+     * @throws IOException              if a file cannot be read
      */
-    public static Resumption resume(Path out, String what) throws IOException {
+    public static Map<String, Object> plan(Path out, String what) throws IOException {
+        checkResumable(out, what);
+        return CheckpointState.verify(out.resolve(CHECKPOINT));
+    }
+
+    /** The refusals before a run's lock is taken: a finished run, no checkpoint; returns a staged release, if any. */
+    private static Optional<StagedRelease> checkResumable(Path out, String what) throws IOException {
         Path checkpointDir = out.resolve(CHECKPOINT);
         Path stateFile = checkpointDir.resolve("state.json");
         Optional<StagedRelease> pending;
@@ -350,6 +354,26 @@ public final class PrivateRun implements AutoCloseable {
             }
             throw new IllegalArgumentException(what + ": no checkpoint (" + stateFile + " does not exist)");
         }
+        return pending;
+    }
+
+    /**
+     * Continues the run in {@code out}: a release that was staged goes out as it is; otherwise the checkpoint is verified
+     * on its own and against the ledger's charge, and a run stopped between its plan and its charge is charged now.
+     *
+     * @param out  the run's output directory
+     * @param what how messages name the resumed run, e.g. {@code --resume runs/x}
+     * @return the run at its last checkpoint (lock held; {@link #network}, {@link #ema} and {@link #stepsDone} give where
+     *         it stopped), or {@code releasedNow}
+     * @throws IllegalArgumentException naming what is refused: no checkpoint, a finished run, a changed checkpoint or
+     *                                  plan, a ledger that does not hold its charge
+     * @throws PrivacyLedger.AlreadyReleasedException if the charge has released already (a copy of the run released)
+     * @throws IOException              if a file cannot be read or written
+     */
+    public static Resumption resume(Path out, String what) throws IOException {
+        Path checkpointDir = out.resolve(CHECKPOINT);
+        Optional<StagedRelease> pending = checkResumable(out, what);
+        Path stateFile = checkpointDir.resolve("state.json");
         RunLock lock = RunLock.acquire(out);
         try {
             Map<String, Object> state = CheckpointState.verify(checkpointDir);

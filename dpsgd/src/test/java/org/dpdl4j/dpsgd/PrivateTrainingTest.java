@@ -133,6 +133,30 @@ class PrivateTrainingTest {
         assertEquals(java.util.Set.of(), left, "the temporary file is deleted after the run");
     }
 
+    /**
+     * plan() resolves the run before it trains (a dry run): its σ and event are those the run then claims, its q is B/n
+     * and T = ⌈E/q⌉; an iterator's size is unknown before it is read, so its plan() is refused. The provenance names the
+     * data in the sidecar ("data" without one).
+     */
+    @Test
+    void planResolvesTheRunBeforeItTrainsAndTheProvenanceNamesTheData() {
+        LabeledData small = train.randomSubset(300, 9);
+        PrivateTraining p = PrivateTraining.of(net(), small).targetEpsilon(4).epochs(0.3).expectedBatchSize(30).seed(3)
+                .accountant("rdp").provenance(new PrivateTraining.Provenance("mnist-300", null, null, "mlp", "relu", 2L));
+        PrivateTraining.Plan plan = p.plan();
+        assertEquals(30.0 / 300, plan.config().samplingRate(), 1e-15);
+        assertEquals(DpSgdConfig.stepsForEpochs(0.3, 30.0 / 300), plan.config().steps());
+        PrivateModel m = p.train();
+        assertEquals(plan.event(), m.event(), "the plan's event is the claim");
+        assertEquals(plan.config().noiseMultiplier(), ((Number) m.configuration().get("noise_multiplier")).doubleValue(), 0);
+        assertEquals(NoiseCalibration.dpSgd(30.0 / 300, plan.config().noiseMultiplier(), plan.config().steps()), plan.event());
+        assertEquals("mnist-300", m.configuration().get("dataset"));
+        assertEquals("data", PrivateTraining.of(net(), small).targetEpsilon(4).epochs(0.3).expectedBatchSize(30).accountant("rdp")
+                .train().configuration().get("dataset"));
+        assertThrows(IllegalStateException.class, () -> PrivateTraining.of(net(), iterator(small, 30)).targetEpsilon(4)
+                .epochs(0.3).expectedBatchSize(30).plan());
+    }
+
     /** augmult(k): the same event and claim as without it, k recorded, and a model that learned; not with an iterator. */
     @Test
     void augmentationMultiplicityKeepsTheClaim(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
@@ -264,11 +288,11 @@ class PrivateTrainingTest {
 
     /**
      * The learning rate is a setting: a network built with η = 0.1 and trained with learningRate(0.5) is, bit for bit,
-     * the network built with η = 0.5 trained alike, and the sidecar says 0.5; an optimiser by name is refused (the
-     * network's own updater trains), naming the setting.
+     * the network built with η = 0.5 trained alike, and the sidecar says 0.5; an optimiser by name must be the network's
+     * own updater (which trains it): it is then recorded, and refused by name when it is another.
      */
     @Test
-    void theLearningRateSettingReachesTheNetworkAndAnOptimiserByNameIsRefused() {
+    void theLearningRateSettingReachesTheNetworkAndAnOptimiserByNameMustBeTheNetworksOwn() {
         LabeledData small = train.randomSubset(300, 9);
         PrivateModel set = PrivateTraining.of(Models.mlp(ModelOptions.mnist().withSeed(2).withUpdater(new Sgd(0.1))), small)
                 .learningRate(0.5).targetEpsilon(4).epochs(0.3).expectedBatchSize(30).seed(3).accountant("rdp").train();
@@ -280,7 +304,13 @@ class PrivateTrainingTest {
         assertEquals(null, built.configuration().get("learning_rate"));
         var named = assertThrows(IllegalArgumentException.class, () -> PrivateTraining.of(net(), small).optimizer("adam")
                 .targetEpsilon(4).epochs(0.3).expectedBatchSize(30).train());
-        assertTrue(named.getMessage().startsWith("optimizer adam: PrivateTraining trains the network with its own updater"),
-                named.getMessage());
+        assertTrue(named.getMessage().startsWith("optimizer adam: the network's updater is sgd"), named.getMessage());
+        assertEquals("sgd", Networks.optimizerName(net()));
+        assertEquals("adam", Networks.optimizerName(Models.mlp(ModelOptions.mnist().withUpdater(new org.nd4j.linalg.learning.config.Adam(1e-3)))));
+        PrivateModel sgd = PrivateTraining.of(net(), small).optimizer("sgd").targetEpsilon(4).epochs(0.3).expectedBatchSize(30)
+                .seed(3).accountant("rdp").train();
+        assertEquals("sgd", sgd.configuration().get("optimizer"));
+        assertEquals(((MultiLayerNetwork) built.network()).params(), ((MultiLayerNetwork) sgd.network()).params(),
+                "naming the optimiser changes nothing that trains");
     }
 }

@@ -50,18 +50,24 @@ class PrivateRunTest {
                 .withFeatures(new org.dpdl4j.models.FeatureStatistics(new double[81], ones)));
     }
 
+    /** Shifts of up to 1 pixel: an augmentation of the test's own, not a data set's (mnist's shifts up to 2). */
+    private static final org.dpdl4j.datasets.ImageAugmentation SHIFTS = new org.dpdl4j.datasets.ImageAugmentation(1, 28, 28, 1, false);
+
     /**
-     * The child: starts the run (with a third argument, a ScatterNet with data normalisation σ_norm = 8); with the crash
-     * point set it halts there.
+     * The child: starts the run (with a third argument {@code data-normalisation}, a ScatterNet with data normalisation
+     * σ_norm = 8; with {@code augmult}, k = 2 copies by {@link #SHIFTS}); with the crash point set it halts there.
      */
     public static void main(String[] args) throws Exception {
         Path out = Path.of(args[0]);
-        boolean normalise = args.length > 2;
+        boolean normalise = args.length > 2 && args[2].equals("data-normalisation");
         try (PrivacyLedger ledger = PrivacyLedger.open(Path.of(args[1]), "mnist-2000", 10, 1e-5)) {
             PrivateTraining p = PrivateTraining.of(normalise ? scatterNet() : net(), normalise ? smallData() : data()).targetEpsilon(3)
                     .delta(1e-5).epochs(1).expectedBatchSize(normalise ? 40 : 100).output(out).ledger(ledger).checkpointEvery(5);
             if (normalise) {
                 p.dataNormalisation(8).accountant("rdp"); // PLD's calibration of the composition takes ten times longer
+            }
+            if (args.length > 2 && args[2].equals("augmult")) {
+                p.augmult(SHIFTS, 2).seed(11);
             }
             p.train();
         }
@@ -160,6 +166,84 @@ class PrivateRunTest {
             assertEquals(m.event(), charges.get(0).event(), "the release is what was charged, statistics included");
             assertEquals(1, l.entries().stream().filter(e -> e.kind() == PrivacyLedger.Kind.RELEASE).count());
         }
+    }
+
+    /**
+     * Augmentation multiplicity across a kill: the plan holds the run's own augmentation, and the resume through the API
+     * (which could not rebuild it before) makes its copies with it. Checked against an independent continuation: the
+     * checkpoint's network trained on by {@link org.dpdl4j.dpsgd.DpSgdTrainer#resume} with
+     * {@code ClippedSums.augmented(SHIFTS, 2)} and the same seed has, bit for bit, the released parameters; with mnist's
+     * augmentation it has others.
+     */
+    @Test
+    void aRunWithAugmultKilledAfterACheckpointResumesWithThePlansAugmentation(@TempDir Path tmp) throws Exception {
+        Path out = tmp.resolve("run");
+        Path ledgerFile = tmp.resolve("ledger.jsonl");
+        runChildUntil("train:checkpoint:10", tmp, out.toString(), ledgerFile.toString(), "augmult");
+        Path copy = tmp.resolve("copy");
+        org.apache.commons.io.FileUtils.copyDirectory(out.toFile(), copy.toFile()); // the checkpoint as it was, for the check
+        java.util.Map<String, Object> plan = PrivateRun.plan(out, "resume");
+        assertEquals(java.util.Map.of("channels", 1, "height", 28, "width", 28, "max_shift", 1, "flips", false),
+                plan.get("augmentation"), "the plan holds the run's augmentation");
+
+        LabeledData data = data();
+        PrivateModel m = PrivateTraining.resume(out, data).seed(5).train();
+        assertEquals(2, m.configuration().get("augmult"));
+        long steps = DpSgdConfig.stepsForEpochs(1, 100.0 / 2000);
+        double sigma = ((Number) m.configuration().get("noise_multiplier")).doubleValue();
+        assertEquals(NoiseCalibration.dpSgd(100.0 / 2000, sigma, steps), m.event(), "the whole planned run's event");
+
+        org.dpdl4j.dpsgd.DpSgdSettings planned = org.dpdl4j.dpsgd.DpSgdSettings.fromMap(plan);
+        DpSgdConfig config = org.dpdl4j.dpsgd.DpSgdSettings.builder().settings(planned).seed(5).build()
+                .config(planned.samplingRate(), planned.noiseMultiplier(), steps, 1);
+        java.util.function.Function<org.dpdl4j.datasets.ImageAugmentation, org.nd4j.linalg.api.ndarray.INDArray> continued = a -> {
+            try {
+                var net = org.dpdl4j.dpsgd.Networks.restore(copy.resolve(PrivateRun.CHECKPOINT).resolve((String) plan.get("model_file"))
+                        .toFile(), true);
+                new org.dpdl4j.dpsgd.DpSgdTrainer(org.dpdl4j.accounting.Accountants.byName((String) plan.get("accountant")))
+                        .withClippedSums(org.dpdl4j.dpsgd.ClippedSums.augmented(a, 2))
+                        .resume(new org.dpdl4j.dpsgd.Checkpoint(net, config, 10), data, 0, null);
+                return ((MultiLayerNetwork) net).params();
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        };
+        assertEquals(continued.apply(SHIFTS), ((MultiLayerNetwork) m.network()).params(), "the copies were the plan's");
+        assertFalse(continued.apply(org.dpdl4j.datasets.ImageAugmentation.forDataset("mnist")).equals(
+                ((MultiLayerNetwork) m.network()).params()), "another augmentation trains another model");
+        try (PrivacyLedger l = PrivacyLedger.inspect(ledgerFile)) {
+            assertEquals(1, l.entries().stream().filter(PrivacyLedger.Entry::charged).count(), "charged once: " + l.entries());
+            assertEquals(1, l.entries().stream().filter(e -> e.kind() == PrivacyLedger.Kind.RELEASE).count());
+        }
+
+        // a plan written before the plan held the augmentation (rewritten here with both hashes, without the ledger,
+        // whose charge is released): from train (a model of Models, mnist) it gets mnist's augmentation, as
+        // train --augmult used; from Java (a network's class name) it is refused, naming what is missing
+        Path older = olderPlan(copy, tmp.resolve("older"), "mlp");
+        PrivateModel fromTrain = PrivateTraining.resume(older, data).seed(5).train();
+        assertEquals(continued.apply(org.dpdl4j.datasets.ImageAugmentation.forDataset("mnist")),
+                ((MultiLayerNetwork) fromTrain.network()).params(), "mnist's copies, as train --augmult made them");
+        Path olderJava = olderPlan(copy, tmp.resolve("older-java"), "MultiLayerNetwork");
+        var refused = assertThrows(IllegalArgumentException.class, () -> PrivateTraining.resume(olderJava, data).train());
+        assertTrue(refused.getMessage().contains("does not hold the augmentation"), refused.getMessage());
+    }
+
+    /** A copy of the run in {@code from} whose plan lacks the augmentation, names {@code model} and data set mnist, and has no ledger. */
+    private static Path olderPlan(Path from, Path to, String model) throws Exception {
+        org.apache.commons.io.FileUtils.copyDirectory(from.toFile(), to.toFile());
+        Path file = to.resolve(PrivateRun.CHECKPOINT).resolve("state.json");
+        var json = new com.fasterxml.jackson.databind.ObjectMapper();
+        @SuppressWarnings("unchecked")
+        java.util.Map<String, Object> state = json.readValue(file.toFile(), java.util.LinkedHashMap.class);
+        state.remove("augmentation");
+        state.put("ledger", null);
+        state.put("ledger_charge", null);
+        state.put("model", model);
+        state.put("dataset", "mnist");
+        state.put("plan_sha256", CheckpointState.planHash(state));
+        state.put(CheckpointState.STATE_HASH, CheckpointState.stateHash(state));
+        json.writeValue(file.toFile(), state);
+        return to;
     }
 
     /** A run that neither checkpoints nor is charged writes nothing and has done 0 steps (it used to throw). */
