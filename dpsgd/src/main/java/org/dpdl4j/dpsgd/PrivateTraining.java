@@ -144,7 +144,17 @@ public final class PrivateTraining extends DpSgdSettings.Setters<PrivateTraining
      */
     public record Provenance(String dataset, String dataSha256, String imageSize, String model, String activation,
                              Long weightsSeed) {
-        /** Checks the names that must be given. */
+        /**
+         * Checks the names that must be given.
+         *
+         * @param dataset     the data set's name, not null
+         * @param dataSha256  the data's digest, or null
+         * @param imageSize   how the images were sized, or null
+         * @param model       the network's name, not null
+         * @param activation  its activation's name, or null
+         * @param weightsSeed the seed of its weights, or null
+         * @throws NullPointerException if dataset or model is null
+         */
         public Provenance {
             Objects.requireNonNull(dataset, "dataset");
             Objects.requireNonNull(model, "model");
@@ -547,7 +557,8 @@ public final class PrivateTraining extends DpSgdSettings.Setters<PrivateTraining
         try {
             org.dpdl4j.release.PrivateRun.Resumption r = org.dpdl4j.release.PrivateRun.resume(resumeFrom, what);
             if (r.releasedNow()) {
-                return PrivateModel.load(resumeFrom, org.dpdl4j.release.LoadPolicy.privateOnly());
+                // what this run released, a non-private run's too (the sidecar is verified either way)
+                return PrivateModel.load(resumeFrom, org.dpdl4j.release.LoadPolicy.any());
             }
             org.dpdl4j.release.PrivateRun run = r.run();
             try {
