@@ -226,6 +226,8 @@ class CliTest {
         privacy.get("configuration").fieldNames().forEachRemaining(k -> assertEquals(privacy.get("configuration").get(k),
                 j.get(k), "JSON line's " + k));
         assertEquals(1.0, j.get("learning_rate").asDouble(), 0);
+        assertEquals(256.0 / 60000, privacy.get("configuration").get("sampling_rate").asDouble(), 1e-15, "q as it ran");
+        assertEquals("mnist", privacy.get("configuration").get("dataset").asText());
         assertEquals(NoiseCalibration.dpSgd(256.0 / 60000, 1.0, steps),
                 PrivacyEvents.fromMap(Reporting.JSON.convertValue(privacy.get("event"), java.util.Map.class)));
         MultiLayerNetwork loaded = ModelSerializer.restoreMultiLayerNetwork(out.resolve("model.zip").toFile());

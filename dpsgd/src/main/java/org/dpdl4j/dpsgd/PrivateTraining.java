@@ -393,7 +393,8 @@ public final class PrivateTraining extends DpSgdSettings.Setters<PrivateTraining
         int n = data.size();
         DpSgdSettings settings = settings();
         DpSgdConfig config = plan(data).config();
-        DpSgdSettings resolved = DpSgdSettings.builder().settings(settings).noiseMultiplier(config.noiseMultiplier()).build(); // σ that ran
+        DpSgdSettings resolved = DpSgdSettings.builder().settings(settings).samplingRate(config.samplingRate()) // q and σ
+                .noiseMultiplier(config.noiseMultiplier()).build();                                             // that ran
         if (output != null) {
             return trainAsRun(trainer, data, config, resolved);
         }

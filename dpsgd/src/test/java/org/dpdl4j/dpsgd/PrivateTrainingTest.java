@@ -151,6 +151,7 @@ class PrivateTrainingTest {
         assertEquals(plan.config().noiseMultiplier(), ((Number) m.configuration().get("noise_multiplier")).doubleValue(), 0);
         assertEquals(NoiseCalibration.dpSgd(30.0 / 300, plan.config().noiseMultiplier(), plan.config().steps()), plan.event());
         assertEquals("mnist-300", m.configuration().get("dataset"));
+        assertEquals(30.0 / 300, ((Number) m.configuration().get("sampling_rate")).doubleValue(), 1e-15, "q as it ran");
         assertEquals("data", PrivateTraining.of(net(), small).targetEpsilon(4).epochs(0.3).expectedBatchSize(30).accountant("rdp")
                 .train().configuration().get("dataset"));
         assertThrows(IllegalStateException.class, () -> PrivateTraining.of(net(), iterator(small, 30)).targetEpsilon(4)
