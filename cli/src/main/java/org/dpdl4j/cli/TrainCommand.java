@@ -335,13 +335,24 @@ final class TrainCommand implements Callable<Integer> {
             if (bar != null) {
                 bar.stepTo(from);
             }
-            training.listeners(info -> {
-                last[0] = info;
-                if (bar != null) {
-                    bar.stepTo(info.step());
-                    bar.setExtraMessage(String.format(" epoch %.1f eps%s %.3f %.0f ex/s | train loss %.3f (not private)",
-                            info.epoch(), dataNorm.on() ? " (DP-SGD only)" : "", info.epsilonSoFar(), info.examplesPerSecond(),
-                            info.meanLoss()));
+            training.listeners(new org.dpdl4j.dpsgd.TrainingListener() {
+                @Override
+                public void onStep(StepInfo info) {
+                    last[0] = info;
+                    if (bar != null) {
+                        bar.stepTo(info.step());
+                        bar.setExtraMessage(String.format(" epoch %.1f eps%s %.3f %.0f ex/s | train loss %.3f (not private)",
+                                info.epoch(), dataNorm.on() ? " (DP-SGD only)" : "", info.epsilonSoFar(),
+                                info.examplesPerSecond(), info.meanLoss()));
+                    }
+                }
+
+                @Override
+                public void onStatisticsReleased(org.dpdl4j.dpsgd.PrivateNormalisation.Release r) {
+                    System.out.printf("data normalisation released: sigma_norm %s, C_mu %s, C_s %s%n", r.noiseMultiplier(),
+                            r.clipMean(), r.clipSquares());
+                    System.out.printf("[operator] data normalisation: %d of %d examples clipped%n", r.clipped(),
+                            data.trainExamples().size());
                 }
             });
             release = training.train();
@@ -350,10 +361,6 @@ final class TrainCommand implements Callable<Integer> {
         }
         double seconds = (System.nanoTime() - start) / 1e9;
         Map<String, Object> configuration = release.configuration();
-        if (configuration.get("data_normalisation") != null) {
-            System.out.printf("data normalisation released: sigma_norm %s, C_mu %s, C_s %s%n", configuration.get("data_normalisation"),
-                    configuration.get("data_normalisation_clip_mean"), configuration.get("data_normalisation_clip_squares"));
-        }
         double testAccuracy = DpSgdTrainer.accuracy(release.network(), data.test());
         if (sums != null) { // what the cluster did: operator-only, never released
             Map<String, Object> record = new LinkedHashMap<>();

@@ -113,6 +113,8 @@ class CliTrainingTest {
         }
         Run r = run("train", "--resume", out.toString(), "--no-progress", "--json");
         assertEquals(0, r.status(), r.err() + r.out());
+        assertTrue(r.out().contains("data normalisation released: sigma_norm 8.0") && r.out().contains("examples clipped")
+                && r.out().contains("[operator] data normalisation: "), "the resume released the statistics: " + r.out());
         JsonNode j = r.lastJson();
         assertEquals(8.0, j.get("data_normalisation").asDouble());
         assertEquals(org.dpdl4j.dpsgd.DpSgdConfig.stepsForEpochs(50, 60.0 / 240), j.get("steps").asLong());

@@ -430,10 +430,13 @@ public final class PrivateTraining extends DpSgdSettings.Setters<PrivateTraining
      * With data normalisation, releases the feature statistics into the network's scattering layer unless a checkpoint
      * already holds them (a run resumed after their release); without it, nothing.
      */
-    private static void releaseStatistics(Model net, ExampleSource data, DpSgdConfig config, DpSgdSettings settings) {
+    private void releaseStatistics(Model net, ExampleSource data, DpSgdConfig config, DpSgdSettings settings) {
         if (!Double.isNaN(settings.dataNormalisation()) && PrivateNormalisation.scatteringLayer(net).getFeatureMean() == null) {
-            PrivateNormalisation.releaseInto(net, data, settings.dataNormalisation(), config.secureRandom()
-                    ? new java.security.SecureRandom().nextLong() : config.seed(), config.workers());
+            PrivateNormalisation.Release r = PrivateNormalisation.releaseInto(net, data, settings.dataNormalisation(),
+                    config.secureRandom() ? new java.security.SecureRandom().nextLong() : config.seed(), config.workers());
+            for (TrainingListener l : listeners) {
+                l.onStatisticsReleased(r);
+            }
         }
     }
 

@@ -239,8 +239,24 @@ class PrivateTrainingTest {
             throws Exception {
         LabeledData small = train.randomSubset(200, 8);
         MultiLayerNetwork net = scatterNet();
+        List<PrivateNormalisation.Release> told = new ArrayList<>();
+        TrainingListener listener = new TrainingListener() {
+            @Override
+            public void onStep(StepInfo info) {
+            }
+
+            @Override
+            public void onStatisticsReleased(PrivateNormalisation.Release r) {
+                told.add(r);
+            }
+        };
         PrivateModel m = PrivateTraining.of(net, small).targetEpsilon(3).epochs(1).expectedBatchSize(20).dataNormalisation(8)
-                .seed(1).accountant("rdp").train(); // RDP: PLD's calibration of the composition takes ten times longer
+                .seed(1).accountant("rdp").listeners(listener).train(); // RDP: PLD's calibration of the composition takes ten times longer
+        assertEquals(1, told.size(), "the listener is told of the release once");
+        assertEquals(8.0, told.get(0).noiseMultiplier());
+        org.junit.jupiter.api.Assertions.assertArrayEquals(told.get(0).statistics().mean(),
+                PrivateNormalisation.scatteringLayer(m.network()).getFeatureMean(), "what it is told is what the network holds");
+        assertTrue(told.get(0).clipped() >= 0 && told.get(0).clipped() <= small.size());
         double sigma = ((Number) m.configuration().get("noise_multiplier")).doubleValue();
         long steps = DpSgdConfig.stepsForEpochs(1, 0.1);
         var statistics = org.dpdl4j.accounting.ComposedEvent.of(new org.dpdl4j.accounting.GaussianEvent(8),
