@@ -44,7 +44,12 @@ public final class NoiseCalibration {
     /**
      * The smallest σ (to within {@code tolerance}, rounded up) such that the event built from σ is
      * (ε, δ)-DP. The event's ε must be non-increasing in σ (true for every Gaussian-based event). The search doubles
-     * σ from 1 until the target is met, then bisects.
+     * σ from 1 until the target is met, then narrows the bracket [σ that misses, σ that meets] by the Illinois variant
+     * of regula falsi (Dowell &amp; Jarratt, "A modified regula falsi method for computing the root of an equation",
+     * BIT 11, 1971) on log ε against log σ, where ε is close to a power of σ, with a bisection whenever a step fails to
+     * halve the bracket twice in a row; every guess stays at least tolerance/2 inside the bracket. The result meets the
+     * target by an evaluation of it, as bisection's did, in fewer evaluations (at tolerance 10⁻⁴, for DP-SGD from one
+     * step to 10⁵: 6 to 11, the doubling included, where bisection took 15 to 24).
      *
      * @param eventOfSigma  the event for a given σ; called with σ in (0, 10⁶]
      * @param targetEpsilon ε, the target privacy loss: finite and &gt; 0
@@ -62,21 +67,52 @@ public final class NoiseCalibration {
         Checks.finitePositive("tolerance", tolerance);
         double lo = 0;
         double hi = 1;
-        while (accountant.epsilon(eventOfSigma.apply(hi), delta) > targetEpsilon) {
+        double epsilonLo = Double.POSITIVE_INFINITY;
+        double epsilonHi = accountant.epsilon(eventOfSigma.apply(hi), delta);
+        while (epsilonHi > targetEpsilon) {
             lo = hi;
+            epsilonLo = epsilonHi;
             hi *= 2;
             if (hi > MAX_SIGMA) {
                 throw new IllegalArgumentException("target epsilon " + targetEpsilon + " at delta " + delta
                         + " cannot be met with a noise multiplier <= " + MAX_SIGMA);
             }
+            epsilonHi = accountant.epsilon(eventOfSigma.apply(hi), delta);
         }
+        // invariant: ε(lo) > target (or lo = 0) and ε(hi) <= target, both evaluated; g = log(ε/target) at the ends
+        double gLo = Math.log(epsilonLo / targetEpsilon);
+        double gHi = Math.log(epsilonHi / targetEpsilon);
+        int lastMoved = 0; // -1: lo, +1: hi
+        int stalls = 0;
         while (hi - lo > tolerance) {
-            double mid = 0.5 * (lo + hi);
-            if (accountant.epsilon(eventOfSigma.apply(mid), delta) > targetEpsilon) {
-                lo = mid;
+            double width = hi - lo;
+            double x;
+            if (lo > 0 && stalls < 2 && Double.isFinite(gLo) && Double.isFinite(gHi) && gLo > gHi) {
+                double a = Math.log(lo);
+                x = Math.exp(a + (Math.log(hi) - a) * gLo / (gLo - gHi));
             } else {
-                hi = mid;
+                x = 0.5 * (lo + hi);
+                stalls = 0;
             }
+            x = Math.min(Math.max(x, lo + tolerance / 2), hi - tolerance / 2);
+            double epsilon = accountant.epsilon(eventOfSigma.apply(x), delta);
+            double g = Math.log(epsilon / targetEpsilon);
+            if (epsilon > targetEpsilon) {
+                lo = x;
+                gLo = g;
+                if (lastMoved == -1) {
+                    gHi /= 2; // Illinois: the end kept twice counts half, so that the next guess crosses the root
+                }
+                lastMoved = -1;
+            } else {
+                hi = x;
+                gHi = g;
+                if (lastMoved == 1) {
+                    gLo /= 2;
+                }
+                lastMoved = 1;
+            }
+            stalls = hi - lo > 0.5 * width ? stalls + 1 : 0;
         }
         return hi;
     }
