@@ -69,7 +69,7 @@ public final class NoiseCalibration {
         double hi = 1;
         double epsilonLo = Double.POSITIVE_INFINITY;
         double epsilonHi = accountant.epsilon(eventOfSigma.apply(hi), delta);
-        while (epsilonHi > targetEpsilon) {
+        while (!(epsilonHi <= targetEpsilon)) { // NaN misses: only an ε that is evaluated and at most the target meets it
             lo = hi;
             epsilonLo = epsilonHi;
             hi *= 2;
@@ -97,7 +97,7 @@ public final class NoiseCalibration {
             x = Math.min(Math.max(x, lo + tolerance / 2), hi - tolerance / 2);
             double epsilon = accountant.epsilon(eventOfSigma.apply(x), delta);
             double g = Math.log(epsilon / targetEpsilon);
-            if (epsilon > targetEpsilon) {
+            if (!(epsilon <= targetEpsilon)) {
                 lo = x;
                 gLo = g;
                 if (lastMoved == -1) {

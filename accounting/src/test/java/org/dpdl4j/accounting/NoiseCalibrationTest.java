@@ -103,6 +103,44 @@ class NoiseCalibrationTest {
         }
     }
 
+    /**
+     * An ε that is not a number never meets the target: with an accountant that answers NaN below σ = 3 (and RDP's ε
+     * above), σ is at least 3, where RDP alone would give about 0.6 for ε = 10.
+     */
+    @Test
+    void anEpsilonThatIsNotANumberNeverMeetsTheTarget() {
+        RdpAccountant rdp = RdpAccountant.standard();
+        PrivacyAccountant nanBelowThree = new PrivacyAccountant() {
+            @Override
+            public String name() {
+                return "nan below 3";
+            }
+
+            @Override
+            public boolean supports(PrivacyEvent event) {
+                return rdp.supports(event);
+            }
+
+            @Override
+            public PrivacyGuarantee guarantee(PrivacyEvent event, double delta) {
+                return rdp.guarantee(event, delta);
+            }
+
+            @Override
+            public double delta(PrivacyEvent event, double epsilon) {
+                return rdp.delta(event, epsilon);
+            }
+
+            @Override
+            public double epsilon(PrivacyEvent event, double delta) {
+                return ((GaussianEvent) event).noiseMultiplier() < 3 ? Double.NaN : rdp.epsilon(event, delta);
+            }
+        };
+        double sigma = NoiseCalibration.smallestNoise(GaussianEvent::new, 10, 1e-5, nanBelowThree, TOLERANCE);
+        assertTrue(sigma >= 3 && sigma <= 3 + TOLERANCE, "sigma " + sigma);
+        assertTrue(NoiseCalibration.smallestNoise(GaussianEvent::new, 10, 1e-5, rdp, TOLERANCE) < 1);
+    }
+
     /** A target no σ ≤ 10⁶ meets is refused; bad arguments are named. */
     @Test
     void anUnreachableTargetAndBadArgumentsAreRefused() {

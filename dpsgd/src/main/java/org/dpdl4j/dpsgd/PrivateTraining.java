@@ -498,8 +498,8 @@ public final class PrivateTraining extends DpSgdSettings.Setters<PrivateTraining
 
     /** Trains through the run's lifecycle in {@link #output} and releases there. */
     private PrivateModel trainAsRun(DpSgdTrainer trainer, ExampleSource data, DpSgdConfig config, DpSgdSettings settings) {
-        if (!overwrite && java.nio.file.Files.exists(output.resolve(PrivateModel.SIDECAR_FILE))
-                || !overwrite && java.nio.file.Files.exists(output.resolve(PrivateModel.MODEL_FILE))) {
+        if (!overwrite && (java.nio.file.Files.exists(output.resolve(PrivateModel.SIDECAR_FILE))
+                || java.nio.file.Files.exists(output.resolve(PrivateModel.MODEL_FILE)))) {
             throw new IllegalArgumentException("output " + output + " holds a release already: choose a new directory");
         }
         java.util.Map<String, Object> plan = planState(data, config, settings);
@@ -567,6 +567,10 @@ public final class PrivateTraining extends DpSgdSettings.Setters<PrivateTraining
             org.dpdl4j.release.PrivateRun run = r.run();
             try {
                 java.util.Map<String, Object> state = run.state();
+                if (provenance != null && !provenance.dataset().equals(state.get("dataset"))) { // a named data set has no
+                    throw new IllegalArgumentException(what + ": the run was planned and charged on " + state.get("dataset")
+                            + ", not on " + provenance.dataset() + ": resume it on that data set");    // digest to tell them apart
+                }
                 run.checkData(what, provenance != null ? provenance.dataset() : (String) state.get("dataset"), data.size(),
                         provenance != null ? provenance.dataSha256() : org.dpdl4j.datasets.Sha256.of(data));
                 if (checkpointEvery > 0) {

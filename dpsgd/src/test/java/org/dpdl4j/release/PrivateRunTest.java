@@ -102,6 +102,10 @@ class PrivateRunTest {
         var changed = assertThrows(IllegalArgumentException.class, () -> PrivateTraining.resume(out, other).train());
         assertTrue(changed.getMessage().contains("it changed, and the charge was for the data as it was"), changed.getMessage());
 
+        // a named data set is told apart by its name: another name on the same examples is refused
+        var renamed = assertThrows(IllegalArgumentException.class, () -> PrivateTraining.resume(out, data).provenance(
+                new PrivateTraining.Provenance("fashion-mnist", org.dpdl4j.datasets.Sha256.of(data), null, "mlp", null, null)).train());
+        assertTrue(renamed.getMessage().contains("planned and charged on mnist-2000, not on fashion-mnist"), renamed.getMessage());
         var replanned = assertThrows(IllegalArgumentException.class, () -> PrivateTraining.resume(out, data).epochs(2).train());
         assertTrue(replanned.getMessage().contains("epochs cannot change on resume"), replanned.getMessage());
         PrivateModel m = PrivateTraining.resume(out, data).workers(2).train();
