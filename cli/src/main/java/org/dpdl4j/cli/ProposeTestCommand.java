@@ -1,10 +1,9 @@
 package org.dpdl4j.cli;
 
-import org.dpdl4j.benchmarks.TrialProgress;
 import java.io.IOException;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
-import org.dpdl4j.accounting.ComposedEvent;
 import org.dpdl4j.accounting.PrivacyEvent;
 import org.dpdl4j.accounting.PrivacyGuarantee;
 import org.dpdl4j.accounting.Accountants;
@@ -14,9 +13,10 @@ import org.dpdl4j.dpsgd.DpSgdTrainer;
 import org.dpdl4j.tuning.Trials;
 import org.dpdl4j.tuning.DpSgdMechanism;
 import org.dpdl4j.tuning.HyperparameterSpace;
-import org.dpdl4j.tuning.OperatorRecord;
 import org.dpdl4j.tuning.Release;
-import org.dpdl4j.release.PrivacyLedger;
+import org.dpdl4j.release.PrivateModel;
+import org.dpdl4j.release.StagedRelease;
+import org.dpdl4j.tuning.PrivateTuning;
 import org.dpdl4j.tuning.ProposeTestTuner;
 
 import picocli.CommandLine.Command;
@@ -102,41 +102,47 @@ final class ProposeTestCommand extends TuningCommand {
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("--partitions/--batch-size: " + e.getMessage());
         }
+        PrivateTuning tuning = tuning(tuner, space, template, data, "propose-test: " + tuner.maxIterations() + " x " + epsilon0
+                + "-DP iterations + final run", (out, outcome, model) -> stage(out, (ProposeTestTuner.Result) outcome, model, data));
+        template = plan(tuning).mechanism();
         PrivacyAccountant acc = Accountants.standard();
-        if (noiseMultiplier == null && candidateEpsilon == null && space.axes().stream().noneMatch(a -> a.name().equals("noise_multiplier"))) {
-            DpSgdMechanism unscaled = template;
-            double sigma = calibrate(s -> ComposedEvent.of(tuner.loopEvent(), Trials.finalRunEvent(space,
-                    unscaled.withNoiseMultiplier(s))), "the selection loop's T_max = " + tuner.maxIterations() + " iterations of "
-                    + epsilon0 + "-DP (lower --epsilon0, or raise --granularity to lower T_max)");
-            template = template.withNoiseMultiplier(sigma);
-            noiseMultiplier = sigma;
-        }
-        PrivacyEvent finalRun = Trials.finalRunEvent(space, template);
         System.out.printf("dpdl4j %s | propose-test tuning (Ding & Wu, Algorithm 1) on %s: %d candidates, k = %d parts, g = %s, epsilon0 = %s, "
                         + "lower utility = %s, T_max = %d (charged in full)%n", Cli.version(), t.dataset, space.size(), partitions, granularity,
                 epsilon0, lowerUtility, tuner.maxIterations());
         if (dryRun) {
             System.out.printf("dry run: sigma %.4f; total epsilon %.4f at delta %s (RDP); nothing was trained or charged%n",
-                    noiseMultiplier, acc.epsilon(tuner.event(space, template), t.delta), t.delta);
+                    noiseMultiplier, acc.epsilon(tuning.plan().event(), t.delta), t.delta);
             return 0;
         }
-        org.dpdl4j.tuning.TrainingMechanism remote = placed(template); // refused here, before any charge, if it cannot travel
-        Path out = t.outputDirectory("tune");
-        PrivacyLedger ledger = openLedger();
-        DpSgdMechanism charged = template;
-        Long covering = chargeOnce(ledger, "propose-test: " + tuner.maxIterations() + " x " + epsilon0 + "-DP iterations + final run",
-                () -> tuner.event(space, charged), out);
-        ProposeTestTuner.Result r;
-        Cli.InterruptNotice notice = interruptNotice(out, ledger);
-        try (TrialProgress progress = new TrialProgress(t.noProgress, false)) {
-            r = tuner.tune(space, remote, ledger, covering, progress); // on --resume the (non-private) utilities are computed again
-        } finally {
-            notice.remove();
-            if (ledger != null) {
-                ledger.close();
-            }
+        this.template = template;
+        this.tuner = tuner;
+        run(tuning); // on --resume the (non-private) utilities are computed again
+        System.out.printf("selected %s | final model test accuracy %.4f%n", selected, report.testAccuracy());
+        System.out.printf("epsilon at delta %s: total %.4f (%s) | RDP %.4f, advanced composition + RDP %.4f | selection loop alone "
+                        + "%.4f (T_max = %d iterations) | final run alone %.4f%n", t.delta, report.epsilonTotal(),
+                report.epsilonTotal() == report.epsilonTotalRdp() ? "RDP" : "advanced composition, delta split in halves",
+                report.epsilonTotalRdp(), report.epsilonTotalAdvancedComposition(), report.epsilonSelectionLoop(), tuner.maxIterations(),
+                report.epsilonFinalRun());
+        for (String note : notes) {
+            System.out.println("note: " + note);
         }
+        printEnd(t.outputDirectory("tune"), operatorNotes, true, false, report);
+        return 0;
+    }
+
+    /** The base mechanism at the tuning's σ, the tuner, and what the console prints of the outcome. */
+    private DpSgdMechanism template;
+    private ProposeTestTuner tuner;
+    private TuningReports.ProposeTest report;
+    private List<String> notes;
+    private org.dpdl4j.tuning.Candidate selected;
+    private List<String> operatorNotes;
+
+    /** The release: tuning.json (the report, ε by RDP and by advanced composition) and the operator record. */
+    private StagedRelease stage(Path out, ProposeTestTuner.Result r, PrivateModel model, TrainTest data) throws IOException {
+        PrivacyAccountant acc = Accountants.standard();
         double delta = t.delta;
+        PrivacyEvent finalRun = Trials.finalRunEvent(space, template);
         PrivacyGuarantee total = acc.guarantee(r.event(), delta);
         PrivacyGuarantee loop = acc.guarantee(tuner.loopEvent(), delta);
         PrivacyGuarantee fin = acc.guarantee(finalRun, delta);
@@ -144,21 +150,13 @@ final class ProposeTestCommand extends TuningCommand {
         double best = Math.min(total.epsilon(), viaAdvanced);
         Release release = r.release();
         double testAccuracy = DpSgdTrainer.accuracy(release.model(), data.test());
-        TuningReports.ProposeTest report = new TuningReports.ProposeTest("propose-test", release.candidate().toMap(), release.score(),
+        report = new TuningReports.ProposeTest("propose-test", release.candidate().toMap(), release.score(),
                 TuningReports.RunSettings.of(template, release.candidate()), testAccuracy, best, total.epsilon(), viaAdvanced,
                 loop.epsilon(), fin.epsilon(), delta, tuner.maxIterations(), partitions, granularity, epsilon0, lowerUtility,
                 noiseMultiplier, provenance(space, data.trainExamples().size(), release.notes(), release.event()));
-        OperatorRecord record = r.operatorRecord();
-        release(out, released(release, r.event(), data, space), report, null, withExecutorRecord(record.toMap()), r.event());
-        System.out.printf("selected %s | final model test accuracy %.4f%n", release.candidate(), testAccuracy);
-        System.out.printf("epsilon at delta %s: total %.4f (%s) | RDP %.4f, advanced composition + RDP %.4f | selection loop alone "
-                        + "%.4f (T_max = %d iterations) | final run alone %.4f%n", delta, best,
-                best == total.epsilon() ? "RDP" : "advanced composition, delta split in halves", total.epsilon(), viaAdvanced,
-                loop.epsilon(), tuner.maxIterations(), fin.epsilon());
-        for (String note : release.notes()) {
-            System.out.println("note: " + note);
-        }
-        printEnd(out, record.notes(), true, false, report);
-        return 0;
+        notes = release.notes();
+        selected = release.candidate();
+        operatorNotes = r.operatorRecord().notes();
+        return TuningOutput.stage(out, model, report, null, withExecutorRecord(r.operatorRecord().toMap()));
     }
 }

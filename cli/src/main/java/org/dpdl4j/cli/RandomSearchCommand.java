@@ -1,6 +1,5 @@
 package org.dpdl4j.cli;
 
-import org.dpdl4j.benchmarks.TrialProgress;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
@@ -19,12 +18,11 @@ import org.dpdl4j.tuning.Trials;
 import org.dpdl4j.tuning.Candidate;
 import org.dpdl4j.tuning.DpSgdMechanism;
 import org.dpdl4j.models.Models;
-import org.dpdl4j.tuning.CheckpointedMechanism;
 import org.dpdl4j.tuning.HyperparameterSpace;
-import org.dpdl4j.tuning.TrainingMechanism;
-import org.dpdl4j.tuning.OperatorRecord;
 import org.dpdl4j.tuning.Release;
-import org.dpdl4j.release.PrivacyLedger;
+import org.dpdl4j.release.PrivateModel;
+import org.dpdl4j.release.StagedRelease;
+import org.dpdl4j.tuning.PrivateTuning;
 import org.dpdl4j.tuning.DpHypoTuner;
 import org.dpdl4j.tuning.RandomSearchTuner;
 import org.dpdl4j.tuning.Tuner;
@@ -83,15 +81,10 @@ class RandomSearchCommand extends TuningCommand {
         Tuner<TuningResult> search = tuner(k); // validates the tuner's options before the data is loaded
         TrainTest data = loadData();
         t.checkDelta(data.trainExamples().size());
-        DpSgdMechanism mechanism = mechanism(data, scoring).build();
+        PrivateTuning tuning = tuning(search, hs, mechanism(data, scoring).build(), data, chargeLabel(search, k),
+                (out, outcome, model) -> stage(out, (TuningResult) outcome, model, data, hs, k, scoring));
+        mechanism = plan(tuning).mechanism();
         PrivacyAccountant acc = Accountants.standard();
-        if (noiseMultiplier == null && !sigmaAxis && candidateEpsilon == null) {
-            DpSgdMechanism unscaled = mechanism;
-            double sigma = calibrate(s -> search.event(hs, unscaled.withNoiseMultiplier(s)), search instanceof DpHypoTuner
-                    ? "the adaptivity cost log(C/c) of --density-bounds and the distribution of K" : "the distribution of K");
-            mechanism = mechanism.withNoiseMultiplier(sigma);
-            noiseMultiplier = sigma;
-        }
         PrivacyEvent base = Trials.baseEvent(hs, mechanism);
         System.out.printf("dpdl4j %s | %s on %s: K ~ %s (E[K] = %.4g), space %s, %d candidates%n", Cli.version(),
                 search instanceof DpHypoTuner ? "DP-HyPO (density bounds " + hypo().density.densityBounds + ", " + hypo().rule().name() + ")"
@@ -104,63 +97,21 @@ class RandomSearchCommand extends TuningCommand {
                 acc.epsilon(base, t.delta));
 
         if (dryRun) {
-            return dryRun(search, hs, mechanism, data, k);
+            return dryRun(tuning.plan(), data, k);
         }
-        TrainingMechanism remote = placed(mechanism); // refused here, before any charge, if it cannot travel
-        Path out = t.outputDirectory("tune");
-        PrivacyLedger ledger = openLedger();
-        DpSgdMechanism calibrated = mechanism;
-        Long covering = chargeOnce(revealTrialScores ? null : ledger, chargeLabel(search, k), () -> search.event(hs, calibrated), out);
-        if (revealTrialScores && ledger != null) {
-            covering = null; // the tuner charges the composition of the K runs once K is drawn
-        }
-        TrainingMechanism trials = new CheckpointedMechanism(remote, trialsDirectory(out), runId);
-        TuningResult result;
-        Cli.InterruptNotice notice = interruptNotice(out, ledger);
-        try (TrialProgress progress = new TrialProgress(t.noProgress, revealTrialScores)) {
-            result = search.tune(hs, trials, ledger, covering, progress);
-        } finally {
-            notice.remove();
-            if (ledger != null) {
-                ledger.close();
-            }
-        }
+        run(tuning);
 
         Release release = result.release();
-        OperatorRecord record = result.operatorRecord();
         PrivacyGuarantee total = acc.guarantee(release.event(), t.delta);
         PrivacyGuarantee single = acc.guarantee(result.baseEvent(), t.delta);
-        double naive = result.repetitions() == 0 ? 0
-                : acc.epsilon(new SelfComposedEvent(result.baseEvent(), result.repetitions()), t.delta);
-        Double testAccuracy = release.model() != null ? DpSgdTrainer.accuracy(release.model(), data.test()) : null;
-
-        TuningReports.Adaptivity adaptivity = null;
-        if (search instanceof DpHypoTuner && !release.trialsRevealed()) {
-            double random = acc.epsilon(new RepeatAndSelectEvent(result.baseEvent(), k), t.delta);
-            adaptivity = new TuningReports.Adaptivity(List.of(hypo().bounds()[0], hypo().bounds()[1]), random,
-                    total.epsilon() - random);
-        }
-        TuningReports.RandomSearch report = new TuningReports.RandomSearch(search instanceof DpHypoTuner ? "dp-hypo" : "random-search",
-                release.candidate().toMap(), release.score(), release.repetitions(), TuningReports.RunSettings.of(mechanism,
-                release.candidate()), testAccuracy, total.epsilon(), single.epsilon(), adaptivity, t.delta, total.order(),
-                k.describe(), k.mean(), noiseMultiplier, score, release.trialsRevealed(),
-                provenance(hs, data.trainExamples().size(), release.notes(), release.event()));
-
-        Map<String, Object> operator = withExecutorRecord(record.toMap());
-        operator.put("epsilon_naive_composition", naive);
-        operator.put("train_split_size", mechanism.train().size());
-        operator.put("validation_split_size", mechanism.validation().size());
-        release(out, released(release, release.event(), data, hs), report, release.trialsRevealed() ? release.trialMaps() : null, operator,
-                release.event());
-
         System.out.printf("best: %s | validation score %s | test accuracy %s%n", release.candidate(),
                 release.score() == null ? "n/a" : String.format("%.4f", release.score()),
-                testAccuracy == null ? "n/a (no model)" : String.format("%.4f", testAccuracy));
+                report.testAccuracy() == null ? "n/a (no model)" : String.format("%.4f", report.testAccuracy()));
         System.out.printf("epsilon at delta %s:  one run %.4f | whole tuning %.4f (the honest number, RDP order %s)%n", t.delta,
                 single.epsilon(), total.epsilon(), total.order());
-        if (adaptivity != null) {
+        if (report.adaptivity() != null) {
             System.out.printf("adaptivity cost: %.4f (random search with the same runs would cost %.4f)%n",
-                    adaptivity.adaptivityCost(), adaptivity.epsilonRandomSearch());
+                    report.adaptivity().adaptivityCost(), report.adaptivity().epsilonRandomSearch());
         }
         for (String note : release.notes()) {
             System.out.println("note: " + note);
@@ -169,17 +120,51 @@ class RandomSearchCommand extends TuningCommand {
             System.out.println("warning: " + total.warning());
         }
         System.out.printf("[operator] K = %d runs (naive composition over them: epsilon %.4f)%n", result.repetitions(), naive);
-        printEnd(out, record.notes(), release.model() != null, release.trialsRevealed(), report);
+        printEnd(t.outputDirectory("tune"), result.operatorRecord().notes(), release.model() != null, release.trialsRevealed(), report);
         return 0;
     }
 
-    /** What --dry-run prints: σ, the tuning's ε, E[K] and the expected time from a short timing on random inputs. */
-    private Integer dryRun(Tuner<TuningResult> search, HyperparameterSpace hs, DpSgdMechanism mechanism, TrainTest data, RepetitionDistribution k) {
+    /** The base mechanism at the tuning's σ, its outcome, report and naive composition, for the console. */
+    private DpSgdMechanism mechanism;
+    private TuningResult result;
+    private TuningReports.RandomSearch report;
+    private double naive;
+
+    /** The release: tuning.json (the report), trials.json with --reveal-trials, and the operator record. */
+    private StagedRelease stage(Path out, TuningResult r, PrivateModel model, TrainTest data, HyperparameterSpace hs,
+                                RepetitionDistribution k, DpSgdMechanism.Scoring scoring) throws IOException {
         PrivacyAccountant acc = Accountants.standard();
-        PrivacyEvent event = revealTrialScores ? null : search.event(hs, mechanism);
-        Candidate c = hs.first();
-        org.dpdl4j.dpsgd.DpSgdConfig cfg = mechanism.config(c, 0);
-        double perRun = Cli.estimateSecondsPerStep(Models.byName(t.modelName(), t.modelOptions(data)), mechanism.train(), cfg)
+        Release release = r.release();
+        PrivacyGuarantee total = acc.guarantee(release.event(), t.delta);
+        PrivacyGuarantee single = acc.guarantee(r.baseEvent(), t.delta);
+        Double testAccuracy = release.model() != null ? DpSgdTrainer.accuracy(release.model(), data.test()) : null;
+        TuningReports.Adaptivity adaptivity = null;
+        if (hypo() != null && !release.trialsRevealed()) {
+            double random = acc.epsilon(new RepeatAndSelectEvent(r.baseEvent(), k), t.delta);
+            adaptivity = new TuningReports.Adaptivity(List.of(hypo().bounds()[0], hypo().bounds()[1]), random,
+                    total.epsilon() - random);
+        }
+        result = r;
+        naive = r.repetitions() == 0 ? 0 : acc.epsilon(new SelfComposedEvent(r.baseEvent(), r.repetitions()), t.delta);
+        report = new TuningReports.RandomSearch(hypo() != null ? "dp-hypo" : "random-search",
+                release.candidate().toMap(), release.score(), release.repetitions(), TuningReports.RunSettings.of(mechanism,
+                release.candidate()), testAccuracy, total.epsilon(), single.epsilon(), adaptivity, t.delta, total.order(),
+                k.describe(), k.mean(), noiseMultiplier, score, release.trialsRevealed(),
+                provenance(hs, data.trainExamples().size(), release.notes(), release.event()));
+        Map<String, Object> operator = withExecutorRecord(r.operatorRecord().toMap());
+        operator.put("epsilon_naive_composition", naive);
+        operator.put("train_split_size", mechanism.train().size());
+        operator.put("validation_split_size", mechanism.validation().size());
+        return TuningOutput.stage(out, model, report, release.trialsRevealed() ? release.trialMaps() : null, operator);
+    }
+
+    /** What --dry-run prints: σ, the tuning's ε, E[K] and the expected time from a short timing on random inputs. */
+    private Integer dryRun(PrivateTuning.Plan plan, TrainTest data, RepetitionDistribution k) {
+        PrivacyAccountant acc = Accountants.standard();
+        PrivacyEvent event = plan.event(); // null with --reveal-trials: the composition of the K drawn runs
+        Candidate c = plan.space().first();
+        org.dpdl4j.dpsgd.DpSgdConfig cfg = plan.mechanism().config(c, 0);
+        double perRun = Cli.estimateSecondsPerStep(Models.byName(t.modelName(), t.modelOptions(data)), plan.mechanism().train(), cfg)
                 * cfg.steps();
         System.out.printf("dry run: sigma %.4f; whole tuning epsilon %s at delta %s; E[K] = %.4g runs of about %.0f s each (%s), "
                         + "about %.0f s in all; nothing was trained or charged%n", noiseMultiplier,

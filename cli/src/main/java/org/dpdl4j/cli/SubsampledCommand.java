@@ -1,6 +1,5 @@
 package org.dpdl4j.cli;
 
-import org.dpdl4j.benchmarks.TrialProgress;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
@@ -17,9 +16,10 @@ import org.dpdl4j.tuning.Trials;
 import org.dpdl4j.tuning.DpSgdMechanism;
 import org.dpdl4j.tuning.Extrapolation;
 import org.dpdl4j.tuning.HyperparameterSpace;
-import org.dpdl4j.tuning.OperatorRecord;
 import org.dpdl4j.tuning.Release;
-import org.dpdl4j.release.PrivacyLedger;
+import org.dpdl4j.release.PrivateModel;
+import org.dpdl4j.release.StagedRelease;
+import org.dpdl4j.tuning.PrivateTuning;
 import org.dpdl4j.tuning.RandomSearchTuner;
 import org.dpdl4j.tuning.Tuner;
 import org.dpdl4j.tuning.TuningResult;
@@ -139,20 +139,16 @@ final class SubsampledCommand extends TuningCommand {
             throw new IllegalArgumentException(String.format("--batch-size %d is the expected batch of the tuning runs, which train on "
                     + "about %.0f examples: it must be at most that", t.batchSize, expectedTuneTrain));
         }
-        DpSgdMechanism template = mechanism(data, scoring).samplingRate(q).build();
         long seed = tunerSeed();
         Tuner<TuningResult> search = tuner(k, inner);
         SubsampledTuner tuner = new SubsampledTuner(search, tuneFraction, v, rule, warmStart, seed * 0x9E3779B97F4A7C15L + 1,
                 t.secureNoise);
+        PrivateTuning tuning = tuning(tuner, space, mechanism(data, scoring).samplingRate(q).build(), data,
+                "subsampled tuning, variant " + v.number() + ", q_tune = " + tuneFraction,
+                (out, outcome, model) -> stage(out, (SubsampledTuningResult) outcome, model, data, q));
+        template = plan(tuning).mechanism();
         PrivacyAccountant acc = Accountants.standard();
-        if (noiseMultiplier == null && !sigmaAxis && candidateEpsilon == null) {
-            DpSgdMechanism unscaled = template;
-            double sigma = calibrate(s -> tuner.event(space, unscaled.withNoiseMultiplier(s)), "the distribution of K"
-                    + (inner.equals("dp-hypo") ? " and the adaptivity cost log(C/c) of --density-bounds" : ""));
-            template = template.withNoiseMultiplier(sigma);
-            noiseMultiplier = sigma;
-        }
-        SubsampledTuningEvent event = tuner.event(space, template);
+        double planned = acc.epsilon(tuning.plan().event(), t.delta);
         System.out.printf("dpdl4j %s | subsampled tuning (Koskela & Kulkarni 2023, variant %d) on %s: q_tune = %s, inner %s K ~ %s "
                         + "(E[K] = %.4g), space %s, %d candidates%n", Cli.version(), v.number(), t.dataset, tuneFraction, inner,
                 k.describe(), k.mean(), space, space.size());
@@ -160,54 +156,25 @@ final class SubsampledCommand extends TuningCommand {
                         + "sigma = %s; score noise %.4g correct-counts on X1%n", t.modelName(), q, t.batchSize, expectedTuneTrain,
                 t.epochs, t.clip, noiseMultiplier == null ? "per candidate" : String.format("%.4f", noiseMultiplier),
                 tuner.subsetScoreNoise(template));
-        System.out.printf("epsilon at delta %s: whole procedure %.4f (planned)%n", t.delta, acc.epsilon(event, t.delta));
+        System.out.printf("epsilon at delta %s: whole procedure %.4f (planned)%n", t.delta, planned);
 
         if (dryRun) {
             System.out.printf("dry run: sigma %s; whole procedure epsilon %.4f at delta %s; nothing was trained or charged%n",
-                    noiseMultiplier == null ? "per candidate" : String.format("%.4f", noiseMultiplier), acc.epsilon(event, t.delta),
-                    t.delta);
+                    noiseMultiplier == null ? "per candidate" : String.format("%.4f", noiseMultiplier), planned, t.delta);
             return 0;
         }
-        org.dpdl4j.tuning.TrainingMechanism remote = placed(template); // refused here, before any charge, if it cannot travel
-        Path out = t.outputDirectory("tune");
-        PrivacyLedger ledger = openLedger();
-        DpSgdMechanism charged = template;
-        Long covering = chargeOnce(ledger, "subsampled tuning, variant " + v.number() + ", q_tune = " + tuneFraction,
-                () -> tuner.event(space, charged), out);
-        String run = runId;
-        SubsampledTuningResult r;
-        Cli.InterruptNotice notice = interruptNotice(out, ledger);
-        try (TrialProgress progress = new TrialProgress(t.noProgress, false)) {
-            r = tuner.tune(space, remote, ledger, covering, progress,
-                    m -> new org.dpdl4j.tuning.CheckpointedMechanism(m, TuningCommand.trialsDirectory(out), run));
-        } finally {
-            notice.remove();
-            if (ledger != null) {
-                ledger.close();
-            }
-        }
+        run(tuning);
 
+        SubsampledTuningResult r = result;
         Release release = r.release();
-        OperatorRecord record = r.operatorRecord();
         PrivacyGuarantee total = acc.guarantee(release.event(), t.delta);
         PrivacyGuarantee baseline = acc.guarantee(r.baselineEvent(), t.delta);
         PrivacyGuarantee single = acc.guarantee(Trials.finalRunEvent(space, template), t.delta);
-        double testAccuracy = DpSgdTrainer.accuracy(release.model(), data.test());
         SubsampledTuningResult.Compute cost = r.compute();
         double ours = cost.tuningGradients() + cost.finalGradients();
         double secondsPerGradient = (cost.tuningSeconds() + cost.finalSeconds()) / ours;
-
-        TuningReports.Subsampled report = new TuningReports.Subsampled("subsampled", v.number(), tuneFraction,
-                release.candidate().toMap(), release.score(), r.extrapolation(), r.transferred().toMap(),
-                TuningReports.RunSettings.of(template, r.transferred()), testAccuracy, total.epsilon(), baseline.epsilon(),
-                single.epsilon(), t.delta, total.order(), k.describe(), k.mean(), noiseMultiplier, q,
-                provenance(space, n, release.notes(), release.event()));
-        Map<String, Object> operator = withExecutorRecord(record.toMap());
-        operator.put("baseline_seconds_estimated", cost.baselineGradients() * secondsPerGradient);
-        release(out, released(release, release.event(), data, space), report, null, operator, release.event());
-
         System.out.printf("tuned on X1: best %s; final run with %s%n", r.tuned(), r.transferred());
-        System.out.printf("final model test accuracy %.4f%n", testAccuracy);
+        System.out.printf("final model test accuracy %.4f%n", report.testAccuracy());
         System.out.printf("epsilon at delta %s: whole procedure %.4f (variant %d, RDP order %s) | baseline: the same search on all "
                         + "the data (Papernot & Steinke 2022) %.4f | one run %.4f%n", t.delta, total.epsilon(), v.number(),
                 total.order(), baseline.epsilon(), single.epsilon());
@@ -221,7 +188,33 @@ final class SubsampledCommand extends TuningCommand {
                         + "%.0f s); the baseline expects %.3g (%.2fx ours, about %.0f s at our measured rate)%n",
                 r.tuning().repetitions(), ours, cost.tuningGradients(), cost.tuningSeconds(), cost.finalGradients(),
                 cost.finalSeconds(), cost.baselineGradients(), cost.gradientRatio(), cost.baselineGradients() * secondsPerGradient);
-        printEnd(out, record.notes(), true, false, report);
+        printEnd(t.outputDirectory("tune"), r.operatorRecord().notes(), true, false, report);
         return 0;
+    }
+
+    /** The base mechanism at the tuning's σ, the outcome and its report, for the console. */
+    private DpSgdMechanism template;
+    private SubsampledTuningResult result;
+    private TuningReports.Subsampled report;
+
+    /** The release: tuning.json (the report) and the operator record, with the baseline's estimated time. */
+    private StagedRelease stage(Path out, SubsampledTuningResult r, PrivateModel model, TrainTest data, double q) throws IOException {
+        PrivacyAccountant acc = Accountants.standard();
+        Release release = r.release();
+        PrivacyGuarantee total = acc.guarantee(release.event(), t.delta);
+        PrivacyGuarantee baseline = acc.guarantee(r.baselineEvent(), t.delta);
+        PrivacyGuarantee single = acc.guarantee(Trials.finalRunEvent(space, template), t.delta);
+        double testAccuracy = DpSgdTrainer.accuracy(release.model(), data.test());
+        SubsampledTuningResult.Compute cost = r.compute();
+        double secondsPerGradient = (cost.tuningSeconds() + cost.finalSeconds()) / (cost.tuningGradients() + cost.finalGradients());
+        result = r;
+        report = new TuningReports.Subsampled("subsampled", subsample.variant().number(), subsample.tuneFraction,
+                release.candidate().toMap(), release.score(), r.extrapolation(), r.transferred().toMap(),
+                TuningReports.RunSettings.of(template, r.transferred()), testAccuracy, total.epsilon(), baseline.epsilon(),
+                single.epsilon(), t.delta, total.order(), k.describe(), k.mean(), noiseMultiplier, q,
+                provenance(space, data.trainExamples().size(), release.notes(), release.event()));
+        Map<String, Object> operator = withExecutorRecord(r.operatorRecord().toMap());
+        operator.put("baseline_seconds_estimated", cost.baselineGradients() * secondsPerGradient);
+        return TuningOutput.stage(out, model, report, null, operator);
     }
 }

@@ -12,12 +12,16 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import org.dpdl4j.accounting.PrivacyEvent;
-import org.dpdl4j.accounting.Accountants;
 import org.dpdl4j.datasets.TrainTest;
 import org.dpdl4j.tuning.DpSgdMechanism;
 import org.dpdl4j.tuning.HyperparameterSpace;
-import org.dpdl4j.tuning.Release;
+import org.dpdl4j.release.InputSpec;
 import org.dpdl4j.release.PrivacyLedger;
+import org.dpdl4j.release.PrivateModel;
+import org.dpdl4j.tuning.PrivateTuning;
+import org.dpdl4j.tuning.Tuner;
+import org.dpdl4j.tuning.TuningOutcome;
+import org.dpdl4j.benchmarks.TrialProgress;
 import org.dpdl4j.release.PrivateRun;
 import org.dpdl4j.release.StagedRelease;
 import picocli.CommandLine.Mixin;
@@ -399,19 +403,89 @@ abstract class TuningCommand implements Callable<Integer> {
 
 
     /**
-     * The smallest σ for which the procedure meets --target-epsilon (default 3), as {@code PrivateTuning} calibrates it
-     * ({@link org.dpdl4j.tuning.TuningCalibration}). When no σ can (a floor the noise cannot lower), says so with the
-     * floor, its cause and the fix.
+     * The tuning as the library runs it ({@link PrivateTuning#of}): σ calibrated for the whole tuning to --target-epsilon
+     * (default 3), or --noise-multiplier as given, or each candidate's (a noise_multiplier axis, --candidate-epsilon); the
+     * ledger's one charge, the resume record (the command line; the seed), the trials' placement (--executor spark) and
+     * the release, which {@code writer} writes with its report.
+     *
+     * @param label the ledger charge's label
      */
-    double calibrate(java.util.function.DoubleFunction<PrivacyEvent> eventOf, String floorCause) {
-        calibratedTo = targetEpsilon != null ? targetEpsilon : 3.0;
-        return TrainingOptions.byOptionName(() -> org.dpdl4j.tuning.TuningCalibration.noiseMultiplier(eventOf, calibratedTo, t.delta,
-                floorCause));
+    PrivateTuning tuning(Tuner<? extends TuningOutcome> tuner, HyperparameterSpace hs, DpSgdMechanism runs, TrainTest data,
+                         String label, PrivateTuning.ReleaseWriter writer) {
+        boolean perCandidate = candidateEpsilon != null || hs.axes().stream().anyMatch(a -> a.name().equals("noise_multiplier"));
+        calibratedTo = noiseMultiplier == null && !perCandidate ? (targetEpsilon != null ? targetEpsilon : 3.0) : null;
+        var shape = data.train() != null ? data.train() : data.test(); // packed shards: the test part, checked alike
+        PrivateTuning tuning = PrivateTuning.of(tuner, hs, runs, searchSettings(hs)).delta(t.delta).seed(chosenTunerSeed)
+                .dataset(t.dataset, dataDigest).input(new InputSpec(shape.channels(), shape.height(), shape.width(), 255))
+                .label(label).placement(this::placed).releaseWriter(writer).tunerCharges(revealTrialScores);
+        if (noiseMultiplier != null) {
+            tuning.noiseMultiplier(noiseMultiplier);
+        } else if (calibratedTo != null) {
+            tuning.targetEpsilon(calibratedTo);
+        }
+        if (resumeState != null) {
+            tuning.resumeFrom(resumeState);
+        } else {
+            List<String> original = spec.commandLine().getParseResult().originalArgs(); // from "tune" on
+            tuning.resumeRecord(Map.of("args", original.subList(original.indexOf("tune") + 1, original.size())));
+        }
+        return tuning;
+    }
+
+    /**
+     * The tuning's plan (σ, the whole event), its refusals naming options; σ is then this command's for its reports.
+     */
+    PrivateTuning.Plan plan(PrivateTuning tuning) {
+        PrivateTuning.Plan plan = TrainingOptions.byOptionName(tuning::plan);
+        noiseMultiplier = plan.noiseMultiplier();
+        return plan;
+    }
+
+    /**
+     * Runs the planned tuning into --output with the ledger (--ledger), the progress bars and the notice printed if the JVM
+     * is stopped; the release is written by the tuning's writer.
+     */
+    void run(PrivateTuning tuning) throws IOException {
+        Path out = t.outputDirectory("tune");
+        PrivacyLedger ledger = openLedger();
+        if (ledger != null) {
+            tuning.ledger(ledger);
+        }
+        Cli.InterruptNotice notice = interruptNotice(out, ledger);
+        try (TrialProgress progress = new TrialProgress(t.noProgress, revealTrialScores)) {
+            tuning.output(out, t.overwrite).listener(progress).run();
+        } finally {
+            notice.remove();
+            if (ledger != null) {
+                ledger.close();
+            }
+        }
+    }
+
+    /**
+     * The search's public settings for the sidecar, by the keys {@code PrivateTuning} writes: the tuner, its own settings,
+     * the space, K's distribution, the runs' DP-SGD settings with the whole tuning's target ε, the validation fraction and
+     * the score noise (null for a public holdout).
+     */
+    private Map<String, Object> searchSettings(HyperparameterSpace hs) {
+        Map<String, Object> search = new LinkedHashMap<>();
+        search.put("tuner", getClass().getAnnotation(picocli.CommandLine.Command.class).name());
+        Map<String, Object> own = new LinkedHashMap<>(ownSettings());
+        Object k = own.remove("repetitions"); // after the space, in PrivateTuning's order
+        search.putAll(own);
+        search.put("space", hs.axes().stream().map(HyperparameterSpace.Axis::describe).toList());
+        if (k != null) {
+            search.put("repetitions", k);
+        }
+        search.putAll(t.settings().toMap()); // the runs' DP-SGD settings; target_epsilon is the whole tuning's
+        search.put("target_epsilon", calibratedTo);
+        search.put("validation_fraction", validationFraction);
+        search.put("score_noise", score.equals("private-validation") ? scoreNoise : null);
+        return search;
     }
 
     /** The whole tuning's target ε that σ was calibrated to, or null when σ was given (or is an axis). */
     private Double calibratedTo;
-
 
     /** True when this command continues a tuning (--resume). */
     boolean resuming() {
@@ -583,36 +657,6 @@ abstract class TuningCommand implements Callable<Integer> {
             return t.seed;
         }
         return new SecureRandom().nextLong();
-    }
-
-    /**
-     * The released model with its claim (the whole tuning's event, the default accountant, δ) and the sidecar's
-     * configuration that {@code PrivateTuning} writes too ({@link org.dpdl4j.tuning.PrivateTuning#releaseConfiguration}),
-     * after the data set's name; null when the tuning released no model.
-     */
-    org.dpdl4j.release.PrivateModel released(Release release, PrivacyEvent event, TrainTest data, HyperparameterSpace hs) {
-        if (release.model() == null) {
-            return null;
-        }
-        Map<String, Object> search = new java.util.LinkedHashMap<>();
-        search.put("tuner", getClass().getAnnotation(picocli.CommandLine.Command.class).name());
-        Map<String, Object> own = new java.util.LinkedHashMap<>(ownSettings());
-        Object k = own.remove("repetitions"); // after the space, in PrivateTuning's order
-        search.putAll(own);
-        search.put("space", hs.axes().stream().map(HyperparameterSpace.Axis::describe).toList());
-        if (k != null) {
-            search.put("repetitions", k);
-        }
-        search.putAll(t.settings().toMap()); // the runs' DP-SGD settings; target_epsilon is the whole tuning's
-        search.put("target_epsilon", calibratedTo);
-        search.put("validation_fraction", validationFraction);
-        search.put("score_noise", score.equals("private-validation") ? scoreNoise : null);
-        Map<String, Object> settings = new java.util.LinkedHashMap<>();
-        settings.put("dataset", t.dataset);
-        settings.putAll(org.dpdl4j.tuning.PrivateTuning.releaseConfiguration(release, search, noiseMultiplier, charge));
-        var shape = data.train() != null ? data.train() : data.test(); // packed shards: the test part, checked alike
-        return org.dpdl4j.release.PrivateModel.of(release.model(), "tuning", event, Accountants.DEFAULT, t.delta,
-                new org.dpdl4j.release.InputSpec(shape.channels(), shape.height(), shape.width(), 255), settings);
     }
 
     /** This tuner's own settings for the sidecar, by the keys {@code PrivateTuning} writes (default: none). */

@@ -366,12 +366,12 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
                 throw new IllegalArgumentException("hyperparameter activation in " + c + ": a network factory chooses its own "
                         + "activations (the axis applies to models by name)");
             }
-            Model m = b.factory.create(ModelOptions.updaterNamed(optimizer(c), c.has("learning_rate") ? c.number("learning_rate") : b.learningRate()),
+            Model m = b.factory.create(ModelOptions.updaterNamed(optimizer(c), c.has("learning_rate") ? Double.valueOf(c.number("learning_rate")) : b.learningRate()),
                     b.canaries != null ? modelOptions.seed() : seed);
             return Objects.requireNonNull(m, "the network factory returned null");
         }
         ModelOptions options = modelOptions
-                .withUpdater(ModelOptions.updaterNamed(optimizer(c), c.has("learning_rate") ? c.number("learning_rate") : b.learningRate()))
+                .withUpdater(ModelOptions.updaterNamed(optimizer(c), c.has("learning_rate") ? Double.valueOf(c.number("learning_rate")) : b.learningRate()))
                 .withActivation(ModelOptions.activationNamed(c.text("activation", b.activation)))
                 .withSeed(b.canaries != null ? modelOptions.seed() : seed);
         return Models.byName(modelName, options);

@@ -8,6 +8,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.function.UnaryOperator;
 import org.dpdl4j.accounting.Accountants;
 import org.dpdl4j.accounting.PrivacyEvent;
 import org.dpdl4j.accounting.RepetitionDistribution;
@@ -86,11 +87,177 @@ public final class PrivateTuning extends DpSgdSettings.Setters<PrivateTuning> {
     private boolean started;
     private Map<String, Object> saved; // a stopped search's state, when resumed
     private boolean ownsLedger; // opened by resume(): closed when run() ends
+    private boolean overwrite;
+    private String dataset = "data";
+    private String dataSha256;
+    private boolean dataSha256Given;
+    // a search by a tuner of the caller's own (of): its tuner, space, base mechanism, sidecar settings and resume record
+    private Tuner<? extends TuningOutcome> ownTuner;
+    private HyperparameterSpace ownSpace;
+    private DpSgdMechanism ownRuns;
+    private Map<String, Object> ownConfiguration;
+    private Map<String, Object> resumeRecord = Map.of();
+    private boolean tunerCharges;
+    private String label;
+    private UnaryOperator<TrainingMechanism> placement = UnaryOperator.identity();
+    private ReleaseWriter releaseWriter;
+    private Plan plan;
+    private long tunerSeed;
 
     private PrivateTuning(DpSgdMechanism.NetworkFactory network, ExampleSource data) {
         super(DpSgdSettings.DEFAULTS);
         this.network = Objects.requireNonNull(network, "network");
         this.data = Objects.requireNonNull(data, "data");
+    }
+
+    private PrivateTuning(Tuner<? extends TuningOutcome> tuner, HyperparameterSpace space, DpSgdMechanism runs,
+                          Map<String, ?> configuration) {
+        super(DpSgdSettings.DEFAULTS);
+        this.network = null;
+        this.data = null;
+        this.ownTuner = Objects.requireNonNull(tuner, "tuner");
+        this.ownSpace = Objects.requireNonNull(space, "space");
+        this.ownRuns = Objects.requireNonNull(runs, "runs");
+        this.ownConfiguration = new LinkedHashMap<>(Objects.requireNonNull(configuration, "configuration"));
+        this.procedure = String.valueOf(configuration.get("tuner"));
+    }
+
+    /**
+     * A search by a tuner of the caller's own over a base mechanism the caller built (a model by name, public-holdout
+     * scoring, a σ per candidate, clipped sums computed on a cluster, …): {@code dpdl4j tune} runs every procedure through
+     * it. This object then owns what the privacy depends on and what the other procedures share: σ's calibration for the
+     * whole search ({@link #targetEpsilon}) or σ as given ({@link #noiseMultiplier}; with neither, σ is each candidate's,
+     * an axis of the space or calibrated per run by the mechanism), the output checked before anything is charged, the
+     * ledger charged once ({@link PrivateRun#chargeTuning}), the trials kept for a resume, and the release bound to the
+     * charge, the sidecar last. Its DP-SGD settings but σ, target ε, δ and the seed are the mechanism's;
+     * {@link #space(String...)} and {@link #repetitions} are the tuner's and are refused here.
+     *
+     * @param tuner         the procedure, built with the seed given to {@link #seed} (which the resume state keeps)
+     * @param space         the space it searches
+     * @param runs          the base mechanism Q: one run and its score, with any σ (replaced unless σ is per candidate)
+     * @param configuration the search's public settings for the sidecar's {@code configuration} (none may depend on the
+     *                      data), starting with {@code tuner}
+     * @return the search, to complete
+     */
+    public static PrivateTuning of(Tuner<? extends TuningOutcome> tuner, HyperparameterSpace space, DpSgdMechanism runs,
+                                   Map<String, ?> configuration) {
+        return new PrivateTuning(tuner, space, runs, configuration);
+    }
+
+    /**
+     * Writes a search's release into its output directory, in place of the model and its sidecar alone (for example
+     * with a report of the search).
+     */
+    @FunctionalInterface
+    public interface ReleaseWriter {
+        /**
+         * Stages the release: every file it holds is what the search's ε covers; what is not covered goes under
+         * {@code out/operator/}.
+         *
+         * @param out     the output directory
+         * @param outcome the search's outcome (its release, and the operator's record, which must not be released)
+         * @param model   the released model with its claim, or null when the search released none
+         * @return the staged release ({@link org.dpdl4j.release.StagedRelease#stage}), published once bound to the charge
+         * @throws IOException if a file cannot be written
+         */
+        org.dpdl4j.release.StagedRelease stage(Path out, TuningOutcome outcome, PrivateModel model) throws IOException;
+    }
+
+    /**
+     * What the search will run and claim, resolved before anything trains or is charged.
+     *
+     * @param space           the space searched
+     * @param tuner           the procedure
+     * @param mechanism       the base mechanism at the search's σ
+     * @param noiseMultiplier σ of every run (given or calibrated for the whole search), or null when σ is each
+     *                        candidate's
+     * @param event           the whole search's event, or null when the tuner charges its own once it has drawn K
+     *                        ({@link #tunerCharges})
+     */
+    public record Plan(HyperparameterSpace space, Tuner<? extends TuningOutcome> tuner, DpSgdMechanism mechanism,
+                       Double noiseMultiplier, PrivacyEvent event) {
+    }
+
+    /**
+     * Names the data for the sidecar's {@code dataset}, the ledger and a resume's check (default {@code data}, and the
+     * digest of the data given).
+     *
+     * @param name       the data set's public name
+     * @param dataSha256 the data's digest, which a resume must match, or null for a named data set whose files are
+     *                   verified by their own checksums
+     * @return this
+     */
+    public PrivateTuning dataset(String name, String dataSha256) {
+        this.dataset = Objects.requireNonNull(name, "name");
+        this.dataSha256 = dataSha256;
+        this.dataSha256Given = true;
+        return this;
+    }
+
+    /**
+     * What the resume state keeps besides the seed, for a caller that rebuilds the search itself (a command line); a
+     * search by {@link #randomSearch} and the like keeps its settings instead.
+     *
+     * @param record public, JSON-writable values
+     * @return this
+     */
+    public PrivateTuning resumeRecord(Map<String, ?> record) {
+        this.resumeRecord = new LinkedHashMap<>(record);
+        return this;
+    }
+
+    /**
+     * Continues a search from its saved state ({@link PrivateRun#TUNING_STATE} of its {@link #output}), rebuilt by the
+     * caller as it was started (same seed): its finished trials are read back, nothing is charged again.
+     *
+     * @param state the saved state
+     * @return this
+     */
+    public PrivateTuning resumeFrom(Map<String, Object> state) {
+        this.saved = Objects.requireNonNull(state, "state");
+        return this;
+    }
+
+    /**
+     * Lets the tuner charge the ledger itself (a search that releases its trials charges the composition of the K runs it
+     * drew, before the first): the ledger is not charged for the search before it starts.
+     *
+     * @param charges whether the tuner charges (default false)
+     * @return this
+     */
+    public PrivateTuning tunerCharges(boolean charges) {
+        this.tunerCharges = charges;
+        return this;
+    }
+
+    /**
+     * @param label the ledger charge's label (default: the procedure, its K and σ)
+     * @return this
+     */
+    public PrivateTuning label(String label) {
+        this.label = Objects.requireNonNull(label, "label");
+        return this;
+    }
+
+    /**
+     * Where the trials run, for example {@code cluster::place} for a Spark cluster's executors; applied before anything
+     * is charged, so that a mechanism that cannot be sent there is refused first.
+     *
+     * @param placement the base mechanism as the tuner gets it (default: itself)
+     * @return this
+     */
+    public PrivateTuning placement(UnaryOperator<TrainingMechanism> placement) {
+        this.placement = Objects.requireNonNull(placement, "placement");
+        return this;
+    }
+
+    /**
+     * @param writer writes the release (default: the model and its sidecar)
+     * @return this
+     */
+    public PrivateTuning releaseWriter(ReleaseWriter writer) {
+        this.releaseWriter = Objects.requireNonNull(writer, "writer");
+        return this;
     }
 
     /**
@@ -481,11 +648,25 @@ public final class PrivateTuning extends DpSgdSettings.Setters<PrivateTuning> {
         return this;
     }
 
-    /** What a fresh search's resume state holds: its settings and seed (operator-only: the seed determines the noise). */
-    private Map<String, Object> freshState(long tunerSeed) {
+    /**
+     * @param dir       where the best model and its sidecar are released
+     * @param overwrite whether an earlier release in {@code dir} may be replaced (default false: refused)
+     * @return this
+     */
+    public PrivateTuning output(Path dir, boolean overwrite) {
+        this.overwrite = overwrite;
+        return output(dir);
+    }
+
+    /** What a fresh search's resume state holds: its settings (or the caller's record) and seed (operator-only). */
+    private Map<String, Object> freshState() {
         Map<String, Object> state = new LinkedHashMap<>();
         state.put("note", "operator record: holds the search's seed, which determines its noise; never publish");
-        state.put("settings", searchSettings());
+        if (ownTuner != null) {
+            state.putAll(resumeRecord);
+        } else {
+            state.put("settings", searchSettings());
+        }
         state.put("tuner_seed", Long.toString(tunerSeed));
         return state;
     }
@@ -547,28 +728,44 @@ public final class PrivateTuning extends DpSgdSettings.Setters<PrivateTuning> {
     }
 
     /**
-     * Calibrates σ for the whole search (or takes every run's σ as given by {@code noiseMultiplier}, as {@code tune
-     * --noise-multiplier} does; the claim is then what it gives), charges the ledger (if any) once, runs the trials and
-     * returns the best trial's network with the search's claim; with {@link #output}, releases it there. Call it once.
+     * Resolves the search without running it: the space, the tuner, σ (calibrated for the whole search to
+     * {@link #targetEpsilon}, or as given) and the whole event; {@link #run()} then runs this plan. Nothing is trained or
+     * charged.
      *
-     * @return the best model, its claim the whole search's event
+     * @return the plan, the same on every call
      * @throws IllegalArgumentException naming a missing or out-of-range setting, both or neither of target_epsilon and
      *                                  noise_multiplier, a bad axis, or a target no σ meets
-     * @throws IllegalStateException    on a second call, or if no trial produced a model
-     * @throws PrivacyLedger.BudgetExceededException if the ledger's budget does not allow the search (nothing ran)
      */
-    public PrivateModel run() {
-        if (started) {
-            throw new IllegalStateException("run() was already called on this PrivateTuning: a second search is a second charge");
+    public Plan plan() {
+        if (plan == null) {
+            plan = resolve();
         }
+        return plan;
+    }
+
+    private Plan resolve() {
         DpSgdSettings s = settings();
         double targetEpsilon = s.targetEpsilon();
         double delta = s.delta();
         boolean sigmaGiven = !Double.isNaN(s.noiseMultiplier());
-        if (Double.isNaN(targetEpsilon) != sigmaGiven) {
-            throw new IllegalArgumentException(sigmaGiven ? "noise_multiplier is calibrated for the whole search from "
-                    + "target_epsilon: set one of them, not both" : "target_epsilon (the whole search's) must be set (finite and "
-                    + "> 0), or every run's noise_multiplier");
+        if (sigmaGiven && !Double.isNaN(targetEpsilon)) {
+            throw new IllegalArgumentException("noise_multiplier is calibrated for the whole search from target_epsilon: set one "
+                    + "of them, not both");
+        }
+        tunerSeed = s.seed() != null ? s.seed() : new java.security.SecureRandom().nextLong();
+        if (ownTuner != null) {
+            if (!axes.isEmpty() || repetitionsSet) {
+                throw new IllegalArgumentException("space and repetitions are the tuner's: a search by PrivateTuning.of takes them "
+                        + "from its tuner and space");
+            }
+            // neither σ nor a target: σ is each candidate's (an axis, or calibrated per run by the mechanism)
+            Double sigma = sigmaGiven ? Double.valueOf(s.noiseMultiplier()) : Double.isNaN(targetEpsilon) ? null
+                    : calibrate(ownTuner, ownSpace, ownRuns, targetEpsilon, delta);
+            return planned(ownSpace, ownTuner, ownRuns, sigma);
+        }
+        if (!sigmaGiven && Double.isNaN(targetEpsilon)) {
+            throw new IllegalArgumentException("target_epsilon (the whole search's) must be set (finite and > 0), or every run's "
+                    + "noise_multiplier");
         }
         if (sigmaGiven && s.noiseMultiplier() == 0) {
             throw new IllegalArgumentException("noise_multiplier 0 gives a search without privacy: give sigma > 0");
@@ -582,9 +779,6 @@ public final class PrivateTuning extends DpSgdSettings.Setters<PrivateTuning> {
         if (axes.isEmpty()) {
             throw new IllegalArgumentException("space: give at least one axis, e.g. space(\"lr=log:0.01,1\")");
         }
-        if (ledger != null && output == null) {
-            throw new IllegalArgumentException("a ledger needs output(dir): the release is bound to the charge there");
-        }
         HyperparameterSpace space = HyperparameterSpace.of(axes);
         for (HyperparameterSpace.Axis a : axes) {
             if (a.name().equals("activation")) {
@@ -593,7 +787,6 @@ public final class PrivateTuning extends DpSgdSettings.Setters<PrivateTuning> {
             }
         }
         DpSgdSpace.checkSpace(space, false);
-        long tunerSeed = s.seed() != null ? s.seed() : new java.security.SecureRandom().nextLong();
         // each run's settings: σ is the search's, calibrated below (the target is the search's, not a run's)
         DpSgdMechanism.Builder b = DpSgdMechanism.builder(data).network(network).settings(s).targetEpsilon(Double.NaN)
                 .noiseMultiplier(1).secureRandom(s.seed() == null).workers(workers).validation(validationFraction, tunerSeed)
@@ -629,9 +822,9 @@ public final class PrivateTuning extends DpSgdSettings.Setters<PrivateTuning> {
             b.samplingRate(q);
         }
         DpSgdMechanism unscaled = b.build();
-        Tuner<? extends TuningOutcome> tuner = subsampled ? new SubsampledTuner(new RandomSearchTuner(repetitions, tunerSeed, 1, false),
-                tuneFraction, SubsampledTuningEvent.Variant.of(variant), extrapolation, warmStart, tunerSeed * 0x9E3779B97F4A7C15L + 1,
-                false) // X1 from the saved (secret) seed, so that a resume draws the same X1
+        Tuner<? extends TuningOutcome> tuner = subsampled ? new SubsampledTuner(new RandomSearchTuner(repetitions, tunerSeed, 1,
+                false), tuneFraction, SubsampledTuningEvent.Variant.of(variant), extrapolation, warmStart,
+                tunerSeed * 0x9E3779B97F4A7C15L + 1, false) // X1 from the saved (secret) seed, so that a resume draws the same X1
                 : procedure.equals("dp-hypo") ? new DpHypoTuner(repetitions, densityLower, densityUpper, GpUcbSoftmax.defaults(),
                         tunerSeed)
                 : proposeTest ? new ProposeTestTuner(partitions, granularity, epsilon0, lowerUtility, maxIterations, tunerSeed)
@@ -639,63 +832,131 @@ public final class PrivateTuning extends DpSgdSettings.Setters<PrivateTuning> {
         if (tuner instanceof ProposeTestTuner pt) {
             pt.checkData(unscaled, s.expectedBatchSize());
         }
-        double sigma = sigmaGiven ? s.noiseMultiplier() // as given (the claim is what it gives), or for the target
-                : TuningCalibration.noiseMultiplier(x -> tuner.event(space, unscaled.withNoiseMultiplier(x)), targetEpsilon, delta,
-                proposeTest ? String.format("its selection loop's T_max = %d iterations of %s-DP (lower epsilon0 or raise "
-                        + "granularity)", ((ProposeTestTuner) tuner).maxIterations(), epsilon0)
-                        : String.format("the trials' noisy validation scores (scoreNoise %s on %d validation examples; raise "
-                        + "scoreNoise) and the distribution of K", scoreNoise, unscaled.validation().size()));
-        DpSgdMechanism mechanism = unscaled.withNoiseMultiplier(sigma);
-        PrivacyEvent event = tuner.event(space, mechanism);
-        started = true;
+        double sigma = sigmaGiven ? s.noiseMultiplier() : calibrate(tuner, space, unscaled, targetEpsilon, delta);
+        return planned(space, tuner, unscaled, sigma);
+    }
+
+    /** The smallest σ for which the whole search meets the target (as given: the claim is then what it gives). */
+    private double calibrate(Tuner<? extends TuningOutcome> tuner, HyperparameterSpace space, DpSgdMechanism unscaled,
+                             double targetEpsilon, double delta) {
+        String floor = tuner instanceof ProposeTestTuner pt ? String.format("its selection loop's T_max = %d iterations of "
+                + "%s-DP (lower epsilon0 or raise granularity)", pt.maxIterations(), pt.epsilon0())
+                : tuner instanceof DpHypoTuner ? "the adaptivity cost log(C/c) of the density bounds and the distribution of K"
+                : unscaled.scoring() == DpSgdMechanism.Scoring.PRIVATE_VALIDATION
+                ? String.format("the trials' noisy validation scores (score noise %s of accuracy on %d validation examples; "
+                + "raise it) and the distribution of K", unscaled.scoreNoiseCount() / unscaled.publicValidationSize(),
+                unscaled.validation().size()) : "the distribution of K";
+        return TuningCalibration.noiseMultiplier(x -> tuner.event(space, unscaled.withNoiseMultiplier(x)), targetEpsilon, delta,
+                floor);
+    }
+
+    private Plan planned(HyperparameterSpace space, Tuner<? extends TuningOutcome> tuner, DpSgdMechanism unscaled, Double sigma) {
+        DpSgdMechanism mechanism = sigma == null ? unscaled : unscaled.withNoiseMultiplier(sigma);
+        return new Plan(space, tuner, mechanism, sigma, tunerCharges ? null : tuner.event(space, mechanism));
+    }
+
+    /**
+     * Runs the {@link #plan()}: checks the output, charges the ledger (if any) once, runs the trials and returns the best
+     * trial's network with the search's claim; with {@link #output}, releases it there (bound to the charge, the sidecar
+     * last) and removes the trials kept for a resume. Call it once.
+     *
+     * @return the best model, its claim the whole search's event; null only when a search by {@link #of} with a
+     *         {@link #releaseWriter} released no model
+     * @throws IllegalArgumentException as {@link #plan()}, or when the output holds a release already
+     * @throws IllegalStateException    on a second call, or if no trial produced a model
+     * @throws PrivacyLedger.BudgetExceededException if the ledger's budget does not allow the search (nothing ran)
+     */
+    public PrivateModel run() {
+        if (started) {
+            throw new IllegalStateException("run() was already called on this PrivateTuning: a second search is a second charge");
+        }
         try {
-            if (saved != null) { // a search stopped while releasing, or a copy of one that has released
-                var pending = org.dpdl4j.release.StagedRelease.pending(output);
-                if (pending.isPresent()) {
-                    PrivateRun.finishStagedTuning(output, pending.get(), saved);
-                    return PrivateModel.load(output, org.dpdl4j.release.LoadPolicy.privateOnly());
-                }
-                PrivateRun.checkNotReleased(output, saved);
-            } else if (output != null && (java.nio.file.Files.exists(output.resolve(PrivateModel.SIDECAR_FILE))
-                    || java.nio.file.Files.exists(output.resolve(PrivateModel.MODEL_FILE)))) {
-                throw new IllegalArgumentException("output " + output + " holds a release already: choose a new directory");
+            if (ledger != null && output == null) {
+                throw new IllegalArgumentException("a ledger needs output(dir): the release is bound to the charge there");
             }
-            PrivateRun run = output == null ? null : PrivateRun.chargeTuning(output, saved, freshState(tunerSeed), ledger,
-                    ledger == null ? null : ledger.file(), procedure + " over a network factory: " + (proposeTest
-                            ? "T_max = " + ((ProposeTestTuner) tuner).maxIterations() + " x " + epsilon0 + "-DP iterations + final run"
-                            : "K ~ " + repetitions.describe()) + ", sigma " + sigma, () -> event, "the data", org.dpdl4j.datasets.Sha256.of(data));
-            TrainingMechanism trials = run == null || proposeTest ? mechanism // propose-test's utilities are trained again
-                    : new CheckpointedMechanism(mechanism, output.resolve(PrivateRun.TUNING_TRIALS), run.runId());
-            try {
-                Long charge = run == null ? null : run.charge();
-                TuningOutcome result = tuner instanceof SubsampledTuner sub ? sub.tune(space, mechanism, ledger, charge,
-                        listener, onX1 -> run == null ? onX1 // the trials on X1 are what a resume must not re-run
-                                : new CheckpointedMechanism(onX1, output.resolve(PrivateRun.TUNING_TRIALS), run.runId()))
-                        : tuner.tune(space, trials, ledger, charge, listener);
-                Release release = result.release();
-                if (release.model() == null) {
-                    throw new IllegalStateException("no trial produced a model (K = 0 or every trial failed): nothing to release");
-                }
-                Map<String, Object> search = searchSettings(); // as the resume state holds them, the axes as tune writes them
-                search.put("space", space.axes().stream().map(HyperparameterSpace.Axis::describe).toList());
-                Map<String, Object> configuration = releaseConfiguration(release, search, sigma, run == null ? null : run.charge());
-                PrivateModel model = PrivateModel.of(release.model(), "tuning", release.event(), Accountants.DEFAULT, delta, input,
-                        configuration);
-                if (run != null) {
-                    org.dpdl4j.release.CrashPoint.reached("tune:before-release");
-                    run.releaseTuning(org.dpdl4j.release.StagedRelease.stage(output, model.releaseFiles(Map.of()), List.of()),
-                            release.event());
-                    org.dpdl4j.release.AtomicFiles.deleteTree(output.resolve(PrivateRun.TUNING_TRIALS)); // every trial: the operator's, never released
-                    java.nio.file.Files.deleteIfExists(output.resolve("operator"));
-                }
-                return model;
-            } finally {
-                if (ownsLedger) {
-                    ledger.close();
-                }
-            }
+            Plan p = plan();
+            started = true;
+            return run(p);
         } catch (IOException e) {
             throw new UncheckedIOException("could not write the search's release in " + output, e);
+        } finally {
+            if (ownsLedger) {
+                ledger.close();
+            }
         }
+    }
+
+    private PrivateModel run(Plan p) throws IOException {
+        HyperparameterSpace space = p.space();
+        Tuner<? extends TuningOutcome> tuner = p.tuner();
+        if (saved != null) { // a search stopped while releasing, or a copy of one that has released
+            var pending = org.dpdl4j.release.StagedRelease.pending(output);
+            if (pending.isPresent()) {
+                PrivateRun.finishStagedTuning(output, pending.get(), saved);
+                return PrivateModel.load(output, org.dpdl4j.release.LoadPolicy.privateOnly());
+            }
+            PrivateRun.checkNotReleased(output, saved);
+        } else if (output != null && !overwrite && (java.nio.file.Files.exists(output.resolve(PrivateModel.SIDECAR_FILE))
+                || java.nio.file.Files.exists(output.resolve(PrivateModel.MODEL_FILE)))) {
+            throw new IllegalArgumentException("output " + output + " holds a release already: choose a new directory");
+        }
+        TrainingMechanism placed = placement.apply(p.mechanism()); // refused here, before the charge, if it cannot go there
+        PrivateRun run = output == null ? null : PrivateRun.chargeTuning(output, saved, freshState(), tunerCharges ? null : ledger,
+                ledger == null ? null : ledger.file(), label != null ? label : defaultLabel(p), p::event, dataset, dataSha256());
+        Path trialsDir = output == null ? null : output.resolve(PrivateRun.TUNING_TRIALS);
+        UnaryOperator<TrainingMechanism> kept = m -> run == null ? m : new CheckpointedMechanism(m, trialsDir, run.runId());
+        Long charge = run == null ? null : run.charge();
+        TuningOutcome result = tuner instanceof SubsampledTuner sub // the trials on X1 are what a resume must not re-run
+                ? sub.tune(space, placed, ledger, charge, listener, kept::apply)
+                : tuner.tune(space, tuner instanceof ProposeTestTuner ? placed : kept.apply(placed), ledger, charge, listener);
+        Release release = result.release();
+        PrivateModel model = null;
+        if (release.model() != null) {
+            Map<String, Object> configuration = new LinkedHashMap<>();
+            configuration.put("dataset", dataset);
+            configuration.putAll(releaseConfiguration(release, ownTuner != null ? ownConfiguration : releasedSettings(space),
+                    p.noiseMultiplier(), charge));
+            model = PrivateModel.of(release.model(), "tuning", release.event(), Accountants.DEFAULT, settings().delta(), input,
+                    configuration);
+        } else if (releaseWriter == null) {
+            throw new IllegalStateException("no trial produced a model (K = 0 or every trial failed): nothing to release");
+        }
+        if (run != null) {
+            org.dpdl4j.release.CrashPoint.reached("tune:before-release");
+            run.releaseTuning(releaseWriter != null ? releaseWriter.stage(output, result, model)
+                    : org.dpdl4j.release.StagedRelease.stage(output, model.releaseFiles(Map.of()), List.of()), release.event());
+            org.dpdl4j.release.AtomicFiles.deleteTree(trialsDir); // every trial: the operator's, never released
+            try {
+                java.nio.file.Files.deleteIfExists(output.resolve("operator"));
+            } catch (java.nio.file.DirectoryNotEmptyException e) {
+                // the caller's operator record stays
+            }
+        }
+        return model;
+    }
+
+    /** The search's settings as the sidecar holds them: as the resume state does, the axes as tune writes them. */
+    private Map<String, Object> releasedSettings(HyperparameterSpace space) {
+        Map<String, Object> search = searchSettings();
+        search.put("space", space.axes().stream().map(HyperparameterSpace.Axis::describe).toList());
+        return search;
+    }
+
+    private String defaultLabel(Plan p) {
+        String sigma = p.noiseMultiplier() == null ? "sigma per candidate" : "sigma " + p.noiseMultiplier();
+        if (ownTuner != null) {
+            return procedure + ", " + sigma;
+        }
+        return procedure + " over a network factory: " + (p.tuner() instanceof ProposeTestTuner pt ? "T_max = "
+                + pt.maxIterations() + " x " + pt.epsilon0() + "-DP iterations + final run" : "K ~ " + repetitions.describe()) + ", " + sigma;
+    }
+
+    /** The data's digest, which a resume must match: as given, else the private data's. */
+    private String dataSha256() {
+        if (dataSha256Given) {
+            return dataSha256;
+        }
+        return data != null ? org.dpdl4j.datasets.Sha256.of(data)
+                : org.dpdl4j.datasets.Sha256.of(ownRuns.train()) + org.dpdl4j.datasets.Sha256.of(ownRuns.validation());
     }
 }

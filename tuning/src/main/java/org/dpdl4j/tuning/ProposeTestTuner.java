@@ -123,6 +123,15 @@ public final class ProposeTestTuner implements Tuner<ProposeTestTuner.Result> {
     }
 
     /**
+     * ε₀, the privacy loss of one iteration of the selection loop.
+     *
+     * @return ε₀ &gt; 0, finite
+     */
+    public double epsilon0() {
+        return epsilon0;
+    }
+
+    /**
      * Refuses, before anything is charged, data that k parts cannot be cut from: k above the training split's or the
      * validation split's examples (each utility's sensitivity is 1/k only with k validation examples), or an expected
      * batch B larger than a part (every candidate is trained on each part).

@@ -116,12 +116,86 @@ class PrivateTuningTest {
         assertEquals("tuning", best.sidecar().kind());
         assertTrue(((java.util.Map<?, ?>) best.sidecar().configuration().get("best")).containsKey("learning_rate"));
         // the keys that tune random-search writes too (CliTest), and what only the Java search keeps for its resume
-        java.util.List<String> keys = new java.util.ArrayList<>(java.util.List.of("best", "best_score", "tuner", "space", "repetitions"));
+        java.util.List<String> keys = new java.util.ArrayList<>(java.util.List.of("dataset", "best", "best_score", "tuner", "space",
+                "repetitions"));
         keys.addAll(org.dpdl4j.dpsgd.DpSgdSettings.KEYS);
         keys.addAll(java.util.List.of("validation_fraction", "score_noise", "workers", "input", "ledger_charge"));
         assertEquals(keys, java.util.List.copyOf(best.sidecar().configuration().keySet()));
         assertEquals(java.util.List.of("learning_rate=cat:0.1,0.5"), best.sidecar().configuration().get("space"));
         assertReleasedOnce(out, ledgerFile, best);
+    }
+
+    /**
+     * A tuner of one's own through {@link PrivateTuning#of} (as {@code dpdl4j tune} runs every procedure): given the
+     * mechanism that the one-call search builds, the same seed and the same target, it calibrates the same σ and releases
+     * the same model, bit for bit, charged once and bound to the charge; its release writer sees the outcome and writes the
+     * release. With neither σ nor a target, σ is each candidate's: the claim is the tuner's event at the mechanism as
+     * given, and the sidecar's noise_multiplier is null. A tuner that charges itself (one that reveals its trials) is the
+     * ledger's only charge. Settings that are the tuner's are refused.
+     */
+    @Test
+    void aTunerOfOnesOwnRunsThroughTheSameLifecycle(@TempDir Path tmp) throws Exception {
+        PrivateModel oneCall;
+        try (PrivacyLedger l = PrivacyLedger.open(tmp.resolve("a.jsonl"), "mnist-2000", 10, 1e-5)) {
+            oneCall = PrivateTuning.randomSearch(MLP, data).space("lr=cat:0.1,0.5").repetitions(RepetitionDistribution.pointMass(2))
+                    .targetEpsilon(3).epochs(0.5).expectedBatchSize(100).scoreNoise(0.05).seed(11).ledger(l).output(tmp.resolve("a")).run();
+        }
+        HyperparameterSpace space = HyperparameterSpace.of(HyperparameterSpace.parseAxis("lr=cat:0.1,0.5"));
+        DpSgdMechanism runs = DpSgdMechanism.builder(data).network(MLP).expectedBatchSize(100).epochs(0.5).noiseMultiplier(1)
+                .validation(0.1, 11).scoring(DpSgdMechanism.Scoring.PRIVATE_VALIDATION, 0.05).build();
+        java.util.List<TuningOutcome> seen = new java.util.ArrayList<>();
+        Path ledgerFile = tmp.resolve("b.jsonl");
+        Path out = tmp.resolve("b");
+        PrivateModel own;
+        try (PrivacyLedger l = PrivacyLedger.open(ledgerFile, "mnist-2000", 10, 1e-5)) {
+            own = PrivateTuning.of(new RandomSearchTuner(RepetitionDistribution.pointMass(2), 11, 1, false), space, runs,
+                            java.util.Map.of("tuner", "my-search")).targetEpsilon(3).seed(11).ledger(l).output(out)
+                    .releaseWriter((dir, outcome, model) -> {
+                        seen.add(outcome);
+                        return org.dpdl4j.release.StagedRelease.stage(dir, model.releaseFiles(java.util.Map.of("notes.txt",
+                                "two trials".getBytes(java.nio.charset.StandardCharsets.UTF_8))), java.util.List.of());
+                    }).run();
+        }
+        assertEquals(oneCall.configuration().get("noise_multiplier"), own.configuration().get("noise_multiplier"));
+        assertEquals(oneCall.event(), own.event());
+        assertEquals(((MultiLayerNetwork) oneCall.network()).params(), ((MultiLayerNetwork) own.network()).params());
+        assertEquals(1, seen.size());
+        assertEquals(own.event(), seen.get(0).release().event());
+        assertEquals("two trials", Files.readString(out.resolve("notes.txt")));
+        assertEquals("my-search", own.configuration().get("tuner"));
+        assertEquals("data", own.configuration().get("dataset"));
+        assertReleasedOnce(out, ledgerFile, own);
+
+        // a candidate without a learning rate, on settings without one, trains with the optimiser's default (an
+        // unboxed null failed every such trial before)
+        assertEquals(ModelOptions.updaterNamed("sgd", null).getLearningRate(0, 0), ((MultiLayerNetwork) runs.network(
+                new Candidate(java.util.Map.of()), 1)).getLayerWiseConfigurations().getConf(0).getLayer().getUpdaterByParam("W")
+                .getLearningRate(0, 0), 0);
+        HyperparameterSpace sigmas = HyperparameterSpace.of(HyperparameterSpace.parseAxis("noise_multiplier=cat:1.5,3"));
+        PrivateModel perCandidate = PrivateTuning.of(new RandomSearchTuner(RepetitionDistribution.pointMass(1), 5, 1, false), sigmas,
+                runs, java.util.Map.of("tuner", "sigma-axis")).seed(5).run();
+        assertEquals(null, perCandidate.configuration().get("noise_multiplier"));
+        assertEquals(new RandomSearchTuner(RepetitionDistribution.pointMass(1), 5, 1, false).event(sigmas, runs), perCandidate.event());
+
+        Path revealLedger = tmp.resolve("c.jsonl");
+        PrivateModel revealed;
+        try (PrivacyLedger l = PrivacyLedger.open(revealLedger, "mnist-2000", 10, 1e-5)) {
+            revealed = PrivateTuning.of(new RandomSearchTuner(RepetitionDistribution.pointMass(1), 7, 1, true), space, runs,
+                    java.util.Map.of("tuner", "revealing")).noiseMultiplier(2).seed(7).tunerCharges(true).ledger(l)
+                    .output(tmp.resolve("c")).run();
+        }
+        try (PrivacyLedger l = PrivacyLedger.inspect(revealLedger)) {
+            var charges = l.entries().stream().filter(PrivacyLedger.Entry::charged).toList();
+            assertEquals(1, charges.size(), "the tuner's own charge only: " + l.entries());
+            assertEquals(revealed.event(), charges.get(0).event());
+        }
+        var spaceHere = assertThrows(IllegalArgumentException.class, () -> PrivateTuning.of(new RandomSearchTuner(
+                RepetitionDistribution.pointMass(1), 1, 1, false), space, runs, java.util.Map.of("tuner", "x")).space("lr=cat:0.1").run());
+        assertTrue(spaceHere.getMessage().startsWith("space and repetitions are the tuner's"), spaceHere.getMessage());
+        var both = assertThrows(IllegalArgumentException.class, () -> PrivateTuning.of(new RandomSearchTuner(
+                RepetitionDistribution.pointMass(1), 1, 1, false), space, runs, java.util.Map.of("tuner", "x")).noiseMultiplier(2)
+                .targetEpsilon(3).run());
+        assertTrue(both.getMessage().startsWith("noise_multiplier is calibrated for the whole search"), both.getMessage());
     }
 
     /**
