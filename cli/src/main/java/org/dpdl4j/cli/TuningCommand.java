@@ -426,10 +426,15 @@ abstract class TuningCommand implements Callable<Integer> {
         if (resumeState != null) {
             tuning.resumeFrom(resumeState);
         } else {
-            List<String> original = spec.commandLine().getParseResult().originalArgs(); // from "tune" on
-            tuning.resumeRecord(Map.of("args", original.subList(original.indexOf("tune") + 1, original.size())));
+            tuning.resumeRecord(Map.of("args", savedArgs()));
         }
         return tuning;
+    }
+
+    /** The command line from "tune" on, which --resume parses again. */
+    private List<String> savedArgs() {
+        List<String> original = spec.commandLine().getParseResult().originalArgs();
+        return original.subList(original.indexOf("tune") + 1, original.size());
     }
 
     /**
@@ -492,14 +497,6 @@ abstract class TuningCommand implements Callable<Integer> {
         return resumeState != null;
     }
 
-    /** The identifier of this tuning, kept across its resumptions (set by {@link #chargeOnce}). */
-    String runId;
-
-    /** Where a tuning keeps its finished trials for --resume (operator-only). */
-    static Path trialsDirectory(Path out) {
-        return out.resolve(PrivateRun.TUNING_TRIALS);
-    }
-
     /**
      * The ledger charge that pays for this tuning, made once for every tuner: on a fresh run the earlier trials are
      * wiped, the whole event is charged (when there is a ledger) and the resume state is saved naming that charge; on
@@ -512,13 +509,11 @@ abstract class TuningCommand implements Callable<Integer> {
         Map<String, Object> fresh = new LinkedHashMap<>();
         if (resumeState == null) {
             fresh.put("note", "operator record: holds the tuning's seed, which determines its noise; never publish");
-            List<String> original = spec.commandLine().getParseResult().originalArgs(); // from "tune" on
-            fresh.put("args", original.subList(original.indexOf("tune") + 1, original.size()));
+            fresh.put("args", savedArgs());
             fresh.put("tuner_seed", Long.toString(chosenTunerSeed));
             Files.createDirectories(TuningOutput.operatorDirectory(out));
         }
         tuningRun = PrivateRun.chargeTuning(out, resumeState, fresh, ledger, ledgerOptions.file, label, event, t.dataset, dataDigest);
-        runId = tuningRun.runId();
         charge = tuningRun.charge();
         return charge;
     }

@@ -27,7 +27,9 @@ import org.nd4j.linalg.indexing.NDArrayIndex;
  * each trainable layer's per-example output delta; then {@link #squaredNorms()} gives
  * ‖g_i‖² over <em>all</em> trainable parameters of example i, and {@link #addWeightedSum} adds
  * Σ_i w_i g_i into a gradient array. With w_i = min(1, C/‖g_i‖) that is DP-SGD's clipped sum.
- * No approximations, and no batch-of-1 loops outside the fallback.
+ * No approximations, and no batch-of-1 loops outside the fallback. A step's sums ({@link #clippedSum} and the others:
+ * physical chunks, the clipping, augmentation multiplicity's mean of copies) are formed on this engine by the
+ * package-private {@code StepSums}.
  *
  * <p>The loss is the per-example (un-averaged) softmax cross-entropy, so g_i is the gradient of
  * example i's loss, as in DL4J where a batch gradient is the sum over the batch.
@@ -36,13 +38,13 @@ import org.nd4j.linalg.indexing.NDArrayIndex;
  */
 public final class PerExampleGradients {
     /** Scratch memory reused across batches and chunks: allocation outside a workspace costs more than the maths. */
-    private final ScratchMemory scratch = new ScratchMemory("dpdl4j-pex-" + System.identityHashCode(this));
-    /** The rows of the current call's largest chunk (its scratch is sized for up to these at once), 0 outside a call. */
-    private int chunkRowsCap;
+    final ScratchMemory scratch = new ScratchMemory("dpdl4j-pex-" + System.identityHashCode(this));
+    /** A step's sums over its rows on this engine: the chunks, the clipping, augmentation multiplicity. */
+    private final StepSums sums = new StepSums(this);
     private final Model network;
-    private final List<NetworkPlan.Step> steps;
+    final List<NetworkPlan.Step> steps;
     private final OutputKernel output;
-    private final DataType dataType;
+    final DataType dataType;
     /** Whether a step's backward pass is needed: it trains parameters, or one of its inputs' steps needs its gradient. */
     private final boolean[] backward;
     /** Whether a step must return the gradient with respect to its inputs (some step upstream of it trains). */
@@ -54,11 +56,11 @@ public final class PerExampleGradients {
      */
     private final int fixedPrefix;
     /** Whether compute and the sums read rows of the fixed prefix's output rather than network inputs. */
-    private boolean prefixInput;
+    boolean prefixInput;
     /** The shape of one example's fixed-prefix output (for reading rows of {@link #fixedPrefixOutput}). */
     private long[] prefixShape;
-    private INDArray squaredNorms;
-    private INDArray losses;
+    INDArray squaredNorms;
+    INDArray losses;
     /** The rank of the network's input: 2, 3 or 4; 0 when its first steps take any shape. */
     private final int inputRank;
 
@@ -262,7 +264,7 @@ public final class PerExampleGradients {
         }
         prefixInput = yes;
         prefixShape = exampleShape == null ? null : exampleShape.clone();
-        dpRows = 0; // the chunk depends on what the sums read
+        sums.forgetChunkRows(); // the chunk depends on what the sums read
     }
 
     /**
@@ -386,18 +388,7 @@ public final class PerExampleGradients {
      *                                  {@code target} does not hold one value per parameter
      */
     public double addClippedSum(INDArray features, INDArray labels, int[] rows, double clipNorm, INDArray target) {
-        return addClippedSum(features, labels, null, null, rows, clipNorm, target);
-    }
-
-    private double addClippedSum(INDArray features, INDArray labels, INDArray featureMask, INDArray labelMask, int[] rows,
-                                 double clipNorm, INDArray target) {
-        try (MemoryWorkspace ws = scratch.open(rows.length, chunkRowsCap)) {
-            compute(rowsOf(features, rows), rowsOf(labels, rows), rowsOf(featureMask, rows), rowsOf(labelMask, rows));
-            addWeightedSum(clipFactors(clipNorm), target);
-            return losses.sumNumber().doubleValue();
-        } finally {
-            clear();
-        }
+        return sums.addClippedSum(features, labels, null, null, rows, clipNorm, target);
     }
 
     /**
@@ -438,21 +429,7 @@ public final class PerExampleGradients {
      */
     public double clippedSum(INDArray features, INDArray labels, INDArray featureMask, INDArray labelMask, int[] rows, double clipNorm,
                              int physicalBatchSize, INDArray target) {
-        target.assign(0);
-        double loss = 0;
-        int rowsAtOnce = Double.isInfinite(clipNorm) ? physicalBatchSize : dpChunkRows(features, physicalBatchSize);
-        lastChunks = 0;
-        chunkRowsCap = rowsAtOnce;
-        try {
-            for (int at = 0; at < rows.length; at += rowsAtOnce, lastChunks++) {
-                int[] chunk = java.util.Arrays.copyOfRange(rows, at, Math.min(rows.length, at + rowsAtOnce));
-                loss += Double.isInfinite(clipNorm) ? addBatchGradient(features, labels, featureMask, labelMask, chunk, target)
-                        : addClippedSum(features, labels, featureMask, labelMask, chunk, clipNorm, target);
-            }
-        } finally {
-            chunkRowsCap = 0;
-        }
-        return loss;
+        return sums.clippedSum(features, labels, featureMask, labelMask, rows, clipNorm, physicalBatchSize, target);
     }
 
     /**
@@ -477,78 +454,7 @@ public final class PerExampleGradients {
      */
     public double clippedSum(INDArray features, INDArray labels, int[] rows, double clipNorm, int physicalBatchSize, INDArray target,
                              int copies) {
-        if (copies < 1) {
-            throw new IllegalArgumentException("copies k must be >= 1, got " + copies);
-        }
-        if (copies == 1) {
-            return clippedSum(features, labels, rows, clipNorm, physicalBatchSize, target);
-        }
-        if (!(clipNorm > 0) || Double.isInfinite(clipNorm)) {
-            throw new IllegalArgumentException("augmentation multiplicity needs a finite clip norm C > 0, got " + clipNorm);
-        }
-        if (features.size(0) != labels.size(0) * copies) {
-            throw new IllegalArgumentException("features must hold k = " + copies + " rows per label, got " + features.size(0)
-                    + " rows for " + labels.size(0) + " labels");
-        }
-        target.assign(0);
-        boolean grouped = steps.stream().filter(NetworkPlan.Step::trainable).allMatch(s -> s.kernel().hasGroupSquaredNorms());
-        int examplesAtOnce = grouped ? Math.max(1, dpChunkRows(features, physicalBatchSize) / copies) : 1;
-        double loss = 0;
-        lastChunks = 0;
-        chunkRowsCap = examplesAtOnce * copies;
-        try {
-            for (int at = 0; at < rows.length; at += examplesAtOnce, lastChunks++) {
-                int[] chunk = java.util.Arrays.copyOfRange(rows, at, Math.min(rows.length, at + examplesAtOnce));
-                loss += addClippedMeanOfCopies(features, labels, chunk, copies, clipNorm, grouped, target);
-            }
-        } finally {
-            chunkRowsCap = 0;
-        }
-        return loss;
-    }
-
-    /** One chunk of {@link #clippedSum(INDArray, INDArray, int[], double, int, INDArray, int)}; one example if not grouped. */
-    private double addClippedMeanOfCopies(INDArray features, INDArray labels, int[] examples, int k, double clipNorm, boolean grouped,
-                                          INDArray target) {
-        int[] copyRows = new int[examples.length * k];
-        int[] labelRows = new int[copyRows.length];
-        for (int i = 0; i < examples.length; i++) {
-            for (int j = 0; j < k; j++) {
-                copyRows[i * k + j] = examples[i] * k + j;
-                labelRows[i * k + j] = examples[i];
-            }
-        }
-        try (MemoryWorkspace ws = scratch.open(copyRows.length, chunkRowsCap)) {
-            passes(rowsOf(features, copyRows), rowsOf(labels, labelRows), true);
-            INDArray sq = Nd4j.zeros(DataType.DOUBLE, examples.length); // ‖Σ_j g_ij‖² per example
-            INDArray summed = null;
-            if (grouped) {
-                for (NetworkPlan.Step step : steps) {
-                    if (step.trainable()) {
-                        step.kernel().addGroupSquaredNorms(sq, k);
-                    }
-                }
-            } else { // one example: its summed gradient itself
-                summed = Nd4j.zeros(target.dataType(), target.shape());
-                forEachKernelWithViews(summed, (kernel, views) -> kernel.addWeightedSum(Nd4j.ones(dataType, k, 1), views));
-                sq.putScalar(0, summed.castTo(DataType.DOUBLE).norm2Number().doubleValue());
-                sq.muli(sq);
-            }
-            squaredNorms = sq; // the pass is computed (for the checks of addWeightedSum)
-            double[] factors = clipFactors(sq.toDoubleVector(), clipNorm, 1.0 / k); // ‖ḡ_i‖ = ‖Σ_j g_ij‖ / k
-            if (grouped) {
-                double[] w = new double[copyRows.length];
-                for (int r = 0; r < w.length; r++) {
-                    w[r] = factors[r / k] / k;
-                }
-                addWeightedSum(Nd4j.createFromArray(w), target);
-            } else if (factors[0] > 0) {
-                target.addi(summed.muli(factors[0] / k));
-            }
-            return losses.sumNumber().doubleValue() / k;
-        } finally {
-            clear();
-        }
+        return sums.clippedSum(features, labels, rows, clipNorm, physicalBatchSize, target, copies);
     }
 
     /**
@@ -560,23 +466,14 @@ public final class PerExampleGradients {
         scratch.release();
     }
 
+    /** The chunks the last clipped sum was computed in (for tests). */
+    int lastChunks() {
+        return sums.lastChunks;
+    }
+
     /** Whether the calling thread holds this object's scratch memory (for tests). */
     boolean holdsScratch() {
         return scratch.held();
-    }
-
-    /** The rows of a DP-SGD chunk from the estimate, 0 until the first clipped sum computes it (and after the input changes). */
-    private int dpRows;
-    /** The chunks the last {@link #clippedSum} was computed in. */
-    int lastChunks;
-
-    /** The rows of this instance's DP-SGD chunks for these features (network inputs, or the fixed prefix's output). */
-    int dpChunkRows(INDArray features, int physicalBatchSize) {
-        if (dpRows == 0) { // a fixed prefix's output is not the network's input, which the estimate needs: no cap then
-            dpRows = prefixInput ? Integer.MAX_VALUE : ChunkRows.of(network, java.util.Arrays.copyOfRange(features.shape(), 1,
-                    features.rank()), dataType, Integer.MAX_VALUE);
-        }
-        return Math.min(physicalBatchSize, dpRows);
     }
 
     /**
@@ -595,19 +492,7 @@ public final class PerExampleGradients {
      *                                  {@code target} does not hold one value per parameter
      */
     public double addBatchGradient(INDArray features, INDArray labels, int[] rows, INDArray target) {
-        return addBatchGradient(features, labels, null, null, rows, target);
-    }
-
-    private double addBatchGradient(INDArray features, INDArray labels, INDArray featureMask, INDArray labelMask, int[] rows,
-                                    INDArray target) {
-        try (MemoryWorkspace ws = scratch.open(rows.length, chunkRowsCap)) {
-            passes(rowsOf(features, rows), rowsOf(labels, rows), featureMask == null ? null : rowsOf(featureMask, rows),
-                    labelMask == null ? null : rowsOf(labelMask, rows), false);
-            forEachKernelWithViews(target, LayerKernel::addSum);
-            return losses.sumNumber().doubleValue();
-        } finally {
-            clear();
-        }
+        return sums.addBatchGradient(features, labels, null, null, rows, target);
     }
 
     /**
@@ -642,11 +527,11 @@ public final class PerExampleGradients {
         }
     }
 
-    private void passes(INDArray features, INDArray labels, boolean perExample) {
+    void passes(INDArray features, INDArray labels, boolean perExample) {
         passes(features, labels, null, null, perExample);
     }
 
-    private void passes(INDArray features, INDArray labels, INDArray featureMask, INDArray labelMask, boolean perExample) {
+    void passes(INDArray features, INDArray labels, INDArray featureMask, INDArray labelMask, boolean perExample) {
         requireInputRank(features);
         if (features.size(0) == 0 || features.size(0) != labels.size(0)) {
             throw new IllegalArgumentException("features and labels must have the same non-zero number of rows, got "
@@ -672,7 +557,7 @@ public final class PerExampleGradients {
     }
 
     /** Rows of features, labels or masks of any rank, the rank kept (null for a null array). */
-    private static INDArray rowsOf(INDArray a, int[] rows) {
+    static INDArray rowsOf(INDArray a, int[] rows) {
         return a == null ? null : org.dpdl4j.datasets.LabeledData.gatherRows(a, rows);
     }
 
@@ -732,7 +617,7 @@ public final class PerExampleGradients {
      * (and then every kernel's cached non-finite values are zeroed). A negative sq_i (float64 rounding of a sum whose
      * true value is about 0) counts as 0.
      */
-    private double[] clipFactors(double[] sq, double clipNorm, double scale) {
+    double[] clipFactors(double[] sq, double clipNorm, double scale) {
         double margin = dataType == DataType.DOUBLE ? 1e-12 : 1e-5;
         double c = clipNorm * (1 - margin);
         double[] factors = new double[sq.length];
@@ -769,7 +654,7 @@ public final class PerExampleGradients {
     }
 
     /** Calls {@code action} with each trainable kernel and its layer's gradient views into {@code target}. */
-    private void forEachKernelWithViews(INDArray target, java.util.function.BiConsumer<LayerKernel, Map<String, INDArray>> action) {
+    void forEachKernelWithViews(INDArray target, java.util.function.BiConsumer<LayerKernel, Map<String, INDArray>> action) {
         if (target.length() != network.numParams()) {
             throw new IllegalArgumentException("target has " + target.length() + " elements, the network has "
                     + network.numParams() + " parameters");

@@ -192,10 +192,10 @@ class PerExampleGradientsTest {
         INDArray split = Nd4j.zeros(DataType.DOUBLE, 1, cifar.numParams());
         PerExampleGradients engine = new PerExampleGradients(cifar);
         double splitLoss = engine.clippedSum(xy[0], xy[1], all, 0.7, 512, split);
-        assertEquals(2, engine.lastChunks, "the clipped sum of " + b + " rows ran in chunks of at most " + rows);
+        assertEquals(2, engine.lastChunks(), "the clipped sum of " + b + " rows ran in chunks of at most " + rows);
         INDArray nonPrivate = Nd4j.zeros(DataType.DOUBLE, 1, cifar.numParams());
         engine.clippedSum(xy[0], xy[1], all, Double.POSITIVE_INFINITY, 512, nonPrivate);
-        assertEquals(1, engine.lastChunks, "the non-private mode is not capped");
+        assertEquals(1, engine.lastChunks(), "the non-private mode is not capped");
         INDArray whole = Nd4j.zeros(DataType.DOUBLE, 1, cifar.numParams());
         double wholeLoss = new PerExampleGradients(cifar).addClippedSum(xy[0], xy[1], all, 0.7, whole);
         assertClose(whole, split, "clipped sum in chunks of " + rows + " and " + (b - rows) + " against one chunk of " + b);
