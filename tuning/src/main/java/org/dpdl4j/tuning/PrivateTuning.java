@@ -956,7 +956,6 @@ public final class PrivateTuning extends DpSgdSettings.Setters<PrivateTuning> {
         if (dataSha256Given) {
             return dataSha256;
         }
-        return data != null ? org.dpdl4j.datasets.Sha256.of(data)
-                : org.dpdl4j.datasets.Sha256.of(ownRuns.train()) + org.dpdl4j.datasets.Sha256.of(ownRuns.validation());
+        return org.dpdl4j.datasets.Sha256.of(data != null ? data : ownRuns.privateData());
     }
 }
