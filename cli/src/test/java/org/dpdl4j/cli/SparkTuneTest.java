@@ -74,7 +74,7 @@ class SparkTuneTest {
 
     @Test
     void subsampledAndProposeTestOnSparkReleaseWhatLocalTrialsRelease() throws Exception {
-        assertSameRelease("subsampled", "tune", "subsampled", "--tune-fraction", "0.2", "--epochs", "0.1", "--batch-size", "64",
+        assertSameRelease("subsampled", "tune", "subsampled", "--tune-fraction", "0.2", "--epochs", "0.05", "--batch-size", "64",
                 "--repetitions", "fixed:2", "--space", "sampling_rate=cat:0.01,0.02", "--noise-multiplier", "1.0");
         assertSameRelease("propose-test", "tune", "propose-test", "--partitions", "2", "--granularity", "0.5", "--epsilon0", "1",
                 "--epochs", "0.03", "--space", "lr=cat:0.1,0.5", "--noise-multiplier", "1.0");

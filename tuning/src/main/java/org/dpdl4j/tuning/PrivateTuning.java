@@ -119,7 +119,11 @@ public final class PrivateTuning extends DpSgdSettings.Setters<PrivateTuning> {
         this.ownSpace = Objects.requireNonNull(space, "space");
         this.ownRuns = Objects.requireNonNull(runs, "runs");
         this.ownConfiguration = new LinkedHashMap<>(Objects.requireNonNull(configuration, "configuration"));
-        this.procedure = String.valueOf(configuration.get("tuner"));
+        if (!(configuration.get("tuner") instanceof String name) || name.isBlank()) {
+            throw new IllegalArgumentException("configuration must name its procedure under \"tuner\" (e.g. \"random-search\"), got "
+                    + configuration.get("tuner"));
+        }
+        this.procedure = name;
     }
 
     /**
@@ -136,8 +140,9 @@ public final class PrivateTuning extends DpSgdSettings.Setters<PrivateTuning> {
      * @param space         the space it searches
      * @param runs          the base mechanism Q: one run and its score, with any σ (replaced unless σ is per candidate)
      * @param configuration the search's public settings for the sidecar's {@code configuration} (none may depend on the
-     *                      data), starting with {@code tuner}
+     *                      data), starting with {@code tuner}, the procedure's name
      * @return the search, to complete
+     * @throws IllegalArgumentException if the configuration names no procedure under {@code tuner}
      */
     public static PrivateTuning of(Tuner<? extends TuningOutcome> tuner, HyperparameterSpace space, DpSgdMechanism runs,
                                    Map<String, ?> configuration) {

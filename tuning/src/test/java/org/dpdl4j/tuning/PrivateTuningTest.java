@@ -196,6 +196,9 @@ class PrivateTuningTest {
                 RepetitionDistribution.pointMass(1), 1, 1, false), space, runs, java.util.Map.of("tuner", "x")).noiseMultiplier(2)
                 .targetEpsilon(3).run());
         assertTrue(both.getMessage().startsWith("noise_multiplier is calibrated for the whole search"), both.getMessage());
+        var unnamed = assertThrows(IllegalArgumentException.class, () -> PrivateTuning.of(new RandomSearchTuner(
+                RepetitionDistribution.pointMass(1), 1, 1, false), space, runs, java.util.Map.of("space", "lr")));
+        assertTrue(unnamed.getMessage().startsWith("configuration must name its procedure under \"tuner\""), unnamed.getMessage());
     }
 
     /**
