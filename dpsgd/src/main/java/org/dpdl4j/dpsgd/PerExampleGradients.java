@@ -29,7 +29,7 @@ import org.nd4j.linalg.indexing.NDArrayIndex;
  * Σ_i w_i g_i into a gradient array. With w_i = min(1, C/‖g_i‖) that is DP-SGD's clipped sum.
  * No approximations, and no batch-of-1 loops outside the fallback. A step's sums ({@link #clippedSum} and the others:
  * physical chunks, the clipping, augmentation multiplicity's mean of copies) are formed on this engine by the
- * package-private {@code StepSums}.
+ * package-private {@code StepSums}; a fixed prefix's output, computed once per example, by {@code FixedPrefix}.
  *
  * <p>The loss is the per-example (un-averaged) softmax cross-entropy, so g_i is the gradient of
  * example i's loss, as in DL4J where a batch gradient is the sum over the batch.
@@ -49,16 +49,8 @@ public final class PerExampleGradients {
     private final boolean[] backward;
     /** Whether a step must return the gradient with respect to its inputs (some step upstream of it trains). */
     private final boolean[] inputGradient;
-    /**
-     * The fixed prefix: the leading steps 0..k−1 whose output is a function of each input row alone (nothing trained at
-     * or before them, every kernel deterministic), of which later steps read only step k−1's output, and which do more
-     * than reshape; k = 0 if none.
-     */
-    private final int fixedPrefix;
-    /** Whether compute and the sums read rows of the fixed prefix's output rather than network inputs. */
-    boolean prefixInput;
-    /** The shape of one example's fixed-prefix output (for reading rows of {@link #fixedPrefixOutput}). */
-    private long[] prefixShape;
+    /** The fixed prefix (steps whose output is computed once per example) and whether the sums read its output. */
+    final FixedPrefix prefix;
     INDArray squaredNorms;
     INDArray losses;
     /** The rank of the network's input: 2, 3 or 4; 0 when its first steps take any shape. */
@@ -120,7 +112,7 @@ public final class PerExampleGradients {
                         + "trained: put it first, or freeze the layers before it");
             }
         }
-        this.fixedPrefix = NetworkPlan.fixedPrefix(steps, upstream);
+        this.prefix = new FixedPrefix(NetworkPlan.fixedPrefix(steps, upstream));
         this.inputRank = inputRank(steps);
     }
 
@@ -174,7 +166,7 @@ public final class PerExampleGradients {
      *                                  how to give them)
      */
     private void requireInputRank(INDArray features) {
-        if (inputRank > 0 && features.rank() != inputRank && !prefixInput) {
+        if (inputRank > 0 && features.rank() != inputRank && !prefix.read) {
             throw new IllegalArgumentException("the network reads " + describeRank(inputRank) + " input (its first layer: "
                     + steps.get(0).where() + "), got features of shape " + java.util.Arrays.toString(features.shape())
                     + ": give the data in that shape (LabeledData.features(" + inputRank + ") reshapes flattened images)");
@@ -198,7 +190,7 @@ public final class PerExampleGradients {
      * @return true if the network has a fixed prefix
      */
     public boolean hasFixedPrefix() {
-        return fixedPrefix > 0;
+        return prefix.length > 0;
     }
 
     /**
@@ -215,37 +207,7 @@ public final class PerExampleGradients {
      * @throws IllegalStateException if the network has no fixed prefix
      */
     public INDArray fixedPrefixOutput(INDArray features, int from, int to, int chunk) {
-        if (fixedPrefix == 0) {
-            throw new IllegalStateException("the network has no fixed prefix");
-        }
-        INDArray out = null;
-        for (NetworkPlan.Step step : steps) {
-            step.kernel().training = true; // as in a training pass (the prefix's kernels are deterministic either way)
-        }
-        for (int at = from; at < to; at += chunk) {
-            int end = Math.min(to, at + chunk);
-            try (MemoryWorkspace ws = scratch.open()) {
-                INDArray x = features.get(NDArrayIndex.interval(at, end)).castTo(dataType);
-                INDArray[] outputs = new INDArray[fixedPrefix];
-                for (int s = 0; s < fixedPrefix; s++) {
-                    outputs[s] = steps.get(s).kernel().forward(inputsOf(steps.get(s), x, outputs), false);
-                }
-                INDArray y = outputs[fixedPrefix - 1];
-                if (out == null) {
-                    long d = y.length() / y.size(0);
-                    try (var outside = Nd4j.getWorkspaceManager().scopeOutOfWorkspaces()) {
-                        out = Nd4j.create(dataType, to - from, d);
-                    }
-                    long[] shape = y.shape().clone();
-                    shape[0] = 1;
-                    prefixShape = shape;
-                }
-                out.get(NDArrayIndex.interval(at - from, end - from)).assign(y.reshape('c', y.size(0), out.size(1)));
-            } finally {
-                clear();
-            }
-        }
-        return out;
+        return prefix.output(this, features, from, to, chunk);
     }
 
     /**
@@ -259,11 +221,7 @@ public final class PerExampleGradients {
      * @throws IllegalStateException if {@code yes} and the network has no fixed prefix or the shape is missing
      */
     public void readFixedPrefixOutput(boolean yes, long[] exampleShape) {
-        if (yes && (fixedPrefix == 0 || exampleShape == null)) {
-            throw new IllegalStateException("readFixedPrefixOutput needs a fixed prefix and its output's per-example shape");
-        }
-        prefixInput = yes;
-        prefixShape = exampleShape == null ? null : exampleShape.clone();
+        prefix.read(yes, exampleShape);
         sums.forgetChunkRows(); // the chunk depends on what the sums read
     }
 
@@ -273,10 +231,10 @@ public final class PerExampleGradients {
      * @return a copy of the shape, or null
      */
     public long[] fixedPrefixShape() {
-        return prefixShape == null ? null : prefixShape.clone();
+        return prefix.exampleShape == null ? null : prefix.exampleShape.clone();
     }
 
-    private static INDArray[] inputsOf(NetworkPlan.Step step, INDArray features, INDArray[] outputs) {
+    static INDArray[] inputsOf(NetworkPlan.Step step, INDArray features, INDArray[] outputs) {
         int[] in = step.inputs();
         INDArray[] x = new INDArray[in.length];
         for (int j = 0; j < in.length; j++) {
@@ -342,13 +300,7 @@ public final class PerExampleGradients {
     private INDArray forward(INDArray features, INDArray featureMask, boolean keep, boolean fromPrefix) {
         INDArray[] outputs = new INDArray[steps.size()];
         INDArray[] masks = new INDArray[steps.size()];
-        int start = 0;
-        if (fromPrefix) {
-            long[] shape = prefixShape.clone();
-            shape[0] = features.size(0);
-            outputs[fixedPrefix - 1] = features.reshape('c', shape);
-            start = fixedPrefix;
-        }
+        int start = fromPrefix ? prefix.enter(features, outputs) : 0;
         INDArray inputMask = featureMask == null ? null : featureMask.castTo(dataType);
         for (int s = start; s < steps.size(); s++) {
             NetworkPlan.Step step = steps.get(s);
@@ -542,7 +494,7 @@ public final class PerExampleGradients {
             step.kernel().perExample = perExample;
             step.kernel().training = true;
         }
-        forward(features.castTo(dataType), featureMask, true, prefixInput);
+        forward(features.castTo(dataType), featureMask, true, prefix.read);
         INDArray lm = labelMask == null ? null : labelMask.castTo(dataType);
         losses = output.loss(y, lm);
         int last = steps.size() - 1;

@@ -139,7 +139,7 @@ final class StepSums {
     /** The rows of this instance's DP-SGD chunks for these features (network inputs, or the fixed prefix's output). */
     int dpChunkRows(INDArray features, int physicalBatchSize) {
         if (dpRows == 0) { // a fixed prefix's output is not the network's input, which the estimate needs: no cap then
-            dpRows = g.prefixInput ? Integer.MAX_VALUE : ChunkRows.of(g.network(), java.util.Arrays.copyOfRange(features.shape(), 1,
+            dpRows = g.prefix.read ? Integer.MAX_VALUE : ChunkRows.of(g.network(), java.util.Arrays.copyOfRange(features.shape(), 1,
                     features.rank()), g.dataType, Integer.MAX_VALUE);
         }
         return Math.min(physicalBatchSize, dpRows);
