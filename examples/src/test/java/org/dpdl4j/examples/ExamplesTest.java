@@ -62,6 +62,26 @@ class ExamplesTest {
         assertTrue(!Files.exists(dir.resolve("operator")), "the checkpoint goes once the release is out");
     }
 
+    /**
+     * A private random search over a network of one's own, each trial a twentieth of an epoch: the whole search at most
+     * ε = 3, charged once and released once, the best model loaded back verified, the trials and K not beside it.
+     */
+    @Test
+    void tunePrivately(@TempDir Path tmp) throws Exception {
+        Path dir = tmp.resolve("private-search");
+        String out = run(() -> TunePrivately.main(new String[]{dir.toString(), "0.05", "2"}));
+        Matcher m = Pattern.compile("best \\{learning_rate=[0-9.]+\\}: epsilon ([0-9.]+) at delta 1.0E-5 for the whole search; "
+                + "test accuracy ([0-9.]+)").matcher(out);
+        assertTrue(m.find(), out);
+        assertTrue(Double.parseDouble(m.group(1)) <= 3.0 && Double.parseDouble(m.group(1)) > 2.9, "calibrated to the target: " + out);
+        assertTrue(Double.parseDouble(m.group(2)) > 0.3, out);
+        try (var ledger = org.dpdl4j.release.PrivacyLedger.inspect(tmp.resolve("private-search-ledger.jsonl"))) {
+            assertEquals(1, ledger.entries().stream().filter(org.dpdl4j.release.PrivacyLedger.Entry::charged).count());
+            assertEquals(1, ledger.entries().stream().filter(e -> e.kind() == org.dpdl4j.release.PrivacyLedger.Kind.RELEASE).count());
+        }
+        assertTrue(!Files.exists(dir.resolve("operator")), "the trials and the state go once the release is out");
+    }
+
     /** DL4J's zoo LeNet, fixed and trained privately for a quarter epoch of MNIST at ε = 3: saved with its sidecar. */
     @Test
     void trainZooModel(@TempDir Path tmp) throws Exception {
