@@ -102,6 +102,7 @@ public final class PrivateTuning extends DpSgdSettings.Setters<PrivateTuning> {
     private UnaryOperator<TrainingMechanism> placement = UnaryOperator.identity();
     private ReleaseWriter releaseWriter;
     private Plan plan;
+    private Object plannedFor; // the settings the plan was made for
     private long tunerSeed;
 
     private PrivateTuning(DpSgdMechanism.NetworkFactory network, ExampleSource data) {
@@ -207,7 +208,7 @@ public final class PrivateTuning extends DpSgdSettings.Setters<PrivateTuning> {
      * @return this
      */
     public PrivateTuning resumeRecord(Map<String, ?> record) {
-        this.resumeRecord = new LinkedHashMap<>(record);
+        this.resumeRecord = new LinkedHashMap<>(Objects.requireNonNull(record, "record"));
         return this;
     }
 
@@ -735,15 +736,17 @@ public final class PrivateTuning extends DpSgdSettings.Setters<PrivateTuning> {
     /**
      * Resolves the search without running it: the space, the tuner, σ (calibrated for the whole search to
      * {@link #targetEpsilon}, or as given) and the whole event; {@link #run()} then runs this plan. Nothing is trained or
-     * charged.
+     * charged. {@link #run()} runs the same plan unless a setting changed since (then it is made again).
      *
-     * @return the plan, the same on every call
+     * @return the plan, the same on every call while the settings stay
      * @throws IllegalArgumentException naming a missing or out-of-range setting, both or neither of target_epsilon and
      *                                  noise_multiplier, a bad axis, or a target no σ meets
      */
     public Plan plan() {
-        if (plan == null) {
+        Object key = List.of(settings(), ownTuner != null ? ownConfiguration : searchSettings(), tunerCharges);
+        if (plan == null || !key.equals(plannedFor)) {
             plan = resolve();
+            plannedFor = key;
         }
         return plan;
     }

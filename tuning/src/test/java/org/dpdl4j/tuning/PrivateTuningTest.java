@@ -196,6 +196,14 @@ class PrivateTuningTest {
                 RepetitionDistribution.pointMass(1), 1, 1, false), space, runs, java.util.Map.of("tuner", "x")).noiseMultiplier(2)
                 .targetEpsilon(3).run());
         assertTrue(both.getMessage().startsWith("noise_multiplier is calibrated for the whole search"), both.getMessage());
+        // the plan is made once while the settings stay, and again when one changes
+        PrivateTuning planned = PrivateTuning.of(new RandomSearchTuner(RepetitionDistribution.pointMass(1), 1, 1, false), space, runs,
+                java.util.Map.of("tuner", "x")).noiseMultiplier(2);
+        PrivateTuning.Plan first = planned.plan();
+        assertTrue(first == planned.plan(), "the same plan while nothing changed");
+        assertEquals(2.0, first.noiseMultiplier());
+        assertEquals(new RandomSearchTuner(RepetitionDistribution.pointMass(1), 1, 1, false).event(space, runs.withNoiseMultiplier(3)),
+                planned.noiseMultiplier(3).plan().event());
         var unnamed = assertThrows(IllegalArgumentException.class, () -> PrivateTuning.of(new RandomSearchTuner(
                 RepetitionDistribution.pointMass(1), 1, 1, false), space, runs, java.util.Map.of("space", "lr")));
         assertTrue(unnamed.getMessage().startsWith("configuration must name its procedure under \"tuner\""), unnamed.getMessage());
