@@ -562,25 +562,10 @@ abstract class TuningCommand implements Callable<Integer> {
         if (pending.isEmpty() && Files.exists(resume.resolve("tuning.json"))) {
             throw new IllegalArgumentException("--resume " + resume + ": that tuning has finished (tuning.json exists)");
         }
-        if (!Files.exists(stateFile)) {
-            throw new IllegalArgumentException("--resume " + resume + ": no tuning to resume (" + stateFile + " does not exist; "
-                    + "the tuning ended or never started)");
-        }
-        Map<String, Object> state = CheckpointState.readObject(stateFile, "--resume " + resume);
+        Map<String, Object> state = PrivateRun.tuningState(resume, "--resume " + resume);
         if (!(state.get("args") instanceof List<?> saved) || !saved.stream().allMatch(a -> a instanceof String)) {
             throw new IllegalArgumentException("--resume " + resume + ": " + stateFile + ": field 'args' is missing or not a list of "
                     + "strings (the saved command line)");
-        }
-        if (!(state.get("tuner_seed") instanceof String seed) || !seed.matches("-?[0-9]+")) {
-            throw new IllegalArgumentException("--resume " + resume + ": " + stateFile + ": field 'tuner_seed' is missing or not "
-                    + "an integer in a string");
-        }
-        if (state.get("ledger_charge") != null && !(state.get("ledger_charge") instanceof Number)) {
-            throw new IllegalArgumentException("--resume " + resume + ": " + stateFile + ": field 'ledger_charge' is not an entry "
-                    + "number (or null)");
-        }
-        if (!(state.get("run") instanceof String)) {
-            throw new IllegalArgumentException("--resume " + resume + ": " + stateFile + ": field 'run' is missing or not a string");
         }
         if (pending.isPresent()) { // stopped while releasing: the staged files go out as they are, nothing runs again
             PrivateRun.finishStagedTuning(resume, pending.get(), state);

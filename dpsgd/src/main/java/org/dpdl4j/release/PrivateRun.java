@@ -252,6 +252,36 @@ public final class PrivateRun implements AutoCloseable {
     }
 
     /**
+     * A stopped tuning's resume state ({@link #TUNING_STATE}), read and checked: {@code tuner_seed} is an integer in a
+     * string, {@code run} a string, {@code ledger_charge} an entry number or null and {@code ledger} a path or null.
+     *
+     * @param out  the tuning's output directory
+     * @param what how messages begin, e.g. {@code --resume runs/t}
+     * @return the state, in file order
+     * @throws IllegalArgumentException starting with {@code what}: there is no tuning to resume, or the state is damaged
+     *                                  (naming the file and the field)
+     * @throws IOException              if the state cannot be read
+     */
+    public static Map<String, Object> tuningState(Path out, String what) throws IOException {
+        Path file = out.resolve(TUNING_STATE);
+        if (!Files.exists(file)) {
+            throw new IllegalArgumentException(what + ": no tuning to resume (" + file + " does not exist; the tuning was "
+                    + "released, or never started)");
+        }
+        Map<String, Object> state = CheckpointState.readObject(file, what);
+        String damaged = !(state.get("tuner_seed") instanceof String seed) || !seed.matches("-?[0-9]{1,19}") ? "'tuner_seed' is "
+                + "missing or not an integer in a string"
+                : !(state.get("run") instanceof String) ? "'run' is missing or not a string"
+                : state.get("ledger_charge") != null && !(state.get("ledger_charge") instanceof Number) ? "'ledger_charge' is not "
+                + "an entry number (or null)"
+                : state.get("ledger") != null && !(state.get("ledger") instanceof String) ? "'ledger' is not a path (or null)" : null;
+        if (damaged != null) {
+            throw new IllegalArgumentException(what + ": " + file + ": field " + damaged);
+        }
+        return state;
+    }
+
+    /**
      * Refuses to resume a tuning whose saved charge has released already (a copy of it released first).
      *
      * @param out   the tuning's output directory

@@ -258,4 +258,31 @@ class PrivateRunTest {
         assertEquals(0, run.stepsDone());
         assertFalse(Files.exists(tmp.resolve("run")), "nothing is written before the release");
     }
+    /**
+     * A tuning's resume state is read back only when whole: no state, a seed that is not an integer in a string, a run
+     * that is not a string, a charge that is not a number and a ledger that is not a path are each refused, naming the
+     * field; a whole state is returned as written.
+     */
+    @Test
+    void aTuningsResumeStateIsReadOnlyWhenWhole(@TempDir Path tmp) throws Exception {
+        var none = assertThrows(IllegalArgumentException.class, () -> PrivateRun.tuningState(tmp, "resume x"));
+        assertTrue(none.getMessage().startsWith("resume x: no tuning to resume"), none.getMessage());
+        Path file = tmp.resolve(PrivateRun.TUNING_STATE);
+        Files.createDirectories(file.getParent());
+        String whole = "{\"tuner_seed\": \"-42\", \"run\": \"r1\", \"ledger_charge\": 3, \"ledger\": \"/tmp/l.jsonl\"}";
+        Files.writeString(file, whole);
+        var state = PrivateRun.tuningState(tmp, "resume x");
+        assertEquals(List.of("tuner_seed", "run", "ledger_charge", "ledger"), List.copyOf(state.keySet()));
+        assertEquals("-42", state.get("tuner_seed"));
+        String[][] damaged = {{"\"-42\"", "\"4x2\"", "'tuner_seed'"}, {"\"-42\"", "42", "'tuner_seed'"},
+                {"\"r1\"", "7", "'run'"}, {"3", "\"3\"", "'ledger_charge'"}, {"\"/tmp/l.jsonl\"", "[1]", "'ledger'"}};
+        for (String[] d : damaged) {
+            Files.writeString(file, whole.replace(d[0], d[1]));
+            var e = assertThrows(IllegalArgumentException.class, () -> PrivateRun.tuningState(tmp, "resume x"), d[1]);
+            assertTrue(e.getMessage().startsWith("resume x: " + file + ": field " + d[2]), e.getMessage());
+        }
+        Files.writeString(file, "{\"tuner_seed\": ");
+        var cut = assertThrows(IllegalArgumentException.class, () -> PrivateRun.tuningState(tmp, "resume x"));
+        assertTrue(cut.getMessage().contains("is not a complete JSON object"), cut.getMessage());
+    }
 }

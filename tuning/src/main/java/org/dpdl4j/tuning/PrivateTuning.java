@@ -496,14 +496,11 @@ public final class PrivateTuning extends DpSgdSettings.Setters<PrivateTuning> {
         PrivateTuning t = new PrivateTuning(network, data);
         Path stateFile = dir.resolve(PrivateRun.TUNING_STATE);
         try {
-            if (!java.nio.file.Files.exists(stateFile)) {
-                throw new IllegalArgumentException("resume " + dir + ": no search to resume (" + stateFile + " does not exist; "
-                        + "the search was released, or never started)");
-            }
-            Map<String, Object> state = org.dpdl4j.release.CheckpointState.readObject(stateFile, "resume " + dir);
-            if (!(state.get("settings") instanceof Map<?, ?> settings) || !(state.get("tuner_seed") instanceof String seed)) {
+            Map<String, Object> state = PrivateRun.tuningState(dir, "resume " + dir);
+            String seed = (String) state.get("tuner_seed");
+            if (!(state.get("settings") instanceof Map<?, ?> settings)) {
                 throw new IllegalArgumentException("resume " + dir + ": " + stateFile + " is not the state of a PrivateTuning "
-                        + "search (no settings or seed)");
+                        + "search (no settings: a search that dpdl4j tune started is resumed by tune --resume)");
             }
             for (Object a : (List<?>) settings.get("space")) {
                 t.space((String) a);

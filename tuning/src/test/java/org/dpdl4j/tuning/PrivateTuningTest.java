@@ -442,6 +442,6 @@ class PrivateTuningTest {
             assertEquals(1, l.entries().stream().filter(e -> e.kind() == PrivacyLedger.Kind.RELEASE).count());
         }
         var again = assertThrows(IllegalArgumentException.class, () -> PrivateTuning.resume(out, MLP, data));
-        assertTrue(again.getMessage().contains("no search to resume"), again.getMessage());
+        assertTrue(again.getMessage().contains("no tuning to resume"), again.getMessage());
     }
 }
