@@ -316,7 +316,7 @@ class CliTest {
 
     /**
      * --reveal-trials: K and every trial (candidate, score, failed) are released in trials.json, charged once,
-     * before the first run, as the composition of the K drawn runs.
+     * before the first run, as the composition of the K drawn runs; the release is bound to that charge.
      */
     @Test
     void tuneRevealTrialsReleasesKAndEveryTrialAndChargesTheirComposition() throws Exception {
@@ -350,7 +350,10 @@ class CliTest {
         java.util.List<String> lines = Files.readAllLines(ledger);
         assertEquals(1, lines.stream().skip(1).filter(l -> l.contains("\"charged\":true")).count(), String.join("\n", lines));
         assertTrue(lines.get(1).contains("\"charged\":true"), "the composition is charged before any trial is recorded");
-        assertEquals(2 + k, lines.size());
+        assertEquals(3 + k, lines.size(), "header, charge, K trial records, release: " + String.join("\n", lines));
+        JsonNode released = Reporting.JSON.readTree(lines.get(lines.size() - 1));
+        assertEquals("release", released.get("kind").asText());
+        assertEquals(1, released.get("covered_by").asLong(), "the release is bound to the tuner's charge");
         java.util.Set<String> allowed = new java.util.HashSet<>(RANDOM_SEARCH_RELEASE);
         allowed.add("repetitions");
         assertReleaseOnly(out, j, allowed, true);

@@ -214,8 +214,8 @@ public final class PrivateRun implements AutoCloseable {
 
     /**
      * Releases a tuning: binds the staged release to its charge (when there is one; a charge releases once), publishes
-     * it, and only then deletes the resume state (which holds the seed), so that a crash at any point leaves either the
-     * state to resume from or the release on disk.
+     * it, and only then deletes the resume state (which holds the seed) and the kept trials ({@link #TUNING_TRIALS}), so
+     * that a crash at any point leaves either the state to resume from or the release on disk.
      *
      * @param staged the staged release ({@link StagedRelease#stage})
      * @param event  the release's event (what the tuning's ε covers)
@@ -227,8 +227,40 @@ public final class PrivateRun implements AutoCloseable {
     }
 
     /**
+     * Takes the charge that a tuning's tuner made itself, once it knew what it would release (a search that reveals its K
+     * trials charges their composition after drawing K, so it cannot be charged before it starts), as this tuning's
+     * charge: checked to be of the release's event and saved in the resume state, before the release is staged, so that
+     * {@link #releaseTuning} (or a resume that finds the release staged) binds the release to it.
+     *
+     * @param tunerCharge the sequence number of the tuner's charge in this tuning's ledger
+     * @param event       the release's event, which the tuner charged
+     * @throws IllegalStateException if this tuning was charged before it ran, has no ledger, or its ledger has no charge
+     *                               {@code tunerCharge} of {@code event}
+     * @throws IOException if the state cannot be written
+     */
+    public void chargedByTuner(long tunerCharge, PrivacyEvent event) throws IOException {
+        if (charge() != null) {
+            throw new IllegalStateException("this tuning was charged before it ran (ledger entry " + charge()
+                    + "); its release is bound to that charge");
+        }
+        Path ledgerFile = state.get("ledger") instanceof String l ? Path.of(l) : null;
+        if (ledgerFile == null) {
+            throw new IllegalStateException("this tuning has no ledger: there is no charge " + tunerCharge + " to bind its "
+                    + "release to");
+        }
+        try (PrivacyLedger ledger = PrivacyLedger.openExisting(ledgerFile)) {
+            if (ledger.entries().stream().noneMatch(e -> e.charged() && e.sequence() == tunerCharge && e.event().equals(event))) {
+                throw new IllegalStateException("ledger " + ledgerFile + " has no charge " + tunerCharge + " of the release's "
+                        + "event; nothing is released");
+            }
+        }
+        state.put("ledger_charge", tunerCharge);
+        saveTuningState(out, state);
+    }
+
+    /**
      * Finishes a tuning whose release was staged when it stopped: the staged files go out as they are, bound to the
-     * saved charge, and the resume state goes.
+     * saved charge, and the resume state and the kept trials go.
      *
      * @param out    the tuning's output directory
      * @param staged the pending release ({@link StagedRelease#pending})
@@ -314,6 +346,7 @@ public final class PrivateRun implements AutoCloseable {
             staged.publish();
         }
         Files.deleteIfExists(out.resolve(TUNING_STATE));
+        AtomicFiles.deleteTree(out.resolve(TUNING_TRIALS)); // every trial: the operator's, kept for a resume only
     }
 
     private static PrivacyLedger.AlreadyReleasedException alreadyReleased(Path out, long seq, PrivacyLedger.Entry released) {

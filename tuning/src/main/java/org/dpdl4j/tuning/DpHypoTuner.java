@@ -214,7 +214,7 @@ public final class DpHypoTuner implements Tuner<TuningResult> {
             operatorNotes.add("K = 0: no run; the result is the data-independent default candidate and no model");
         }
         return new TuningResult(best, best != null ? best.candidate() : space.first(), trials, k, repetitions, base, event,
-                revealTrials, notes, operatorNotes);
+                revealTrials, notes, operatorNotes, charge);
     }
 
     private static int sample(double[] p, double total, SplittableRandom random) {

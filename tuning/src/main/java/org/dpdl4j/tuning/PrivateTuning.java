@@ -226,7 +226,9 @@ public final class PrivateTuning extends DpSgdSettings.Setters<PrivateTuning> {
 
     /**
      * Lets the tuner charge the ledger itself (a search that releases its trials charges the composition of the K runs it
-     * drew, before the first): the ledger is not charged for the search before it starts.
+     * drew, before the first): the ledger is not charged for the search before it starts. Its outcome must name that
+     * charge ({@link TuningOutcome#ledgerCharge}), of the released event, and the release is bound to it; such a search is
+     * not resumed (a second run would draw and charge anew), though a release it staged before it stopped is finished.
      *
      * @param charges whether the tuner charges (default false)
      * @return this
@@ -867,8 +869,10 @@ public final class PrivateTuning extends DpSgdSettings.Setters<PrivateTuning> {
      *
      * @return the best model, its claim the whole search's event; null only when a search by {@link #of} with a
      *         {@link #releaseWriter} released no model
-     * @throws IllegalArgumentException as {@link #plan()}, or when the output holds a release already
-     * @throws IllegalStateException    on a second call, or if no trial produced a model
+     * @throws IllegalArgumentException as {@link #plan()}, when the output holds a release already, or on a resume of a
+     *                                  search whose tuner charges ({@link #tunerCharges})
+     * @throws IllegalStateException    on a second call, if no trial produced a model, or if a tuner that charges names
+     *                                  no charge of what it releases
      * @throws PrivacyLedger.BudgetExceededException if the ledger's budget does not allow the search (nothing ran)
      */
     public PrivateModel run() {
@@ -901,6 +905,10 @@ public final class PrivateTuning extends DpSgdSettings.Setters<PrivateTuning> {
                 return PrivateModel.load(output, org.dpdl4j.release.LoadPolicy.privateOnly());
             }
             PrivateRun.checkNotReleased(output, saved);
+            if (tunerCharges) { // its charge is the tuner's, made for the K it drew: a second run would charge again
+                throw new IllegalArgumentException("resume: a search whose tuner charges the ledger itself (revealed trials) "
+                        + "is not resumed; start it anew (a new charge)");
+            }
         } else if (output != null && !overwrite && (java.nio.file.Files.exists(output.resolve(PrivateModel.SIDECAR_FILE))
                 || java.nio.file.Files.exists(output.resolve(PrivateModel.MODEL_FILE)))) {
             throw new IllegalArgumentException("output " + output + " holds a release already: choose a new directory");
@@ -915,12 +923,17 @@ public final class PrivateTuning extends DpSgdSettings.Setters<PrivateTuning> {
                 ? sub.tune(space, placed, ledger, charge, listener, kept::apply)
                 : tuner.tune(space, tuner instanceof ProposeTestTuner ? placed : kept.apply(placed), ledger, charge, listener);
         Release release = result.release();
+        Long tunerCharge = tunerCharges && ledger != null && run != null ? result.ledgerCharge() : null;
+        if (tunerCharges && ledger != null && run != null && tunerCharge == null) {
+            throw new IllegalStateException("the tuner was to charge the ledger itself (tunerCharges) but names no charge "
+                    + "(TuningOutcome.ledgerCharge): nothing is released");
+        }
         PrivateModel model = null;
         if (release.model() != null) {
             Map<String, Object> configuration = new LinkedHashMap<>();
             configuration.put("dataset", dataset);
             configuration.putAll(releaseConfiguration(release, ownTuner != null ? ownConfiguration : releasedSettings(space),
-                    p.noiseMultiplier(), charge));
+                    p.noiseMultiplier(), tunerCharge != null ? tunerCharge : charge));
             model = PrivateModel.of(release.model(), "tuning", release.event(), Accountants.DEFAULT, settings().delta(), input,
                     configuration);
         } else if (releaseWriter == null) {
@@ -928,9 +941,11 @@ public final class PrivateTuning extends DpSgdSettings.Setters<PrivateTuning> {
         }
         if (run != null) {
             org.dpdl4j.release.CrashPoint.reached("tune:before-release");
+            if (tunerCharge != null) { // the release is bound to the charge the tuner made, which must be of what it releases
+                run.chargedByTuner(tunerCharge, release.event());
+            }
             run.releaseTuning(releaseWriter != null ? releaseWriter.stage(output, result, model)
                     : org.dpdl4j.release.StagedRelease.stage(output, model.releaseFiles(Map.of()), List.of()), release.event());
-            org.dpdl4j.release.AtomicFiles.deleteTree(trialsDir); // every trial: the operator's, never released
             try {
                 java.nio.file.Files.deleteIfExists(output.resolve("operator"));
             } catch (java.nio.file.DirectoryNotEmptyException e) {

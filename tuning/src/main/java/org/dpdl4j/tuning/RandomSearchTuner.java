@@ -160,7 +160,7 @@ public final class RandomSearchTuner implements Tuner<TuningResult> {
                     + "data-independent default candidate and no model");
         }
         return new TuningResult(best, best != null ? best.candidate() : space.first(), trials, k, repetitions, base, event,
-                revealTrials, notes, operatorNotes);
+                revealTrials, notes, operatorNotes, tuningCharge);
     }
 
     /** The trial with the highest score, the earliest on ties; null for none. */

@@ -27,4 +27,16 @@ public interface TuningOutcome {
      * @return the operator-only record (realised K, trials, sizes, timings, data-dependent notes), never null
      */
     OperatorRecord operatorRecord();
+
+    /**
+     * The ledger charge that paid for this outcome: the covering charge the tuner was given, or the one it made itself
+     * once it knew what it would release (a search that reveals its K trials charges their composition after drawing K).
+     * A release of the outcome is bound to this charge ({@code PrivacyLedger.recordRelease}).
+     *
+     * @return the charge's sequence number in the ledger the tuner was given, or null when it was given none (the
+     *         default, for tuners that do not say)
+     */
+    default Long ledgerCharge() {
+        return null;
+    }
 }

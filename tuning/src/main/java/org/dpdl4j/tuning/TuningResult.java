@@ -21,10 +21,12 @@ import org.dpdl4j.accounting.RepetitionDistribution;
  * @param trialsRevealed whether K and every trial's outcome are released (then {@code event} is their composition)
  * @param notes          data-independent statements for the release (which theorem, privacy-affecting axes)
  * @param operatorNotes  statements that depend on the run (K = 0, observed density ratios): operator-only
+ * @param ledgerCharge   the ledger charge that paid for the run (the covering one, or the one the tuner made), or null
+ *                       without a ledger
  */
 public record TuningResult(TrialResult best, Candidate candidate, List<TrialResult> trials, long repetitions,
                            RepetitionDistribution distribution, PrivacyEvent baseEvent, PrivacyEvent event,
-                           boolean trialsRevealed, List<String> notes, List<String> operatorNotes)
+                           boolean trialsRevealed, List<String> notes, List<String> operatorNotes, Long ledgerCharge)
         implements TuningOutcome {
     /**
      * Copies the lists (they must not be null, nor hold null elements).
@@ -40,6 +42,8 @@ public record TuningResult(TrialResult best, Candidate candidate, List<TrialResu
      * @param trialsRevealed whether K and every trial's outcome are released (then {@code event} is their composition)
      * @param notes          data-independent statements for the release (which theorem, privacy-affecting axes)
      * @param operatorNotes  statements that depend on the run (K = 0, observed density ratios): operator-only
+     * @param ledgerCharge   the ledger charge that paid for the run (the covering one, or the one the tuner made), or
+     *                       null without a ledger
      * @throws NullPointerException if a list is null or holds null
      */
     public TuningResult {

@@ -131,7 +131,8 @@ class PrivateTuningTest {
      * the same model, bit for bit, charged once and bound to the charge; its release writer sees the outcome and writes the
      * release. With neither σ nor a target, σ is each candidate's: the claim is the tuner's event at the mechanism as
      * given, and the sidecar's noise_multiplier is null. A tuner that charges itself (one that reveals its trials) is the
-     * ledger's only charge. Settings that are the tuner's are refused.
+     * ledger's only charge, and the release is bound to it; a tuner that was to charge but names no charge releases
+     * nothing, and such a search is not resumed. Settings that are the tuner's are refused.
      */
     @Test
     void aTunerOfOnesOwnRunsThroughTheSameLifecycle(@TempDir Path tmp) throws Exception {
@@ -184,11 +185,39 @@ class PrivateTuningTest {
                     java.util.Map.of("tuner", "revealing")).noiseMultiplier(2).seed(7).tunerCharges(true).ledger(l)
                     .output(tmp.resolve("c")).run();
         }
-        try (PrivacyLedger l = PrivacyLedger.inspect(revealLedger)) {
-            var charges = l.entries().stream().filter(PrivacyLedger.Entry::charged).toList();
-            assertEquals(1, charges.size(), "the tuner's own charge only: " + l.entries());
-            assertEquals(revealed.event(), charges.get(0).event());
+        // the tuner's own charge is the only one, of what is released, and the release is bound to it (it was not, before)
+        assertReleasedOnce(tmp.resolve("c"), revealLedger, revealed);
+        assertEquals(1L, ((Number) revealed.configuration().get("ledger_charge")).longValue(), "the sidecar names that charge");
+        // a tuner that was to charge but names no charge (here: it charges nothing) releases nothing
+        RandomSearchTuner inner = new RandomSearchTuner(RepetitionDistribution.pointMass(1), 7, 1, true);
+        Tuner<TuningResult> silent = new Tuner<>() {
+            @Override
+            public org.dpdl4j.accounting.PrivacyEvent event(HyperparameterSpace sp, TrainingMechanism m) {
+                return inner.event(sp, m);
+            }
+
+            @Override
+            public TuningResult tune(HyperparameterSpace sp, TrainingMechanism m, PrivacyLedger ledger, Long covering,
+                                     TuningListener listener) {
+                return inner.tune(sp, m, null, null, listener);
+            }
+        };
+        Path silentLedger = tmp.resolve("d.jsonl");
+        try (PrivacyLedger l = PrivacyLedger.open(silentLedger, "mnist-2000", 10, 1e-5)) {
+            var unnamedCharge = assertThrows(IllegalStateException.class, () -> PrivateTuning.of(silent, space, runs,
+                    java.util.Map.of("tuner", "silent")).noiseMultiplier(2).seed(7).tunerCharges(true).ledger(l)
+                    .output(tmp.resolve("d")).run());
+            assertTrue(unnamedCharge.getMessage().contains("names no charge"), unnamedCharge.getMessage());
+            assertTrue(l.entries().isEmpty(), "nothing charged, nothing released: " + l.entries());
         }
+        assertFalse(Files.exists(tmp.resolve("d").resolve(PrivateModel.MODEL_FILE)), "nothing released");
+        assertFalse(Files.exists(tmp.resolve("d").resolve(PrivateModel.SIDECAR_FILE)), "nothing released");
+        // nor is such a search resumed: its charge was for the K it drew
+        var resumed = assertThrows(IllegalArgumentException.class, () -> PrivateTuning.of(new RandomSearchTuner(
+                        RepetitionDistribution.pointMass(1), 7, 1, true), space, runs, java.util.Map.of("tuner", "revealing"))
+                .noiseMultiplier(2).seed(7).tunerCharges(true).output(tmp.resolve("e"))
+                .resumeFrom(new java.util.LinkedHashMap<>(java.util.Map.of("tuner_seed", "7", "run", "r"))).run());
+        assertTrue(resumed.getMessage().contains("is not resumed"), resumed.getMessage());
         var spaceHere = assertThrows(IllegalArgumentException.class, () -> PrivateTuning.of(new RandomSearchTuner(
                 RepetitionDistribution.pointMass(1), 1, 1, false), space, runs, java.util.Map.of("tuner", "x")).space("lr=cat:0.1").run());
         assertTrue(spaceHere.getMessage().startsWith("space and repetitions are the tuner's"), spaceHere.getMessage());
@@ -372,7 +401,9 @@ class PrivateTuningTest {
             var charges = l.entries().stream().filter(PrivacyLedger.Entry::charged).toList();
             assertEquals(1, charges.size(), "charged once: " + l.entries());
             assertEquals(released.event(), charges.get(0).event(), "the release is what was charged");
-            assertEquals(1, l.entries().stream().filter(e -> e.kind() == PrivacyLedger.Kind.RELEASE).count());
+            var releases = l.entries().stream().filter(e -> e.kind() == PrivacyLedger.Kind.RELEASE).toList();
+            assertEquals(1, releases.size(), "released once: " + l.entries());
+            assertEquals(charges.get(0).sequence(), releases.get(0).coveredBy(), "the release is bound to the charge");
         }
     }
 
@@ -438,8 +469,11 @@ class PrivateTuningTest {
         assertEquals(uninterrupted.event(), resumed.event());
         assertFalse(Files.exists(out.resolve("operator")), "the trials and the state go once the release is out");
         try (PrivacyLedger l = PrivacyLedger.inspect(ledgerFile)) {
-            assertEquals(1, l.entries().stream().filter(PrivacyLedger.Entry::charged).count(), "charged once: " + l.entries());
-            assertEquals(1, l.entries().stream().filter(e -> e.kind() == PrivacyLedger.Kind.RELEASE).count());
+            var charges = l.entries().stream().filter(PrivacyLedger.Entry::charged).toList();
+            assertEquals(1, charges.size(), "charged once: " + l.entries());
+            var releases = l.entries().stream().filter(e -> e.kind() == PrivacyLedger.Kind.RELEASE).toList();
+            assertEquals(1, releases.size(), "released once: " + l.entries());
+            assertEquals(charges.get(0).sequence(), releases.get(0).coveredBy(), "the release is bound to the charge");
         }
         var again = assertThrows(IllegalArgumentException.class, () -> PrivateTuning.resume(out, MLP, data));
         assertTrue(again.getMessage().contains("no tuning to resume"), again.getMessage());
