@@ -207,8 +207,13 @@ public final class DpHypeVoting {
      * @param bad   |H_bad|, the number of bad candidates: ≥ 0
      * @param sigma σ, the standard deviation of the summed noise per coordinate, in votes: ≥ 0
      * @return the lower bound, in [0, 1]
+     * @throws IllegalArgumentException if γ is NaN, |H_bad| is negative, or σ is negative or not finite
      */
     public static double successBound(double gap, int bad, double sigma) {
+        if (Double.isNaN(gap) || bad < 0 || !(sigma >= 0) || Double.isInfinite(sigma)) {
+            throw new IllegalArgumentException("successBound needs a gap (not NaN), |H_bad| >= 0 and a finite sigma >= 0, got gap "
+                    + gap + ", bad " + bad + ", sigma " + sigma);
+        }
         if (gap <= 0) {
             return 0;
         }

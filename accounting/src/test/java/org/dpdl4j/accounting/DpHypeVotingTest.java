@@ -63,6 +63,13 @@ class DpHypeVotingTest {
             assertTrue(bound <= rate + 3 * Math.sqrt(rate * (1 - rate) / n) + 1e-12, "sigma " + sigma + ": bound " + bound + " > " + rate);
             assertTrue(bound > 0 || sigma > 2, "the bound is informative for small sigma");
         }
+        assertEquals(1, DpHypeVoting.successBound(6, 17, 0), 0, "no noise: a good candidate always wins");
+        assertEquals(0, DpHypeVoting.successBound(-1, 17, 1), 0, "no margin: no bound");
+        for (double[] bad : new double[][]{{Double.NaN, 17, 1}, {6, -1, 1}, {6, 17, -1}, {6, 17, Double.NaN},
+                {6, 17, Double.POSITIVE_INFINITY}}) {
+            var e = assertThrows(IllegalArgumentException.class, () -> DpHypeVoting.successBound(bad[0], (int) bad[1], bad[2]));
+            assertTrue(e.getMessage().startsWith("successBound needs"), e.getMessage());
+        }
     }
 
     /** A client votes for its k smallest losses (ties to the lower index) and adds N(0, σ²/n) per coordinate. */

@@ -56,7 +56,7 @@ public final class Landscape {
             Map<String, Object> m = new LinkedHashMap<>();
             m.put("dataset", dataset);
             m.put("train_size", trainSize);
-            m.put("lr", lr);
+            m.put("learning_rate", lr.startsWith("lr=") ? "learning_rate=" + lr.substring(3) : lr);
             m.put("clip_norm", clip.startsWith("clip=") ? "clip_norm=" + clip.substring(5) : clip);
             m.put("runs", runs);
             m.put("epochs", epochs);
@@ -78,14 +78,17 @@ public final class Landscape {
     }
 
     /**
-     * A cache's settings with the current key names: {@code clip} and {@code sigma}, as caches were written before C and
-     * σ had one spelling in every file, become {@code clip_norm} (its axis text too) and {@code noise_multiplier}.
+     * A cache's settings with the current key names: {@code clip}, {@code lr} and {@code sigma}, as caches were written
+     * before C, η and σ had one spelling in every file, become {@code clip_norm}, {@code learning_rate} (their axis texts
+     * too) and {@code noise_multiplier}.
      */
     private static Map<String, Object> currentNames(Map<String, Object> settings) {
         Map<String, Object> m = new LinkedHashMap<>();
         settings.forEach((k, v) -> {
             if (k.equals("clip")) {
                 m.put("clip_norm", v instanceof String a && a.startsWith("clip=") ? "clip_norm=" + a.substring(5) : v);
+            } else if (k.equals("lr")) {
+                m.put("learning_rate", v instanceof String a && a.startsWith("lr=") ? "learning_rate=" + a.substring(3) : v);
             } else {
                 m.put(k.equals("sigma") ? "noise_multiplier" : k, v);
             }
@@ -128,6 +131,9 @@ public final class Landscape {
                 if (run.containsKey("clip")) { // a cache written before C was clip_norm in every file
                     run.put("clip_norm", run.remove("clip"));
                 }
+                if (run.containsKey("lr")) { // and before the learning rate was learning_rate
+                    run.put("learning_rate", run.remove("lr"));
+                }
             }
             if (!s.toMap().equals(Reporting.JSON.convertValue(old.get("settings"), Map.class))
                     && !Reporting.JSON.writeValueAsString(s.toMap()).equals(Reporting.JSON.writeValueAsString(old.get("settings")))) {
@@ -152,7 +158,7 @@ public final class Landscape {
                 Candidate c = grid.get(i);
                 long seed = new SplittableRandom(s.seed() * 31 + i * 1000L + r).nextLong();
                 ModelOptions o = new ModelOptions(28, 28, 1, train.numClasses(), ModelOptions.activationNamed("tanh"),
-                        ModelOptions.updaterNamed("sgd", c.number("lr")), seed, DataType.FLOAT);
+                        ModelOptions.updaterNamed("sgd", c.number("learning_rate")), seed, DataType.FLOAT);
                 MultiLayerNetwork net = Models.standardCnn(o);
                 DpSgdConfig cfg = DpSgdConfig.builder().samplingRate(q).noiseMultiplier(s.sigma()).clipNorm(c.number("clip_norm"))
                         .steps(steps).seed(seed).build();
@@ -161,7 +167,7 @@ public final class Landscape {
                 double accuracy = DpSgdTrainer.accuracy(net, data.test());
                 Map<String, Object> m = new LinkedHashMap<>();
                 m.put("candidate", i);
-                m.put("lr", c.number("lr"));
+                m.put("learning_rate", c.number("learning_rate"));
                 m.put("clip_norm", c.number("clip_norm"));
                 m.put("run", r);
                 m.put("accuracy", Double.isFinite(accuracy) ? accuracy : 0.0);
@@ -173,7 +179,7 @@ public final class Landscape {
                 Files.createDirectories(file.toAbsolutePath().getParent());
                 Reporting.writeJsonAtomically(file, out);
                 progress.accept(String.format("landscape noise multiplier %s: run %d of %d (lr %.4g, clip norm %.3g): accuracy %.4f, %.1f s",
-                        s.sigma(), done, total, c.number("lr"), c.number("clip_norm"), accuracy, (double) m.get("seconds")));
+                        s.sigma(), done, total, c.number("learning_rate"), c.number("clip_norm"), accuracy, (double) m.get("seconds")));
             }
         }
         double[] mean = new double[grid.size()];

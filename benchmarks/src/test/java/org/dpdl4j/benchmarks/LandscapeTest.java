@@ -40,18 +40,24 @@ class LandscapeTest {
         Map<?, ?> json = Reporting.JSON.readValue(file.toFile(), Map.class);
         assertEquals(2, ((List<?>) json.get("runs")).size());
         assertEquals("clip=cat:1".replace("clip", "clip_norm"), ((Map<?, ?>) json.get("settings")).get("clip_norm"));
-        // a cache written before C and sigma had one spelling (clip, sigma) is read as the same landscape, not retrained
+        assertEquals("learning_rate=cat:0.5,1", ((Map<?, ?>) json.get("settings")).get("learning_rate"));
+        assertTrue(((Map<?, ?>) ((List<?>) json.get("runs")).get(0)).containsKey("learning_rate"), json.toString());
+        // a cache written before C, the learning rate and sigma had one spelling (clip, lr, sigma) is read as the same
+        // landscape, not retrained
         @SuppressWarnings("unchecked")
         Map<String, Object> cache = Reporting.JSON.readValue(file.toFile(), Map.class);
         Map<String, Object> oldSettings = new java.util.LinkedHashMap<>();
         ((Map<String, Object>) cache.get("settings")).forEach((k, v) -> oldSettings.put(k.equals("clip_norm") ? "clip"
-                : k.equals("noise_multiplier") ? "sigma" : k, k.equals("clip_norm") ? "clip=cat:1" : v));
+                : k.equals("learning_rate") ? "lr" : k.equals("noise_multiplier") ? "sigma" : k,
+                k.equals("clip_norm") ? "clip=cat:1" : k.equals("learning_rate") ? "lr=cat:0.5,1" : v));
         cache.put("settings", oldSettings);
         for (Map<String, Object> run : (List<Map<String, Object>>) cache.get("runs")) {
             run.put("clip", run.remove("clip_norm"));
+            run.put("lr", run.remove("learning_rate"));
         }
         String older = Reporting.JSON.writeValueAsString(cache);
-        assertTrue(older.contains("\"clip\":\"clip=cat:1\"") && older.contains("\"sigma\":1.0") && !older.contains("clip_norm"), older);
+        assertTrue(older.contains("\"clip\":\"clip=cat:1\"") && older.contains("\"sigma\":1.0") && older.contains("\"lr\":\"lr=cat:0.5,1\"")
+                && !older.contains("clip_norm") && !older.contains("learning_rate"), older);
         Files.writeString(file, older);
         Landscape fromOlder = Landscape.build(s, data, file, progress::add);
         assertEquals(2, progress.size(), "an older cache is not retrained");

@@ -314,7 +314,7 @@ final class AuditCommand {
         @Option(names = "--max-repetitions", paramLabel = "m", description = "Truncate K at m runs.")
         Long maxRepetitions;
 
-        @Option(names = "--space", paramLabel = "AXIS", description = "A hyperparameter axis, as for tune (default lr=log:0.1:1:4).")
+        @Option(names = "--space", paramLabel = "AXIS", description = "A hyperparameter axis, as for tune (default learning_rate=log:0.1:1:4).")
         List<String> space = new ArrayList<>();
 
         @Option(names = "--noise-multiplier", paramLabel = "σ", description = "Noise multiplier sigma of every trial (or give --target-epsilon).")
@@ -345,7 +345,7 @@ final class AuditCommand {
             boolean zero = a.noiseFree(noiseMultiplier);
             RepetitionDistribution k = RepetitionSpec.parse(repetitions, maxRepetitions);
             List<HyperparameterSpace.Axis> axes = new ArrayList<>();
-            for (String s : space.isEmpty() ? List.of("lr=log:0.1:1:4") : space) {
+            for (String s : space.isEmpty() ? List.of("learning_rate=log:0.1:1:4") : space) {
                 axes.add(HyperparameterSpace.parseAxis(s));
             }
             HyperparameterSpace hs = HyperparameterSpace.of(axes);

@@ -300,7 +300,7 @@ final class ReproduceCommand implements Callable<Integer> {
         @Option(names = "--train-size", defaultValue = "10000", description = "MNIST training examples per landscape run (default ${DEFAULT-VALUE}).")
         int trainSize;
 
-        @Option(names = "--lr-grid", defaultValue = "lr=log:0.03:10:6", description = "Learning-rate axis (default ${DEFAULT-VALUE}).")
+        @Option(names = "--lr-grid", defaultValue = "learning_rate=log:0.03:10:6", description = "Learning-rate axis (default ${DEFAULT-VALUE}).")
         String lrGrid;
 
         @Option(names = "--clip-grid", defaultValue = "clip_norm=lin:0.5:3:3", description = "Clipping-norm axis (default ${DEFAULT-VALUE}).")
@@ -326,7 +326,7 @@ final class ReproduceCommand implements Callable<Integer> {
             DpHypoFigures.Settings settings;
             if (paperGrid) {
                 refuseWith("--paper-grid", "--train-size", "--lr-grid", "--clip-grid", "--runs", "--epochs");
-                settings = new DpHypoFigures.Settings(60000, "lr=log:0.0001:10:16", "clip_norm=lin:0.3:6:20", 5, 10, target, replays,
+                settings = new DpHypoFigures.Settings(60000, "learning_rate=log:0.0001:10:16", "clip_norm=lin:0.3:6:20", 5, 10, target, replays,
                         seed.seed, landscapeDir, softmaxBeta);
             } else {
                 if (trainSize < 256 || trainSize > 60000) {

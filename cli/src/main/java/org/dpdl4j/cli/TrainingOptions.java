@@ -53,8 +53,14 @@ final class TrainingOptions {
     @Option(names = "--delta", defaultValue = "1e-5", paramLabel = "δ", description = "delta (default ${DEFAULT-VALUE}).")
     double delta;
 
-    @Option(names = {"--lr", "--learning-rate"}, paramLabel = "η", description = "Learning rate (default: 0.5 sgd, 0.05 momentum, 0.002 adam).")
+    @Option(names = "--learning-rate", paramLabel = "η", description = "Learning rate (default: 0.5 sgd, 0.05 momentum, 0.002 adam).")
     Double lr;
+
+    /** The shorter name of --learning-rate, as PyTorch's lr; read, not listed (one name per quantity in the help). */
+    @Option(names = "--lr", hidden = true, paramLabel = "η")
+    void shortLearningRateName(double learningRate) {
+        lr = learningRate;
+    }
 
     @Option(names = "--optimizer", defaultValue = "sgd", description = "sgd, momentum (Nesterov, 0.9) or adam (default ${DEFAULT-VALUE}).")
     String optimizer;
@@ -167,12 +173,12 @@ final class TrainingOptions {
         }
     }
 
-    /** --optimizer with --lr, refused by the name of the option at fault. */
+    /** --optimizer with --learning-rate, refused by the name of the option at fault. */
     private IUpdater updater() {
         try {
             return ModelOptions.updaterNamed(optimizer, lr);
         } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException((lr != null && !(lr > 0 && lr < Double.POSITIVE_INFINITY) ? "--lr: " : "--optimizer: ")
+            throw new IllegalArgumentException((lr != null && !(lr > 0 && lr < Double.POSITIVE_INFINITY) ? "--learning-rate: " : "--optimizer: ")
                     + e.getMessage());
         }
     }

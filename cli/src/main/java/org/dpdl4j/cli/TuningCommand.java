@@ -45,7 +45,7 @@ abstract class TuningCommand implements Callable<Integer> {
     @Option(names = "--space", paramLabel = "AXIS", description = {"A hyperparameter axis, repeatable: NAME=log:LO:HI:N, NAME=lin:LO:HI:N, NAME=cat:A,B, "
                         + "NAME=range:LO:HI, NAME=logrange:LO:HI or NAME=VALUE.",
                 "Names: learning_rate (or lr), optimizer, activation, noise_multiplier, clip_norm, batch_size, sampling_rate, epochs "
-                        + "(default lr=log:0.025:1:20); sigma and clip, older names, are still read."})
+                        + "(default learning_rate=log:0.025:1:20); sigma and clip, older names, are still read."})
     List<String> spaceAxes = new ArrayList<>();
 
     @Option(names = "--range-points", defaultValue = "100", description = "Points a continuous range is discretised into (default ${DEFAULT-VALUE}).")
@@ -239,10 +239,10 @@ abstract class TuningCommand implements Callable<Integer> {
         }
     }
 
-    /** The --space axes (default lr=log:0.025:1:20) as a space, each refused by its text. */
+    /** The --space axes (default learning_rate=log:0.025:1:20) as a space, each refused by its text. */
     private HyperparameterSpace space() {
         List<HyperparameterSpace.Axis> axes = new ArrayList<>();
-        for (String s : spaceAxes.isEmpty() ? List.of("lr=log:0.025:1:20") : spaceAxes) {
+        for (String s : spaceAxes.isEmpty() ? List.of("learning_rate=log:0.025:1:20") : spaceAxes) {
             try {
                 axes.add(HyperparameterSpace.parseAxis(s));
             } catch (IllegalArgumentException e) {
