@@ -190,9 +190,9 @@ public final class HonestAccuracy {
          */
         HyperparameterSpace space() {
             HyperparameterSpace.LogGrid grid = model.startsWith("scatternet")
-                    ? new HyperparameterSpace.LogGrid("lr", lr / 10 * Math.pow(9, (gridCentre - 1) / 10.0),
+                    ? new HyperparameterSpace.LogGrid("learning_rate", lr / 10 * Math.pow(9, (gridCentre - 1) / 10.0),
                     lr / 10 * Math.pow(9, (gridCentre + 1) / 10.0), 3)
-                    : new HyperparameterSpace.LogGrid("lr", lr / 30, lr * 0.3, 6);
+                    : new HyperparameterSpace.LogGrid("learning_rate", lr / 30, lr * 0.3, 6);
             return HyperparameterSpace.of(grid);
         }
 

@@ -109,7 +109,7 @@ public final class KoskelaKulkarniFigures {
 
         HyperparameterSpace space() {
             int n = (int) Math.round((iHi - iLo) / 0.5) + 1;
-            return HyperparameterSpace.of(new HyperparameterSpace.LogGrid("lr", Math.pow(10, -iHi), Math.pow(10, -iLo), n));
+            return HyperparameterSpace.of(new HyperparameterSpace.LogGrid("learning_rate", Math.pow(10, -iHi), Math.pow(10, -iLo), n));
         }
     }
 

@@ -127,10 +127,12 @@ class CliTest {
         assertTrue(ema.status() == 2 && ema.err().contains("--ema-decay must be in [0, 1)"), ema.err());
         for (String name : new String[]{"--eps0", "--epsilon0"}) {
             Run r = run("tune", "--tuner", "propose-test", name, "-0.37", "--dry-run");
-            assertTrue(r.status() == 2 && r.err().contains("eps0 must be finite and > 0, got -0.37"), name + ": " + r.err());
+            assertTrue(r.status() == 2 && r.err().contains("epsilon0 must be finite and > 0, got -0.37"), name + ": " + r.err());
         }
+        Run reveal = run("tune", "--reveal-trial-scores", "--target-epsilon", "1", "--dry-run");
+        assertTrue(reveal.status() == 2 && reveal.err().contains("--reveal-trials charges the realised K runs"), reveal.err());
         Run u0 = run("tune", "--tuner", "propose-test", "--u0", "2", "--dry-run");
-        assertTrue(u0.status() == 2 && u0.err().contains("u0 must be in [0, 1), got 2.0"), u0.err());
+        assertTrue(u0.status() == 2 && u0.err().contains("lower_utility u0 must be in [0, 1), got 2.0"), u0.err());
         Run epsilons = run("reproduce", "koskela-figure2", "--epsilons", "0", "--output", tmp.resolve("k").toString());
         assertTrue(epsilons.status() == 2 && epsilons.err().contains("--target-epsilons must be finite and > 0, got 0.0"), epsilons.err());
         Run size = run("reproduce", "audit-table", "--audit-train-size", "10", "--output", tmp.resolve("a").toString());

@@ -84,10 +84,10 @@ public final class ProposeTestTuner implements Tuner<ProposeTestTuner.Result> {
             throw new IllegalArgumentException("granularity g must be in (0, 1), got " + granularity);
         }
         if (!(epsilon0 > 0) || Double.isInfinite(epsilon0)) {
-            throw new IllegalArgumentException("eps0 must be finite and > 0, got " + epsilon0);
+            throw new IllegalArgumentException("epsilon0 must be finite and > 0, got " + epsilon0);
         }
         if (!(lowerBound >= 0 && lowerBound < 1)) {
-            throw new IllegalArgumentException("utility lower bound u0 must be in [0, 1), got " + lowerBound);
+            throw new IllegalArgumentException("lower_utility u0 must be in [0, 1), got " + lowerBound);
         }
         if (maxIterations != null && maxIterations < 1) {
             throw new IllegalArgumentException("maximum iterations T_max must be >= 1, got " + maxIterations);

@@ -96,11 +96,12 @@ class PrivateTuningTest {
 
                 @Override
                 public void onTrialEnd(TrialResult result) {
-                    told.add("trial " + result.candidate().toMap().get("lr"));
+                    told.add("trial " + result.candidate().toMap().get("learning_rate"));
                 }
             }).run();
             assertEquals("start 2", told.get(0), "the listener is told K: " + told);
             assertEquals(3, told.size(), "and each of the K = 2 trials: " + told);
+            assertTrue(told.stream().skip(1).noneMatch(t -> t.equals("trial null")), "each trial with its learning rate: " + told);
             assertThrows(IllegalStateException.class, search::run, "one search, one charge");
         }
         double epsilon = best.guarantee().epsilon();
