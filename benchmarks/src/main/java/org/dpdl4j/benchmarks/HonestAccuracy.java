@@ -360,7 +360,7 @@ public final class HonestAccuracy {
         int workers = Reporting.configureWorkers(null);
         TrainTest all = Datasets.load(s.dataset(), DatasetCache.root(), 28, 28, 1, s.seed());
         TrainTest data = new TrainTest(all.name(), s.trainSize() == 0 ? all.train() : all.train().randomSubset(s.trainSize(), s.seed()),
-                s.testSize() == 0 ? all.test() : all.test().randomSubset(s.testSize(), s.seed()));
+                s.testSize() == 0 ? all.test() : all.test().randomSubset(s.testSize(), s.seed())).withPublicTest(all.publicTest());
         int n = data.train().size();
         double q = (double) recipe.batchSize() / n;
         long steps = DpSgdConfig.stepsForEpochs(recipe.epochs(), q);

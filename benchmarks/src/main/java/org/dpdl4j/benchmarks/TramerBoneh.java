@@ -257,7 +257,7 @@ public final class TramerBoneh {
         int x = 0;
         for (String dataset : datasets) {
             TrainTest tt = load(dataset, seed);
-            LabeledData.Split split = tt.train().split(0.1, seed);
+            LabeledData.Split split = tt.train().splitByRecord(0.1, seed); // by record: the validation set is private data
             Row paper = ROWS.stream().filter(r -> r.dataset().equals(dataset) && r.model().equals("scatternet-linear")).findFirst()
                     .orElseThrow();
             for (boolean dataNorm : levers.dataNorms()) {

@@ -216,7 +216,7 @@ final class AuditCommand {
             t.checkRunSettings();
             refuseUnused(t);
             TrainingOptions.checkNoiseMultiplier(noiseMultiplier);
-            dataNorm.check(t.modelName(), false);
+            dataNorm.check(t.modelName(), false, false);
             if (dataNorm.on() && a.kind() != CanaryAudit.Kind.GRADIENT) {
                 // input canaries join the training data inside the audit, after the statistics would have been released
                 throw new IllegalArgumentException("--data-normalisation is audited with --canary-type gradient, not " + a.canaryType

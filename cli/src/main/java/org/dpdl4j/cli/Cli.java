@@ -18,6 +18,39 @@ final class Cli {
         return org.dpdl4j.release.PrivacySidecar.currentLibraryVersion();
     }
 
+    /**
+     * A model's exact accuracy on a data set's test split, and whether it may be released: only when the test split is
+     * public ({@link org.dpdl4j.datasets.TrainTest#publicTest}: a named public data set, or declared by
+     * {@code --public-test}). On a folder's, shards' or other private test split the exact accuracy is a statistic of
+     * private examples that no ε covers: it goes to the operator (console, operator record), never to the release.
+     *
+     * @param exact    the accuracy, a fraction in [0, 1]
+     * @param released whether the test split is public
+     */
+    record TestAccuracy(double exact, boolean released) {
+        static TestAccuracy of(org.deeplearning4j.nn.api.Model model, org.dpdl4j.datasets.TrainTest data) {
+            return new TestAccuracy(org.dpdl4j.dpsgd.DpSgdTrainer.accuracy(model, data.test()), data.publicTest());
+        }
+
+        /** The value for the release: the exact accuracy on a public test split, else null. */
+        Double release() {
+            return released ? exact : null;
+        }
+
+        /** The console's text: the accuracy, marked as the operator's when it is not released. */
+        String console() {
+            return released ? String.format("%.4f", exact) : String.format("%.4f [operator: on a private test split, not released; "
+                    + "--public-test declares the split public]", exact);
+        }
+
+        /** Adds the exact accuracy to an operator record when the release does not hold it. */
+        void addTo(java.util.Map<String, Object> operator) {
+            if (!released) {
+                operator.put("test_accuracy", exact);
+            }
+        }
+    }
+
     /** Prints one JSON object as the last line of stdout. */
     static void printJsonLine(PrintStream out, Object object) {
         try {

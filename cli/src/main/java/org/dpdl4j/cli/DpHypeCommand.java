@@ -250,8 +250,8 @@ final class DpHypeCommand extends TuningCommand {
 
     /** The non-private local trainer: each candidate on the given data, scored on a 10% local split. */
     private DpSgdMechanism localMechanism(TrainTest data, ExampleSource shard, long seed, int workers) {
-        TrainTest local = shard instanceof LabeledData inMemory ? new TrainTest(t.dataset, inMemory, data.test())
-                : new TrainTest(t.dataset, null, data.test(), null, shard);
+        TrainTest local = (shard instanceof LabeledData inMemory ? new TrainTest(t.dataset, inMemory, data.test())
+                : new TrainTest(t.dataset, null, data.test(), null, shard)).withPublicTest(data.publicTest());
         return mechanism(local, DpSgdMechanism.Scoring.PUBLIC_HOLDOUT).noiseMultiplier(0).nonPrivate(true)
                 .validation(validationFraction, seed).workers(workers).build();
     }

@@ -8,7 +8,6 @@ import java.util.concurrent.Callable;
 import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
 import org.deeplearning4j.util.ModelSerializer;
 import org.dpdl4j.datasets.TrainTest;
-import org.dpdl4j.dpsgd.DpSgdTrainer;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -26,8 +25,13 @@ final class EvaluateCommand implements Callable<Integer> {
     @Option(names = "--image-size", defaultValue = "28x28x1", description = "HxWxC for folder: datasets (default ${DEFAULT-VALUE}).")
     String imageSize;
 
-    @Option(names = "--json", description = "Print one JSON object as the last line of stdout.")
+    @Option(names = "--json", description = "Print one JSON object as the last line of stdout (test_accuracy null on a private test "
+            + "split: see --public-test).")
     boolean json;
+
+    @Option(names = "--public-test", description = "Declare the test split public, so that the --json line holds its exact accuracy "
+            + "(only mnist, fashion-mnist and cifar10 are public without it; a folder's accuracy is printed for the operator).")
+    boolean publicTest;
 
     @Override
     public Integer call() throws Exception {
@@ -44,6 +48,7 @@ final class EvaluateCommand implements Callable<Integer> {
         TrainingOptions t = new TrainingOptions();
         t.dataset = dataset;
         t.imageSize = imageSize;
+        t.publicTest = publicTest;
         TrainTest data = t.loadReadByIndex(); // the test part only: shards and a folder's training images are not read
         long inputs = net instanceof org.deeplearning4j.nn.multilayer.MultiLayerNetwork m ? m.layerInputSize(0) : -1;
         long features = data.test().features().size(1);
@@ -51,13 +56,13 @@ final class EvaluateCommand implements Callable<Integer> {
             throw new IllegalArgumentException("MODEL " + model + " takes " + inputs + " inputs; --dataset " + dataset + " has "
                     + features + " per example");
         }
-        double accuracy = DpSgdTrainer.accuracy(net, data.test());
-        System.out.printf("test accuracy %.4f on %s (%d examples)%n", accuracy, dataset, data.test().size());
+        Cli.TestAccuracy accuracy = Cli.TestAccuracy.of(net, data);
+        System.out.printf("test accuracy %s on %s (%d examples)%n", accuracy.console(), dataset, data.test().size());
         if (json) {
             Map<String, Object> j = new LinkedHashMap<>();
-            j.put("test_accuracy", accuracy);
+            j.put("test_accuracy", accuracy.release());
             j.put("dataset", dataset);
-            j.put("examples", data.test().size());
+            j.put("examples", data.publicTest() ? data.test().size() : null); // a private split's size is the operator's too
             j.put("model_path", model.toString());
             Cli.printJsonLine(System.out, j);
         }

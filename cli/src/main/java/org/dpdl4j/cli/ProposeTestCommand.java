@@ -9,7 +9,6 @@ import org.dpdl4j.accounting.PrivacyGuarantee;
 import org.dpdl4j.accounting.Accountants;
 import org.dpdl4j.accounting.PrivacyAccountant;
 import org.dpdl4j.datasets.TrainTest;
-import org.dpdl4j.dpsgd.DpSgdTrainer;
 import org.dpdl4j.tuning.Trials;
 import org.dpdl4j.tuning.DpSgdMechanism;
 import org.dpdl4j.tuning.HyperparameterSpace;
@@ -117,7 +116,7 @@ final class ProposeTestCommand extends TuningCommand {
         this.template = template;
         this.tuner = tuner;
         run(tuning); // on --resume the (non-private) utilities are computed again
-        System.out.printf("selected %s | final model test accuracy %.4f%n", selected, report.testAccuracy());
+        System.out.printf("selected %s | final model test accuracy %s%n", selected, testAccuracy.console());
         System.out.printf("epsilon at delta %s: total %.4f (%s) | RDP %.4f, advanced composition + RDP %.4f | selection loop alone "
                         + "%.4f (T_max = %d iterations) | final run alone %.4f%n", t.delta, report.epsilonTotal(),
                 report.epsilonTotal() == report.epsilonTotalRdp() ? "RDP" : "advanced composition, delta split in halves",
@@ -134,6 +133,7 @@ final class ProposeTestCommand extends TuningCommand {
     private DpSgdMechanism template;
     private ProposeTestTuner tuner;
     private TuningReports.ProposeTest report;
+    private Cli.TestAccuracy testAccuracy;
     private List<String> notes;
     private org.dpdl4j.tuning.Candidate selected;
     private List<String> operatorNotes;
@@ -149,14 +149,16 @@ final class ProposeTestCommand extends TuningCommand {
         double viaAdvanced = org.dpdl4j.accounting.AdvancedComposition.epsilon(tuner.maxIterations(), epsilon0, delta / 2) + acc.epsilon(finalRun, delta / 2);
         double best = Math.min(total.epsilon(), viaAdvanced);
         Release release = r.release();
-        double testAccuracy = DpSgdTrainer.accuracy(release.model(), data.test());
+        testAccuracy = Cli.TestAccuracy.of(release.model(), data);
         report = new TuningReports.ProposeTest("propose-test", release.candidate().toMap(), release.score(),
-                TuningReports.RunSettings.of(template, release.candidate()), testAccuracy, best, total.epsilon(), viaAdvanced,
+                TuningReports.RunSettings.of(template, release.candidate()), testAccuracy.release(), best, total.epsilon(), viaAdvanced,
                 loop.epsilon(), fin.epsilon(), delta, tuner.maxIterations(), partitions, granularity, epsilon0, lowerUtility,
                 noiseMultiplier, provenance(space, data.trainExamples().size(), release.notes(), release.event()));
         notes = release.notes();
         selected = release.candidate();
         operatorNotes = r.operatorRecord().notes();
-        return TuningOutput.stage(out, model, report, null, withExecutorRecord(r.operatorRecord().toMap()));
+        Map<String, Object> operator = withExecutorRecord(r.operatorRecord().toMap());
+        testAccuracy.addTo(operator);
+        return TuningOutput.stage(out, model, report, null, operator);
     }
 }

@@ -13,7 +13,6 @@ import org.dpdl4j.accounting.RepeatAndSelectEvent;
 import org.dpdl4j.accounting.RepetitionDistribution;
 import org.dpdl4j.accounting.SelfComposedEvent;
 import org.dpdl4j.datasets.TrainTest;
-import org.dpdl4j.dpsgd.DpSgdTrainer;
 import org.dpdl4j.tuning.Trials;
 import org.dpdl4j.tuning.Candidate;
 import org.dpdl4j.tuning.DpSgdMechanism;
@@ -106,7 +105,7 @@ class RandomSearchCommand extends TuningCommand {
         PrivacyGuarantee single = acc.guarantee(result.baseEvent(), t.delta);
         System.out.printf("best: %s | validation score %s | test accuracy %s%n", release.candidate(),
                 release.score() == null ? "n/a" : String.format("%.4f", release.score()),
-                report.testAccuracy() == null ? "n/a (no model)" : String.format("%.4f", report.testAccuracy()));
+                testAccuracy == null ? "n/a (no model)" : testAccuracy.console());
         System.out.printf("epsilon at delta %s:  one run %.4f | whole tuning %.4f (the honest number, RDP order %s)%n", t.delta,
                 single.epsilon(), total.epsilon(), total.order());
         if (report.adaptivity() != null) {
@@ -129,6 +128,7 @@ class RandomSearchCommand extends TuningCommand {
     private TuningResult result;
     private TuningReports.RandomSearch report;
     private double naive;
+    private Cli.TestAccuracy testAccuracy;
 
     /** The release: tuning.json (the report), trials.json with --reveal-trials, and the operator record. */
     private StagedRelease stage(Path out, TuningResult r, PrivateModel model, TrainTest data, HyperparameterSpace hs,
@@ -137,7 +137,7 @@ class RandomSearchCommand extends TuningCommand {
         Release release = r.release();
         PrivacyGuarantee total = acc.guarantee(release.event(), t.delta);
         PrivacyGuarantee single = acc.guarantee(r.baseEvent(), t.delta);
-        Double testAccuracy = release.model() != null ? DpSgdTrainer.accuracy(release.model(), data.test()) : null;
+        testAccuracy = release.model() != null ? Cli.TestAccuracy.of(release.model(), data) : null;
         TuningReports.Adaptivity adaptivity = null;
         if (hypo() != null && !release.trialsRevealed()) {
             double random = acc.epsilon(new RepeatAndSelectEvent(r.baseEvent(), k), t.delta);
@@ -148,11 +148,14 @@ class RandomSearchCommand extends TuningCommand {
         naive = r.repetitions() == 0 ? 0 : acc.epsilon(new SelfComposedEvent(r.baseEvent(), r.repetitions()), t.delta);
         report = new TuningReports.RandomSearch(hypo() != null ? "dp-hypo" : "random-search",
                 release.candidate().toMap(), release.score(), release.repetitions(), TuningReports.RunSettings.of(mechanism,
-                release.candidate()), testAccuracy, total.epsilon(), single.epsilon(), adaptivity, t.delta, total.order(),
+                release.candidate()), testAccuracy == null ? null : testAccuracy.release(), total.epsilon(), single.epsilon(), adaptivity, t.delta, total.order(),
                 k.describe(), k.mean(), noiseMultiplier, score, release.trialsRevealed(),
                 provenance(hs, data.trainExamples().size(), release.notes(), release.event()));
         Map<String, Object> operator = withExecutorRecord(r.operatorRecord().toMap());
         operator.put("epsilon_naive_composition", naive);
+        if (testAccuracy != null) {
+            testAccuracy.addTo(operator);
+        }
         operator.put("train_split_size", mechanism.train().size());
         operator.put("validation_split_size", mechanism.validation().size());
         return TuningOutput.stage(out, model, report, release.trialsRevealed() ? release.trialMaps() : null, operator);

@@ -11,7 +11,6 @@ import org.dpdl4j.accounting.PrivacyAccountant;
 import org.dpdl4j.accounting.RepetitionDistribution;
 import org.dpdl4j.accounting.SubsampledTuningEvent;
 import org.dpdl4j.datasets.TrainTest;
-import org.dpdl4j.dpsgd.DpSgdTrainer;
 import org.dpdl4j.tuning.Trials;
 import org.dpdl4j.tuning.DpSgdMechanism;
 import org.dpdl4j.tuning.Extrapolation;
@@ -174,7 +173,7 @@ final class SubsampledCommand extends TuningCommand {
         double ours = cost.tuningGradients() + cost.finalGradients();
         double secondsPerGradient = (cost.tuningSeconds() + cost.finalSeconds()) / ours;
         System.out.printf("tuned on X1: best %s; final run with %s%n", r.tuned(), r.transferred());
-        System.out.printf("final model test accuracy %.4f%n", report.testAccuracy());
+        System.out.printf("final model test accuracy %s%n", testAccuracy.console());
         System.out.printf("epsilon at delta %s: whole procedure %.4f (variant %d, RDP order %s) | baseline: the same search on all "
                         + "the data (Papernot & Steinke 2022) %.4f | one run %.4f%n", t.delta, total.epsilon(), v.number(),
                 total.order(), baseline.epsilon(), single.epsilon());
@@ -196,6 +195,7 @@ final class SubsampledCommand extends TuningCommand {
     private DpSgdMechanism template;
     private SubsampledTuningResult result;
     private TuningReports.Subsampled report;
+    private Cli.TestAccuracy testAccuracy;
 
     /** The release: tuning.json (the report) and the operator record, with the baseline's estimated time. */
     private StagedRelease stage(Path out, SubsampledTuningResult r, PrivateModel model, TrainTest data, double q) throws IOException {
@@ -204,17 +204,18 @@ final class SubsampledCommand extends TuningCommand {
         PrivacyGuarantee total = acc.guarantee(release.event(), t.delta);
         PrivacyGuarantee baseline = acc.guarantee(r.baselineEvent(), t.delta);
         PrivacyGuarantee single = acc.guarantee(Trials.finalRunEvent(space, template), t.delta);
-        double testAccuracy = DpSgdTrainer.accuracy(release.model(), data.test());
+        testAccuracy = Cli.TestAccuracy.of(release.model(), data);
         SubsampledTuningResult.Compute cost = r.compute();
         double secondsPerGradient = (cost.tuningSeconds() + cost.finalSeconds()) / (cost.tuningGradients() + cost.finalGradients());
         result = r;
         report = new TuningReports.Subsampled("subsampled", subsample.variant().number(), subsample.tuneFraction,
                 release.candidate().toMap(), release.score(), r.extrapolation(), r.transferred().toMap(),
-                TuningReports.RunSettings.of(template, r.transferred()), testAccuracy, total.epsilon(), baseline.epsilon(),
+                TuningReports.RunSettings.of(template, r.transferred()), testAccuracy.release(), total.epsilon(), baseline.epsilon(),
                 single.epsilon(), t.delta, total.order(), k.describe(), k.mean(), noiseMultiplier, q,
                 provenance(space, data.trainExamples().size(), release.notes(), release.event()));
         Map<String, Object> operator = withExecutorRecord(r.operatorRecord().toMap());
         operator.put("baseline_seconds_estimated", cost.baselineGradients() * secondsPerGradient);
+        testAccuracy.addTo(operator);
         return TuningOutput.stage(out, model, report, null, operator);
     }
 }

@@ -14,7 +14,6 @@ import org.dpdl4j.datasets.LabeledData;
 import org.dpdl4j.datasets.TrainTest;
 import org.dpdl4j.dpsgd.DpSgdConfig;
 import org.dpdl4j.dpsgd.DpSgdSettings;
-import org.dpdl4j.dpsgd.DpSgdTrainer;
 import org.dpdl4j.dpsgd.PrivateTraining;
 import org.dpdl4j.dpsgd.StepInfo;
 import org.dpdl4j.models.FeatureStatistics;
@@ -151,7 +150,7 @@ final class TrainCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--checkpoint-every must be >= 1 step, got " + checkpointEvery);
         }
         t.checkRunSettings();
-        dataNorm.check(t.modelName(), t.nonPrivate);
+        dataNorm.check(t.modelName(), t.nonPrivate, true);
         if (noiseMultiplier != null && targetEpsilon != null) {
             throw new IllegalArgumentException("give --noise-multiplier or --target-epsilon, not both");
         }
@@ -170,7 +169,12 @@ final class TrainCommand implements Callable<Integer> {
         });
         // with --data-normalisation: a ScatterNet whose statistics PrivateTraining releases after the charge and the
         // step-0 checkpoint (a kill before the release leaves a checkpoint that releases them on --resume)
-        Model net = Models.byName(t.modelName(), t.modelOptions(data).withFeatures(placeholderStatistics(data)));
+        boolean scatterNet = t.modelName().startsWith("scatternet-");
+        Model net = Models.byName(t.modelName(), t.modelOptions(data).withFeatures(scatterNet ? placeholderStatistics(data) : null));
+        if (dataNorm.on() && !scatterNet) { // the input standardised by statistics released in the run
+            net = Models.withStandardizedInput((org.deeplearning4j.nn.multilayer.MultiLayerNetwork) net,
+                    (data.train() != null ? data.train() : data.test()).channels());
+        }
         PrivateTraining training = PrivateTraining.of(net, data.trainExamples()).settings(settings).input(input(data))
                 .provenance(new PrivateTraining.Provenance(t.dataset, data.digest(), t.imageSize, t.modelName(), t.activation,
                         t.weightSeed())).workers(Reporting.configureWorkers(workers));
@@ -361,7 +365,7 @@ final class TrainCommand implements Callable<Integer> {
         }
         double seconds = (System.nanoTime() - start) / 1e9;
         Map<String, Object> configuration = release.configuration();
-        double testAccuracy = DpSgdTrainer.accuracy(release.network(), data.test());
+        Cli.TestAccuracy testAccuracy = Cli.TestAccuracy.of(release.network(), data);
         if (sums != null) { // what the cluster did: operator-only, never released
             Map<String, Object> record = new LinkedHashMap<>();
             Map<String, Object> executor = new LinkedHashMap<>(cluster.operatorSummary());
@@ -375,8 +379,8 @@ final class TrainCommand implements Callable<Integer> {
         }
         PrivacyGuarantee g = release.guarantee();
         Path modelPath = out.resolve(PrivateModel.MODEL_FILE);
-        System.out.printf("test accuracy %.4f | epsilon %.4f at delta %s (%s) | %s steps, %.1f s, %.0f examples/s%n",
-                testAccuracy, g.epsilon(), g.delta(), AccountCommand.AccountantOption.how(g), configuration.get("steps"),
+        System.out.printf("test accuracy %s | epsilon %.4f at delta %s (%s) | %s steps, %.1f s, %.0f examples/s%n",
+                testAccuracy.console(), g.epsilon(), g.delta(), AccountCommand.AccountantOption.how(g), configuration.get("steps"),
                 seconds, last[0] != null ? last[0].examplesPerSecond() : Double.NaN);
         if (!g.warning().isEmpty()) {
             System.out.println("warning: " + g.warning());
@@ -384,7 +388,7 @@ final class TrainCommand implements Callable<Integer> {
         System.out.println("model: " + modelPath + "  privacy: " + out.resolve(PrivateModel.SIDECAR_FILE));
         if (t.json) {
             Map<String, Object> j = new LinkedHashMap<>();
-            j.put("test_accuracy", testAccuracy);
+            j.put("test_accuracy", testAccuracy.release()); // null on a private test split
             j.put("epsilon", g.epsilon());
             j.put("delta", g.delta());
             j.put("rdp_order", Double.isNaN(g.order()) ? null : g.order());

@@ -99,6 +99,11 @@ final class TrainingOptions {
     @Option(names = "--image-size", defaultValue = "28x28x1", description = "HxWxC for folder: datasets (default ${DEFAULT-VALUE}).")
     String imageSize;
 
+    @Option(names = "--public-test", description = {"Declare the data set's test split public (nobody's private data), so that "
+            + "the model's exact test accuracy is released (tuning.json, the --json line). Without it only mnist, fashion-mnist "
+            + "and cifar10 have a public test split: on a folder:'s or shards:' the accuracy is printed for the operator only."})
+    boolean publicTest;
+
     @Option(names = "--output", description = "Output directory (default runs/<command>-<dataset>-<time>); checked before anything runs.")
     Path output;
 
@@ -138,8 +143,13 @@ final class TrainingOptions {
                     + "only (this command holds the data in memory): give the data set they were packed from");
         }
         int[] hwc = parseImageSize(imageSize);
-        return Datasets.load(dataset, DatasetCache.root(), hwc[0], hwc[1], hwc[2], weightSeed(),
-                w -> System.err.println("warning: " + w));
+        return declared(Datasets.load(dataset, DatasetCache.root(), hwc[0], hwc[1], hwc[2], weightSeed(),
+                w -> System.err.println("warning: " + w)));
+    }
+
+    /** The data with its test split declared public if --public-test says so. */
+    private TrainTest declared(TrainTest data) {
+        return publicTest ? data.withPublicTest(true) : data;
     }
 
     /**
@@ -148,8 +158,8 @@ final class TrainingOptions {
      */
     TrainTest loadReadByIndex() throws IOException {
         int[] hwc = parseImageSize(imageSize);
-        return Datasets.loadReadByIndex(dataset, DatasetCache.root(), hwc[0], hwc[1], hwc[2], weightSeed(),
-                w -> System.err.println("warning: " + w));
+        return declared(Datasets.loadReadByIndex(dataset, DatasetCache.root(), hwc[0], hwc[1], hwc[2], weightSeed(),
+                w -> System.err.println("warning: " + w)));
     }
 
     /** The model name: --model, else the dataset's default. */

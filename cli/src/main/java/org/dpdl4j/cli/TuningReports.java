@@ -82,7 +82,8 @@ final class TuningReports {
      * @param best             the best candidate (the data-independent default when K = 0)
      * @param bestScore        its noisy validation score, or null when there is none
      * @param repetitions      the realised K, only with --reveal-trials (then charged for)
-     * @param testAccuracy     the released model's test accuracy, or null when no model was trained
+     * @param testAccuracy     the released model's test accuracy, or null when no model was trained or the test split is
+     *                         private (then in the operator record)
      * @param adaptivity       DP-HyPO's extra cost, or null for random search or revealed trials
      * @param rdpOrder         the RDP order of the conversion (NaN for an accountant that does not use RDP)
      * @param score            the scoring: private-validation or public-holdout
@@ -118,7 +119,7 @@ final class TuningReports {
     @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
     record Subsampled(String tuner, int variant, double tuneFraction, Map<String, Object> best,
                       @JsonInclude(JsonInclude.Include.ALWAYS) Double bestScore, String extrapolation,
-                      Map<String, Object> finalCandidate, RunSettings bestRun, double testAccuracy, double epsilonTotal,
+                      Map<String, Object> finalCandidate, RunSettings bestRun, Double testAccuracy, double epsilonTotal,
                       double epsilonBaseline, double epsilonSingleRun, double delta, double rdpOrder, String distribution,
                       double expectedRepetitions, Double noiseMultiplier, double samplingRate,
                       @JsonUnwrapped Provenance provenance) {
@@ -132,7 +133,7 @@ final class TuningReports {
      */
     @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
     record ProposeTest(String tuner, Map<String, Object> best, @JsonInclude(JsonInclude.Include.ALWAYS) Double bestScore,
-                       RunSettings bestRun, double testAccuracy, double epsilonTotal, double epsilonTotalRdp,
+                       RunSettings bestRun, Double testAccuracy, double epsilonTotal, double epsilonTotalRdp,
                        double epsilonTotalAdvancedComposition, double epsilonSelectionLoop, double epsilonFinalRun, double delta,
                        int maxIterations, int partitions, double granularity, double epsilon0, double lowerUtility, Double noiseMultiplier,
                        @JsonUnwrapped Provenance provenance) {

@@ -278,14 +278,14 @@ class CliTest {
         java.util.List<String> keys = new java.util.ArrayList<>(java.util.List.of("dataset", "best", "best_score", "tuner", "space",
                 "repetitions"));
         keys.addAll(org.dpdl4j.dpsgd.DpSgdSettings.KEYS);
-        keys.addAll(java.util.List.of("validation_fraction", "score_noise", "ledger_charge"));
+        keys.addAll(java.util.List.of("validation_fraction", "score_noise"));
         assertEquals(keys, java.util.List.copyOf(sidecar.keySet()));
         assertEquals(Reporting.JSON.convertValue(j.get("best"), java.util.Map.class), sidecar.get("best"));
         assertEquals(j.get("noise_multiplier").asDouble(), ((Number) sidecar.get("noise_multiplier")).doubleValue(), 0);
         assertEquals(2.0, sidecar.get("target_epsilon"));
         assertEquals("random-search", sidecar.get("tuner"));
         assertEquals(java.util.List.of("learning_rate=cat:0.5,1.0"), sidecar.get("space")); // lr: the older name
-        assertEquals(1, ((Number) sidecar.get("ledger_charge")).intValue());
+        assertTrue(!sidecar.containsKey("ledger_charge"), "a ledger entry's number counts earlier trials: not released");
         // score_noise is the standard deviation of the released validation accuracy (--score-noise, default 0.005): the
         // count of correct predictions on the f·n validation examples carries Gaussian noise of score_noise·f·n, which is
         // the noise multiplier of the event's Gaussian (a count's sensitivity is 1)
@@ -1101,8 +1101,9 @@ class CliTest {
         String[] common = {"train", "--epochs", "0.02", "--batch-size", "256", "--target-epsilon", "3", "--accountant", "rdp", "--seed", "4", "--no-progress",
                 "--json", "--output"};
         Run fromMnist = run(concat(concat(common, tmp.resolve("a").toString()), "--dataset", "mnist"));
-        Run fromShards = run(concat(concat(common, tmp.resolve("b").toString()), "--dataset", "shards:" + shards));
+        Run fromShards = run(concat(concat(common, tmp.resolve("b").toString()), "--dataset", "shards:" + shards, "--public-test"));
         assertEquals(0, fromShards.status(), fromShards.err());
+        // shards' test split is private unless declared: these hold MNIST's, declared public, so its accuracy is released
         assertEquals(fromMnist.lastJson().get("test_accuracy"), fromShards.lastJson().get("test_accuracy"));
         MultiLayerNetwork a = ModelSerializer.restoreMultiLayerNetwork(tmp.resolve("a").resolve("model.zip").toFile());
         MultiLayerNetwork b = ModelSerializer.restoreMultiLayerNetwork(tmp.resolve("b").resolve("model.zip").toFile());
@@ -1127,6 +1128,8 @@ class CliTest {
         Run resumed = run("train", "--resume", out.toString(), "--no-progress", "--json");
         assertEquals(0, resumed.status(), resumed.err());
         assertEquals(fromShards.lastJson().get("steps"), resumed.lastJson().get("steps"));
+        assertTrue(resumed.lastJson().get("test_accuracy").isNull() && resumed.out().contains("[operator: on a private test split"),
+                "shards' test split, not declared public: its accuracy is not released: " + resumed.lastJson());
         try (org.dpdl4j.release.PrivacyLedger l = org.dpdl4j.release.PrivacyLedger.inspect(ledger)) {
             assertEquals(1, l.entries().stream().filter(e -> e.kind() == org.dpdl4j.release.PrivacyLedger.Kind.CHARGE).count());
             assertEquals(1, l.entries().stream().filter(e -> e.kind() == org.dpdl4j.release.PrivacyLedger.Kind.RELEASE).count());

@@ -40,7 +40,8 @@ public final class Cifar10 {
                     + "version (cifar-10-binary.tar.gz) and put data_batch_1.bin .. data_batch_5.bin and test_batch.bin there");
         }
         String[] trainFiles = {"data_batch_1.bin", "data_batch_2.bin", "data_batch_3.bin", "data_batch_4.bin", "data_batch_5.bin"};
-        return new TrainTest("cifar10", read(directory, trainFiles), read(directory, new String[]{"test_batch.bin"}));
+        return new TrainTest("cifar10", read(directory, trainFiles), read(directory, new String[]{"test_batch.bin"}))
+                .withPublicTest(true); // the published test batch
     }
 
     private static LabeledData read(Path dir, String[] names) throws IOException {

@@ -10,7 +10,7 @@ record IdxDataset(String name, String suffix, String trainImagesSha, String trai
     TrainTest load(Path dir) throws IOException {
         LabeledData train = part(dir, "train", 60_000, trainImagesSha, trainLabelsSha);
         LabeledData test = part(dir, "t10k", 10_000, testImagesSha, testLabelsSha);
-        return new TrainTest(name, train, test);
+        return new TrainTest(name, train, test).withPublicTest(true); // the published, verified test files
     }
 
     private LabeledData part(Path dir, String prefix, int n, String imagesSha, String labelsSha) throws IOException {

@@ -29,8 +29,11 @@ import org.nd4j.linalg.factory.Nd4j;
  * A user's own images: a directory with one sub-directory per class (the sub-directory's name is the label, classes
  * sorted by name), each image decoded by DataVec's {@link NativeImageLoader}, resized to height×width with the given
  * channel count, pixels scaled to [0, 1]. If the directory has {@code train/} and {@code test/} sub-directories they are
- * used as the split (a test class that {@code train/} lacks is refused); otherwise a seeded 20 % of the images are held
- * out as the test set.
+ * used as the split (a test class that {@code train/} lacks is refused); otherwise each image is held out for the test
+ * set with probability {@link #TEST_FRACTION} = 0.2, decided by a keyed hash of the seed, its class and its bytes alone
+ * ({@link Splits#byKey}): adding or removing one image moves no other image between the parts, so two folders that differ
+ * by one image train on sets that differ by at most that image (a seeded permutation of all the images would move a
+ * third of them). The test set's size is random (binomial).
  *
  * <p>Differential privacy counts examples, so each image counts once: every file's SHA-256 is taken, and a file whose
  * bytes equal an earlier one's (a copy, a hard or symbolic link) is counted once, with a warning naming both (the same
@@ -47,6 +50,8 @@ import org.nd4j.linalg.factory.Nd4j;
 public final class ImageFolder {
     /** The largest height or width an image is resized to. */
     public static final int MAX_SIDE = 4096;
+    /** The probability that an image of a folder without {@code train/} and {@code test/} is held out for the test set. */
+    public static final double TEST_FRACTION = 0.2;
     private static final Set<String> EXTENSIONS = Set.of(NativeImageLoader.ALLOWED_FORMATS);
 
     private ImageFolder() {
@@ -59,7 +64,7 @@ public final class ImageFolder {
      * @param height    target height in pixels, in [1, {@link #MAX_SIDE}]
      * @param width     target width in pixels, in [1, {@link #MAX_SIDE}]
      * @param channels  1 (grey) or 3 (colour)
-     * @param seed      seed of the held-out 20 % test split (unused when the folder has {@code train/} and {@code test/})
+     * @param seed      key of the per-image test split (unused when the folder has {@code train/} and {@code test/})
      * @return the training and test images as float32 [n, c·h·w] (NCHW) in [0, 1] with one-hot labels, named
      *         {@code folder:DIRECTORY}, with the folder's SHA-256 digest
      * @throws IllegalArgumentException on a size or channel count outside the ranges
@@ -77,7 +82,7 @@ public final class ImageFolder {
      * @param height    target height in pixels, in [1, {@link #MAX_SIDE}]
      * @param width     target width in pixels, in [1, {@link #MAX_SIDE}]
      * @param channels  1 (grey) or 3 (colour)
-     * @param seed      seed of the held-out 20 % test split (unused when the folder has {@code train/} and {@code test/})
+     * @param seed      key of the per-image test split (unused when the folder has {@code train/} and {@code test/})
      * @param warnings  receives one sentence per duplicate image left out
      * @return the training and test images as float32 [n, c·h·w] (NCHW) in [0, 1] with one-hot labels, named
      *         {@code folder:DIRECTORY}, with the folder's SHA-256 digest
@@ -111,13 +116,15 @@ public final class ImageFolder {
      * @param height    target height in pixels, in [1, {@link #MAX_SIDE}]
      * @param width     target width in pixels, in [1, {@link #MAX_SIDE}]
      * @param channels  1 (grey) or 3 (colour)
-     * @param seed      seed of the held-out 20 % test split (unused when the folder has {@code train/} and {@code test/})
+     * @param seed      key of the per-image test split (unused when the folder has {@code train/} and {@code test/})
      * @param warnings  receives one sentence per duplicate image left out
      * @return the test images in memory, as {@code load} gives them, and the training images read by index (float32
      *         [k, c·h·w] per read), with the folder's SHA-256 digest
      * @throws IllegalArgumentException as {@code load}
-     * @throws InvalidDatasetException  as {@code load}, for the test images; a training image that cannot be decoded, or
-     *                                  that changed since the folder was indexed, is refused when it is read
+     * @throws InvalidDatasetException  as {@code load}, for the test images; a training image that changed since the folder
+     *                                  was indexed is refused when it is read, and one that cannot be decoded is read as
+     *                                  NaN pixels, so that DP-SGD gives it factor 0 (it adds nothing) rather than stop a
+     *                                  run that was charged
      * @throws IOException              if a file or directory cannot be read
      */
     public static TrainTest open(Path directory, int height, int width, int channels, long seed, Consumer<String> warnings)
@@ -140,7 +147,7 @@ public final class ImageFolder {
      * @param height    target height in pixels, in [1, {@link #MAX_SIDE}]
      * @param width     target width in pixels, in [1, {@link #MAX_SIDE}]
      * @param channels  1 (grey) or 3 (colour)
-     * @param seed      seed of the held-out 20 % test split (unused when the folder has {@code train/} and {@code test/})
+     * @param seed      key of the per-image test split (unused when the folder has {@code train/} and {@code test/})
      * @param warnings  receives one sentence per duplicate image left out
      * @return the data set as {@code load} gives it, or as {@code open} gives it when it does not fit
      * @throws IllegalArgumentException as {@code load}
@@ -201,7 +208,8 @@ public final class ImageFolder {
         List<String> classes = classes(directory);
         List<Image> images = list(root, directory, classes, seen, labelOf, warnings, null);
         images.forEach(i -> identity.add("all " + i.label + " " + i.sha256));
-        int[][] parts = LabeledData.splitIndices(images.size(), 0.2, seed); // LabeledData.split's parts, as load() splits
+        // each image's own part, from its class and bytes: one image added or removed moves no other (a permutation would)
+        int[][] parts = Splits.byKey(images.stream().map(i -> i.label + " " + i.sha256).toList(), TEST_FRACTION, seed);
         return new Index(name, Arrays.stream(parts[0]).mapToObj(images::get).toList(),
                 Arrays.stream(parts[1]).mapToObj(images::get).toList(), classes.size(), digest(identity, height, width, channels));
     }
@@ -393,7 +401,7 @@ public final class ImageFolder {
 
         /**
          * @throws IllegalArgumentException if an index is outside [0, n) or the indices are not ascending, or an image
-         *                                  changed since the folder was indexed or cannot be decoded
+         *                                  changed since the folder was indexed (one that cannot be decoded reads as NaN)
          * @throws java.io.UncheckedIOException if a file cannot be read
          */
         @Override
@@ -409,7 +417,13 @@ public final class ImageFolder {
                         throw new InvalidDatasetException("image folder " + dir + ": " + image.file + " changed since the folder "
                                 + "was indexed (its SHA-256 differs); the data set is not the one the run was planned on");
                     }
-                    features.putRow(k, pixels(dir, image, loaders.get(), bytes, h, w, c));
+                    INDArray x;
+                    try {
+                        x = pixels(dir, image, loaders.get(), bytes, h, w, c);
+                    } catch (InvalidDatasetException undecodable) { // one image's content must not stop a charged run:
+                        x = Nd4j.valueArrayOf(new long[]{1, (long) c * h * w}, Float.NaN); // not finite, so it adds nothing
+                    }
+                    features.putRow(k, x);
                 } catch (InvalidDatasetException e) {
                     throw new IllegalArgumentException(e.getMessage(), e);
                 } catch (IOException e) {

@@ -333,38 +333,6 @@ public record LabeledData(INDArray features, INDArray labels, int channels, int 
     }
 
     /**
-     * A seeded split into (train, validation): the validation part holds round(fraction·n) examples
-     * drawn uniformly at random without replacement.
-     *
-     * @param validationFraction the share of examples for validation, in [0, 1)
-     * @param seed               the seed of the permutation; any value
-     * @return the two parts (copies), each in ascending row order
-     * @throws IllegalArgumentException if the fraction is out of range
-     */
-    public Split split(double validationFraction, long seed) {
-        if (!(validationFraction >= 0 && validationFraction < 1)) {
-            throw new IllegalArgumentException("validationFraction must be in [0, 1), got " + validationFraction);
-        }
-        int[][] parts = splitIndices(size(), validationFraction, seed);
-        return new Split(rows(parts[0]), rows(parts[1]));
-    }
-
-    /**
-     * The indices of {@link #split}'s two parts for n examples: {training, validation}, each ascending.
-     *
-     * @param validationFraction in [0, 1) (not checked here)
-     */
-    static int[][] splitIndices(int n, double validationFraction, long seed) {
-        int[] perm = permutation(n, seed);
-        int v = (int) Math.round(validationFraction * n);
-        int[] valIdx = Arrays.copyOfRange(perm, 0, v);
-        int[] trainIdx = Arrays.copyOfRange(perm, v, perm.length);
-        Arrays.sort(valIdx);
-        Arrays.sort(trainIdx);
-        return new int[][]{trainIdx, valIdx};
-    }
-
-    /**
      * A train/validation pair.
      *
      * @param train      the examples to train on

@@ -36,8 +36,11 @@ public final class PackedExamples implements ExampleSource {
     private final long[][] shapes;
     private final long[] lengths;
     private final long recordValues;
+    /** A 64-bit hash of each record's bytes, in record order (equal records, equal hashes). */
+    private final long[] digests;
 
-    private PackedExamples(Path file, boolean temporary, FileChannel channel, int size, DataType type, long[][] shapes) {
+    private PackedExamples(Path file, boolean temporary, FileChannel channel, int size, DataType type, long[][] shapes, long[] digests) {
+        this.digests = digests;
         this.file = file;
         this.temporary = temporary;
         this.channel = channel;
@@ -102,6 +105,14 @@ public final class PackedExamples implements ExampleSource {
             long count = 0;
             long at = 0;
             int index = 0;
+            long[][] digests = {new long[1024]};
+            int[] digested = {0};
+            java.util.function.LongConsumer digest = h -> {
+                if (digested[0] == digests[0].length) {
+                    digests[0] = Arrays.copyOf(digests[0], Math.max(16, digests[0].length * 2));
+                }
+                digests[0][digested[0]++] = h;
+            };
             while (data.hasNext()) {
                 DataSet ds = data.next();
                 INDArray[] arrays = {ds.getFeatures(), ds.getLabels(), ds.getFeaturesMaskArray(), ds.getLabelsMaskArray()};
@@ -118,7 +129,7 @@ public final class PackedExamples implements ExampleSource {
                             + "feature mask, label mask) " + Arrays.deepToString(perExampleShapes(arrays)) + ", DataSet 0 has "
                             + Arrays.deepToString(shapes) + ": every DataSet must have the same");
                 }
-                at += write(channel, at, arrays, type);
+                at += write(channel, at, arrays, type, digest);
                 count += arrays[0].size(0);
                 index++;
             }
@@ -126,7 +137,7 @@ public final class PackedExamples implements ExampleSource {
                 throw new IllegalArgumentException("the DataSetIterator must hold between 1 and " + Integer.MAX_VALUE
                         + " examples, got " + count);
             }
-            return new PackedExamples(file, temporary, channel, (int) count, type, shapes);
+            return new PackedExamples(file, temporary, channel, (int) count, type, shapes, Arrays.copyOf(digests[0], digested[0]));
         } catch (IOException | RuntimeException e) {
             try {
                 if (channel != null) {
@@ -151,8 +162,9 @@ public final class PackedExamples implements ExampleSource {
         return shapes;
     }
 
-    /** Writes a DataSet's k records at {@code at}; returns the bytes written. */
-    private static long write(FileChannel channel, long at, INDArray[] arrays, DataType type) throws IOException {
+    /** Writes a DataSet's k records at {@code at}, handing each record's hash to {@code digest}; returns the bytes written. */
+    private static long write(FileChannel channel, long at, INDArray[] arrays, DataType type, java.util.function.LongConsumer digest)
+            throws IOException {
         int k = (int) arrays[0].size(0);
         int width = type.width();
         long[] values = new long[arrays.length];
@@ -182,12 +194,105 @@ public final class PackedExamples implements ExampleSource {
                 }
             }
             out.flip();
+            digest.accept(hash(out));
             long position = at + (long) i * out.limit();
             while (out.hasRemaining()) {
                 position += channel.write(out, position);
             }
         }
         return (long) k * perRecord * width;
+    }
+
+    /** A 64-bit hash of a record's bytes (its position unchanged). */
+    private static long hash(ByteBuffer record) {
+        ByteBuffer b = record.duplicate().order(ByteOrder.LITTLE_ENDIAN);
+        long h = 0x2545F4914F6CDD1DL ^ b.remaining();
+        while (b.remaining() >= Long.BYTES) {
+            h = Long.rotateLeft((h ^ b.getLong()) * 0x9E3779B97F4A7C15L, 31);
+        }
+        while (b.hasRemaining()) {
+            h = Long.rotateLeft((h ^ b.get()) * 0x9E3779B97F4A7C15L, 31);
+        }
+        h ^= h >>> 33;
+        h *= 0xFF51AFD7ED558CCDL;
+        return h ^ (h >>> 33);
+    }
+
+    /**
+     * The records that repeat an earlier one: equal in every byte of features, labels and masks (what training reads).
+     * Records are grouped by their hash and every group is confirmed byte by byte (a collision of hashes is no repeat).
+     *
+     * @return the count of repeated records (n minus the distinct ones), the largest number of copies of one record, and
+     *         the first repeat with the record it repeats (−1 for both when nothing repeats)
+     * @throws UncheckedIOException if the file cannot be read
+     */
+    public Duplicates duplicates() {
+        Integer[] order = new Integer[size];
+        for (int i = 0; i < size; i++) {
+            order[i] = i;
+        }
+        Arrays.sort(order, (a, b) -> digests[a] != digests[b] ? Long.compare(digests[a], digests[b]) : Integer.compare(a, b));
+        int repeated = 0;
+        int largest = size == 0 ? 0 : 1;
+        int firstCopy = -1;
+        int firstOriginal = -1;
+        for (int from = 0; from < size; ) {
+            int to = from + 1;
+            while (to < size && digests[order[to]] == digests[order[from]]) {
+                to++;
+            }
+            if (to - from > 1) { // equal hashes: the records themselves, compared in index order
+                java.util.List<java.util.List<Integer>> groups = new java.util.ArrayList<>();
+                java.util.List<ByteBuffer> bytes = new java.util.ArrayList<>();
+                for (int k = from; k < to; k++) {
+                    ByteBuffer r = recordBytes(order[k]);
+                    int g = bytes.indexOf(r);
+                    if (g < 0) {
+                        bytes.add(r);
+                        groups.add(new java.util.ArrayList<>(java.util.List.of(order[k])));
+                    } else {
+                        groups.get(g).add(order[k]);
+                    }
+                }
+                for (java.util.List<Integer> g : groups) {
+                    repeated += g.size() - 1;
+                    largest = Math.max(largest, g.size());
+                    if (g.size() > 1 && (firstCopy < 0 || g.get(1) < firstCopy)) {
+                        firstCopy = g.get(1);
+                        firstOriginal = g.get(0);
+                    }
+                }
+            }
+            from = to;
+        }
+        return new Duplicates(repeated, largest, firstCopy, firstOriginal);
+    }
+
+    /**
+     * The records of a packed iterator that repeat others.
+     *
+     * @param repeated      the records that equal an earlier record (n minus the distinct records), ≥ 0
+     * @param largestGroup  the most copies of one record (1 when nothing repeats)
+     * @param firstCopy     the lowest index of a record equal to an earlier one, or −1
+     * @param firstOriginal the earlier record it equals, or −1
+     */
+    public record Duplicates(int repeated, int largestGroup, int firstCopy, int firstOriginal) {
+    }
+
+    /** Record i's bytes as written. */
+    private ByteBuffer recordBytes(int i) {
+        ByteBuffer record = ByteBuffer.allocate(Math.toIntExact(recordValues * type.width()));
+        try {
+            long at = (long) i * record.capacity();
+            while (record.hasRemaining()) {
+                if (channel.read(record, at + record.position()) < 0) {
+                    throw new IllegalArgumentException(file + ": ends before record " + i + " (it changed after it was written)");
+                }
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("could not read record " + i + " from " + file, e);
+        }
+        return record.flip();
     }
 
     /**

@@ -188,7 +188,7 @@ public final class PackedShards implements ExampleSource, java.io.Serializable {
                 if (s < firstShard || s >= endShard) {
                     continue; // outside the part: never read by it
                 }
-                String sha = sha256(dir, name);
+                String sha = sha256(dir, name, recordBytes, classes, (long) s * perShard); // and every label in range
                 if (!sha.equals(shard.get("sha256"))) {
                     throw refused(dir.describe(name), "SHA-256 " + sha + " differs from the manifest's " + shard.get("sha256")
                             + ": the shard changed after it was packed");
@@ -621,12 +621,37 @@ public final class PackedShards implements ExampleSource, java.io.Serializable {
         return String.format("shard-%05d.bin", s);
     }
 
-    private static String sha256(ShardStorage dir, String name) throws IOException {
+    /**
+     * A shard's SHA-256, read once; on the way each record's label is checked to be below the class count, so that a
+     * record a run could not read is refused when the shards are opened (before anything is charged), not mid-run.
+     *
+     * @throws IllegalArgumentException naming the shard and the record whose label is out of range
+     */
+    private static String sha256(ShardStorage dir, String name, long recordBytes, int classes, long firstRecord) throws IOException {
         try (InputStream in = dir.open(name)) {
             MessageDigest md = MessageDigest.getInstance("SHA-256");
             byte[] buf = new byte[1 << 20];
+            long at = 0; // bytes of the shard read so far
+            int low = -1; // a label's first byte, when the buffer ended between its two
             for (int r; (r = in.read(buf)) > 0; ) {
                 md.update(buf, 0, r);
+                for (int k = 0; k < r; k++) {
+                    long inRecord = (at + k) % recordBytes;
+                    if (inRecord == 0) {
+                        low = buf[k] & 0xFF;
+                    } else if (inRecord == 1) {
+                        int label = low | (buf[k] & 0xFF) << 8;
+                        if (label >= classes) {
+                            long record = firstRecord + (at + k) / recordBytes;
+                            throw new IllegalArgumentException(dir.describe(name) + ": record " + record + " has label " + label
+                                    + ", expected [0, " + classes + "): the shards are refused before anything is trained or "
+                                    + "charged (pack them again from the right data)");
+                        }
+                    } else {
+                        k += (int) Math.min(r - k - 1, recordBytes - inRecord - 1); // to the record's last byte
+                    }
+                }
+                at += r;
             }
             return HexFormat.of().formatHex(md.digest());
         } catch (NoSuchAlgorithmException e) {

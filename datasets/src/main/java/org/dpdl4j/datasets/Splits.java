@@ -44,6 +44,36 @@ public final class Splits {
     }
 
     /**
+     * Train and validation by each record's own key (an image file's SHA-256, say): a record goes to validation with
+     * probability {@code validationFraction}, decided by a keyed hash of the seed and its key alone, as {@link #byRecord}
+     * decides by its features and label. Adding or removing one record therefore moves no other record; equal keys land in
+     * the same part; the sizes are random (binomial). Reads no data.
+     *
+     * @param keys               one key per record, n of them, each non-null (the records' identities, in the data's order)
+     * @param validationFraction the probability that a record goes to validation, in [0, 1)
+     * @param seed               the key of the hash; any value (the same seed and keys give the same split)
+     * @return {training indices, validation indices}, each ascending, disjoint and together covering [0, n)
+     * @throws IllegalArgumentException if the fraction is out of range
+     * @throws NullPointerException     if a key is null
+     */
+    public static int[][] byKey(java.util.List<String> keys, double validationFraction, long seed) {
+        if (!(validationFraction >= 0 && validationFraction < 1)) {
+            throw new IllegalArgumentException("validationFraction must be in [0, 1), got " + validationFraction);
+        }
+        int[][] parts = new int[2][keys.size()];
+        int[] count = new int[2];
+        for (int i = 0; i < keys.size(); i++) {
+            long h = seed ^ 0x2545F4914F6CDD1DL;
+            for (byte b : keys.get(i).getBytes(java.nio.charset.StandardCharsets.UTF_8)) {
+                h = (h ^ b) * 0x9E3779B97F4A7C15L;
+            }
+            int p = new SplittableRandom(h).nextDouble() < validationFraction ? 1 : 0;
+            parts[p][count[p]++] = i;
+        }
+        return new int[][]{Arrays.copyOf(parts[0], count[0]), Arrays.copyOf(parts[1], count[1])};
+    }
+
+    /**
      * k disjoint parts by record, each example assigned by a keyed hash of its own features and label (as
      * {@link #byRecord}): adding or removing one example changes exactly one part. Part sizes are random (multinomial).
      * Reads the data once.

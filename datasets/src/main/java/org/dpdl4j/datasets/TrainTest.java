@@ -10,8 +10,13 @@ package org.dpdl4j.datasets;
  *                    images, {@link ImageFolder#digest}; packed shards, their training manifest's); null for a named
  *                    data set whose files are verified against known checksums
  * @param trainSource the training examples read by index ({@link PackedShards}) when {@code train} is null, else null
+ * @param publicTest  whether the test split is public, so that an exact score on it may be released: true for the
+ *                    named public data sets (MNIST, Fashion-MNIST, CIFAR-10, whose loaders verify the published files),
+ *                    false for every other (a folder of one's own images, packed shards, a caller's own data) unless
+ *                    declared by {@link #withPublicTest}
  */
-public record TrainTest(String name, LabeledData train, LabeledData test, String digest, ExampleSource trainSource) {
+public record TrainTest(String name, LabeledData train, LabeledData test, String digest, ExampleSource trainSource,
+                        boolean publicTest) {
     /**
      * Checks that the training examples are given in exactly one form.
      *
@@ -20,6 +25,7 @@ public record TrainTest(String name, LabeledData train, LabeledData test, String
      * @param test        test examples (never used for model selection)
      * @param digest      SHA-256 (hex) identifying the files read, or null for a named data set with verified files
      * @param trainSource the training examples read by index when {@code train} is null, else null
+     * @param publicTest  whether the test split is public (an exact score on it may be released)
      * @throws IllegalArgumentException unless exactly one of train and trainSource is given
      */
     public TrainTest {
@@ -30,7 +36,21 @@ public record TrainTest(String name, LabeledData train, LabeledData test, String
     }
 
     /**
-     * Training data in memory.
+     * Data whose test split is private (not a named public data set), in either form.
+     *
+     * @param name        the dataset's name
+     * @param train       training examples in memory, or null when they are read by index from {@code trainSource}
+     * @param test        test examples (never used for model selection), private
+     * @param digest      SHA-256 (hex) identifying the files read, or null
+     * @param trainSource the training examples read by index when {@code train} is null, else null
+     * @throws IllegalArgumentException unless exactly one of train and trainSource is given
+     */
+    public TrainTest(String name, LabeledData train, LabeledData test, String digest, ExampleSource trainSource) {
+        this(name, train, test, digest, trainSource, false);
+    }
+
+    /**
+     * Training data in memory, the test split private.
      *
      * @param name   the dataset's name (e.g. "mnist")
      * @param train  training examples in memory, not null
@@ -39,11 +59,12 @@ public record TrainTest(String name, LabeledData train, LabeledData test, String
      * @throws IllegalArgumentException if train is null
      */
     public TrainTest(String name, LabeledData train, LabeledData test, String digest) {
-        this(name, train, test, digest, null);
+        this(name, train, test, digest, null, false);
     }
 
     /**
-     * A named data set whose content its verified files fix (no digest), with its training data in memory.
+     * A data set whose content its name fixes (no digest), with its training data in memory and its test split private
+     * (the loaders of the named public data sets declare theirs public with {@link #withPublicTest}).
      *
      * @param name  the dataset's name (e.g. "mnist")
      * @param train training examples in memory, not null
@@ -51,7 +72,19 @@ public record TrainTest(String name, LabeledData train, LabeledData test, String
      * @throws IllegalArgumentException if train is null
      */
     public TrainTest(String name, LabeledData train, LabeledData test) {
-        this(name, train, test, null, null);
+        this(name, train, test, null, null, false);
+    }
+
+    /**
+     * The same data with its test split declared public or private. Declaring it public says that the test examples
+     * are nobody's private data (a published benchmark's test set, say): dpdl4j then releases a model's exact accuracy on
+     * them, which no privacy guarantee covers otherwise.
+     *
+     * @param declared true: the test split is public; false: it is private
+     * @return a copy with {@code publicTest} set
+     */
+    public TrainTest withPublicTest(boolean declared) {
+        return new TrainTest(name, train, test, digest, trainSource, declared);
     }
 
     /**

@@ -120,8 +120,8 @@ class LoadersTest {
             }
         }
         TrainTest t = ImageFolder.load(tmp.resolve("imgs"), 4, 6, 1, 1);
-        assertEquals(8, t.train().size());
-        assertEquals(2, t.test().size());
+        assertEquals(10, t.train().size() + t.test().size(), "each image in one part (the test part's size is binomial)");
+        assertEquals(1, t.test().size(), "seed 1 holds out one of the 10");
         assertEquals(24, t.train().features().columns());
         int[] y = t.train().classIndices();
         for (int i = 0; i < y.length; i++) {
@@ -214,17 +214,66 @@ class LoadersTest {
         assertThrows(IllegalArgumentException.class, () -> ImageFolder.load(split, 100000, 100000, 3, 1));
     }
 
+    /**
+     * A folder without train/ and test/ is split image by image (the issue's folder of 1,000: one image added at the
+     * start, the middle or the end of path order moved 314-334 others between train and test under the seeded
+     * permutation). Whether decoded up front, read on demand or packed into shards, the new image is the only one that
+     * changes part.
+     */
     @Test
-    void splitsAreSeededWithTheRequestedSizes() throws IOException {
-        TrainTest mnist = Mnist.load(DatasetCache.root().resolve("mnist"));
-        LabeledData small = mnist.test().randomSubset(1000, 3);
-        LabeledData.Split s1 = small.split(0.1, 7);
-        LabeledData.Split s2 = small.split(0.1, 7);
-        assertEquals(100, s1.validation().size());
-        assertEquals(900, s1.train().size());
-        assertEquals(s1.validation().features(), s2.validation().features());
-        var e = assertThrows(IllegalArgumentException.class, () -> small.split(1.0, 1));
-        assertTrue(e.getMessage().contains("validationFraction"), e.getMessage());
+    void oneImageAddedToAFolderMovesNoOtherImage() throws IOException {
+        Path folder = tmp.resolve("thousand");
+        for (int i = 0; i < 1000; i++) {
+            writeDistinctImage(folder.resolve(i % 2 == 0 ? "a" : "b").resolve(String.format("%04d.png", i)), i);
+        }
+        java.util.Map<String, Boolean> before = partOfEachImage(folder, "before");
+        assertEquals(1000, before.size());
+        long held = before.values().stream().filter(t -> t).count();
+        assertEquals(200, held, 4 * Math.sqrt(1000 * 0.2 * 0.8), "about 20 % held out");
+        for (String name : new String[]{"0000-new.png", "0500-new.png", "9999-new.png"}) { // start, middle, end of path order
+            Path added = folder.resolve("a").resolve(name);
+            writeDistinctImage(added, 1000 + name.charAt(0));
+            java.util.Map<String, Boolean> after = partOfEachImage(folder, name);
+            assertEquals(1001, after.size());
+            long moved = before.entrySet().stream().filter(e -> !e.getValue().equals(after.get(e.getKey()))).count();
+            assertEquals(0, moved, "images other than " + name + " that changed part");
+            Files.delete(added);
+        }
+    }
+
+    /**
+     * Each image's part (true: test) by its pixels and label, the same from the folder decoded up front, read on demand
+     * and packed into shards (checked here).
+     */
+    private java.util.Map<String, Boolean> partOfEachImage(Path folder, String tag) throws IOException {
+        TrainTest upFront = ImageFolder.load(folder, 4, 6, 1, 5);
+        TrainTest onDemand = ImageFolder.open(folder, 4, 6, 1, 5, w -> { });
+        LabeledData readTrain = onDemand.trainExamples().read(java.util.stream.IntStream.range(0, onDemand.trainExamples().size()).toArray());
+        assertEquals(upFront.train().features(), readTrain.features(), "on demand: the same training images");
+        assertEquals(upFront.test().features(), onDemand.test().features(), "on demand: the same test images");
+        Path shards = tmp.resolve("shards-" + tag);
+        PackedShards.packTrainTest(upFront.train(), upFront.test(), shards, 97);
+        TrainTest packed = PackedShards.loadTrainTest("shards", ShardStorage.local(shards));
+        try {
+            LabeledData packedTrain = packed.trainExamples().read(java.util.stream.IntStream.range(0, packed.trainExamples().size()).toArray());
+            assertEquals(rowsOf(upFront.train()), rowsOf(packedTrain), "shards: the same training images");
+            assertEquals(rowsOf(upFront.test()), rowsOf(packed.test()), "shards: the same test images");
+        } finally {
+            packed.trainExamples().close();
+        }
+        java.util.Map<String, Boolean> part = new java.util.HashMap<>();
+        rowsOf(upFront.train()).forEach(r -> part.put(r, false));
+        rowsOf(upFront.test()).forEach(r -> assertEquals(null, part.put(r, true), "an image in both parts"));
+        return part;
+    }
+
+    /** A 6x4 grey PNG whose first two pixels spell {@code id} (below 65,536) in base 256, so that images differ. */
+    private static void writeDistinctImage(Path file, int id) throws IOException {
+        BufferedImage img = new BufferedImage(6, 4, BufferedImage.TYPE_BYTE_GRAY);
+        img.getRaster().setSample(0, 0, 0, id & 0xFF);
+        img.getRaster().setSample(1, 0, 0, id >> 8);
+        Files.createDirectories(file.getParent());
+        ImageIO.write(img, "png", file.toFile());
     }
 
     /** Adding one example changes only that example's part: every other example stays where it was. */

@@ -81,6 +81,18 @@ class PackedShardsTest {
         Files.writeString(manifest, text);
         assertEquals(30, PackedShards.open(dir).size());
 
+        // a record whose label is out of range, in a shard that matches its manifest (the issue: record 6,250 of label 200
+        // was charged, then refused mid-run): refused when the shards are opened, naming the record
+        byte[] relabelled = original.clone();
+        relabelled[3 * 18] = (byte) 200; // record 3 of shard 1: record 11 of the set
+        Files.write(shard1, relabelled);
+        Files.writeString(manifest, text.replace(Sha256.hex(original), Sha256.hex(relabelled)));
+        e = assertThrows(IllegalArgumentException.class, () -> PackedShards.open(dir));
+        assertTrue(e.getMessage().contains("record 11 has label 200, expected [0, 3)") && e.getMessage().contains("before anything"),
+                e.getMessage());
+        Files.write(shard1, original);
+        Files.writeString(manifest, text);
+
         e = assertThrows(IllegalArgumentException.class, () -> PackedShards.open(tmp.resolve("none")));
         assertTrue(e.getMessage().contains("manifest.json does not exist"), e.getMessage());
     }

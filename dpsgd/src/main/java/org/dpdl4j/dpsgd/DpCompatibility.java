@@ -39,14 +39,16 @@ import org.dpdl4j.models.GroupNormalization;
  * padding, dropout, the output layers) run fast; any other layer runs through the exact fallback (DL4J's own backprop,
  * one example at a time) with a warning. Graph vertices: layers, {@link ElementWiseVertex} (Add, Subtract, Average,
  * Product), {@link MergeVertex}, {@link PreprocessorVertex} on kernels; any other vertex without parameters (Scale,
- * Shift, L2Normalize, Subset, Reshape, ElementWise Max, a SameDiff lambda, …) on DL4J's own vertex, checked when it
- * first runs not to mix the examples. Frozen layers and vertices (DL4J's {@code FrozenLayer},
+ * Shift, L2Normalize, Subset, Reshape, ElementWise Max, a SameDiff lambda, …) on DL4J's own vertex. Every layer or
+ * vertex on DL4J's own code, and every user's kernel, is checked not to mix the examples ({@link #check(Model,
+ * org.dpdl4j.datasets.ExampleSource)} on a synthetic batch before a run, and the engine again on its first batch of two or
+ * more examples). Frozen layers and vertices (DL4J's {@code FrozenLayer},
  * {@code FrozenLayerWithBackprop}, {@code FrozenVertex}, as {@code TransferLearning} makes them) are not trained.
  * Dropout is DL4J's {@link Dropout} (inverted, fixed retain probability), applied where DL4J applies it (on the input
  * of layers with parameters and of {@code DropoutLayer}). Refused, with the layer or vertex named and what to use
  * instead: batch normalisation and its subclasses (it mixes the examples of a batch), layers and vertices that move
  * examples along the batch (SpaceToBatch, Stack, Unstack), 3-D layers, detection and segmentation heads, a fallback
- * layer whose output for an example depends on the others (found when it first runs), vertices with parameters or
+ * layer or vertex whose output for an example depends on the others, vertices with parameters or
  * that read the graph's input, a {@code FrozenVertex} around a layer, the RReLU activation, other dropout kinds,
  * weight noise, parameter constraints and DL4J's own gradient normalisation (they would act on the noisy gradient or
  * are not executed by the engine).
@@ -91,6 +93,36 @@ public final class DpCompatibility {
      */
     public static void check(Model network) {
         throwIfAny(problems(network));
+    }
+
+    /**
+     * {@link #check(Model)}, then the checks that need the data's shape: the engine is built for the network and every
+     * step it cannot vouch for (DL4J's fallback for a layer or vertex without a kernel, a user's kernel), wherever it
+     * stands, is run on a batch of the data's first examples and {@value MixingCheck#SYNTHETIC_EXAMPLES} synthetic ones
+     * in the data's shape (values drawn from those of the first examples, with different lengths under a feature mask): each
+     * example alone and beside other partners must get the output it gets in the batch
+     * ({@link PerExampleGradients#requireExamplesUnmixed}). Runs and trainings call it before anything is charged.
+     *
+     * @param network an initialised {@link MultiLayerNetwork} or {@link ComputationGraph}
+     * @param data    the data it is to train on, at least one example (its first three are read for their shape and kind
+     *                of values; nothing is released)
+     * @throws IllegalArgumentException naming every configuration problem, or the first step whose output for one example
+     *                                  depends on the other examples (or is random, or cannot be computed for one example
+     *                                  alone), or if the data are empty or not of the shape the network reads
+     */
+    public static void check(Model network, org.dpdl4j.datasets.ExampleSource data) {
+        check(network);
+        if (data.size() == 0) {
+            throw new IllegalArgumentException("the training data hold no example");
+        }
+        PerExampleGradients g = PerExampleGradients.of(network);
+        try {
+            org.dpdl4j.datasets.LabeledData batch = MixingCheck.syntheticBatch(data);
+            int rank = g.inputRank();
+            g.requireExamplesUnmixed(rank > 0 ? batch.features(rank) : batch.features(), batch.featureMask());
+        } finally {
+            g.releaseScratch();
+        }
     }
 
     /**

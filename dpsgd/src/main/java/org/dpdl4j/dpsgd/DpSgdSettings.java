@@ -236,6 +236,29 @@ public record DpSgdSettings(double clipNorm, double noiseMultiplier, double targ
      *                                  data_normalisation when the statistics alone spend the target
      */
     public double calibrateNoise(double q, long steps, PrivacyAccountant accountant) {
+        return calibrateNoise(q, steps, accountant, null);
+    }
+
+    /**
+     * {@link #calibrateNoise(double, long, PrivacyAccountant)} for a network whose weights already carry a claim: the
+     * smallest σ such that the composition of {@code earlier} and {@link #event} meets the target.
+     *
+     * @param q          the sampling rate, in (0, 1]
+     * @param steps      T ≥ 1
+     * @param accountant the accountant that defines ε
+     * @param earlier    the claim the network carries before this run, or null for none
+     * @return σ &gt; 0
+     * @throws IllegalArgumentException as that method, or naming target_epsilon when the earlier claim alone spends it
+     */
+    public double calibrateNoise(double q, long steps, PrivacyAccountant accountant, PrivacyEvent earlier) {
+        if (earlier != null && !Double.isNaN(targetEpsilon)) {
+            double before = accountant.epsilon(earlier, delta);
+            if (!(before < targetEpsilon)) {
+                throw new IllegalArgumentException("target_epsilon " + targetEpsilon + ": the network's earlier claim alone costs "
+                        + "epsilon " + before + " at delta " + delta + " (its weights carry every run that trained them): a "
+                        + "larger target, or a fresh network");
+            }
+        }
         if (Double.isNaN(targetEpsilon)) {
             throw new IllegalArgumentException("target_epsilon must be set (finite and > 0) to calibrate noise_multiplier");
         }
@@ -248,7 +271,8 @@ public record DpSgdSettings(double clipNorm, double noiseMultiplier, double targ
             }
         }
         try {
-            return NoiseCalibration.smallestNoise(x -> event(q, x, steps), targetEpsilon, delta, accountant, 1e-4);
+            return NoiseCalibration.smallestNoise(x -> earlier == null ? event(q, x, steps)
+                    : ComposedEvent.of(earlier, event(q, x, steps)), targetEpsilon, delta, accountant, 1e-4);
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("target_epsilon " + targetEpsilon + ": " + e.getMessage(), e);
         }

@@ -84,6 +84,15 @@ public final class DpSgdTrainer {
         return new DpSgdTrainer(accountant, java.util.Objects.requireNonNull(c, "canaries"), sums);
     }
 
+    /** Whether the caller made {@link DpCompatibility#check(Model, ExampleSource)} already (before a charge). */
+    private boolean networkChecked;
+
+    /** This trainer, told that its caller checked the network before anything was charged: a run does not check again. */
+    DpSgdTrainer networkChecked() {
+        networkChecked = true;
+        return this;
+    }
+
     /**
      * The same trainer with each step's clipped sum computed by {@code where} (for example on a Spark cluster) instead
      * of this JVM's workers. The batches, the noise (drawn here), the update and the event are those of a local run with
@@ -150,7 +159,7 @@ public final class DpSgdTrainer {
         if (train instanceof LabeledData inMemory) {
             return train(network, inMemory, config, listeners);
         }
-        return run(network, train.size(), null, reading(train), config, 0, null, 0, null, listeners);
+        return run(network, train, null, reading(train), config, 0, null, 0, null, listeners);
     }
 
     /**
@@ -176,7 +185,7 @@ public final class DpSgdTrainer {
         if (checkpointEvery < 1) {
             throw new IllegalArgumentException("checkpointEvery must be >= 1 step, got " + checkpointEvery);
         }
-        return run(network, train.size(), null, reading(train), config, 0, null, checkpointEvery, Objects.requireNonNull(sink, "sink"),
+        return run(network, train, null, reading(train), config, 0, null, checkpointEvery, Objects.requireNonNull(sink, "sink"),
                 listeners);
     }
 
@@ -199,7 +208,7 @@ public final class DpSgdTrainer {
         if (checkpointEvery < 0 || checkpointEvery > 0 && sink == null) {
             throw new IllegalArgumentException("checkpointEvery must be >= 0 (and needs a sink when > 0), got " + checkpointEvery);
         }
-        return run(from.network(), train.size(), null, reading(train), from.config(), from.stepsDone(), from.ema(), checkpointEvery,
+        return run(from.network(), train, null, reading(train), from.config(), from.stepsDone(), from.ema(), checkpointEvery,
                 sink, listeners);
     }
 
@@ -263,7 +272,7 @@ public final class DpSgdTrainer {
 
     private TrainingResult run(Model network, LabeledData train, DpSgdConfig config, long firstStep, INDArray emaSoFar,
                                long checkpointEvery, Checkpoint.Sink sink, TrainingListener... listeners) {
-        return run(network, train.size(), train, sums, config, firstStep, emaSoFar, checkpointEvery, sink, listeners);
+        return run(network, train, train, sums, config, firstStep, emaSoFar, checkpointEvery, sink, listeners);
     }
 
     /**
@@ -287,26 +296,53 @@ public final class DpSgdTrainer {
      */
     public TrainingResult train(Model network, org.nd4j.linalg.dataset.api.iterator.DataSetIterator data,
                                 DpSgdConfig config, TrainingListener... listeners) {
-        try (PackedExamples packed = packOnce(data)) {
+        try (PackedExamples packed = packOnce(data, java.util.List.of())) {
             return train(network, packed, config, listeners);
         }
     }
 
-    /** Reads an iterator once into a temporary file of records, and says so on standard error. */
-    static PackedExamples packOnce(org.nd4j.linalg.dataset.api.iterator.DataSetIterator data) {
+    /**
+     * Reads an iterator once into a temporary file of records, and says so on standard error; refused, naming the
+     * iterator, when it replays or resamples examples (by its class, before anything is read, or by identical records
+     * after: an example counted twice is a group of two, not one person), or applies a pre-processor that is not a fixed
+     * function of each example (a normaliser fitted on data) unless the caller declared it public.
+     *
+     * @throws IllegalArgumentException as {@link org.dpdl4j.datasets.IteratorChecks}, or when records repeat
+     */
+    static PackedExamples packOnce(org.nd4j.linalg.dataset.api.iterator.DataSetIterator data,
+                                   java.util.Collection<org.nd4j.linalg.dataset.api.DataSetPreProcessor> publicPreProcessors) {
+        org.dpdl4j.datasets.IteratorChecks.refuseReplaying(data);
+        java.util.List<String> preProcessors = org.dpdl4j.datasets.IteratorChecks.undeclaredPreProcessors(data, publicPreProcessors);
+        if (!preProcessors.isEmpty()) {
+            throw new IllegalArgumentException(String.join("; ", preProcessors));
+        }
         PackedExamples packed = PackedExamples.packToTemporaryFile(data);
+        PackedExamples.Duplicates d = packed.duplicates();
+        if (d.repeated() > 0) {
+            packed.close();
+            throw new IllegalArgumentException("the DataSetIterator (" + data.getClass().getName() + ") yielded " + packed.size()
+                    + " examples of which " + d.repeated() + " repeat an earlier one, byte for byte (features, labels and masks; "
+                    + "example " + d.firstCopy() + " equals example " + d.firstOriginal() + ", and one example comes " + d.largestGroup()
+                    + " times): DP-SGD counts every example it reads as one person, so its guarantee would hold for groups of "
+                    + d.largestGroup() + ", not for one person. Pass each example once (the epochs setting makes the passes) and "
+                    + "remove the copies from the data (a copy is the same person's example)");
+        }
         System.err.printf("dpdl4j: read the DataSetIterator once into %s (%d examples, %.1f MB); each step reads its batch "
                 + "from there; the file is deleted when the run ends%n", packed.file(), packed.size(), packed.bytes() / 1e6);
         return packed;
     }
 
-    private TrainingResult run(Model network, int n, LabeledData train, ClippedSums sums, DpSgdConfig config,
+    private TrainingResult run(Model network, ExampleSource examples, LabeledData train, ClippedSums sums, DpSgdConfig config,
                                long firstStep, INDArray emaSoFar, long checkpointEvery, Checkpoint.Sink sink,
                                TrainingListener... listeners) {
         Networks.require(network);
         Networks.requirePositiveLearningRate(network);
+        int n = examples.size();
         if (n == 0) {
             throw new IllegalArgumentException("the training set is empty");
+        }
+        if (!networkChecked) { // PrivateTraining checked it before the charge (and a resume before the first charge)
+            DpCompatibility.check(network, examples); // every layer it cannot vouch for, checked not to mix examples
         }
         double q = config.samplingRate();
         double sigma = config.noiseMultiplier();

@@ -7,6 +7,7 @@ import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.api.ops.impl.scatter.ScatterUpdate;
 import org.nd4j.linalg.factory.Nd4j;
+import org.nd4j.linalg.indexing.NDArrayIndex;
 
 /**
  * DL4J's {@code EmbeddingLayer} (input [B, 1] of indices, output [B, d]) and {@code EmbeddingSequenceLayer} (input
@@ -106,10 +107,16 @@ final class EmbeddingKernel extends LayerKernel {
             b = x.size(0);
             p = 1;
         }
-        int[] idx = indicesOf(x, p);
+        boolean[] bad = new boolean[(int) b];
+        int[] idx = indicesOf(x, p, bad);
         INDArray z = Nd4j.pullRows(w, 1, idx); // [n, d]
         if (bias != null) {
             z.addiRowVector(bias);
+        }
+        for (int i = 0; i < b; i++) {
+            if (bad[i]) { // its every output NaN: its gradient is not finite, so it gets factor 0 and adds nothing
+                z.get(NDArrayIndex.interval(i * p, (i + 1) * p), NDArrayIndex.all()).assign(Double.NaN);
+            }
         }
         INDArray[] out = derivative.apply(z, keep);
         INDArray m = mask == null ? null : positionMask(mask, b, p);
@@ -136,21 +143,37 @@ final class EmbeddingKernel extends LayerKernel {
         return m.castTo(w.dataType()).dup('c').reshape('c', b * p, 1);
     }
 
-    /** The indices of x in row-major order, each checked to be an integer in [0, V). */
-    private int[] indicesOf(INDArray x, long p) {
+    /**
+     * The indices of x in row-major order. One that is not an integer in [0, V) marks its example in {@code bad} (and is
+     * read as 0): one example's content must not stop a run that was charged; it adds nothing instead (its output is
+     * made NaN, so its gradient gets factor 0), as a non-finite example does. With {@link #strict} (the check before a
+     * run, whose values come from the data's first examples) it is refused, naming the index: a pipeline that feeds no
+     * indices at all (a normaliser applied to them, say) is refused before anything is charged.
+     */
+    private int[] indicesOf(INDArray x, long p, boolean[] bad) {
         double[] v = x.castTo(DataType.DOUBLE).dup('c').reshape('c', new long[]{x.length()}).toDoubleVector();
         int[] idx = new int[v.length];
         for (int j = 0; j < v.length; j++) {
             double value = v[j];
             if (!(value >= 0 && value < vocabulary && value == Math.rint(value))) {
-                throw new IllegalArgumentException(where + ": index " + value + " of example " + j / p
-                        + (sequence ? ", step " + j % p : "") + " is not an integer in [0, " + vocabulary + ") (the layer's "
-                        + "nIn, its vocabulary); an embedding reads indices as they are: apply no normaliser to them");
+                bad[(int) (j / p)] = true;
+                if (strict) {
+                    throw new IllegalArgumentException(where + ": index " + value + " of example " + j / p
+                            + (sequence ? ", step " + j % p : "") + " is not an integer in [0, " + vocabulary + ") (the layer's "
+                            + "nIn, its vocabulary); an embedding reads indices as they are: apply no normaliser to them");
+                }
+                continue;
             }
             idx[j] = (int) value;
         }
         return idx;
     }
+
+    /**
+     * Whether an index out of range is refused (the check before a run, on values of the data's first examples) rather
+     * than giving its example factor 0 (during a run).
+     */
+    boolean strict;
 
     @Override
     INDArray backward(INDArray gradOutput, boolean needInputGradient) {

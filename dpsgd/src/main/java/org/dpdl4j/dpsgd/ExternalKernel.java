@@ -15,8 +15,19 @@ final class ExternalKernel extends LayerKernel {
     }
 
     @Override
+    boolean zeroesNonFinite() {
+        return false; // the user's kernel keeps its own caches
+    }
+
+    @Override
     int inputRank() {
         return kernel.inputRank();
+    }
+
+    /** {@inheritDoc} (code the engine does not know: checked by {@link MixingCheck}) */
+    @Override
+    boolean mayMixExamples() {
+        return true;
     }
 
     @Override

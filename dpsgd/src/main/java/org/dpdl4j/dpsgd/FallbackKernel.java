@@ -20,13 +20,21 @@ import org.nd4j.linalg.indexing.NDArrayIndex;
  * the layer that reads the network's parameters in place and writes gradients into its own buffer, so the network's
  * gradient arrays are never touched. Only layers that treat examples independently may use it: batch normalisation
  * (and its subclasses) is refused before (see {@link LayerKernels}), and any other layer whose output for an example
- * alone differs from that example's row of the batch output is refused when it is first run.
+ * alone differs from that example's row of the batch output is refused by the engine's {@link MixingCheck}, at plan time
+ * on a synthetic batch and on its first real batch of two or more examples, wherever the layer stands (trained or not);
+ * a trained layer's every example is compared again as its gradient is taken.
  */
 final class FallbackKernel extends LayerKernel {
     /** A layer of unknown kind may draw random numbers or keep state in its forward pass. */
     @Override
     boolean deterministic() {
         return false;
+    }
+
+    /** DL4J's code for a layer of unknown kind may mix the examples of a batch: checked by {@link MixingCheck}. */
+    @Override
+    boolean mayMixExamples() {
+        return true;
     }
 
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(FallbackKernel.class);
@@ -39,7 +47,6 @@ final class FallbackKernel extends LayerKernel {
     private INDArray sum; // [1, n], non-private mode
 
     private final String where;
-    private boolean checked; // the one-time mixing check of the batch path
     private final int rank;
 
     private FallbackKernel(Layer layer, INDArray gradientView, String where) {
@@ -200,15 +207,7 @@ final class FallbackKernel extends LayerKernel {
 
     @Override
     INDArray backward(INDArray gradOutput, boolean needInputGradient) {
-        if (!trainable || n == 0 || !perExample) { // one backward call for the batch
-            if (!checked) { // once: the layer must not mix examples, or the batch's gradients are not per example
-                for (int i = 0; i < input.size(0); i++) {
-                    useMask(keptMask, i);
-                    layer.setInput(row(input, i), workspaces());
-                    requireOwnOutput(layer.activate(true, workspaces()).dup('c'), i);
-                }
-                checked = true;
-            }
+        if (!trainable || n == 0 || !perExample) { // one backward call for the batch (the engine checked it mixes nothing)
             useMask(keptMask, -1);
             if (n > 0) {
                 gradientView.assign(0);
@@ -246,19 +245,20 @@ final class FallbackKernel extends LayerKernel {
     }
 
     /**
-     * @throws IllegalStateException if example i's output alone differs from its row of the batch's output (beyond
-     *                               rounding): the layer mixes the examples of a batch, and DP-SGD's per-example
-     *                               gradients (and its guarantee) are then not defined
+     * @throws MixingCheck.Mixed if example i's output alone differs from its row of the batch's output (beyond rounding;
+     *                            NaN matches NaN): the layer mixes the examples of a batch, and DP-SGD's per-example
+     *                            gradients are then not defined for the batch (the engine then computes one example
+     *                            at a time)
      */
     private void requireOwnOutput(INDArray alone, int i) {
         INDArray inBatch = row(output, i);
-        double scale = Math.max(1e-30, inBatch.amaxNumber().doubleValue());
-        double diff = alone.reshape(inBatch.shape()).castTo(inBatch.dataType()).sub(inBatch).amaxNumber().doubleValue();
+        double scale = Math.max(1e-30, MixingCheck.finiteMax(inBatch)); // NaN matches NaN: a non-finite example gets factor 0
+        double diff = MixingCheck.difference(alone.reshape(inBatch.shape()).castTo(inBatch.dataType()), inBatch);
         double tolerance = inBatch.dataType() == DataType.DOUBLE ? 1e-9 : 1e-4;
         if (!(diff <= tolerance * scale)) {
-            throw new IllegalStateException(where + ": the layer's output for one example depends on the other examples "
+            throw new MixingCheck.Mixed(where + ": the layer's output for one example depends on the other examples "
                     + "of the batch (relative difference " + diff / scale + "); layers that mix examples cannot be trained "
-                    + "with DP-SGD");
+                    + "with DP-SGD", null);
         }
     }
 

@@ -50,6 +50,15 @@ abstract class LayerKernel {
         inner.examples = examples;
     }
 
+    /**
+     * Whether the engine cannot vouch that this kernel's output for an example depends on that example alone (DL4J's
+     * own code for a layer or vertex of unknown kind, a user's kernel): such a step is checked on a batch of examples
+     * before it is trained through ({@link MixingCheck}). The engine's own kernels compute each example apart.
+     */
+    boolean mayMixExamples() {
+        return false;
+    }
+
     /** Whether the kernel takes a feature mask (else the engine refuses a masked input, naming the layer). */
     boolean acceptsMask() {
         return false;
@@ -215,6 +224,14 @@ abstract class LayerKernel {
     /** view += value, where value has the view's elements in another (compatible) shape. */
     static void addInto(INDArray view, INDArray value) {
         view.addi(value.reshape(view.ordering(), view.shape()));
+    }
+
+    /**
+     * Whether {@link #zeroNonFinite} reaches every value this kernel keeps (false for a user's kernel, whose caches the
+     * engine cannot see: a chunk with a non-finite example is then computed again without it).
+     */
+    boolean zeroesNonFinite() {
+        return true;
     }
 
     /** Zeroes non-finite values in what {@link #addWeightedSum} reads (examples given factor 0). */

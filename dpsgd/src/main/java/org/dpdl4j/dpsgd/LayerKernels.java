@@ -176,6 +176,8 @@ final class LayerKernels {
 
         register(Scattering.class, (sc, where) -> {
         }, (sc, layer) -> new ScatteringKernel(sc));
+        register(org.dpdl4j.models.FeatureStandardization.class, (f, where) -> {
+        }, (f, layer) -> new FeatureStandardizationKernel(f));
 
         insteadOf(org.deeplearning4j.nn.conf.layers.SpaceToBatchLayer.class, "it moves blocks of each image into the batch "
                 + "dimension, so one example's gradient is spread over several rows and is not its own; remove it");

@@ -231,9 +231,9 @@ final class NetworkPlan {
                     cut &= in == k - 1 || in >= k;
                 }
             }
-            if (cut) { // and something to save: a prefix of reshapes alone costs nothing to recompute
+            if (cut) { // and something to save: a prefix of reshapes (or a fixed standardisation) costs nothing to recompute
                 for (int s = 0; s < k; s++) {
-                    if (!(steps.get(s).kernel() instanceof ReshapeKernel)) {
+                    if (!(steps.get(s).kernel() instanceof ReshapeKernel) && !(steps.get(s).kernel() instanceof FeatureStandardizationKernel)) {
                         return k;
                     }
                 }

@@ -55,6 +55,26 @@ public final class PerExampleGradients {
     INDArray losses;
     /** The rank of the network's input: 2, 3 or 4; 0 when its first steps take any shape. */
     private final int inputRank;
+    /** Whether a step's kernel may mix examples ({@link LayerKernel#mayMixExamples}), and whether a real batch checked it. */
+    private final boolean mayMix;
+    boolean mixingChecked;
+    /** Whether a real batch showed a step mixing examples: every later batch is computed one example at a time. */
+    boolean oneAtATime;
+
+    /** From now on one example at a time: a real batch showed a step that mixes examples ({@code why}). */
+    void computeOneAtATime(MixingCheck.Mixed why) {
+        oneAtATime = true;
+        LOG.warn("{}; from here on this engine computes one example at a time (each example's gradient its own), which is "
+                + "slower", why.getMessage());
+    }
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(PerExampleGradients.class);
+    /** Whether a step runs a user's kernel ({@link ExternalKernel}, also inside another), whose cached values the engine cannot zero. */
+    private final boolean userKernels;
+
+    /** Whether a step runs a user's kernel: a non-finite example is then left out by computing its chunk again. */
+    boolean hasUserKernels() {
+        return userKernels;
+    }
 
     /**
      * The per-example gradients of a MultiLayerNetwork, reading its parameters in place.
@@ -114,6 +134,44 @@ public final class PerExampleGradients {
         }
         this.prefix = new FixedPrefix(NetworkPlan.fixedPrefix(steps, upstream));
         this.inputRank = inputRank(steps);
+        this.mayMix = steps.stream().anyMatch(s -> s.kernel().mayMixExamples());
+        this.userKernels = steps.stream().anyMatch(s -> !s.kernel().zeroesNonFinite());
+    }
+
+    /**
+     * Checks, on a batch of at least two distinct examples, that every step the engine cannot vouch for (DL4J's fallback
+     * for a layer or vertex without a kernel, a user's kernel) gives each example an output of its own, wherever it
+     * stands in the network (trained, frozen, or before every trained layer): run on each example alone and beside
+     * other partners, its output for an example must equal that example's rows of the batch's output; an embedding's
+     * index out of its vocabulary is refused here too (in a run it gives its example factor 0). The engine checks
+     * again on the first real batch of two or more examples it computes; {@link DpCompatibility#check(Model,
+     * org.dpdl4j.datasets.ExampleSource)} runs this at plan time on a synthetic batch, before anything is charged.
+     *
+     * @param features    a batch of at least two examples, in the rank the network reads ({@link #inputRank()})
+     * @param featureMask their feature mask [B, T], or null
+     * @throws IllegalArgumentException naming the first step whose output for one example depends on the others (or is
+     *                                  random, or cannot be computed for one example alone), or if the features are not
+     *                                  of the rank the network reads
+     */
+    public void requireExamplesUnmixed(INDArray features, INDArray featureMask) {
+        if (inputRank > 0 && features.rank() != inputRank) {
+            throw new IllegalArgumentException("the network reads " + describeRank(inputRank) + " input, got features of shape "
+                    + java.util.Arrays.toString(features.shape()));
+        }
+        List<EmbeddingKernel> embeddings = kernels(EmbeddingKernel.class);
+        if (!mayMix && embeddings.isEmpty()) {
+            return; // every step is the engine's own and reads any value: nothing to check
+        }
+        for (NetworkPlan.Step step : steps) {
+            step.kernel().training = true;
+        }
+        embeddings.forEach(e -> e.strict = true); // indices from the data's first examples: refused here, not mid-run
+        try (MemoryWorkspace ws = scratch.open()) {
+            forward(features.castTo(dataType), featureMask, false, false, true);
+        } finally {
+            embeddings.forEach(e -> e.strict = false);
+            clear();
+        }
     }
 
     /** The rank the steps reading the network's input declare (looking through the kernels that pass any shape on). */
@@ -287,7 +345,7 @@ public final class PerExampleGradients {
             step.kernel().training = false;
         }
         try (MemoryWorkspace ws = scratch.open()) {
-            return forward(features.castTo(dataType), featureMask, false, false).detach();
+            return forward(features.castTo(dataType), featureMask, false, false, false).detach();
         } finally {
             clear();
         }
@@ -295,9 +353,11 @@ public final class PerExampleGradients {
 
     /**
      * The forward pass; keeps what the backward pass needs in the steps that have one when {@code keep}. With
-     * {@code fromPrefix}, {@code features} are rows of the fixed prefix's output and the pass starts after it.
+     * {@code fromPrefix}, {@code features} are rows of the fixed prefix's output and the pass starts after it. With
+     * {@code checkMixing}, each step that {@link LayerKernel#mayMixExamples} is first checked on the inputs it receives
+     * ({@link MixingCheck}).
      */
-    private INDArray forward(INDArray features, INDArray featureMask, boolean keep, boolean fromPrefix) {
+    private INDArray forward(INDArray features, INDArray featureMask, boolean keep, boolean fromPrefix, boolean checkMixing) {
         INDArray[] outputs = new INDArray[steps.size()];
         INDArray[] masks = new INDArray[steps.size()];
         int start = fromPrefix ? prefix.enter(features, outputs) : 0;
@@ -315,6 +375,9 @@ public final class PerExampleGradients {
             }
             k.mask = mask;
             k.examples = features.size(0);
+            if (checkMixing && k.mayMixExamples()) {
+                MixingCheck.requireUnmixed(k, inputsOf(step, features, outputs), mask, step.where());
+            }
             outputs[s] = k.forward(inputsOf(step, features, outputs), keep && backward[s]);
             masks[s] = mask == null ? null : k.outputMask();
         }
@@ -470,7 +533,7 @@ public final class PerExampleGradients {
      *                                  takes none
      */
     public void compute(INDArray features, INDArray labels, INDArray featureMask, INDArray labelMask) {
-        passes(features, labels, featureMask, labelMask, true);
+        passes(features, labels, featureMask, labelMask, true, true);
         squaredNorms = Nd4j.zeros(DataType.DOUBLE, features.size(0)); // accumulated in float64
         for (NetworkPlan.Step step : steps) {
             if (step.trainable()) {
@@ -480,10 +543,18 @@ public final class PerExampleGradients {
     }
 
     void passes(INDArray features, INDArray labels, boolean perExample) {
-        passes(features, labels, null, null, perExample);
+        passes(features, labels, null, null, perExample, false);
     }
 
-    void passes(INDArray features, INDArray labels, INDArray featureMask, INDArray labelMask, boolean perExample) {
+    /**
+     * The forward and backward passes; with {@code checkMixing}, the first batch of two or more examples is also checked
+     * ({@link MixingCheck}). A step found to mix them then (the check before the run passed: a difference that only real
+     * data shows, or rounding that differs between a batch and one example) is not a refusal after the run was charged:
+     * this engine computes one example at a time from then on ({@link #oneAtATime}), which keeps every example's
+     * gradient its own, and {@link MixingCheck.Mixed} tells the caller to compute this batch so too.
+     */
+    void passes(INDArray features, INDArray labels, INDArray featureMask, INDArray labelMask, boolean perExample,
+                boolean checkMixing) {
         requireInputRank(features);
         if (features.size(0) == 0 || features.size(0) != labels.size(0)) {
             throw new IllegalArgumentException("features and labels must have the same non-zero number of rows, got "
@@ -494,7 +565,12 @@ public final class PerExampleGradients {
             step.kernel().perExample = perExample;
             step.kernel().training = true;
         }
-        forward(features.castTo(dataType), featureMask, true, prefix.read);
+        boolean check = checkMixing && !mixingChecked && !oneAtATime && features.size(0) >= 2 && mayMix; // a first real batch
+        try {
+            forward(features.castTo(dataType), featureMask, true, prefix.read, check);
+        } finally {
+            mixingChecked |= check;
+        }
         INDArray lm = labelMask == null ? null : labelMask.castTo(dataType);
         losses = output.loss(y, lm);
         int last = steps.size() - 1;

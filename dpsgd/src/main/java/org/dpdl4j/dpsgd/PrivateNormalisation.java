@@ -11,6 +11,7 @@ import org.dpdl4j.accounting.GaussianEvent;
 import org.dpdl4j.accounting.PrivacyEvent;
 import org.dpdl4j.datasets.ExampleSource;
 import org.dpdl4j.datasets.LabeledData;
+import org.dpdl4j.models.FeatureStandardization;
 import org.dpdl4j.models.FeatureStatistics;
 import org.dpdl4j.models.Scattering;
 import org.dpdl4j.models.Scattering2D;
@@ -31,6 +32,14 @@ import org.nd4j.linalg.factory.Nd4j;
  * Gaussian mechanisms with noise multiplier σ each ({@link #event}); compose it with the training's. Like DP-SGD
  * (q = B/n, the expected batch), it treats the data set's size n as public. Tramèr &amp; Boneh clip at the median norms,
  * which their code notes is not private; here the clipping norms are parameters fixed before the data are seen.
+ *
+ * <p>The same mechanism standardises any network's raw input ({@link #releaseFeatures}): with a
+ * {@link FeatureStandardization} layer, each example's vectors are its input's channel means and means of squares (per
+ * colour channel of an image, per feature of a sequence over its unmasked steps, per entry of a vector), clipped at the
+ * layer's C_μ and C_s, and the released μ and v are set into that layer. This is the private alternative to DL4J's
+ * {@code NormalizerStandardize} fitted on the training data, whose exact statistics no ε covers. An example with a
+ * value that is not finite contributes nothing (both vectors count as clipped to 0), so that one example's content
+ * cannot make the release fail after the run was charged.
  */
 public final class PrivateNormalisation {
     private static final int CHUNK = 256;
@@ -53,7 +62,8 @@ public final class PrivateNormalisation {
      * @param noiseMultiplier σ of each of the two Gaussian mechanisms
      * @param clipMean        C_μ, the clipping norm of each example's vector of channel means
      * @param clipSquares     C_s, the clipping norm of each example's vector of channel means of squares
-     * @param clipped         how many examples had at least one vector clipped (operator-only: not covered by ε)
+     * @param clipped         how many examples had at least one vector clipped, or a value that is not finite (then
+     *                        left out); operator-only, not covered by ε
      */
     public record Release(FeatureStatistics statistics, double noiseMultiplier, double clipMean, double clipSquares, long clipped) {
         /**
@@ -119,10 +129,79 @@ public final class PrivateNormalisation {
     }
 
     /**
-     * Releases the feature statistics of {@code network}'s scattering layer ({@link #release} with its J and L and the
-     * default clipping norms) and sets them into that layer.
+     * The one layer of a network whose statistics data normalisation releases: a {@link Scattering} layer (its features')
+     * or a {@link FeatureStandardization} layer (the raw input's).
      *
-     * @param network         the network, with one {@link Scattering} layer ({@link #scatteringLayer})
+     * @param network the network
+     * @return the layer's configuration, a {@link Scattering} or a {@link FeatureStandardization}
+     * @throws IllegalArgumentException naming data_normalisation unless the network has exactly one such layer
+     */
+    public static org.deeplearning4j.nn.conf.layers.Layer normalisedLayer(org.deeplearning4j.nn.api.Model network) {
+        org.deeplearning4j.nn.api.Layer[] layers = network instanceof org.deeplearning4j.nn.multilayer.MultiLayerNetwork m
+                ? m.getLayers() : network instanceof org.deeplearning4j.nn.graph.ComputationGraph g ? g.getLayers()
+                : new org.deeplearning4j.nn.api.Layer[0];
+        List<org.deeplearning4j.nn.conf.layers.Layer> found = new ArrayList<>();
+        for (org.deeplearning4j.nn.api.Layer l : layers) {
+            if (l.conf() != null && (l.conf().getLayer() instanceof Scattering || l.conf().getLayer() instanceof FeatureStandardization)) {
+                found.add(l.conf().getLayer());
+            }
+        }
+        if (found.size() != 1) {
+            throw new IllegalArgumentException("data_normalisation releases the statistics of one Scattering or FeatureStandardization "
+                    + "layer: the network (" + network.getClass().getSimpleName() + ") has " + found.size() + " of them, not one "
+                    + "(put a FeatureStandardization first to standardise the input)");
+        }
+        return found.get(0);
+    }
+
+    /**
+     * Whether the network's normalised layer ({@link #normalisedLayer}) holds statistics.
+     *
+     * @param network the network
+     * @return true if its μ is set
+     * @throws IllegalArgumentException as {@link #normalisedLayer}
+     */
+    public static boolean hasStatistics(org.deeplearning4j.nn.api.Model network) {
+        org.deeplearning4j.nn.conf.layers.Layer l = normalisedLayer(network);
+        return (l instanceof Scattering s ? s.getFeatureMean() : ((FeatureStandardization) l).getFeatureMean()) != null;
+    }
+
+    /**
+     * Removes the statistics of the network's normalised layer (pending a release).
+     *
+     * @param network the network
+     * @throws IllegalArgumentException as {@link #normalisedLayer}
+     */
+    public static void clearStatistics(org.deeplearning4j.nn.api.Model network) {
+        org.deeplearning4j.nn.conf.layers.Layer l = normalisedLayer(network);
+        if (l instanceof Scattering s) {
+            s.setFeatureMean(null);
+            s.setFeatureVariance(null);
+        } else {
+            ((FeatureStandardization) l).setFeatureMean(null);
+            ((FeatureStandardization) l).setFeatureVariance(null);
+        }
+    }
+
+    /**
+     * The clipping norms {C_μ, C_s} a release into the network uses: the defaults for a {@link Scattering} layer, the
+     * layer's own for a {@link FeatureStandardization}.
+     *
+     * @param network the network
+     * @return {C_μ, C_s}
+     * @throws IllegalArgumentException as {@link #normalisedLayer}
+     */
+    public static double[] clipNorms(org.deeplearning4j.nn.api.Model network) {
+        return normalisedLayer(network) instanceof FeatureStandardization f ? new double[]{f.getClipMean(), f.getClipSquares()}
+                : new double[]{DEFAULT_CLIP_MEAN, DEFAULT_CLIP_SQUARES};
+    }
+
+    /**
+     * Releases the statistics of {@code network}'s normalised layer and sets them into it: a {@link Scattering} layer's
+     * features ({@link #release} with its J and L and the default clipping norms), or a {@link FeatureStandardization}
+     * layer's input ({@link #releaseFeatures} with its channels and clipping norms).
+     *
+     * @param network         the network, with one such layer ({@link #normalisedLayer})
      * @param data            the training examples, images of the shape the layer takes
      * @param noiseMultiplier σ_norm ≥ 0, finite
      * @param seed            the noise's seed (keep it secret)
@@ -132,12 +211,114 @@ public final class PrivateNormalisation {
      */
     public static Release releaseInto(org.deeplearning4j.nn.api.Model network, ExampleSource data, double noiseMultiplier,
                                       long seed, int threads) {
+        if (normalisedLayer(network) instanceof FeatureStandardization f) {
+            Release r = releaseFeatures(data, (int) f.getChannels(), f.getClipMean(), f.getClipSquares(), noiseMultiplier,
+                    seed ^ 0x5eed_0a0aL, threads);
+            f.setFeatureMean(r.statistics().mean());
+            f.setFeatureVariance(r.statistics().variance());
+            return r;
+        }
         Scattering layer = scatteringLayer(network);
         Release r = release(data, layer.getScales(), layer.getAngles(), DEFAULT_CLIP_MEAN, DEFAULT_CLIP_SQUARES, noiseMultiplier,
                 seed ^ 0x5eed_0a0aL, threads);
         layer.setFeatureMean(r.statistics().mean());
         layer.setFeatureVariance(r.statistics().variance());
         return r;
+    }
+
+    /**
+     * Releases the per-channel mean and variance of the examples' own features, for a {@link FeatureStandardization}
+     * layer: example i's vectors a_i and b_i are its features' means and means of squares over each channel's positions
+     * (over the unmasked steps of a masked sequence), clipped to C_μ and C_s, and the mechanism is as {@link #release}'s
+     * (Tramèr &amp; Boneh, arXiv:2011.11660, Sec. 3: two Gaussian mechanisms of sensitivity C_μ and C_s, noise σC each;
+     * {@link #event}).
+     *
+     * @param data            the private training data (its features; the labels are not read), read in chunks of 256
+     * @param channels        m ≥ 1: each example's features are m channels of equal size, channel-major (NCHW, NCW, or
+     *                        one entry per channel for vectors)
+     * @param clipMean        C_μ &gt; 0, finite
+     * @param clipSquares     C_s &gt; 0, finite
+     * @param noiseMultiplier σ ≥ 0, finite (0: exact statistics, not private)
+     * @param noiseSeed       seed of the noise: keep it secret, or draw it from {@link java.security.SecureRandom}
+     * @param threads         threads computing the sums, ≥ 1
+     * @return μ and v (m channels each), σ, C_μ, C_s and the operator-only count of clipped (or left out) examples
+     * @throws IllegalArgumentException naming the parameter that is out of range, if {@code data} is empty, or if an
+     *                                  example's size is not a multiple of m
+     * @throws IllegalStateException    if computing a chunk's sums fails or the thread is interrupted
+     */
+    public static Release releaseFeatures(ExampleSource data, int channels, double clipMean, double clipSquares,
+                                          double noiseMultiplier, long noiseSeed, int threads) {
+        checkArguments(clipMean, clipSquares, noiseMultiplier, threads);
+        if (channels < 1) {
+            throw new IllegalArgumentException("channels m must be >= 1, got " + channels);
+        }
+        return finish(data, channels, noisySums(clippedSums(data, channels, chunk -> featureMoments(chunk, channels), clipMean,
+                clipSquares, threads), channels, clipMean, clipSquares, noiseMultiplier, noiseSeed), noiseMultiplier, clipMean, clipSquares);
+    }
+
+    /** Each example's channel means and means of squares of its own features (over unmasked steps): {a[k][m], b[k][m]}. */
+    private static double[][][] featureMoments(LabeledData chunk, int channels) {
+        INDArray x = chunk.features().castTo(DataType.DOUBLE).dup('c');
+        int k = chunk.size();
+        long per = x.length() / Math.max(1, k);
+        if (per % channels != 0) {
+            throw new IllegalArgumentException("channels m = " + channels + " does not divide an example's " + per + " features");
+        }
+        int positions = (int) (per / channels);
+        double[] v = x.data().asDouble();
+        double[] mask = chunk.featureMask() != null && chunk.featureMask().size(1) == positions
+                ? chunk.featureMask().castTo(DataType.DOUBLE).dup('c').data().asDouble() : null;
+        double[][] a = new double[k][channels];
+        double[][] b = new double[k][channels];
+        for (int i = 0; i < k; i++) {
+            double count = 0;
+            for (int p = 0; p < positions; p++) {
+                count += mask == null ? 1 : mask[i * positions + p];
+            }
+            for (int c = 0; c < channels; c++) {
+                double s1 = 0;
+                double s2 = 0;
+                for (int p = 0; p < positions; p++) {
+                    double w = mask == null ? 1 : mask[i * positions + p];
+                    double val = v[(int) ((long) i * per + (long) c * positions + p)];
+                    if (w != 0) {
+                        s1 += w * val;
+                        s2 += w * val * val;
+                    }
+                }
+                a[i][c] = count > 0 ? s1 / count : 0;
+                b[i][c] = count > 0 ? s2 / count : 0;
+            }
+        }
+        return new double[][][]{a, b};
+    }
+
+    /** μ = sums/n and v = max(E[x²] − μ², 0) from the noisy sums. */
+    private static Release finish(ExampleSource data, int channels, double[] released, double noiseMultiplier, double clipMean,
+                                  double clipSquares) {
+        int n = data.size();
+        double[] mean = new double[channels];
+        double[] variance = new double[channels];
+        for (int c = 0; c < channels; c++) {
+            mean[c] = released[c] / n;
+            variance[c] = Math.max(released[channels + c] / n - mean[c] * mean[c], 0);
+        }
+        return new Release(new FeatureStatistics(mean, variance), noiseMultiplier, clipMean, clipSquares, (long) released[2 * channels]);
+    }
+
+    private static void checkArguments(double clipMean, double clipSquares, double noiseMultiplier, int threads) {
+        if (!(clipMean > 0) || Double.isInfinite(clipMean)) {
+            throw new IllegalArgumentException("clipMean C_mu must be finite and > 0, got " + clipMean);
+        }
+        if (!(clipSquares > 0) || Double.isInfinite(clipSquares)) {
+            throw new IllegalArgumentException("clipSquares C_s must be finite and > 0, got " + clipSquares);
+        }
+        if (!(noiseMultiplier >= 0) || Double.isInfinite(noiseMultiplier)) {
+            throw new IllegalArgumentException("noiseMultiplier sigma must be finite and >= 0, got " + noiseMultiplier);
+        }
+        if (threads < 1) {
+            throw new IllegalArgumentException("threads must be >= 1, got " + threads);
+        }
     }
 
     /**
@@ -171,40 +352,27 @@ public final class PrivateNormalisation {
      */
     public static Release release(ExampleSource data, int scales, int angles, double clipMean, double clipSquares, double noiseMultiplier,
                                   long noiseSeed, int threads) {
-        if (!(clipMean > 0) || Double.isInfinite(clipMean)) {
-            throw new IllegalArgumentException("clipMean C_mu must be finite and > 0, got " + clipMean);
-        }
-        if (!(clipSquares > 0) || Double.isInfinite(clipSquares)) {
-            throw new IllegalArgumentException("clipSquares C_s must be finite and > 0, got " + clipSquares);
-        }
-        if (!(noiseMultiplier >= 0) || Double.isInfinite(noiseMultiplier)) {
-            throw new IllegalArgumentException("noiseMultiplier sigma must be finite and >= 0, got " + noiseMultiplier);
-        }
-        if (threads < 1) {
-            throw new IllegalArgumentException("threads must be >= 1, got " + threads);
-        }
-        int n = data.size();
-        if (n < 1) {
+        checkArguments(clipMean, clipSquares, noiseMultiplier, threads);
+        if (data.size() < 1) {
             throw new IllegalArgumentException("data must hold at least one example");
         }
         LabeledData first = data.read(new int[]{0}); // the image shape (a source's examples may be flat rows)
         Scattering2D transform = new Scattering2D(first.height(), first.width(), scales, angles);
         int channels = first.channels() * transform.coefficients();
         double[] released = noisySums(data, transform, clipMean, clipSquares, noiseMultiplier, noiseSeed, threads);
-        double[] mean = new double[channels];
-        double[] variance = new double[channels];
-        for (int c = 0; c < channels; c++) {
-            mean[c] = released[c] / n;
-            variance[c] = Math.max(released[channels + c] / n - mean[c] * mean[c], 0);
-        }
-        return new Release(new FeatureStatistics(mean, variance), noiseMultiplier, clipMean, clipSquares, (long) released[2 * channels]);
+        return finish(data, channels, released, noiseMultiplier, clipMean, clipSquares);
     }
 
     /** {@link #clippedSums} with N(0, (σC_μ)²) added to each mean sum and N(0, (σC_s)²) to each square sum, not to the count. */
     static double[] noisySums(ExampleSource data, Scattering2D transform, double clipMean, double clipSquares, double noiseMultiplier,
                               long seed, int threads) {
         double[] sums = clippedSums(data, transform, clipMean, clipSquares, threads);
-        int channels = (sums.length - 1) / 2;
+        return noisySums(sums, (sums.length - 1) / 2, clipMean, clipSquares, noiseMultiplier, seed);
+    }
+
+    /** N(0, (σC_μ)²) added to each of the first m sums, N(0, (σC_s)²) to each of the next m, nothing to the count. */
+    private static double[] noisySums(double[] sums, int channels, double clipMean, double clipSquares, double noiseMultiplier,
+                                      long seed) {
         INDArray a = Nd4j.createFromArray(java.util.Arrays.copyOfRange(sums, 0, channels));
         INDArray b = Nd4j.createFromArray(java.util.Arrays.copyOfRange(sums, channels, 2 * channels));
         try (GaussianNoise noise = new GaussianNoise(seed)) {
@@ -221,16 +389,27 @@ public final class PrivateNormalisation {
      * sums per chunk of examples are added in chunk order, so the result does not depend on the number of threads.
      */
     static double[] clippedSums(ExampleSource data, Scattering2D transform, double clipMean, double clipSquares, int threads) {
+        int channels = data.read(new int[]{0}).channels() * transform.coefficients();
+        return clippedSums(data, channels, chunk -> scatteringMoments(chunk, transform), clipMean, clipSquares, threads);
+    }
+
+    /**
+     * Σ clip(a_i) (m entries), Σ clip(b_i) (m entries), then the number of examples with a clipped vector or a non-finite
+     * value (left out), from each chunk's per-example vectors {a[k][m], b[k][m]}; chunks added in order.
+     */
+    private static double[] clippedSums(ExampleSource data, int channels, java.util.function.Function<LabeledData, double[][][]> moments,
+                                        double clipMean, double clipSquares, int threads) {
         int n = data.size();
         int chunks = (n + CHUNK - 1) / CHUNK;
         List<Future<double[]>> parts = new ArrayList<>();
         ExecutorService pool = Executors.newFixedThreadPool(Math.min(threads, chunks));
-        double[] sums = new double[2 * data.read(new int[]{0}).channels() * transform.coefficients() + 1];
+        double[] sums = new double[2 * channels + 1];
         try {
             for (int k = 0; k < chunks; k++) {
                 int from = k * CHUNK;
                 int to = Math.min(n, from + CHUNK);
-                parts.add(pool.submit(() -> clippedSums(data, transform, from, to, clipMean, clipSquares)));
+                parts.add(pool.submit(() -> clippedSums(moments.apply(data.read(java.util.stream.IntStream.range(from, to).toArray())),
+                        channels, clipMean, clipSquares)));
             }
             for (Future<double[]> f : parts) {
                 double[] p = f.get();
@@ -249,22 +428,18 @@ public final class PrivateNormalisation {
         return sums;
     }
 
-    /** Σ clip(a_i), Σ clip(b_i) over examples [from, to), then the number of examples with a clipped vector. */
-    private static double[] clippedSums(ExampleSource source, Scattering2D transform, int from, int to, double clipMean,
-                                        double clipSquares) {
-        LabeledData data = source.read(java.util.stream.IntStream.range(from, to).toArray()); // only this chunk in memory
-        INDArray images = data.features().castTo(DataType.DOUBLE).reshape('c', new long[]{to - from, data.channels(), data.height(),
+    /** Each example's channel means and means of squares of its scattering features: {a[k][C·K], b[k][C·K]}. */
+    private static double[][][] scatteringMoments(LabeledData data, Scattering2D transform) {
+        int k = data.size();
+        INDArray images = data.features().castTo(DataType.DOUBLE).reshape('c', new long[]{k, data.channels(), data.height(),
                 data.width()});
         int channels = data.channels() * transform.coefficients();
         int positions = transform.outputHeight() * transform.outputWidth();
         INDArray features = transform.transform(images, 1); // one of the release's own threads
         double[] x = features.reshape('c', new long[]{features.length()}).toDoubleVector();
-        double[] sums = new double[2 * channels + 1];
-        double[] a = new double[channels];
-        double[] b = new double[channels];
-        for (int i = 0; i < to - from; i++) {
-            double na = 0;
-            double nb = 0;
+        double[][] a = new double[k][channels];
+        double[][] b = new double[k][channels];
+        for (int i = 0; i < k; i++) {
             for (int c = 0; c < channels; c++) {
                 int base = (i * channels + c) * positions;
                 double s1 = 0;
@@ -274,16 +449,34 @@ public final class PrivateNormalisation {
                     s1 += v;
                     s2 += v * v;
                 }
-                a[c] = s1 / positions;
-                b[c] = s2 / positions;
-                na += a[c] * a[c];
-                nb += b[c] * b[c];
+                a[i][c] = s1 / positions;
+                b[i][c] = s2 / positions;
+            }
+        }
+        return new double[][][]{a, b};
+    }
+
+    /** Σ clip(a_i), Σ clip(b_i) over a chunk's examples, then the number clipped or left out (a non-finite value). */
+    private static double[] clippedSums(double[][][] moments, int channels, double clipMean, double clipSquares) {
+        double[][] a = moments[0];
+        double[][] b = moments[1];
+        double[] sums = new double[2 * channels + 1];
+        for (int i = 0; i < a.length; i++) {
+            double na = 0;
+            double nb = 0;
+            for (int c = 0; c < channels; c++) {
+                na += a[i][c] * a[i][c];
+                nb += b[i][c] * b[i][c];
+            }
+            if (!Double.isFinite(na) || !Double.isFinite(nb)) { // one example's NaN or ∞ adds nothing and stops nothing
+                sums[2 * channels]++;
+                continue;
             }
             double fa = clipFactor(Math.sqrt(na), clipMean);
             double fb = clipFactor(Math.sqrt(nb), clipSquares);
             for (int c = 0; c < channels; c++) {
-                sums[c] += a[c] * fa;
-                sums[channels + c] += b[c] * fb;
+                sums[c] += a[i][c] * fa;
+                sums[channels + c] += b[i][c] * fb;
             }
             if (fa < 1 || fb < 1) {
                 sums[2 * channels]++;

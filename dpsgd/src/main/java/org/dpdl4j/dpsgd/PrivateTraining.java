@@ -42,6 +42,9 @@ public final class PrivateTraining extends DpSgdSettings.Setters<PrivateTraining
     private java.nio.file.Path resumeFrom;
     private Provenance provenance;
     private ClippedSums clippedSums;
+    private org.dpdl4j.accounting.PrivacyEvent earlierClaim; // what the network's weights cost before this run, if given
+    private boolean publicPretraining; // declared: the network's earlier training read no private data
+    private final java.util.List<org.nd4j.linalg.dataset.api.DataSetPreProcessor> publicPreProcessors = new java.util.ArrayList<>();
     private Plan planned; // plan()'s, reused by train() while the settings, the workers and the data are as they were
     private Object[] plannedFor;
 
@@ -216,14 +219,15 @@ public final class PrivateTraining extends DpSgdSettings.Setters<PrivateTraining
 
     private Plan plan(ExampleSource data) {
         DpSgdSettings settings = settings();
-        Object[] key = {settings, workers, data, data.size()};
+        org.dpdl4j.accounting.PrivacyEvent earlier = earlier();
+        Object[] key = {settings, workers, data, data.size(), earlier};
         if (planned == null || !java.util.Arrays.equals(key, plannedFor)) {
             int n = data.size();
             double q = settings.samplingRate(n);
             long steps = settings.steps(q);
-            double sigma = Double.isNaN(settings.noiseMultiplier()) // calibrated for the whole event, or as given
-                    ? settings.calibrateNoise(q, steps, Accountants.byName(accountant())) : settings.noiseMultiplier();
-            planned = new Plan(settings.config(q, sigma, steps, workers), settings.event(q, sigma, steps));
+            double sigma = Double.isNaN(settings.noiseMultiplier()) // calibrated for the whole claim, or as given
+                    ? settings.calibrateNoise(q, steps, Accountants.byName(accountant()), earlier) : settings.noiseMultiplier();
+            planned = new Plan(settings.config(q, sigma, steps, workers), claimed(earlier, settings.event(q, sigma, steps)));
             plannedFor = key;
         }
         return planned;
@@ -295,6 +299,51 @@ public final class PrivateTraining extends DpSgdSettings.Setters<PrivateTraining
     }
 
     /**
+     * Gives the privacy claim the network's weights already carry (a model released before: its
+     * {@link org.dpdl4j.release.PrivateModel#event()}), for a network trained again: the run's release then claims the
+     * composition of that event and this run's, σ is calibrated so that the composition meets the target, and the ledger
+     * is charged this run's own event. A network released by dpdl4j carries its claim with it
+     * ({@link PrivateHistory}, also after {@link org.dpdl4j.release.PrivateModel#load}); this is for one whose claim it
+     * lost (a model read by DL4J's {@code ModelSerializer}, say).
+     *
+     * @param event the earlier claim's event, not null
+     * @return this training
+     */
+    public PrivateTraining earlierClaim(org.dpdl4j.accounting.PrivacyEvent event) {
+        this.earlierClaim = Objects.requireNonNull(event, "event");
+        return this;
+    }
+
+    /**
+     * Declares a pre-processor of the iterator's public: its statistics come from no private data (a published mean
+     * and deviation, a fixed range), and it transforms each example by itself. Without this, an iterator's
+     * pre-processor that is not a fixed scaler ({@code ImagePreProcessingScaler}, {@code VGG16ImagePreProcessor}, the
+     * reshaping ones) is refused: a {@code NormalizerStandardize} or {@code NormalizerMinMaxScaler} fitted on the training
+     * iterator holds statistics of the private data that ε does not cover. The private alternative is
+     * {@link #dataNormalisation} with a network whose first layer is a
+     * {@link org.dpdl4j.models.FeatureStandardization}.
+     *
+     * @param preProcessor the pre-processor, as the iterator holds it (compared by identity), not null
+     * @return this training
+     */
+    public PrivateTraining publicPreProcessor(org.nd4j.linalg.dataset.api.DataSetPreProcessor preProcessor) {
+        publicPreProcessors.add(Objects.requireNonNull(preProcessor, "preProcessor"));
+        return this;
+    }
+
+    /**
+     * Declares that the network's earlier training (DL4J's iteration count is above 0: pre-trained weights, transfer
+     * learning) read no private data, so that its release claims this run's cost alone. Without it (or
+     * {@link #earlierClaim}), a network trained before whose claim dpdl4j does not know is refused.
+     *
+     * @return this training
+     */
+    public PrivateTraining pretrainedOnPublicData() {
+        this.publicPretraining = true;
+        return this;
+    }
+
+    /**
      * Sets the worker threads computing each batch's clipped sum.
      *
      * @param workers threads in [1, 256] (default 1; checked when the run starts)
@@ -339,7 +388,7 @@ public final class PrivateTraining extends DpSgdSettings.Setters<PrivateTraining
         }
         checkSettings();
         DpSgdTrainer trainer = trainer(settings(), data == null ? "a DataSetIterator" : data);
-        ExampleSource source = data != null ? data : DpSgdTrainer.packOnce(iterator); // the iterator read once
+        ExampleSource source = data != null ? data : DpSgdTrainer.packOnce(iterator, publicPreProcessors); // read once
         try {
             return train(trainer, source);
         } finally {
@@ -361,8 +410,9 @@ public final class PrivateTraining extends DpSgdSettings.Setters<PrivateTraining
                     + "ledger: drop ledger(...)");
         }
         settings.steps(1); // epochs set
+        earlier(); // a network trained before, with no claim dpdl4j knows, is refused here
         if (!Double.isNaN(settings.dataNormalisation())) {
-            PrivateNormalisation.scatteringLayer(network); // refused before anything is read or charged
+            PrivateNormalisation.normalisedLayer(network); // refused before anything is read or charged
         }
         if (settings.optimizer() != null && !settings.optimizer().equals(Networks.optimizerName(network))) {
             throw new IllegalArgumentException("optimizer " + settings.optimizer() + ": the network's updater is "
@@ -372,10 +422,46 @@ public final class PrivateTraining extends DpSgdSettings.Setters<PrivateTraining
         }
     }
 
+    /**
+     * What the network's weights cost before this run: the claim given ({@link #earlierClaim}), or the one recorded on the
+     * network ({@link PrivateHistory}), or nothing for a network never trained (or declared pre-trained on public data).
+     *
+     * @throws IllegalArgumentException for a network trained before whose claim is not known
+     */
+    private org.dpdl4j.accounting.PrivacyEvent earlier() {
+        PrivateHistory recorded = PrivateHistory.of(network);
+        if (earlierClaim != null) {
+            if (recorded != null && !PrivateHistory.covers(earlierClaim, recorded.event())) {
+                throw new IllegalArgumentException("earlierClaim " + earlierClaim + ": the network carries the claim of its earlier "
+                        + "release, " + recorded.event() + ", which the given one does not include");
+            }
+            return earlierClaim;
+        }
+        long iterations = PrivateHistory.iterationCount(network);
+        if (recorded != null && (recorded.current(network) || publicPretraining)) {
+            return recorded.event(); // trained since on public data only, as declared: the recorded claim still holds
+        }
+        if (iterations > 0 && !publicPretraining) {
+            throw new IllegalArgumentException("network: it has been trained before (DL4J's iteration count is " + iterations
+                    + (recorded != null ? ", " + (iterations - recorded.iterations()) + " steps after its last private release" : "")
+                    + ") and carries no privacy claim that dpdl4j knows for that, so the claim of this run alone would not cover its "
+                    + "weights: give the earlier run's claim with earlierClaim(event) (a PrivateModel's event()), declare "
+                    + "with pretrainedOnPublicData() that its earlier training read no private data, or start from a freshly "
+                    + "initialised network");
+        }
+        return null;
+    }
+
+    /** The claim of a release whose own runs cost {@code own}: composed after the network's earlier claim, if any. */
+    private static org.dpdl4j.accounting.PrivacyEvent claimed(org.dpdl4j.accounting.PrivacyEvent earlier,
+                                                           org.dpdl4j.accounting.PrivacyEvent own) {
+        return earlier == null ? own : org.dpdl4j.accounting.ComposedEvent.of(earlier, own);
+    }
+
     /** The trainer of a run with these settings: its clipped sums computed here (with augmult's copies) or as set. */
     private DpSgdTrainer trainer(DpSgdSettings settings, Object data) {
         DpSgdTrainer trainer = new DpSgdTrainer(Accountants.byName(settings.accountant() != null ? settings.accountant()
-                : DEFAULT_ACCOUNTANT));
+                : DEFAULT_ACCOUNTANT)).networkChecked(); // train() checks before the charge (a resume's run did, before its own)
         if (settings.augmult() != 1) {
             if (clippedSums != null) {
                 throw new IllegalArgumentException("augmult k = " + settings.augmult() + " makes its copies in this JVM: "
@@ -384,19 +470,21 @@ public final class PrivateTraining extends DpSgdSettings.Setters<PrivateTraining
             if (!(data instanceof LabeledData)) {
                 throw new IllegalArgumentException("augmult k = " + settings.augmult() + " needs in-memory LabeledData, not " + data);
             }
-            return trainer.withClippedSums(settings.clippedSums()); // checks the augmentation
+            return trainer.withClippedSums(settings.clippedSums()).networkChecked(); // checks the augmentation
         }
-        return clippedSums != null ? trainer.withClippedSums(clippedSums) : trainer;
+        return clippedSums != null ? trainer.withClippedSums(clippedSums).networkChecked() : trainer;
     }
 
     private PrivateModel train(DpSgdTrainer trainer, ExampleSource data) {
+        DpCompatibility.check(network, data); // before anything is charged: layers it cannot vouch for, checked not to mix examples
+        org.dpdl4j.accounting.PrivacyEvent before = earlier(); // the weights' claim before this run (training moves it)
         int n = data.size();
         DpSgdSettings settings = settings();
         DpSgdConfig config = plan(data).config();
         DpSgdSettings resolved = DpSgdSettings.builder().settings(settings).samplingRate(config.samplingRate()) // q and σ
                 .noiseMultiplier(config.noiseMultiplier()).build();                                             // that ran
         if (output != null) {
-            return trainAsRun(trainer, data, config, resolved);
+            return trainAsRun(trainer, data, config, resolved, before);
         }
         started = true; // from here on the network changes
         applySettings(network, resolved);
@@ -407,8 +495,9 @@ public final class PrivateTraining extends DpSgdSettings.Setters<PrivateTraining
         java.util.Map<String, Object> configuration = new java.util.LinkedHashMap<>();
         configuration.put("dataset", datasetName());
         configuration.putAll(resolved.configuration(n, result.stepsTaken()));
-        return PrivateModel.of(network, "training", resolved.event(result.event()), accountant(), settings.delta(), input,
-                configuration);
+        clipNormsOf(network, resolved, configuration);
+        return PrivateModel.of(network, "training", claimed(before, resolved.event(result.event())), accountant(),
+                settings.delta(), input, configuration);
     }
 
     /**
@@ -421,8 +510,7 @@ public final class PrivateTraining extends DpSgdSettings.Setters<PrivateTraining
             Networks.setLearningRate(net, settings.learningRate());
         }
         if (!Double.isNaN(settings.dataNormalisation())) {
-            PrivateNormalisation.scatteringLayer(net).setFeatureMean(null);
-            PrivateNormalisation.scatteringLayer(net).setFeatureVariance(null);
+            PrivateNormalisation.clearStatistics(net);
         }
     }
 
@@ -431,7 +519,7 @@ public final class PrivateTraining extends DpSgdSettings.Setters<PrivateTraining
      * already holds them (a run resumed after their release); without it, nothing.
      */
     private void releaseStatistics(Model net, ExampleSource data, DpSgdConfig config, DpSgdSettings settings) {
-        if (!Double.isNaN(settings.dataNormalisation()) && PrivateNormalisation.scatteringLayer(net).getFeatureMean() == null) {
+        if (!Double.isNaN(settings.dataNormalisation()) && !PrivateNormalisation.hasStatistics(net)) {
             PrivateNormalisation.Release r = PrivateNormalisation.releaseInto(net, data, settings.dataNormalisation(),
                     config.secureRandom() ? new java.security.SecureRandom().nextLong() : config.seed(), config.workers());
             for (TrainingListener l : listeners) {
@@ -440,6 +528,15 @@ public final class PrivateTraining extends DpSgdSettings.Setters<PrivateTraining
         }
     }
 
+
+    /** With data normalisation, the clipping norms its release used (a FeatureStandardization layer's own). */
+    private static void clipNormsOf(Model net, DpSgdSettings settings, java.util.Map<String, Object> configuration) {
+        if (!Double.isNaN(settings.dataNormalisation())) {
+            double[] c = PrivateNormalisation.clipNorms(net);
+            configuration.put("data_normalisation_clip_mean", c[0]);
+            configuration.put("data_normalisation_clip_squares", c[1]);
+        }
+    }
 
     /** The accountant's name: the settings', else {@link #DEFAULT_ACCOUNTANT}. */
     private String accountant() {
@@ -497,12 +594,16 @@ public final class PrivateTraining extends DpSgdSettings.Setters<PrivateTraining
     }
 
     /** Trains through the run's lifecycle in {@link #output} and releases there. */
-    private PrivateModel trainAsRun(DpSgdTrainer trainer, ExampleSource data, DpSgdConfig config, DpSgdSettings settings) {
+    private PrivateModel trainAsRun(DpSgdTrainer trainer, ExampleSource data, DpSgdConfig config, DpSgdSettings settings,
+                                    org.dpdl4j.accounting.PrivacyEvent before) {
         if (!overwrite && (java.nio.file.Files.exists(output.resolve(PrivateModel.SIDECAR_FILE))
                 || java.nio.file.Files.exists(output.resolve(PrivateModel.MODEL_FILE)))) {
             throw new IllegalArgumentException("output " + output + " holds a release already: choose a new directory");
         }
         java.util.Map<String, Object> plan = planState(data, config, settings);
+        if (before != null) { // the release claims it too, after a resume as well (the charge is this run's own)
+            plan.put(org.dpdl4j.release.CheckpointState.EARLIER_CLAIM, before.toMap());
+        }
         try {
             java.nio.file.Files.createDirectories(output);
             applySettings(network, settings); // into the step-0 checkpoint's network
@@ -510,7 +611,7 @@ public final class PrivateTraining extends DpSgdSettings.Setters<PrivateTraining
                     settings.event(config.samplingRate(), config.noiseMultiplier(), config.steps()), ledger,
                     "train " + plan.get("model") + " on " + plan.get("dataset"), checkpointEvery);
             started = true; // from here on the network changes
-            return trainAndRelease(run, trainer, data, network, config, 0, null, settings);
+            return trainAndRelease(run, trainer, data, network, config, 0, null, settings, before);
         } catch (java.io.IOException e) {
             throw new java.io.UncheckedIOException("could not write the run in " + output, e);
         }
@@ -519,7 +620,8 @@ public final class PrivateTraining extends DpSgdSettings.Setters<PrivateTraining
     /** Trains from step {@code from} with the run's checkpoints, then releases through the run. */
     private PrivateModel trainAndRelease(org.dpdl4j.release.PrivateRun run, DpSgdTrainer trainer, ExampleSource data, Model net,
                                          DpSgdConfig config, long from, org.nd4j.linalg.api.ndarray.INDArray ema,
-                                         DpSgdSettings settings) throws java.io.IOException {
+                                         DpSgdSettings settings, org.dpdl4j.accounting.PrivacyEvent before)
+            throws java.io.IOException {
         try (run) {
             long every = run.checkpointEvery();
             releaseStatistics(net, data, config, settings);
@@ -530,9 +632,12 @@ public final class PrivateTraining extends DpSgdSettings.Setters<PrivateTraining
             java.util.Map<String, Object> configuration = new java.util.LinkedHashMap<>();
             configuration.put("dataset", run.state().get("dataset"));
             configuration.putAll(settings.configuration(data.size(), result.stepsTaken()));
+            clipNormsOf(net, settings, configuration);
             configuration.put("resumed_from_step", from > 0 ? from : null);
-            configuration.put("ledger_charge", run.charge());
-            PrivateModel release = PrivateModel.of(net, "training", settings.event(result.event()), (String) run.state().get("accountant"),
+            // not the ledger's charge: its sequence number counts the ledger's entries, among them an earlier tuning's
+            // trial records, whose number K that tuning did not release (the ledger binds the release to the charge)
+            PrivateModel release = PrivateModel.of(net, "training", claimed(before, settings.event(result.event())),
+                    (String) run.state().get("accountant"),
                     config.delta(), input != null ? input : inputOf((String) run.state().get("image_size")), configuration);
             run.release(release, OBSOLETE, release.event());
             return release;
@@ -583,13 +688,24 @@ public final class PrivateTraining extends DpSgdSettings.Setters<PrivateTraining
                 DpSgdConfig config = planned.config(planned.samplingRate(), planned.noiseMultiplier(),
                         ((Number) state.get("steps")).longValue(), workers); // fresh randomness unless seeded here
                 network = run.network();
-                return trainAndRelease(run, trainer(planned, data), data, network, config, run.stepsDone(), run.ema(), planned);
+                return trainAndRelease(run, trainer(planned, data), data, network, config, run.stepsDone(), run.ema(), planned,
+                        state.get(org.dpdl4j.release.CheckpointState.EARLIER_CLAIM) instanceof java.util.Map<?, ?> m
+                                ? earlierClaimOf(m, what) : null);
             } catch (RuntimeException e) {
                 run.close();
                 throw e;
             }
         } catch (java.io.IOException e) {
             throw new java.io.UncheckedIOException("could not continue the run in " + resumeFrom, e);
+        }
+    }
+
+    /** The earlier claim a plan holds (a run of a network trained before), read back as the event it was. */
+    private static org.dpdl4j.accounting.PrivacyEvent earlierClaimOf(java.util.Map<?, ?> map, String what) {
+        try {
+            return org.dpdl4j.accounting.PrivacyEvents.fromMap(map);
+        } catch (RuntimeException e) {
+            throw new IllegalArgumentException(what + ": the plan's earlier_claim " + map + " is refused: " + e.getMessage(), e);
         }
     }
 

@@ -30,13 +30,42 @@ final class StepSums {
     /** One physical batch's clipped sum, added into {@code target}: {@link PerExampleGradients#addClippedSum}. */
     double addClippedSum(INDArray features, INDArray labels, INDArray featureMask, INDArray labelMask, int[] rows, double clipNorm,
                          INDArray target) {
+        if (g.oneAtATime && rows.length > 1) { // a step mixed the examples of a real batch: each example alone
+            double loss = 0;
+            for (int r : rows) {
+                loss += addClippedSum(features, labels, featureMask, labelMask, new int[]{r}, clipNorm, target);
+            }
+            return loss;
+        }
+        int[] again = null; // the rows to compute again, once this pass is cleared
         try (MemoryWorkspace ws = g.scratch.open(rows.length, chunkRowsCap)) {
-            g.compute(rowsOf(features, rows), rowsOf(labels, rows), rowsOf(featureMask, rows), rowsOf(labelMask, rows));
-            g.addWeightedSum(g.clipFactors(clipNorm), target);
-            return g.losses.sumNumber().doubleValue();
+            try {
+                g.compute(rowsOf(features, rows), rowsOf(labels, rows), rowsOf(featureMask, rows), rowsOf(labelMask, rows));
+            } catch (MixingCheck.Mixed mixed) {
+                if (rows.length == 1) {
+                    throw mixed; // one example alone cannot be mixed with others: a step that fails on it fails
+                }
+                g.computeOneAtATime(mixed);
+                again = rows;
+            }
+            if (again == null) {
+                INDArray factors = g.clipFactors(clipNorm);
+                double[] sq = g.hasUserKernels() ? g.squaredNorms.toDoubleVector() : null;
+                int[] ok = sq == null ? rows
+                        : java.util.stream.IntStream.range(0, rows.length).filter(i -> Double.isFinite(sq[i])).map(i -> rows[i]).toArray();
+                if (ok.length == rows.length) {
+                    g.addWeightedSum(factors, target);
+                    return g.losses.sumNumber().doubleValue();
+                }
+                // a user's kernel keeps what it keeps: its non-finite values are not zeroed, and 0·NaN is NaN; so the chunk
+                // again without those examples: each example's gradient is its own, so the others' are unchanged, and the
+                // bad ones add nothing (factor 0, as on the engine's own kernels)
+                again = ok;
+            }
         } finally {
             g.clear();
         }
+        return again.length == 0 ? 0 : addClippedSum(features, labels, featureMask, labelMask, again, clipNorm, target);
     }
 
     /** {@link PerExampleGradients#clippedSum(INDArray, INDArray, INDArray, INDArray, int[], double, int, INDArray)}. */
@@ -155,7 +184,7 @@ final class StepSums {
                             INDArray target) {
         try (MemoryWorkspace ws = g.scratch.open(rows.length, chunkRowsCap)) {
             g.passes(rowsOf(features, rows), rowsOf(labels, rows), featureMask == null ? null : rowsOf(featureMask, rows),
-                    labelMask == null ? null : rowsOf(labelMask, rows), false);
+                    labelMask == null ? null : rowsOf(labelMask, rows), false, false);
             g.forEachKernelWithViews(target, LayerKernel::addSum);
             return g.losses.sumNumber().doubleValue();
         } finally {

@@ -60,6 +60,16 @@ final class TimeDistributedKernel extends LayerKernel {
     }
 
     @Override
+    boolean mayMixExamples() {
+        return inner.mayMixExamples();
+    }
+
+    @Override
+    boolean zeroesNonFinite() {
+        return inner.zeroesNonFinite();
+    }
+
+    @Override
     boolean hasInputGradient() {
         return inner.hasInputGradient();
     }

@@ -5,26 +5,21 @@ import org.deeplearning4j.nn.graph.vertex.GraphVertex;
 import org.deeplearning4j.nn.workspace.LayerWorkspaceMgr;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
-import org.nd4j.linalg.indexing.INDArrayIndex;
-import org.nd4j.linalg.indexing.NDArrayIndex;
 
 /**
  * The exact fallback for a graph vertex without parameters and without a kernel of its own ({@code ScaleVertex},
  * {@code ShiftVertex}, {@code L2NormalizeVertex}, {@code SubsetVertex}, {@code ReshapeVertex}, {@code L2Vertex},
  * {@code PoolHelperVertex}, {@code ElementWiseVertex} Max, …): DL4J's own {@code doForward} and {@code doBackward} on
  * a private copy of the vertex, for the whole batch. A vertex has no parameters, so it adds nothing to an example's
- * gradient; what matters is that it passes each example's gradient on unmixed, so on its first batch it is checked that
- * each example's output alone equals that example's row of the batch output (else it is refused: such a vertex mixes
+ * gradient; what matters is that it passes each example's gradient on unmixed, so the engine's {@link MixingCheck}
+ * checks that each example's output alone equals that example's rows of the batch output (else it is refused: such a vertex mixes
  * the examples, and per-example gradients are not defined through it).
  */
 final class VertexFallbackKernel extends MultiInputKernel {
     private final GraphVertex vertex;
-    private final String where;
-    private boolean checked;
 
-    private VertexFallbackKernel(GraphVertex vertex, String where) {
+    private VertexFallbackKernel(GraphVertex vertex) {
         this.vertex = vertex;
-        this.where = where;
     }
 
     /**
@@ -45,7 +40,13 @@ final class VertexFallbackKernel extends MultiInputKernel {
         if (copy instanceof org.deeplearning4j.nn.conf.layers.samediff.SameDiffVertex sd) {
             sd.setDataType(dataType); // not carried by clone()
         }
-        return new VertexFallbackKernel(copy.instantiate(graph, name, index, null, false, dataType), where);
+        return new VertexFallbackKernel(copy.instantiate(graph, name, index, null, false, dataType));
+    }
+
+    /** {@inheritDoc} (code the engine does not know: checked by {@link MixingCheck}) */
+    @Override
+    boolean mayMixExamples() {
+        return true;
     }
 
     @Override
@@ -61,19 +62,7 @@ final class VertexFallbackKernel extends MultiInputKernel {
 
     @Override
     INDArray forward(INDArray[] x, boolean keep) {
-        INDArray out = run(x, training);
-        if (!checked) { // once: the vertex must not mix examples
-            for (int i = 0; i < x[0].size(0); i++) {
-                INDArray[] alone = new INDArray[x.length];
-                for (int j = 0; j < x.length; j++) {
-                    alone[j] = row(x[j], i);
-                }
-                requireOwnOutput(run(alone, training), row(out, i));
-            }
-            checked = true;
-            out = run(x, training); // the check ran the vertex again: its kept inputs are the batch's once more
-        }
-        return out;
+        return run(x, training); // the engine's MixingCheck has checked that it keeps the examples apart
     }
 
     private INDArray run(INDArray[] x, boolean training) {
@@ -98,23 +87,6 @@ final class VertexFallbackKernel extends MultiInputKernel {
             out[j] = g[j] == null ? null : g[j].dup('c');
         }
         return out;
-    }
-
-    private void requireOwnOutput(INDArray alone, INDArray inBatch) {
-        double scale = Math.max(1e-30, inBatch.amaxNumber().doubleValue());
-        double diff = alone.reshape(inBatch.shape()).castTo(inBatch.dataType()).sub(inBatch).amaxNumber().doubleValue();
-        double tolerance = inBatch.dataType() == DataType.DOUBLE ? 1e-9 : 1e-4;
-        if (!(diff <= tolerance * scale)) {
-            throw new IllegalStateException(where + ": the vertex's output for one example depends on the other examples of "
-                    + "the batch (relative difference " + diff / scale + "); vertices that mix examples cannot be trained "
-                    + "through with DP-SGD");
-        }
-    }
-
-    private static INDArray row(INDArray a, int i) {
-        INDArrayIndex[] index = NDArrayIndex.allFor(a);
-        index[0] = NDArrayIndex.interval(i, i + 1);
-        return a.get(index).dup('c');
     }
 
     @Override

@@ -33,6 +33,11 @@ import org.dpdl4j.dpsgd.PrivateNormalisation;
  */
 public final class CheckpointState {
     private static final com.fasterxml.jackson.databind.ObjectMapper JSON = new com.fasterxml.jackson.databind.ObjectMapper();
+    /**
+     * The field of a plan holding the claim a network's weights carried before the run (its event's map), which the
+     * release claims composed with the run's own event; hashed into {@code plan_sha256} when present.
+     */
+    public static final String EARLIER_CLAIM = "earlier_claim";
     /** The field holding the hash of the rest of the state. */
     public static final String STATE_HASH = "state_sha256";
     /** The checkpoint format this dpdl4j writes and reads. */
@@ -84,7 +89,8 @@ public final class CheckpointState {
     /**
      * SHA-256 (hex) of the plan's fields of {@code state}: those of {@link #PLAN} in its order (a field the state lacks
      * counts as null), then the settings' keys ({@link org.dpdl4j.dpsgd.DpSgdSettings#KEYS}) that {@link #PLAN} does not
-     * name, each when the state has it (so that a setting added later leaves older checkpoints' hashes as they were).
+     * name, each when the state has it (so that a setting added later leaves older checkpoints' hashes as they were), and
+     * {@link #EARLIER_CLAIM} when the state has it.
      *
      * @param state a run's state (values JSON-writable)
      * @return 64 lower-case hex digits
@@ -99,6 +105,9 @@ public final class CheckpointState {
             if (!PLAN.contains(key) && state.containsKey(key)) {
                 plan.put(key, state.get(key));
             }
+        }
+        if (state.containsKey(EARLIER_CLAIM)) { // what the release claims besides the charge: bound to the charge's plan too
+            plan.put(EARLIER_CLAIM, state.get(EARLIER_CLAIM));
         }
         return sha256(json(plan));
     }

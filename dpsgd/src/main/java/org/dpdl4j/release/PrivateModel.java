@@ -59,6 +59,7 @@ public final class PrivateModel {
         this.guarantee = guarantee;
         this.input = input;
         this.configuration = configuration == null ? Map.of() : java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(configuration));
+        org.dpdl4j.dpsgd.PrivateHistory.record(network, event); // the weights carry this claim into any later training
     }
 
     /**

@@ -150,4 +150,31 @@ class UserKernelTest {
                 .activation(Activation.IDENTITY)), InputType.feedForward(5));
         assertTrue(ElementWiseKernel.created > before, "the engine ran the kernel the ServiceLoader found");
     }
+
+    /**
+     * A user's kernel gets the engine's non-finite guard: an example whose gradient is NaN gets factor 0 and adds
+     * nothing, although the user's kernel keeps that example's NaN values (0·NaN is NaN): the step's clipped sum is the
+     * sum over the other examples, exactly (it was NaN, and every parameter with it).
+     */
+    @Test
+    void aNonFiniteExampleAddsNothingThroughAUsersKernel() {
+        Kernels.register(factory(false));
+        MultiLayerNetwork net = new MultiLayerNetwork(new NeuralNetConfiguration.Builder().seed(3).dataType(DataType.DOUBLE).list()
+                .layer(new ElementWiseMultiplicationLayer.Builder().nIn(4).nOut(4).activation(Activation.IDENTITY).build())
+                .layer(new OutputLayer.Builder(LossFunctions.LossFunction.MCXENT).nOut(3).activation(Activation.SOFTMAX).build())
+                .setInputType(InputType.feedForward(4)).build());
+        net.init();
+        INDArray x = Nd4j.rand(DataType.DOUBLE, 6, 4);
+        x.putScalar(2, 1, Double.NaN);
+        INDArray y = Nd4j.zeros(DataType.DOUBLE, 6, 3);
+        for (int i = 0; i < 6; i++) {
+            y.putScalar(i, i % 3, 1.0);
+        }
+        var g = org.dpdl4j.dpsgd.PerExampleGradients.of(net);
+        INDArray all = Nd4j.zeros(DataType.DOUBLE, 1, net.numParams());
+        g.clippedSum(x, y, new int[]{0, 1, 2, 3, 4, 5}, 0.5, 6, all);
+        INDArray others = Nd4j.zeros(DataType.DOUBLE, 1, net.numParams());
+        g.clippedSum(x, y, new int[]{0, 1, 3, 4, 5}, 0.5, 6, others);
+        assertTrue(all.sub(others).amaxNumber().doubleValue() <= 1e-12, "the NaN example adds nothing: " + all + " vs " + others);
+    }
 }

@@ -65,7 +65,7 @@ class DpCompatibilityTest {
         assertEquals("ConvolutionLayer, WeightStandardizedConvolution, DepthwiseConvolution2D, SeparableConvolution2D, "
                 + "Convolution1DLayer, Convolution1D, Deconvolution2D, GroupNormalization, SubsamplingLayer, DenseLayer, OutputLayer, LSTM, SimpleRnn, EmbeddingLayer, EmbeddingSequenceLayer, "
                 + "LossLayer, RnnOutputLayer, RnnLossLayer, GlobalPoolingLayer, ActivationLayer, DropoutLayer, "
-                + "ZeroPaddingLayer, Scattering",
+                + "ZeroPaddingLayer, Scattering, FeatureStandardization",
                 LayerKernels.supportedNames());
         assertTrue(LayerKernels.supports(DenseLayer.class) && LayerKernels.supports(SubsamplingLayer.class));
         assertTrue(!LayerKernels.supports(BatchNormalization.class));
@@ -218,7 +218,7 @@ class DpCompatibilityTest {
         var x = org.nd4j.linalg.factory.Nd4j.randn(org.nd4j.linalg.api.buffer.DataType.DOUBLE, 5, 4);
         var y = org.nd4j.linalg.factory.Nd4j.zeros(org.nd4j.linalg.api.buffer.DataType.DOUBLE, 5, 2);
         y.getColumn(0).assign(1);
-        var m = assertThrows(IllegalStateException.class, () -> pg.compute(x, y));
+        var m = assertThrows(IllegalArgumentException.class, () -> pg.compute(x, y));
         assertTrue(m.getMessage().startsWith("layer 0 (MixingDense") && m.getMessage().contains("depends on the other examples"),
                 m.getMessage());
     }

@@ -346,21 +346,35 @@ class EmbeddingKernelTest {
         return a.get(index).dup('c');
     }
 
-    /** Indices are data: out of range, fractional or NaN, the kernel says which example holds what (DL4J throws too). */
+    /**
+     * Indices are data: out of range, fractional or NaN. Before a run (the check on the data's first examples) they are
+     * refused, naming which example holds what (DL4J throws too); in a run, one example's bad index must not stop a
+     * charged run (issue 68, item 6), so that example gets factor 0 and adds nothing: the clipped sum is the other
+     * examples'.
+     */
     @Test
     void indicesMustBeIntegersInRange() {
         MultiLayerNetwork net = sequenceLstm(DataType.DOUBLE, true, Activation.TANH);
         for (double bad : new double[]{VOCAB, -1, 2.5, Double.NaN}) {
             INDArray x = sequenceIndices(B, T);
             x.putScalar(3, 4, bad);
-            var e = assertThrows(IllegalArgumentException.class, () -> PerExampleGradients.of(net).compute(x, oneHot(B, 3)));
-            assertTrue(e.getMessage().contains("example 3, step 4") && e.getMessage().contains("[0, " + VOCAB + ")")
-                    && e.getMessage().contains("EmbeddingSequenceLayer"), e.getMessage());
+            var e = assertThrows(IllegalArgumentException.class, () -> DpCompatibility.check(net,
+                    org.dpdl4j.datasets.LabeledData.of(rowsOf(x, new int[]{3, 0, 1}), oneHot(3, 3))));
+            assertTrue(e.getMessage().contains("[0, " + VOCAB + ")") && e.getMessage().contains("EmbeddingSequenceLayer"),
+                    e.getMessage());
+            PerExampleGradients g = PerExampleGradients.of(net);
+            int[] all = java.util.stream.IntStream.range(0, B).toArray();
+            int[] others = java.util.stream.IntStream.range(0, B).filter(i -> i != 3).toArray();
+            INDArray withBad = Nd4j.zeros(DataType.DOUBLE, 1, net.numParams());
+            INDArray without = Nd4j.zeros(DataType.DOUBLE, 1, net.numParams());
+            g.clippedSum(x, oneHot(B, 3), all, 1.0, B, withBad);
+            g.clippedSum(x, oneHot(B, 3), others, 1.0, B, without);
+            assertEquals(0, withBad.sub(without).amaxNumber().doubleValue(), 1e-12, "index " + bad + ": example 3 adds nothing");
         }
         MultiLayerNetwork single = embeddingDense(DataType.DOUBLE, true, Activation.TANH);
-        var e = assertThrows(IllegalArgumentException.class, () -> PerExampleGradients.of(single)
-                .compute(Nd4j.createFromArray(new double[][]{{1}, {VOCAB + 3}}), oneHot(2, 3)));
-        assertTrue(e.getMessage().contains("example 1") && e.getMessage().contains("EmbeddingLayer"), e.getMessage());
+        var e = assertThrows(IllegalArgumentException.class, () -> DpCompatibility.check(single,
+                org.dpdl4j.datasets.LabeledData.of(Nd4j.createFromArray(new double[][]{{VOCAB + 3}}), oneHot(1, 3))));
+        assertTrue(e.getMessage().contains("EmbeddingLayer") && e.getMessage().contains("[0, " + VOCAB + ")"), e.getMessage());
         e = assertThrows(IllegalArgumentException.class, () -> PerExampleGradients.of(single)
                 .compute(Nd4j.createFromArray(new double[][]{{1, 2}, {3, 4}}), oneHot(2, 3)));
         assertTrue(e.getMessage().contains("[B, 1]"), e.getMessage());

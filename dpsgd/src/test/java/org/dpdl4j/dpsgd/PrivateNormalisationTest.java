@@ -221,4 +221,69 @@ class PrivateNormalisationTest {
         FeatureStatistics f = PrivateNormalisation.release(d, 2, 8, 1, 1, 1, 0, 1).statistics();
         assertEquals(81, f.mean().length);
     }
+
+    /**
+     * The mechanism on any network's input (a FeatureStandardization layer): without noise and clipping, μ and v per
+     * colour channel are the pixels' mean and variance computed here with plain loops (3 channels); adding an extreme
+     * example moves each clipped sum by at most C_μ and C_s; a NaN or an infinite pixel makes nothing fail (the issue: it
+     * threw after the charge): that example adds nothing and is counted.
+     */
+    @Test
+    void theInputsStatisticsOfAnyNetworkAreReleasedTheSameWay() {
+        int n = 50;
+        java.util.Random rng = new java.util.Random(8);
+        INDArray x = Nd4j.zeros(DataType.FLOAT, n, 3 * 4 * 5);
+        for (int i = 0; i < n; i++) {
+            for (int j = 0; j < 60; j++) {
+                x.putScalar(i, j, (j / 20 + 1) * rng.nextDouble()); // channel c in [0, c + 1)
+            }
+        }
+        INDArray y = Nd4j.zeros(DataType.FLOAT, n, 2);
+        y.getColumn(0).assign(1);
+        LabeledData d = new LabeledData(x, y, 3, 4, 5);
+        var exact = PrivateNormalisation.releaseFeatures(d, 3, 1e6, 1e6, 0, 0, 2);
+        double[] v = x.castTo(DataType.DOUBLE).data().asDouble();
+        for (int c = 0; c < 3; c++) {
+            double s1 = 0;
+            double s2 = 0;
+            for (int i = 0; i < n; i++) {
+                for (int p = 0; p < 20; p++) {
+                    double val = v[i * 60 + c * 20 + p];
+                    s1 += val;
+                    s2 += val * val;
+                }
+            }
+            double mean = s1 / (n * 20);
+            assertEquals(mean, exact.statistics().mean()[c], 1e-6, "mean of channel " + c);
+            assertEquals(s2 / (n * 20) - mean * mean, exact.statistics().variance()[c], 1e-6, "variance of channel " + c);
+        }
+        assertEquals(0, exact.clipped());
+
+        double clipMean = 0.5;
+        double clipSquares = 0.3;
+        var base = PrivateNormalisation.releaseFeatures(d, 3, clipMean, clipSquares, 0, 0, 1);
+        INDArray big = Nd4j.valueArrayOf(new long[]{1, 60}, 1000f);
+        var plus = PrivateNormalisation.releaseFeatures(new LabeledData(Nd4j.concat(0, x, big), Nd4j.concat(0, y, y.getRow(0, true)), 3, 4, 5),
+                3, clipMean, clipSquares, 0, 0, 1);
+        double da = 0;
+        double db = 0;
+        for (int c = 0; c < 3; c++) { // the released μ and E[x²] are sums over n: n·Δμ is the sums' move (n + 1 after)
+            da += Math.pow((n + 1) * plus.statistics().mean()[c] - n * base.statistics().mean()[c], 2);
+            double sqPlus = plus.statistics().variance()[c] + Math.pow(plus.statistics().mean()[c], 2);
+            double sqBase = base.statistics().variance()[c] + Math.pow(base.statistics().mean()[c], 2);
+            db += Math.pow((n + 1) * sqPlus - n * sqBase, 2);
+        }
+        assertTrue(Math.sqrt(da) <= clipMean * (1 + 1e-6), "means moved by " + Math.sqrt(da));
+        assertTrue(Math.sqrt(db) <= clipSquares * (1 + 1e-6), "squares moved by " + Math.sqrt(db));
+
+        for (float bad : new float[]{Float.NaN, Float.POSITIVE_INFINITY}) {
+            INDArray poisoned = x.dup();
+            poisoned.putScalar(7, 3, bad);
+            var r = PrivateNormalisation.releaseFeatures(new LabeledData(poisoned, y, 3, 4, 5), 3, 1e6, 1e6, 0, 0, 1);
+            assertEquals(1, r.clipped(), "the poisoned example is left out and counted (none is clipped at 1e6)");
+            for (double m : r.statistics().mean()) {
+                assertTrue(Double.isFinite(m), "finite statistics: " + java.util.Arrays.toString(r.statistics().mean()));
+            }
+        }
+    }
 }

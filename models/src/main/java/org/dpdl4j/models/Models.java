@@ -80,6 +80,40 @@ public final class Models {
     }
 
     /**
+     * The same network with a {@link FeatureStandardization} layer in front (no parameters: the weights are the given
+     * network's, bit for bit), so that data normalisation can release its input's per-channel statistics privately;
+     * the layer keeps statistics for {@code channels} channels of the flat or image input (channel-major) and clips at
+     * C_μ = R·√m, C_s = R²·√m with R = 1, for features in [0, 1].
+     *
+     * @param network  an initialised network (its configuration is copied, its parameters copied in)
+     * @param channels m ≥ 1, the input's colour channels (or features of a sequence, or entries of a vector)
+     * @return a new, initialised network whose layer 0 is the standardisation and whose other layers are the given ones
+     * @throws IllegalArgumentException if m &lt; 1
+     */
+    public static MultiLayerNetwork withStandardizedInput(MultiLayerNetwork network, int channels) {
+        if (channels < 1) {
+            throw new IllegalArgumentException("channels m must be >= 1, got " + channels);
+        }
+        org.deeplearning4j.nn.conf.MultiLayerConfiguration conf = network.getLayerWiseConfigurations().clone();
+        FeatureStandardization fs = new FeatureStandardization.Builder().name("feature-standardization").build();
+        fs.setChannels(channels);
+        fs.setClipMean(Math.sqrt(channels));
+        fs.setClipSquares(Math.sqrt(channels));
+        org.deeplearning4j.nn.conf.NeuralNetConfiguration first = conf.getConf(0).clone();
+        first.setLayer(fs);
+        java.util.List<org.deeplearning4j.nn.conf.NeuralNetConfiguration> confs = new java.util.ArrayList<>();
+        confs.add(first);
+        confs.addAll(conf.getConfs());
+        java.util.Map<Integer, org.deeplearning4j.nn.conf.InputPreProcessor> shifted = new java.util.HashMap<>();
+        conf.getInputPreProcessors().forEach((at, p) -> shifted.put(at + 1, p));
+        conf.setConfs(confs);
+        conf.setInputPreProcessors(shifted);
+        MultiLayerNetwork out = new MultiLayerNetwork(conf);
+        out.init(network.params().dup(), false);
+        return out;
+    }
+
+    /**
      * DL4J's zoo LeNet ({@code org.deeplearning4j.zoo.model.LeNet}, deeplearning4j-zoo 1.0.0-M2.1) as the zoo builds it:
      * Same-mode convolutions and pooling, flattened input; the options' classes, input shape, updater, seed and data type.
      *

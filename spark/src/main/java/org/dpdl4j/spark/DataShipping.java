@@ -26,6 +26,7 @@ import org.apache.spark.broadcast.Broadcast;
 import org.dpdl4j.datasets.DatasetCache;
 import org.dpdl4j.datasets.Datasets;
 import org.dpdl4j.datasets.LabeledData;
+import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
 
 /**
@@ -165,28 +166,55 @@ final class DataShipping {
     }
 
     /**
-     * The arrays of a {@link LabeledData}: features [n, c·h·w] and labels [n, classes], float32, row-major.
+     * The arrays of a {@link LabeledData}, each float32, row-major, with its shape: features (as stored: [n, c·h·w],
+     * [n, f, T], …), labels ([n, classes], or [n, outputs, T] for a label per time step) and the feature and label
+     * masks ([n, T], or null), so that a sequence run on the cluster reads what a local run reads.
      */
-    record Payload(float[] features, float[] labels, int n, int classes, int channels, int height, int width) implements Serializable {
+    record Payload(float[] features, long[] featureShape, float[] labels, long[] labelShape, float[] featureMask, long[] featureMaskShape,
+                   float[] labelMask, long[] labelMaskShape, int channels, int height, int width) implements Serializable {
         static Payload of(LabeledData d) {
-            return new Payload(d.features().dup('c').data().asFloat(), d.labels().dup('c').data().asFloat(), d.size(), d.numClasses(),
-                    d.channels(), d.height(), d.width());
+            return new Payload(values(d.features()), d.features().shape(), values(d.labels()), d.labels().shape(), values(d.featureMask()),
+                    shape(d.featureMask()), values(d.labelMask()), shape(d.labelMask()), d.channels(), d.height(), d.width());
+        }
+
+        private static float[] values(INDArray a) {
+            return a == null ? null : a.dup('c').data().asFloat();
+        }
+
+        private static long[] shape(INDArray a) {
+            return a == null ? null : a.shape();
+        }
+
+        private static INDArray array(float[] values, long[] shape) {
+            return values == null ? null : Nd4j.create(values, shape, 'c');
         }
 
         LabeledData toData() {
-            return new LabeledData(Nd4j.create(features, new long[]{n, (long) channels * height * width}, 'c'),
-                    Nd4j.create(labels, new long[]{n, classes}, 'c'), channels, height, width);
+            return new LabeledData(array(features, featureShape), array(labels, labelShape), channels, height, width,
+                    array(featureMask, featureMaskShape), array(labelMask, labelMaskShape));
         }
 
-        /** SHA-256 over the shape and the IEEE-754 bits of every value (little-endian). */
+        /** SHA-256 over the shapes and the IEEE-754 bits of every value of every array (little-endian). */
         String sha256() {
             try {
                 MessageDigest md = MessageDigest.getInstance("SHA-256");
-                ByteBuffer header = ByteBuffer.allocate(5 * Integer.BYTES).order(ByteOrder.LITTLE_ENDIAN);
-                header.putInt(n).putInt(classes).putInt(channels).putInt(height).putInt(width);
+                ByteBuffer header = ByteBuffer.allocate(3 * Integer.BYTES).order(ByteOrder.LITTLE_ENDIAN);
+                header.putInt(channels).putInt(height).putInt(width);
                 md.update(header.array());
-                update(md, features);
-                update(md, labels);
+                for (Object[] array : new Object[][]{{featureShape, features}, {labelShape, labels}, {featureMaskShape, featureMask},
+                        {labelMaskShape, labelMask}}) {
+                    long[] shape = (long[]) array[0];
+                    ByteBuffer dims = ByteBuffer.allocate(Integer.BYTES + (shape == null ? 0 : shape.length * Long.BYTES))
+                            .order(ByteOrder.LITTLE_ENDIAN);
+                    dims.putInt(shape == null ? -1 : shape.length); // an absent mask hashes apart from an empty one
+                    for (int i = 0; shape != null && i < shape.length; i++) {
+                        dims.putLong(shape[i]);
+                    }
+                    md.update(dims.array());
+                    if (array[1] != null) {
+                        update(md, (float[]) array[1]);
+                    }
+                }
                 return HexFormat.of().formatHex(md.digest());
             } catch (NoSuchAlgorithmException e) {
                 throw new IllegalStateException("SHA-256 is missing from this JVM", e);

@@ -315,8 +315,8 @@ public final class SparkClippedSums implements ClippedSums {
                 INDArray values = p instanceof double[] d ? Nd4j.createFromArray(d) : Nd4j.createFromArray((float[]) p);
                 e.network().params().assign(values.reshape(e.network().params().shape()));
                 int rank = e.gradients().inputRank(); // the network's own input shape: flat, images or sequences
-                double loss = e.gradients().clippedSum(rank > 0 ? data.features(rank) : data.features(), data.labels(), rows,
-                        job.clipNorm(), job.physical(), e.buffer());
+                double loss = e.gradients().clippedSum(rank > 0 ? data.features(rank) : data.features(), data.labels(),
+                        data.featureMask(), data.labelMask(), rows, job.clipNorm(), job.physical(), e.buffer());
                 return new Partial(e.buffer().data().asDouble(), rows.length, loss, (System.nanoTime() - start) / 1e9);
             } finally {
                 Executors.release(job, e);
@@ -369,14 +369,10 @@ public final class SparkClippedSums implements ClippedSums {
             }
         }
 
-        /** The data in the network's type. */
+        /** The data in the network's type, masks included. */
         static LabeledData cast(LabeledData d, Job job) {
             DataType type = DataType.valueOf(job.dataType());
-            if (d.features().dataType() != type || d.labels().dataType() != type) {
-                return new LabeledData(d.features().dataType() == type ? d.features() : d.features().castTo(type),
-                        d.labels().dataType() == type ? d.labels() : d.labels().castTo(type), d.channels(), d.height(), d.width());
-            }
-            return d;
+            return d.features().dataType() == type && d.labels().dataType() == type ? d : d.castTo(type);
         }
 
         static LabeledData data(Job job, Part part) throws java.io.IOException {

@@ -302,6 +302,59 @@ class SparkTrainingTest {
         assertTrue(e.getMessage().contains("not serializable") && e.getMessage().contains("clippedSums"), e.getMessage());
     }
 
+    /**
+     * Sequences of different lengths travel with their masks: a masked LSTM run (a feature mask and a label per step
+     * under a label mask) on the cluster, in one part (one executor sums the batch in the order a local worker does), ends
+     * bit for bit where the local run ends; the same run without its masks ends elsewhere (the cluster dropped them
+     * before, and trained on the padding).
+     */
+    @Test
+    void aMaskedSequenceRunOnTheClusterIsTheLocalRun() {
+        int n = 300;
+        int t = 8;
+        org.nd4j.linalg.api.ndarray.INDArray x = org.nd4j.linalg.factory.Nd4j.rand(org.nd4j.linalg.api.buffer.DataType.FLOAT,
+                n, 3, t).subi(0.5);
+        org.nd4j.linalg.api.ndarray.INDArray y = org.nd4j.linalg.factory.Nd4j.zeros(org.nd4j.linalg.api.buffer.DataType.FLOAT, n, 2, t);
+        org.nd4j.linalg.api.ndarray.INDArray mask = org.nd4j.linalg.factory.Nd4j.zeros(org.nd4j.linalg.api.buffer.DataType.FLOAT, n, t);
+        java.util.SplittableRandom random = new java.util.SplittableRandom(5);
+        for (int i = 0; i < n; i++) {
+            int length = 2 + random.nextInt(t - 1);
+            for (int s = 0; s < t; s++) {
+                y.putScalar(new int[]{i, x.getDouble(i, 0, s) > 0 ? 1 : 0, s}, 1.0);
+                if (s < length) {
+                    mask.putScalar(i, s, 1.0);
+                } else {
+                    x.putScalar(new int[]{i, 0, s}, 5.0); // padding that would move the gradients if it were read
+                }
+            }
+        }
+        LabeledData masked = LabeledData.of(x, y, mask, mask);
+        DpSgdConfig config = DpSgdConfig.builder().samplingRate(0.2).noiseMultiplier(1.1).clipNorm(1.0).steps(10)
+                .physicalBatchSize(64).seed(9).workers(1).delta(1e-5).build();
+        MultiLayerNetwork local = lstm();
+        TrainingResult l = new DpSgdTrainer().train(local, masked, config);
+        MultiLayerNetwork remote = lstm();
+        TrainingResult r = new DpSgdTrainer().withClippedSums(cluster.clippedSums(1)).train(remote, masked, config);
+        assertEquals(l.event(), r.event());
+        assertEquals(local.params(), remote.params(), "the masked run on the cluster: the local parameters, bit for bit");
+        MultiLayerNetwork unmasked = lstm();
+        new DpSgdTrainer().withClippedSums(cluster.clippedSums(1)).train(unmasked, LabeledData.of(x, y), config);
+        assertTrue(relativeDifference(local, unmasked) > 1e-3, "without the masks: " + relativeDifference(local, unmasked));
+    }
+
+    private static MultiLayerNetwork lstm() {
+        MultiLayerNetwork net = new MultiLayerNetwork(new org.deeplearning4j.nn.conf.NeuralNetConfiguration.Builder().seed(3)
+                .dataType(org.nd4j.linalg.api.buffer.DataType.FLOAT).updater(new org.nd4j.linalg.learning.config.Sgd(0.5)).list()
+                .layer(new org.deeplearning4j.nn.conf.layers.LSTM.Builder().nOut(6)
+                        .activation(org.nd4j.linalg.activations.Activation.TANH).build())
+                .layer(new org.deeplearning4j.nn.conf.layers.RnnOutputLayer.Builder(
+                        org.nd4j.linalg.lossfunctions.LossFunctions.LossFunction.MCXENT).nOut(2)
+                        .activation(org.nd4j.linalg.activations.Activation.SOFTMAX).build())
+                .setInputType(org.deeplearning4j.nn.conf.inputs.InputType.recurrent(3, 8)).build());
+        net.init();
+        return net;
+    }
+
     @Test
     void aBadPartitionCountIsRefused() {
         var e = assertThrows(IllegalArgumentException.class, () -> cluster.clippedSums(0));

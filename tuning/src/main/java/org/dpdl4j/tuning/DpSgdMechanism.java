@@ -352,6 +352,27 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
     }
 
     /**
+     * The checks a run makes of its network before it trains ({@link org.dpdl4j.dpsgd.DpCompatibility#check(Model,
+     * org.dpdl4j.datasets.ExampleSource)}: its configuration, and every layer the engine cannot vouch for run on a
+     * synthetic batch in the training data's shape), made here before a tuning is charged; and a network that carries
+     * the claim of an earlier private release ({@link org.dpdl4j.dpsgd.PrivateHistory}) is refused.
+     *
+     * @param c a candidate of the space (its network is built with seed 0 and discarded)
+     * @throws IllegalArgumentException naming what the engine refuses
+     */
+    public void checkNetwork(Candidate c) {
+        Model net = network(c, 0);
+        org.dpdl4j.dpsgd.PrivateHistory history = org.dpdl4j.dpsgd.PrivateHistory.of(net);
+        if (history != null) {
+            throw new IllegalArgumentException("the network factory returned a network that carries the claim of an earlier "
+                    + "private release (" + history.event() + "): a tuning's trials each start from a fresh network, and its "
+                    + "event does not compose an earlier claim; return freshly initialised networks (or weights pre-trained on "
+                    + "public data)");
+        }
+        org.dpdl4j.dpsgd.DpCompatibility.check(net, train);
+    }
+
+    /**
      * A fresh network for this candidate: weights from the run's seed, or, when the mechanism is audited with
      * gradient canaries, from the model options' fixed seed, so that the auditor knows θ₀ whichever trial is released.
      *
@@ -393,7 +414,7 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
         double accuracy = DpSgdTrainer.accuracy(net, validation);
         double score;
         if (b.scoring == Scoring.PRIVATE_VALIDATION) {
-            Random noise = b.settings().secureRandom() ? new SecureRandom() : new Random(seed ^ 0x5DEECE66DL);
+            java.util.random.RandomGenerator noise = scoreNoise(seed, b.settings().secureRandom());
             double count = Math.round(accuracy * validation.size());
             // divided by the public expected size f·n, not the realised one: a data-dependent divisor would scale the
             // noise differently on neighbouring datasets, and the charged GaussianEvent assumes one fixed scale
@@ -403,6 +424,17 @@ public final class DpSgdMechanism implements RetrainableMechanism, java.io.Seria
         }
         return new TrialResult(trial, c, net, Double.isNaN(score) ? Double.NEGATIVE_INFINITY : score, event(c),
                 (System.nanoTime() - start) / 1e9, null);
+    }
+
+    /**
+     * The generator of a trial's score noise: {@link SecureRandom} under secure noise, else the JDK's
+     * {@code L64X128MixRandom} seeded with all 64 bits of the trial's seed (as {@code GaussianNoise} draws the gradient
+     * noise; a {@link Random} would keep only 48 of them, so that seeds differing in their top 16 bits drew the same
+     * noise), on a stream apart from the gradient noise's.
+     */
+    static java.util.random.RandomGenerator scoreNoise(long seed, boolean secure) {
+        return secure ? new SecureRandom()
+                : java.util.random.RandomGeneratorFactory.of("L64X128MixRandom").create(seed ^ 0x7C3A1F9E2B5D4086L);
     }
 
     /**

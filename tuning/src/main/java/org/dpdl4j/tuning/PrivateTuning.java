@@ -679,23 +679,23 @@ public final class PrivateTuning extends DpSgdSettings.Setters<PrivateTuning> {
     /**
      * The released sidecar's {@code configuration} of a tuning, which {@code PrivateTuning} and {@code dpdl4j tune} both
      * write: the released candidate ({@code best}) and its noisy score ({@code best_score}), both covered by the tuning's
-     * event; the search's settings (public: none depends on the data); the base mechanism's σ; the ledger's charge.
+     * event; the search's settings (public: none depends on the data); the base mechanism's σ. Not the ledger's charge:
+     * its sequence number counts the ledger's entries, among them a tuning's one record per trial, so that two releases'
+     * charges would tell the realised K of a search between them, which a random-K bound does not release (the ledger
+     * itself binds each release to its charge).
      *
      * @param release         the tuning's release (its candidate and score)
      * @param search          the search's settings by key: {@code tuner}, the procedure's own, {@code space}, the runs'
      *                        DP-SGD settings ({@code DpSgdSettings.toMap}, with the whole tuning's {@code target_epsilon}), ...
      * @param noiseMultiplier the base mechanism's σ, or null when σ is an axis of the space
-     * @param ledgerCharge    the ledger entry that paid for the tuning, or null without a ledger
-     * @return a new map, in the order best, best_score, the search's settings, noise_multiplier, ledger_charge
+     * @return a new map, in the order best, best_score, the search's settings, noise_multiplier
      */
-    public static Map<String, Object> releaseConfiguration(Release release, Map<String, ?> search, Double noiseMultiplier,
-                                                           Long ledgerCharge) {
+    public static Map<String, Object> releaseConfiguration(Release release, Map<String, ?> search, Double noiseMultiplier) {
         Map<String, Object> configuration = new LinkedHashMap<>();
         configuration.put("best", release.candidate().toMap());
         configuration.put("best_score", release.score());
         configuration.putAll(search);
         configuration.put("noise_multiplier", noiseMultiplier);
-        configuration.put("ledger_charge", ledgerCharge);
         return configuration;
     }
 
@@ -914,6 +914,7 @@ public final class PrivateTuning extends DpSgdSettings.Setters<PrivateTuning> {
             throw new IllegalArgumentException("output " + output + " holds a release already: choose a new directory");
         }
         TrainingMechanism placed = placement.apply(p.mechanism()); // refused here, before the charge, if it cannot go there
+        p.mechanism().checkNetwork(space.first()); // a network the engine refuses (a layer that mixes examples) costs nothing
         PrivateRun run = output == null ? null : PrivateRun.chargeTuning(output, saved, freshState(), tunerCharges ? null : ledger,
                 ledger == null ? null : ledger.file(), label != null ? label : defaultLabel(p), p::event, dataset, dataSha256());
         Path trialsDir = output == null ? null : output.resolve(PrivateRun.TUNING_TRIALS);
@@ -933,7 +934,7 @@ public final class PrivateTuning extends DpSgdSettings.Setters<PrivateTuning> {
             Map<String, Object> configuration = new LinkedHashMap<>();
             configuration.put("dataset", dataset);
             configuration.putAll(releaseConfiguration(release, ownTuner != null ? ownConfiguration : releasedSettings(space),
-                    p.noiseMultiplier(), tunerCharge != null ? tunerCharge : charge));
+                    p.noiseMultiplier()));
             model = PrivateModel.of(release.model(), "tuning", release.event(), Accountants.DEFAULT, settings().delta(), input,
                     configuration);
         } else if (releaseWriter == null) {

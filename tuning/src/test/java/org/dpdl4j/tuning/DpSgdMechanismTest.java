@@ -69,12 +69,29 @@ class DpSgdMechanismTest {
         assertEquals(a.score(), b.score(), 0, "same seed, same run");
         // exactly (correct + s·Z)/(f·n): the public divisor 0.2·500, never the realised validation size
         assertTrue(q.validation().size() != 100, "the realised size differs from f·n here: " + q.validation().size());
-        double z = new java.util.Random(11 ^ 0x5DEECE66DL).nextGaussian();
+        double z = java.util.random.RandomGeneratorFactory.of("L64X128MixRandom").create(11 ^ 0x7C3A1F9E2B5D4086L).nextGaussian();
         assertEquals((Math.round(accuracy * q.validation().size()) + z * q.scoreNoiseCount()) / 100.0, a.score(), 1e-12);
         TuningResult r = new RandomSearchTuner(RepetitionDistribution.pointMass(2), 5, 2, false)
                 .tune(HyperparameterSpace.of(HyperparameterSpace.parseAxis("lr=cat:0.001,0.5")), q, null, TuningListener.NONE);
         assertEquals(2, r.trials().size());
         assertTrue(r.best().score() >= r.trials().get(0).score() && r.best().score() >= r.trials().get(1).score());
+    }
+
+    /**
+     * The score noise takes all 64 bits of the seed: seeds that differ only in their top 16 bits draw different noise
+     * (a {@code java.util.Random} seeded with {@code seed ^ 0x5DEECE66DL} kept 48 bits, and drew the same).
+     */
+    @Test
+    void scoreNoiseDependsOnEveryBitOfTheSeed() {
+        for (int bit = 0; bit < 64; bit++) {
+            long a = 0x1234_5678_9ABC_DEF0L;
+            long b = a ^ (1L << bit);
+            assertTrue(DpSgdMechanism.scoreNoise(a, false).nextGaussian() != DpSgdMechanism.scoreNoise(b, false).nextGaussian(),
+                    "seeds differing in bit " + bit + " drew the same score noise");
+        }
+        assertEquals(DpSgdMechanism.scoreNoise(7, false).nextGaussian(), DpSgdMechanism.scoreNoise(7, false).nextGaussian(),
+                "the same seed, the same noise");
+        assertTrue(DpSgdMechanism.scoreNoise(7, true) instanceof java.security.SecureRandom);
     }
 
     /**
