@@ -160,6 +160,8 @@ final class Cli {
             throw new IllegalArgumentException("--ledger " + file + " is a directory; give a file");
         }
         org.dpdl4j.release.PrivacyLedger l;
+        Path headFile = file.resolveSibling(file.getFileName() + ".head");
+        boolean headMissing = Files.exists(file) && Files.size(file) > 0 && !Files.exists(headFile);
         try {
             l = budget == null && Files.exists(file) && Files.size(file) > 0
                     ? org.dpdl4j.release.PrivacyLedger.open(file, dataset)
@@ -169,6 +171,10 @@ final class Cli {
         }
         for (String repair : l.repairs()) {
             System.out.println("repaired: " + repair);
+        }
+        if (headMissing) { // opening it to write has written a new one, which names the end as it is now
+            System.out.println("warning: ledger " + file + " had no head file " + headFile + ": lines removed from its end before "
+                    + "now could not be detected; a new head file names its end as it is");
         }
         System.out.printf("ledger %s: spent epsilon %.4f of %s at delta %s%n", file, l.spent().epsilon(), l.epsilonBudget(), l.delta());
         return l;

@@ -75,7 +75,7 @@ final class LedgerCommand {
                 System.out.printf("spent epsilon %.4f at delta %s (composition of the %d charges, by %s); remaining %.4f%n", spent,
                         ledger.delta(), ledger.entries().stream().filter(PrivacyLedger.Entry::charged).count(),
                         spentGuarantee.accountant().toUpperCase(java.util.Locale.ROOT), ledger.remaining());
-                System.out.println("hash chain verified; head " + ledger.headHash());
+                System.out.println("hash chain verified; head " + ledger.headHash() + "; " + ledger.headFileStatus());
                 if (json) {
                     Map<String, Object> j = new LinkedHashMap<>();
                     j.put("file", file.toString());
@@ -87,6 +87,8 @@ final class LedgerCommand {
                     j.put("entries", rows);
                     j.put("repairs", ledger.repairs());
                     j.put("head", ledger.headHash());
+                    j.put("head_file", ledger.headFileStatus());
+                    j.put("head_file_missing", ledger.headFileMissing());
                     Cli.printJsonLine(System.out, j);
                 }
             }
@@ -134,14 +136,15 @@ final class LedgerCommand {
                     throw new PrivacyLedger.LedgerException("privacy ledger " + file + " does not contain the head " + head
                             + ": it was rewritten or lines were removed from its end since that head was taken");
                 }
-                System.out.printf("ledger %s: %d entries, hash chain verified%s; head %s%n", file, ledger.entries().size(),
-                        head != null ? ", contains the given head" : "", ledger.headHash());
+                System.out.printf("ledger %s: %d entries, hash chain verified%s; head %s; %s%n", file, ledger.entries().size(),
+                        head != null ? ", contains the given head" : "", ledger.headHash(), ledger.headFileStatus());
                 if (json) {
                     Map<String, Object> j = new LinkedHashMap<>();
                     j.put("file", file.toString());
                     j.put("entries", ledger.entries().size());
                     j.put("verified", true);
                     j.put("head", ledger.headHash());
+                    j.put("head_file_missing", ledger.headFileMissing());
                     Cli.printJsonLine(System.out, j);
                 }
             }

@@ -40,13 +40,32 @@ final class ServeCommand implements Callable<Integer> {
     boolean allowNonPrivate;
 
     @Option(names = "--threads", paramLabel = "N", description = {"Request threads, each with its own copy of the network (default: the number of cores).",
-            "Connections are read by " + ModelServer.CONNECTIONS_PER_THREAD + " I/O threads per request thread (at least "
-                    + ModelServer.MIN_CONNECTION_THREADS + "), so that GET /health is answered while the copies are busy."})
+            "Requests are read without holding a thread (Jetty's selector), so stalled or slow clients hold none, and GET /health "
+                    + "is answered while the copies are busy."})
     Integer threads;
 
-    @Option(names = "--read-timeout", paramLabel = "SECONDS", description = "Close a connection whose request has not arrived whole "
-            + "within this time, so that stalled clients cannot hold the server (default ${DEFAULT-VALUE}).")
+    @Option(names = "--queue", paramLabel = "N", description = {"Whole requests that may wait for a copy of the network (default: "
+            + ModelServer.QUEUE_PER_THREAD + " per request thread).", "Beyond it a request is answered at once with 503 and "
+            + "Retry-After: " + ModelServer.RETRY_AFTER_SECONDS + ", never by closing its connection."})
+    Integer queue;
+
+    @Option(names = "--read-timeout", paramLabel = "SECONDS", description = "A request must arrive whole (headers and body) within "
+            + "this time, else it is answered 408 or its connection closed; also a connection's idle timeout (default ${DEFAULT-VALUE}).")
     int readTimeout = ModelServer.DEFAULT_READ_TIMEOUT_SECONDS;
+
+    @Option(names = "--max-body-mb", paramLabel = "MB", description = {"The largest request body, in MiB (default ${DEFAULT-VALUE}); "
+            + "above it a 413, at once when its Content-Length says so.", "A request takes at most its body plus 4 bytes per "
+            + "feature (float32; 4 per pixel byte) in memory while it waits, and its answer."})
+    int maxBodyMb = ModelServer.MAX_BODY_BYTES >> 20;
+
+    @Option(names = "--max-in-flight-mb", paramLabel = "MB", description = "Request bodies being read or waiting, in all, in MiB "
+            + "(default ${DEFAULT-VALUE}); above it a 503 with Retry-After.")
+    long maxInFlightMb = ModelServer.DEFAULT_MAX_IN_FLIGHT_BYTES >> 20;
+
+    @Option(names = "--connections-per-address", paramLabel = "N", description = "Connections one client address may hold open "
+            + "(default ${DEFAULT-VALUE}); beyond it new ones are closed. In all at most " + ModelServer.DEFAULT_MAX_CONNECTIONS
+            + " are open; more wait to be accepted.")
+    int connectionsPerAddress = ModelServer.DEFAULT_CONNECTIONS_PER_ADDRESS;
 
     @Override
     public Integer call() throws Exception {
@@ -73,6 +92,21 @@ final class ServeCommand implements Callable<Integer> {
         if (readTimeout < 1 || readTimeout > 3600) {
             throw new IllegalArgumentException("--read-timeout must be in [1, 3600] seconds, got " + readTimeout);
         }
+        if (maxBodyMb < 1 || maxBodyMb > 2047) {
+            throw new IllegalArgumentException("--max-body-mb must be in [1, 2047], got " + maxBodyMb);
+        }
+        if (maxInFlightMb < maxBodyMb) {
+            throw new IllegalArgumentException("--max-in-flight-mb must be at least --max-body-mb (" + maxBodyMb + "), got " + maxInFlightMb);
+        }
+        if (queue != null && queue < 0) {
+            throw new IllegalArgumentException("--queue must be >= 0, got " + queue);
+        }
+        if (connectionsPerAddress < 1) {
+            throw new IllegalArgumentException("--connections-per-address must be >= 1, got " + connectionsPerAddress);
+        }
+        ModelServer.Limits limits = new ModelServer.Limits(readTimeout, maxBodyMb << 20, queue != null ? queue
+                : ModelServer.QUEUE_PER_THREAD * n, connectionsPerAddress, ModelServer.DEFAULT_MAX_CONNECTIONS, maxInFlightMb << 20,
+                ModelServer.DEFAULT_MIN_BYTES_PER_SECOND);
         InetSocketAddress address = new InetSocketAddress(host, port);
         if (address.isUnresolved()) {
             throw new IllegalArgumentException("--host " + host + " is not an address of this machine (cannot be resolved)");
@@ -81,11 +115,9 @@ final class ServeCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--host " + host + " is not an address of this machine (give one of its addresses, "
                     + "127.0.0.1 for this machine only, or 0.0.0.0 for every interface)");
         }
-        // read by the JDK once, when its first server starts (this JVM starts one)
-        System.setProperty(ModelServer.READ_TIMEOUT_PROPERTY, Integer.toString(readTimeout));
         ModelServer server;
         try {
-            server = ModelServer.start(dir, policy, address, n, 10);
+            server = ModelServer.start(dir, policy, address, n, 10, limits);
         } catch (java.net.BindException e) {
             throw new IllegalArgumentException("--port " + port + " on --host " + host + " cannot be used: " + e.getMessage()
                     + " (another server? --port 0 takes any free port)");
@@ -100,6 +132,8 @@ final class ServeCommand implements Callable<Integer> {
         System.out.printf("serving %s (%s, %s) on http://%s:%d with %d thread(s): POST /predict, GET /privacy, GET /health; "
                         + "Ctrl-C stops%n", dir.resolve(s.modelFile()), s.nonPrivate() ? "NOT private" : String.format("epsilon %.4f at delta %s",
                         s.epsilon(), s.delta()), s.accountant(), host, server.port(), n);
+        System.out.printf("limits: %d request(s) may wait, bodies up to %d MiB and %d MiB in all, %d connections per address, "
+                + "requests whole within %d s%n", limits.queue(), maxBodyMb, maxInFlightMb, connectionsPerAddress, readTimeout);
         System.out.flush();
         stopped.await();
         return 0;

@@ -255,6 +255,9 @@ final class TrainCommand implements Callable<Integer> {
             augmult.check(t.dataset, cluster != null);
             t.epochs = planned.epochs();
             dataNorm.sigma = Double.isNaN(planned.dataNormalisation()) ? null : planned.dataNormalisation();
+            if (state.get("weights_seed") instanceof Number seed) { // a folder's split is the run's, not --seed's (fresh noise)
+                t.splitSeed = seed.longValue();
+            }
             data = load();
         } catch (IllegalArgumentException e) {
             throw e.getMessage() != null && e.getMessage().startsWith("--") ? e : new IllegalArgumentException(what

@@ -131,6 +131,14 @@ final class TrainingOptions {
         return seed != null ? seed : 0;
     }
 
+    /** The seed of a folder's test split, when it is not {@link #weightSeed()}: a resumed run's, from its plan. */
+    Long splitSeed;
+
+    /** The seed the data are loaded (a folder split) with. */
+    private long dataSeed() {
+        return splitSeed != null ? splitSeed : weightSeed();
+    }
+
     /**
      * Train and test data, fetched and verified, held in memory.
      *
@@ -143,7 +151,7 @@ final class TrainingOptions {
                     + "only (this command holds the data in memory): give the data set they were packed from");
         }
         int[] hwc = parseImageSize(imageSize);
-        return declared(Datasets.load(dataset, DatasetCache.root(), hwc[0], hwc[1], hwc[2], weightSeed(),
+        return declared(Datasets.load(dataset, DatasetCache.root(), hwc[0], hwc[1], hwc[2], dataSeed(),
                 w -> System.err.println("warning: " + w)));
     }
 
@@ -158,7 +166,7 @@ final class TrainingOptions {
      */
     TrainTest loadReadByIndex() throws IOException {
         int[] hwc = parseImageSize(imageSize);
-        return declared(Datasets.loadReadByIndex(dataset, DatasetCache.root(), hwc[0], hwc[1], hwc[2], weightSeed(),
+        return declared(Datasets.loadReadByIndex(dataset, DatasetCache.root(), hwc[0], hwc[1], hwc[2], dataSeed(),
                 w -> System.err.println("warning: " + w)));
     }
 

@@ -104,4 +104,9 @@ final class CachedExamples implements ExampleSource, java.io.Serializable {
     public String toString() {
         return parent + ", up to " + maxBytes + " bytes of it kept in memory once read";
     }
+
+    @Override
+    public void checkUnchanged() {
+        parent.checkUnchanged();
+    }
 }

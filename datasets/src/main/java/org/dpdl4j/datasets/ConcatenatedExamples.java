@@ -77,4 +77,9 @@ final class ConcatenatedExamples implements ExampleSource {
     public String toString() {
         return first + " followed by " + more.size() + " examples in memory";
     }
+
+    @Override
+    public void checkUnchanged() {
+        first.checkUnchanged();
+    }
 }

@@ -77,6 +77,15 @@ public interface ExampleSource extends AutoCloseable {
         return new CachedExamples(this, maxBytes);
     }
 
+    /**
+     * Checks that the examples on disk are still those this source was opened on (for data in memory: nothing to check).
+     * Runs call it before each checkpoint and before the release.
+     *
+     * @throws IllegalArgumentException naming the file that changed
+     */
+    default void checkUnchanged() {
+    }
+
     /** Releases the files or mappings; in-memory data holds none. */
     @Override
     void close();

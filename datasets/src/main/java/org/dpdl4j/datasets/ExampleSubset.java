@@ -90,4 +90,9 @@ final class ExampleSubset implements ExampleSource, java.io.Serializable {
     public String toString() {
         return indices.length + " examples of " + parent;
     }
+
+    @Override
+    public void checkUnchanged() {
+        parent.checkUnchanged();
+    }
 }

@@ -207,9 +207,12 @@ public final class ImageFolder {
         }
         List<String> classes = classes(directory);
         List<Image> images = list(root, directory, classes, seen, labelOf, warnings, null);
-        images.forEach(i -> identity.add("all " + i.label + " " + i.sha256));
         // each image's own part, from its class and bytes: one image added or removed moves no other (a permutation would)
         int[][] parts = Splits.byKey(images.stream().map(i -> i.label + " " + i.sha256).toList(), TEST_FRACTION, seed);
+        for (int[] part : parts) { // the digest names each image's part: another seed's split is another data set
+            String which = part == parts[0] ? "train " : "test ";
+            java.util.Arrays.stream(part).forEach(k -> identity.add(which + images.get(k).label + " " + images.get(k).sha256));
+        }
         return new Index(name, Arrays.stream(parts[0]).mapToObj(images::get).toList(),
                 Arrays.stream(parts[1]).mapToObj(images::get).toList(), classes.size(), digest(identity, height, width, channels));
     }

@@ -71,7 +71,9 @@ public final class PackedExamples implements ExampleSource {
         try {
             file = Files.createTempFile("dpdl4j-iterator-", ".examples");
         } catch (IOException e) {
-            throw new UncheckedIOException("could not create a temporary file for the DataSetIterator's examples", e);
+            throw new UncheckedIOException("could not create a temporary file for the DataSetIterator's examples in "
+                    + System.getProperty("java.io.tmpdir") + " (" + describe(e, Path.of(System.getProperty("java.io.tmpdir"), "x"), 0)
+                    + ")", e);
         }
         file.toFile().deleteOnExit();
         return pack(data, file, true);
@@ -93,6 +95,7 @@ public final class PackedExamples implements ExampleSource {
 
     private static PackedExamples pack(DataSetIterator data, Path file, boolean temporary) {
         java.util.Objects.requireNonNull(data, "data");
+        long[] written = {0};
         FileChannel channel = null;
         try {
             channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING, StandardOpenOption.READ,
@@ -105,6 +108,7 @@ public final class PackedExamples implements ExampleSource {
             long count = 0;
             long at = 0;
             int index = 0;
+            written[0] = 0;
             long[][] digests = {new long[1024]};
             int[] digested = {0};
             java.util.function.LongConsumer digest = h -> {
@@ -130,6 +134,7 @@ public final class PackedExamples implements ExampleSource {
                             + Arrays.deepToString(shapes) + ": every DataSet must have the same");
                 }
                 at += write(channel, at, arrays, type, digest);
+                written[0] = at;
                 count += arrays[0].size(0);
                 index++;
             }
@@ -148,10 +153,32 @@ public final class PackedExamples implements ExampleSource {
                 e.addSuppressed(suppressed);
             }
             if (e instanceof IOException io) {
-                throw new UncheckedIOException("could not write the DataSetIterator's examples to " + file, io);
+                throw new UncheckedIOException("could not write the DataSetIterator's examples to " + file + " ("
+                        + describe(io, file, written[0]) + ")", io);
             }
             throw (RuntimeException) e;
         }
+    }
+
+    /**
+     * Why a write failed, for its message: a full file system is named as such, with the space left there, what had
+     * been written and the setting that moves the file ({@code java.io.tmpdir}).
+     */
+    static String describe(IOException e, Path file, long written) {
+        String text = String.valueOf(e.getMessage());
+        long free = -1;
+        try {
+            free = Files.getFileStore(file.toAbsolutePath().getParent()).getUsableSpace();
+        } catch (IOException | RuntimeException ignored) {
+            // the space left is not known
+        }
+        boolean full = text.contains("No space left") || text.contains("Disk quota") || free >= 0 && free < (1 << 20);
+        if (!full) {
+            return e.getClass().getSimpleName() + ": " + text;
+        }
+        return String.format(java.util.Locale.ROOT, "no space left on the device of %s: %.1f MB were written when it filled, "
+                + "%.1f MB are free there; point java.io.tmpdir at a file system with room (-Djava.io.tmpdir=DIR; for the "
+                + "dpdl4j command, in DPDL4J_JAVA_OPTS)", file.toAbsolutePath().getParent(), written / 1e6, Math.max(0, free) / 1e6);
     }
 
     private static long[][] perExampleShapes(INDArray[] arrays) {

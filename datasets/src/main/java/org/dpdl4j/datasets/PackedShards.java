@@ -172,6 +172,7 @@ public final class PackedShards implements ExampleSource, java.io.Serializable {
             }
             int firstShard = whole ? 0 : from / perShard;
             int endShard = whole ? expectedShards : Math.min(expectedShards, (Math.max(from, to - 1)) / perShard + 1);
+            long[][] blocks = new long[expectedShards][];
             for (int s = 0; s < expectedShards; s++) {
                 Map<?, ?> shard = (Map<?, ?>) list.get(s);
                 String name = String.valueOf(shard.get("file"));
@@ -188,7 +189,8 @@ public final class PackedShards implements ExampleSource, java.io.Serializable {
                 if (s < firstShard || s >= endShard) {
                     continue; // outside the part: never read by it
                 }
-                String sha = sha256(dir, name, recordBytes, classes, (long) s * perShard); // and every label in range
+                blocks[s] = new long[(int) ((bytes + BLOCK - 1) / BLOCK)];
+                String sha = sha256(dir, name, recordBytes, classes, (long) s * perShard, blocks[s]); // and every label in range
                 if (!sha.equals(shard.get("sha256"))) {
                     throw refused(dir.describe(name), "SHA-256 " + sha + " differs from the manifest's " + shard.get("sha256")
                             + ": the shard changed after it was packed");
@@ -207,8 +209,10 @@ public final class PackedShards implements ExampleSource, java.io.Serializable {
                 }
                 throw e;
             }
-            return new PackedShards(dir, c, h, w, classes, count, perShard, files, whole ? 0 : from, whole ? count : to,
+            PackedShards opened = new PackedShards(dir, c, h, w, classes, count, perShard, files, whole ? 0 : from, whole ? count : to,
                     Sha256.hex(manifestBytes));
+            opened.blocks = blocks;
+            return opened;
         } catch (IOException e) {
             throw new UncheckedIOException("could not read packed shards at " + dir.location(), e);
         } catch (ClassCastException e) {
@@ -265,12 +269,12 @@ public final class PackedShards implements ExampleSource, java.io.Serializable {
         if (Files.exists(dir)) {
             throw new IllegalArgumentException(dir + " exists: packed shards go into a new directory");
         }
-        Path partial = dir.resolveSibling(dir.getFileName() + ".partial");
+        Path partial = null;
         try {
-            deleteTree(partial);
-            Files.createDirectories(partial);
+            partial = staging(dir);
             pack(train, partial.resolve("train"), recordsPerShard);
             pack(test, partial.resolve("test"), recordsPerShard);
+            unmark(partial);
             force(partial);
             Files.move(partial, dir, StandardCopyOption.ATOMIC_MOVE);
             force(dir.toAbsolutePath().getParent());
@@ -278,7 +282,9 @@ public final class PackedShards implements ExampleSource, java.io.Serializable {
             throw new UncheckedIOException("could not pack into " + dir, e);
         } finally {
             try {
-                deleteTree(partial);
+                if (partial != null) {
+                    deleteTree(partial);
+                }
             } catch (IOException e) {
                 System.err.println("warning: could not remove " + partial + ": " + e.getMessage());
             }
@@ -320,9 +326,37 @@ public final class PackedShards implements ExampleSource, java.io.Serializable {
         }
     }
 
+    /** The file that marks a staging directory as dpdl4j's own (removed before the directory is moved into place). */
+    private static final String STAGING_MARK = ".dpdl4j-staging";
+
+    /**
+     * A new staging directory beside {@code dir}, {@code .<name>.partial-<random>}: a name no directory of the user's
+     * has (an existing {@code <name>.partial} of theirs is left alone), marked as dpdl4j's; staging directories of
+     * {@code dir} that an earlier pack left (killed), known by the mark, are removed first.
+     */
+    private static Path staging(Path dir) throws IOException {
+        Path parent = dir.toAbsolutePath().getParent();
+        Files.createDirectories(parent);
+        String prefix = "." + dir.getFileName() + ".partial-";
+        try (var siblings = Files.list(parent)) {
+            for (Path old : siblings.filter(p -> p.getFileName().toString().startsWith(prefix)
+                    && Files.isRegularFile(p.resolve(STAGING_MARK))).toList()) {
+                deleteTree(old); // a killed pack's
+            }
+        }
+        Path staging = Files.createTempDirectory(parent, prefix);
+        Files.createFile(staging.resolve(STAGING_MARK));
+        return staging;
+    }
+
+    private static void unmark(Path staging) throws IOException {
+        Files.deleteIfExists(staging.resolve(STAGING_MARK));
+    }
+
     /**
      * A writer of packed shards into a directory that appears only when {@link Writer#commit} has written every shard
-     * and the manifest (they are written in {@code dir}'s sibling {@code <name>.partial} and moved at once).
+     * and the manifest (they are written in a staging directory beside {@code dir}, {@code .<name>.partial-<random>}, and
+     * moved at once).
      *
      * @param dir             the directory to create; must not exist
      * @param channels        c ≥ 1
@@ -332,7 +366,7 @@ public final class PackedShards implements ExampleSource, java.io.Serializable {
      * @param recordsPerShard records per shard ≥ 1, with at most 2 GiB per shard (records of 2 + c·h·w bytes)
      * @return an open writer, which the caller closes
      * @throws IllegalArgumentException on a bad size or an existing directory
-     * @throws UncheckedIOException     if the {@code .partial} directory cannot be created
+     * @throws UncheckedIOException     if the staging directory cannot be created
      */
     public static Writer writer(Path dir, int channels, int height, int width, int classes, int recordsPerShard) {
         if (channels < 1 || height < 1 || width < 1 || classes < 2 || classes > 65536 || recordsPerShard < 1
@@ -350,7 +384,7 @@ public final class PackedShards implements ExampleSource, java.io.Serializable {
     /** Writes records into shards; {@link #commit} makes the directory appear, {@link #close} without it removes everything. */
     public static final class Writer implements AutoCloseable {
         private final Path dir;
-        private final Path partial;
+        private Path partial;
         private final int channels;
         private final int height;
         private final int width;
@@ -365,7 +399,6 @@ public final class PackedShards implements ExampleSource, java.io.Serializable {
 
         private Writer(Path dir, int channels, int height, int width, int classes, int perShard) {
             this.dir = dir;
-            this.partial = dir.resolveSibling(dir.getFileName() + ".partial");
             this.channels = channels;
             this.height = height;
             this.width = width;
@@ -373,12 +406,9 @@ public final class PackedShards implements ExampleSource, java.io.Serializable {
             this.perShard = perShard;
             this.record = ByteBuffer.allocate(LABEL_BYTES + channels * height * width).order(java.nio.ByteOrder.LITTLE_ENDIAN);
             try {
-                if (Files.exists(partial)) { // an earlier pack that was killed: start again
-                    deleteTree(partial);
-                }
-                Files.createDirectories(partial);
+                this.partial = staging(dir);
             } catch (IOException e) {
-                throw new UncheckedIOException("could not create " + partial, e);
+                throw new UncheckedIOException("could not create a directory beside " + dir + " to pack into", e);
             }
         }
 
@@ -447,6 +477,7 @@ public final class PackedShards implements ExampleSource, java.io.Serializable {
                 m.put("label_bytes", LABEL_BYTES);
                 m.put("shards", shards);
                 JSON.writeValue(partial.resolve(MANIFEST).toFile(), m);
+                unmark(partial);
                 force(partial);
                 Files.move(partial, dir, StandardCopyOption.ATOMIC_MOVE);
                 force(dir.toAbsolutePath().getParent());
@@ -627,14 +658,16 @@ public final class PackedShards implements ExampleSource, java.io.Serializable {
      *
      * @throws IllegalArgumentException naming the shard and the record whose label is out of range
      */
-    private static String sha256(ShardStorage dir, String name, long recordBytes, int classes, long firstRecord) throws IOException {
+    private static String sha256(ShardStorage dir, String name, long recordBytes, int classes, long firstRecord, long[] blockHashes)
+            throws IOException {
         try (InputStream in = dir.open(name)) {
             MessageDigest md = MessageDigest.getInstance("SHA-256");
-            byte[] buf = new byte[1 << 20];
+            byte[] buf = new byte[BLOCK];
             long at = 0; // bytes of the shard read so far
             int low = -1; // a label's first byte, when the buffer ended between its two
-            for (int r; (r = in.read(buf)) > 0; ) {
+            for (int r; (r = in.readNBytes(buf, 0, BLOCK)) > 0; ) { // whole blocks: one hash each
                 md.update(buf, 0, r);
+                blockHashes[(int) (at / BLOCK)] = blockHash(buf, r);
                 for (int k = 0; k < r; k++) {
                     long inRecord = (at + k) % recordBytes;
                     if (inRecord == 0) {
@@ -657,6 +690,87 @@ public final class PackedShards implements ExampleSource, java.io.Serializable {
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("SHA-256 is missing from this JVM", e);
         }
+    }
+
+    /** Bytes per block of a shard whose hash {@link #checkUnchanged} compares. */
+    private static final int BLOCK = 1 << 20;
+    /** Blocks re-read and compared at each {@link #checkUnchanged}. */
+    private static final int SAMPLED_BLOCKS = 4;
+    /** Each opened shard's block hashes, taken as it was verified at open (null where not opened; null after travel). */
+    private transient long[][] blocks;
+
+    private static long blockHash(byte[] b, int length) {
+        long h = 0x2545F4914F6CDD1DL ^ length;
+        for (int i = 0; i < length; i++) {
+            h = (h ^ b[i]) * 0x9E3779B97F4A7C15L;
+        }
+        return h ^ (h >>> 31);
+    }
+
+    /**
+     * Checks that the shards this object reads were not changed since they were opened and verified: each opened
+     * shard's size, and {@value #SAMPLED_BLOCKS} distinct blocks of 1 MiB drawn at random (all when there are fewer), re-read and compared with their hashes
+     * taken at open (a change in place, such as every pixel rewritten, shows in any block it touched). Runs call it
+     * before each checkpoint and before the release, so that a run does not release with the digest of data it did not
+     * train on.
+     *
+     * @throws IllegalArgumentException naming the shard that changed
+     * @throws UncheckedIOException     if a shard cannot be read
+     */
+    @Override
+    public void checkUnchanged() {
+        if (blocks == null) {
+            return;
+        }
+        java.util.List<int[]> all = new ArrayList<>();
+        for (int s = 0; s < blocks.length; s++) {
+            if (blocks[s] != null && shards[s] != null) {
+                String name = shardName(s);
+                long records = Math.min(perShard, size - (long) s * perShard);
+                long length;
+                try {
+                    length = dir.length(name);
+                } catch (IOException e) {
+                    throw new UncheckedIOException("could not read " + dir.describe(name), e);
+                }
+                if (length != records * recordBytes) {
+                    throw changed(name, "its size is " + length + " bytes, " + records * recordBytes + " when opened");
+                }
+                for (int k = 0; k < blocks[s].length; k++) {
+                    all.add(new int[]{s, k});
+                }
+            }
+        }
+        java.util.SplittableRandom random = new java.util.SplittableRandom(System.nanoTime());
+        byte[] buf = new byte[BLOCK];
+        for (int j = 0; j < Math.min(SAMPLED_BLOCKS, all.size()); j++) {
+            java.util.Collections.swap(all, j, j + random.nextInt(all.size() - j)); // distinct blocks: all of them when few
+            int[] sk = all.get(j);
+            long records = Math.min(perShard, size - (long) sk[0] * perShard);
+            long at = (long) sk[1] * BLOCK;
+            int length = (int) Math.min(BLOCK, records * recordBytes - at);
+            try {
+                for (int read = 0; read < length; ) {
+                    int r = shards[sk[0]].read(at + read, buf, read, length - read);
+                    if (r < 0) {
+                        throw changed(shardName(sk[0]), "it ends before byte " + (at + length));
+                    }
+                    read += r;
+                }
+            } catch (IOException e) {
+                throw new UncheckedIOException("could not read " + dir.describe(shardName(sk[0])), e);
+            }
+            if (blockHash(buf, length) != blocks[sk[0]][sk[1]]) {
+                throw changed(shardName(sk[0]), "its bytes " + at + " to " + (at + length) + " differ from those read when it was "
+                        + "opened");
+            }
+        }
+    }
+
+    private IllegalArgumentException changed(String name, String how) {
+        return new IllegalArgumentException(dir.describe(name) + " changed during the run (" + how + "): the run trains on the "
+                + "shards it was planned and charged on, and stops before its next checkpoint or release; restore the shards "
+                + "(pack them again into a new directory for new data) and resume it");
     }
 
     private static int positive(Map<?, ?> m, String key, String file) {

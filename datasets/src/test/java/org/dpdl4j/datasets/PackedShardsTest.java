@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.nio.file.StandardOpenOption;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
@@ -109,13 +110,24 @@ class PackedShardsTest {
             assertTrue(e.getMessage().contains("record 3") && e.getMessage().contains("label 3 (expected [0, 3))"), e.getMessage());
         } // closed without commit
         assertFalse(Files.exists(dir));
-        assertFalse(Files.exists(tmp.resolve("s.partial")));
+        try (var left = Files.list(tmp)) {
+            assertEquals(List.of(), left.toList(), "nothing left beside it");
+        }
+        // a directory of the user's named s.partial, with a file in it, is not ours: it stays (the issue: it was deleted);
+        // what a killed pack left (its staging directory, marked) is removed first
         Files.createDirectories(tmp.resolve("s.partial"));
-        Files.write(tmp.resolve("s.partial").resolve("shard-00000.bin"), new byte[7], StandardOpenOption.CREATE);
-        try (PackedShards.Writer w = PackedShards.writer(dir, 1, 2, 2, 3, 2)) { // what a killed pack left is removed first
+        Files.write(tmp.resolve("s.partial").resolve("mine.txt"), new byte[7], StandardOpenOption.CREATE);
+        Path killed = tmp.resolve(".s.partial-killed");
+        Files.createDirectories(killed);
+        Files.write(killed.resolve(".dpdl4j-staging"), new byte[0]);
+        Files.write(killed.resolve("shard-00000.bin"), new byte[7]);
+        try (PackedShards.Writer w = PackedShards.writer(dir, 1, 2, 2, 3, 2)) {
             w.add(new byte[]{1, 2, 3, 4}, 2);
             w.commit();
         }
+        assertTrue(Files.exists(tmp.resolve("s.partial").resolve("mine.txt")), "the user's directory is left alone");
+        assertFalse(Files.exists(killed), "a killed pack's staging is removed");
+        assertFalse(Files.exists(dir.resolve(".dpdl4j-staging")), "no mark in the shards");
         try (PackedShards s = PackedShards.open(dir)) {
             assertEquals(1, s.size());
             assertEquals(4f / 255f, s.read(new int[]{0}).features().getFloat(0, 3), 0f);

@@ -408,10 +408,12 @@ public final class DpSgdTrainer {
                     }
                 }
                 if (sink != null && checkpointEvery > 0 && t % checkpointEvery == 0 && t < steps) {
+                    examples.checkUnchanged(); // shards changed in place since they were opened: not this run's data
                     sink.save(new Checkpoint(network, config, t, ema));
                 }
             }
         }
+        examples.checkUnchanged(); // and before the release
         double seconds = (System.nanoTime() - start) / 1e9;
         if (ema != null) { // the release is the average (post-processing of the iterates)
             params.assign(ema);

@@ -613,7 +613,8 @@ public final class PrivateTraining extends DpSgdSettings.Setters<PrivateTraining
             started = true; // from here on the network changes
             return trainAndRelease(run, trainer, data, network, config, 0, null, settings, before);
         } catch (java.io.IOException e) {
-            throw new java.io.UncheckedIOException("could not write the run in " + output, e);
+            throw new java.io.UncheckedIOException("could not write the run in " + output + ": "
+                    + org.dpdl4j.release.AtomicFiles.why(e), e);
         }
     }
 

@@ -22,6 +22,7 @@ public final class AtomicFiles {
      * @throws IOException if the file cannot be written (the target is then unchanged)
      */
     public static void write(Path target, byte[] content) throws IOException {
+        CrashPoint.writing(target);
         Path dir = target.toAbsolutePath().getParent();
         Files.createDirectories(dir);
         Path tmp = Files.createTempFile(dir, "." + target.getFileName(), ".tmp");
@@ -31,6 +32,14 @@ public final class AtomicFiles {
                 while (buf.hasRemaining()) {
                     c.write(buf);
                 }
+            } catch (IOException e) { // "No space left on device" names no file: this one does
+                if (e instanceof java.nio.file.FileSystemException) {
+                    throw e;
+                }
+                java.nio.file.FileSystemException named = new java.nio.file.FileSystemException(target.toString(), null,
+                        String.valueOf(e.getMessage()));
+                named.initCause(e);
+                throw named;
             }
             publish(tmp, target);
         } finally {

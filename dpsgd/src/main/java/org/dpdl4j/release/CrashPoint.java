@@ -10,7 +10,26 @@ public final class CrashPoint {
     /** The system property naming the point to halt at. */
     public static final String PROPERTY = "dpdl4j.crash-at";
 
+    /**
+     * The system property naming a file (by the end of its name, e.g. {@code ledger.jsonl.head}) whose atomic writes
+     * fail as on a full file system ("No space left on device"), for the tests of what a full disk leaves behind.
+     */
+    public static final String DISK_FULL_PROPERTY = "dpdl4j.disk-full-at";
+
     private CrashPoint() {
+    }
+
+    /**
+     * Throws as a full file system would if {@value #DISK_FULL_PROPERTY} names the end of {@code target}'s name.
+     *
+     * @param target the file about to be written
+     * @throws java.nio.file.FileSystemException "No space left on device", naming the file, when the property names it
+     */
+    static void writing(java.nio.file.Path target) throws java.nio.file.FileSystemException {
+        String full = System.getProperty(DISK_FULL_PROPERTY);
+        if (full != null && !full.isEmpty() && target.toString().endsWith(full)) {
+            throw new java.nio.file.FileSystemException(target.toString(), null, "No space left on device");
+        }
     }
 
     /**

@@ -329,6 +329,7 @@ final class LedgerJournal {
             return;
         }
         String recorded = null;
+        headFileRecorded = null;
         if (Files.exists(headFile)) {
             String text = Files.readString(headFile, StandardCharsets.UTF_8).trim();
             recorded = text.split("\\s+")[0];
@@ -343,14 +344,47 @@ final class LedgerJournal {
                         + "(restore the ledger from a backup)");
             }
         }
+        headFileRecorded = recorded;
         if (write && !head.equals(recorded)) {
-            writeHeadFile();
+            try {
+                writeHeadFile();
+            } catch (IOException lagging) { // as in writeEntry: it lags, and a later write brings it up
+                headLags = lagging;
+            }
         }
+    }
+
+    /** The head that FILE.head named when the ledger was last read (null: no head file), for {@link #headFile()}. */
+    private String headFileRecorded;
+
+    /**
+     * What the head file says of the ledger, in words: whether it exists, and whether it names the last entry (it lags
+     * when a write of it failed, or a crash came between an entry and its rewrite). Without it a cut-off end cannot be
+     * told from a complete ledger.
+     */
+    String headFile() {
+        if (version != 2) {
+            return "no head file (format version " + version + ")";
+        }
+        if (headFileRecorded == null && headLags == null) {
+            return "no head file " + headFile + ": lines removed from the ledger's end cannot be detected (dpdl4j writes it "
+                    + "with every entry; restore it from a backup, or let the next write recreate it if you know the ledger is "
+                    + "complete)";
+        }
+        if (headLags != null) {
+            return "head file " + headFile + " lags behind the last entry (it could not be written: " + AtomicFiles.why(headLags)
+                    + "); the next write brings it up";
+        }
+        return head.equals(headFileRecorded) ? "head file " + headFile + " names the last entry"
+                : "head file " + headFile + " names an earlier entry (a crash came between an entry and its rewrite); the next "
+                + "write brings it up";
     }
 
     /** FILE.head: the head hash and the last entry's sequence number (entries are numbered 1, 2, … after the header). */
     private void writeHeadFile() throws IOException {
         AtomicFiles.write(headFile, (head + " entry " + Math.max(0, lines - 1) + "\n").getBytes(StandardCharsets.UTF_8));
+        headLags = null;
+        headFileRecorded = head;
     }
 
     /**
@@ -403,12 +437,28 @@ final class LedgerJournal {
         writeHeadFile();
     }
 
-    /** Appends one entry line, forced to disk, and moves the head file to it. */
+    /**
+     * Appends one entry line, forced to disk, and moves the head file to it. Once the line is on disk the entry is
+     * recorded, whatever the head file does: a head file that cannot be rewritten (no space left) lags by this entry, as
+     * after a crash between the two writes, and the next write or open brings it up; failing here would leave an entry on
+     * file that its writer thinks was never made (a charge spent with no run to resume).
+     */
     void writeEntry(Map<String, Object> content) throws IOException {
         append(content);
         lines++;
-        writeHeadFile();
+        try {
+            writeHeadFile();
+        } catch (IOException lagging) {
+            headLags = lagging; // the entry stands; see headLag()
+        }
     }
+
+    /** The failure that left the head file behind the last entry, or null when it is up to date. */
+    IOException headLag() {
+        return headLags;
+    }
+
+    private IOException headLags;
 
     /**
      * Appends one line: its content, "prev" (the head so far, after the header), then its own hash; the hash becomes the

@@ -834,6 +834,26 @@ public final class PrivacyLedger implements AutoCloseable {
     }
 
     /**
+     * What the ledger's head file ({@code FILE.head}) says, in words: that it names the last entry, that it lags (a
+     * write of it failed, or a crash came between an entry and its rewrite: the next write brings it up), or that it is
+     * missing, when lines cut off the ledger's end could not be detected.
+     *
+     * @return one sentence naming the head file
+     */
+    public String headFileStatus() {
+        return journal.headFile();
+    }
+
+    /**
+     * Whether the head file is missing, so that a cut-off end of the ledger would go unseen.
+     *
+     * @return true when there is no head file (and none was written since the ledger was read)
+     */
+    public boolean headFileMissing() {
+        return journal.headFile().startsWith("no head file ");
+    }
+
+    /**
      * The hash of the last line, the head of the chain: keep it where the operator cannot change it, and check later
      * that the ledger still contains it ({@link #containsHash}), to detect a rewritten or truncated ledger.
      *

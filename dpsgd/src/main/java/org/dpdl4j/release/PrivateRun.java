@@ -95,14 +95,22 @@ public final class PrivateRun implements AutoCloseable {
                 run = new PrivateRun(out, state, null, every, null);
             }
             if (ledger != null) {
-                state.put("ledger_charge", ledger.charge(chargeLabel, planned, (String) state.get("run"),
-                        (String) state.get("plan_sha256"), CheckpointState.iterateDigest(state)).sequence());
+                long charge = ledger.charge(chargeLabel, planned, (String) state.get("run"), (String) state.get("plan_sha256"),
+                        CheckpointState.iterateDigest(state)).sequence();
                 charged = true;
                 CrashPoint.reached("train:after-charge");
-                writeState(dir, state);
+                state.put("ledger_charge", charge);
+                try {
+                    writeState(dir, state);
+                } catch (IOException e) { // the step-0 state on disk resumes it: its charge is found by the run's identifier
+                    throw new IOException("the run was charged (ledger entry " + charge + ") and its plan and starting model are "
+                            + "in " + dir + ", but " + AtomicFiles.why(e) + ": free the space and resume the run (train --resume "
+                            + out + ", or PrivateTraining.resume), which continues under that charge", e);
+                }
             }
             return run;
         } catch (IOException | RuntimeException e) {
+            charged |= ledger != null && ledger.entries().stream().anyMatch(x -> x.charged() && state.get("run").equals(x.run()));
             if (!charged) { // nothing was charged: nothing is left behind
                 deleteCheckpoint(dir);
                 deleteIfEmpty(out.resolve("operator"));

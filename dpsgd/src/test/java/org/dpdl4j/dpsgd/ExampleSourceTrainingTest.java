@@ -1,6 +1,7 @@
 package org.dpdl4j.dpsgd;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.charset.StandardCharsets;
@@ -26,6 +27,42 @@ class ExampleSourceTrainingTest {
         byte[] pixels = new byte[n * 784];
         r.nextBytes(pixels);
         return LabeledData.fromBytes(pixels, r.ints(n, 0, 10).toArray(), 10, 1, 28, 28);
+    }
+
+    /**
+     * Shards changed in place during a run (issue 69, item 5: every training pixel inverted after the first checkpoint,
+     * and the run released with the digest of the data it planned on): the run stops at its next checkpoint, naming the
+     * shard; no checkpoint of the changed data is saved.
+     */
+    @Test
+    void shardsChangedDuringARunStopItBeforeTheNextCheckpoint(@TempDir Path tmp) throws Exception {
+        LabeledData data = images(300, 2);
+        PackedShards.pack(data, tmp.resolve("shards"), 100);
+        DpSgdConfig config = DpSgdConfig.builder().samplingRate(0.1).noiseMultiplier(1.1).clipNorm(1.0).steps(12).seed(9).build();
+        java.util.List<Long> saved = new java.util.ArrayList<>();
+        Path shard1 = tmp.resolve("shards").resolve("shard-00001.bin");
+        try (PackedShards shards = PackedShards.open(tmp.resolve("shards"))) {
+            var e = assertThrows(IllegalArgumentException.class, () -> new DpSgdTrainer().train(Models.mlp(ModelOptions.mnist()), shards,
+                    config, 4, c -> saved.add(c.stepsDone()), step -> {
+                        if (step.step() == 5) { // after the first checkpoint: every pixel of shard 1 inverted, in place
+                            try (var f = new java.io.RandomAccessFile(shard1.toFile(), "rw")) {
+                                byte[] b = new byte[(int) f.length()];
+                                f.readFully(b);
+                                for (int i = 0; i < b.length; i++) {
+                                    if (i % 786 >= 2) {
+                                        b[i] = (byte) ~b[i];
+                                    }
+                                }
+                                f.seek(0);
+                                f.write(b);
+                            } catch (java.io.IOException io) {
+                                throw new java.io.UncheckedIOException(io);
+                            }
+                        }
+                    }));
+            assertTrue(e.getMessage().contains("shard-00001.bin changed during the run"), e.getMessage());
+            assertEquals(java.util.List.of(4L), saved, "the checkpoint of step 8 is not saved");
+        }
     }
 
     /**

@@ -251,6 +251,41 @@ class PrivateRunTest {
     }
 
     /** A run that neither checkpoints nor is charged writes nothing and has done 0 steps (it used to throw). */
+    /**
+     * A full disk when the charge is written (issue 69, item 3): the charge line reached the ledger, its head file did
+     * not, and the run failed and removed its plan, so that the charge was spent for nothing. Now an entry on disk is an
+     * entry: the head file lags (and says so), the run goes on and releases under its one charge, and once the space is
+     * back the next write brings the head file up; with no head file at all, the ledger says a cut-off end would go unseen.
+     */
+    @Test
+    void aHeadFileThatCannotBeWrittenLosesNoCharge(@TempDir Path tmp) throws Exception {
+        Path out = tmp.resolve("run");
+        Path ledgerFile = tmp.resolve("ledger.jsonl");
+        PrivateModel m;
+        try (PrivacyLedger ledger = PrivacyLedger.open(ledgerFile, "mnist-2000", 10, 1e-5)) {
+            System.setProperty(CrashPoint.DISK_FULL_PROPERTY, "ledger.jsonl.head");
+            try {
+                m = PrivateTraining.of(net(), data()).noiseMultiplier(1).delta(1e-5).epochs(0.25).expectedBatchSize(100).output(out)
+                        .ledger(ledger).checkpointEvery(2).train();
+                assertTrue(ledger.headFileStatus().contains("lags behind the last entry") && ledger.headFileStatus()
+                        .contains("no space left on device"), ledger.headFileStatus());
+            } finally {
+                System.clearProperty(CrashPoint.DISK_FULL_PROPERTY);
+            }
+        }
+        assertTrue(Files.exists(out.resolve(PrivateModel.MODEL_FILE)), "released");
+        try (PrivacyLedger l = PrivacyLedger.open(ledgerFile, "mnist-2000")) { // the space is back: the head file comes up
+            assertEquals(1, l.entries().stream().filter(PrivacyLedger.Entry::charged).count(), l.entries().toString());
+            assertEquals(1, l.entries().stream().filter(e -> e.kind() == PrivacyLedger.Kind.RELEASE).count());
+            assertEquals(m.event(), l.entries().stream().filter(PrivacyLedger.Entry::charged).findFirst().orElseThrow().event());
+            assertTrue(l.headFileStatus().contains("names the last entry"), l.headFileStatus());
+        }
+        Files.delete(tmp.resolve("ledger.jsonl.head"));
+        try (PrivacyLedger l = PrivacyLedger.inspect(ledgerFile)) {
+            assertTrue(l.headFileMissing() && l.headFileStatus().contains("cannot be detected"), l.headFileStatus());
+        }
+    }
+
     @Test
     void aRunWithoutCheckpointsOrLedgerWritesNothingAndStartsAtStepZero(@TempDir Path tmp) throws Exception {
         PrivateRun run = PrivateRun.start(tmp.resolve("run"), new java.util.HashMap<>(), net(), null,

@@ -2,12 +2,9 @@ package org.dpdl4j.serving;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.sun.net.httpserver.HttpExchange;
-import com.sun.net.httpserver.HttpServer;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
 import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -15,13 +12,30 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.concurrent.ExecutorService;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import org.dpdl4j.release.InputSpec;
 import org.dpdl4j.release.LoadPolicy;
 import org.dpdl4j.release.PrivacySidecar;
 import org.dpdl4j.release.PrivateModel;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.io.Connection;
+import org.eclipse.jetty.io.Content;
+import org.eclipse.jetty.server.Handler;
+import org.eclipse.jetty.server.HttpConfiguration;
+import org.eclipse.jetty.server.HttpConnectionFactory;
+import org.eclipse.jetty.server.NetworkConnectionLimit;
+import org.eclipse.jetty.server.Request;
+import org.eclipse.jetty.server.Response;
+import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.util.Callback;
+import org.eclipse.jetty.util.thread.QueuedThreadPool;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
@@ -41,79 +55,155 @@ import org.nd4j.linalg.factory.Nd4j;
  *   <li>{@code GET /health}: {@code {"status": "ok"}}.</li>
  * </ul>
  *
- * <p>The JDK's own {@code jdk.httpserver} serves the requests (no dependency to keep up to date). Reading requests and
- * computing answers are kept apart, so that slow or stalled clients cannot take the server down: connections are read
- * and answered by a bounded pool of {@link #connectionThreads} I/O threads ({@value #CONNECTIONS_PER_THREAD} per request
- * thread, at least {@value #MIN_CONNECTION_THREADS}; connections beyond them and a short queue are closed at once), a
- * request must arrive whole within the read timeout (the JDK's {@code sun.net.httpserver.maxReqTime}, which this class
- * sets to {@value #DEFAULT_READ_TIMEOUT_SECONDS} s unless the application set it; the JDK reads it once per JVM, before
- * its first server starts) or its connection is closed, and only a complete request waits for one of the
- * {@code threads} copies of the network (DL4J networks are not thread-safe). {@code GET /health} needs no network, so
- * it is answered while every copy is busy. {@link #close()} stops accepting connections and lets requests in flight
- * finish (up to {@code gracePeriodSeconds}).
+ * <p>Eclipse Jetty serves the requests. Reading and computing are kept apart, so that no client can take the server
+ * from the others ({@link Limits}):
+ * <ul>
+ *   <li>Jetty reads headers and bodies without blocking a thread (its selector; a body is read as it arrives), so stalled
+ *       or slow clients hold no thread: {@code GET /health} and {@code GET /privacy} are answered at once whatever they
+ *       do. A request must arrive whole within the read timeout (headers and body), and a body slower than
+ *       {@link Limits#minBytesPerSecond} is cut off (Jetty's minimum request data rate), else its connection is closed.</li>
+ *   <li>Connections are capped per client address and in all (Jetty's {@code NetworkConnectionLimit}: beyond it new
+ *       connections wait in the accept queue).</li>
+ *   <li>A whole request waits in a bounded queue for one of the {@code threads} copies of the network (DL4J networks
+ *       are not thread-safe); a full queue, or memory above {@link Limits#maxInFlightBytes}, is answered at once with
+ *       503 and {@code Retry-After}, never by closing the connection. A body above {@link Limits#maxBodyBytes} is a 413
+ *       before it is read (by its {@code Content-Length}) or as soon as it is.</li>
+ * </ul>
+ * A request takes at most its body and its features as float32 (4 bytes per value; 4 per pixel byte) in memory while it
+ * waits, and the answer; {@link #close()} stops accepting connections and lets requests in flight finish (up to
+ * {@code gracePeriodSeconds}).
  */
 public final class ModelServer implements AutoCloseable {
-    /** The largest request body accepted, in bytes (a 413 above it). */
-    public static final int MAX_BODY_BYTES = 64 << 20;
+    /** The largest request body accepted by default, in bytes (a 413 above it). */
+    public static final int MAX_BODY_BYTES = 32 << 20;
     /** The largest batch accepted in one request (a 400 above it). */
     public static final int MAX_BATCH = 4096;
-    /** How long a request may take to arrive whole unless the JVM was told otherwise ({@code sun.net.httpserver.maxReqTime}). */
+    /** How long a request may take to arrive whole by default, in seconds. */
     public static final int DEFAULT_READ_TIMEOUT_SECONDS = 30;
-    /** I/O threads per request thread. */
-    public static final int CONNECTIONS_PER_THREAD = 4;
-    /** The fewest I/O threads. */
-    public static final int MIN_CONNECTION_THREADS = 8;
-    /** The JDK's system property for the read timeout, in seconds. */
-    public static final String READ_TIMEOUT_PROPERTY = "sun.net.httpserver.maxReqTime";
+    /** Requests that may wait for a copy of the network by default, per request thread. */
+    public static final int QUEUE_PER_THREAD = 64;
+    /** Connections one client address may hold open by default. */
+    public static final int DEFAULT_CONNECTIONS_PER_ADDRESS = 64;
+    /** Connections in all by default (beyond: they wait to be accepted). */
+    public static final int DEFAULT_MAX_CONNECTIONS = 1024;
+    /** Bytes of request bodies being read or waiting, in all, by default (a 503 above it). */
+    public static final long DEFAULT_MAX_IN_FLIGHT_BYTES = 512L << 20;
+    /** The slowest a body may arrive by default, in bytes per second, once it has begun. */
+    public static final long DEFAULT_MIN_BYTES_PER_SECOND = 1024;
+    /** Seconds a client is told to wait (Retry-After) after a 503 for a full queue. */
+    public static final int RETRY_AFTER_SECONDS = 1;
 
     private static final ObjectMapper JSON = new ObjectMapper();
 
-    static {
-        // jdk.httpserver writes a response's headers and body separately; without TCP_NODELAY, Nagle's algorithm and the
-        // client's delayed ACK hold each small answer ~40 ms (measured: 48 ms median at 1 client, 2.7 ms with it). The
-        // property is read once, when the JDK's server first starts, and concerns only its sockets; a value the
-        // application set itself is kept.
-        if (System.getProperty("sun.net.httpserver.nodelay") == null) {
-            System.setProperty("sun.net.httpserver.nodelay", "true");
+    /**
+     * The server's bounds on what clients may take.
+     *
+     * @param readTimeoutSeconds     seconds a request may take to arrive whole (headers and body), in [1, 3600]; also the
+     *                               idle timeout of a connection
+     * @param maxBodyBytes           the largest body, in bytes, in [1, 2^31 − 1]
+     * @param queue                  requests that may wait for a copy of the network, ≥ 0
+     * @param connectionsPerAddress  connections one client address may hold open, ≥ 1
+     * @param maxConnections         connections in all, ≥ 1 (beyond: they wait in the accept queue)
+     * @param maxInFlightBytes       bytes of bodies being read or waiting, in all, ≥ maxBodyBytes
+     * @param minBytesPerSecond      the slowest a body may arrive, ≥ 0 (0: no minimum)
+     */
+    public record Limits(int readTimeoutSeconds, int maxBodyBytes, int queue, int connectionsPerAddress, int maxConnections,
+                         long maxInFlightBytes, long minBytesPerSecond) {
+        /**
+         * Checks the bounds.
+         *
+         * @throws IllegalArgumentException naming the bound out of range
+         */
+        public Limits {
+            check(readTimeoutSeconds >= 1 && readTimeoutSeconds <= 3600, "readTimeoutSeconds", readTimeoutSeconds, "[1, 3600]");
+            check(maxBodyBytes >= 1, "maxBodyBytes", maxBodyBytes, ">= 1");
+            check(queue >= 0, "queue", queue, ">= 0");
+            check(connectionsPerAddress >= 1, "connectionsPerAddress", connectionsPerAddress, ">= 1");
+            check(maxConnections >= 1, "maxConnections", maxConnections, ">= 1");
+            check(maxInFlightBytes >= maxBodyBytes, "maxInFlightBytes", maxInFlightBytes, ">= maxBodyBytes (" + maxBodyBytes + ")");
+            check(minBytesPerSecond >= 0, "minBytesPerSecond", minBytesPerSecond, ">= 0");
         }
-        // without it a client that stalls half-way through its request holds an I/O thread for ever
-        if (System.getProperty(READ_TIMEOUT_PROPERTY) == null) {
-            System.setProperty(READ_TIMEOUT_PROPERTY, Integer.toString(DEFAULT_READ_TIMEOUT_SECONDS));
+
+        private static void check(boolean ok, String name, Object value, String allowed) {
+            if (!ok) {
+                throw new IllegalArgumentException(name + " must be " + allowed + ", got " + value);
+            }
+        }
+
+        /**
+         * The defaults for {@code threads} request threads: a 30 s read timeout, 32 MiB bodies, a queue of
+         * {@value #QUEUE_PER_THREAD} per thread, 64 connections per address and 1,024 in all, 512 MiB in flight, 1 KiB/s.
+         *
+         * @param threads request threads ≥ 1
+         * @return the default limits
+         */
+        public static Limits defaults(int threads) {
+            return new Limits(DEFAULT_READ_TIMEOUT_SECONDS, MAX_BODY_BYTES, QUEUE_PER_THREAD * Math.max(1, threads),
+                    DEFAULT_CONNECTIONS_PER_ADDRESS, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_IN_FLIGHT_BYTES, DEFAULT_MIN_BYTES_PER_SECOND);
         }
     }
 
-    private final HttpServer server;
-    private final ExecutorService executor;
+    private final Server server;
+    private final ServerConnector connector;
+    private final ThreadPoolExecutor workers;
+    private final java.util.concurrent.ScheduledExecutorService timer;
     private final PrivateModel model;
     private final byte[] sidecar;
     private final java.util.concurrent.BlockingQueue<PrivateModel> copies; // one per request thread
     private final int gracePeriodSeconds;
+    private final Limits limits;
+    private final AtomicLong inFlight = new AtomicLong();
+    private final Map<String, AtomicInteger> perAddress = new ConcurrentHashMap<>();
 
-    private ModelServer(HttpServer server, ExecutorService executor, PrivateModel model, PrivacySidecar sidecar, int threads,
-                        int gracePeriodSeconds) {
-        this.server = server;
-        this.executor = executor;
+    private ModelServer(PrivateModel model, int threads, int gracePeriodSeconds, Limits limits, InetSocketAddress address) {
         this.model = model;
-        this.sidecar = sidecar.toJson();
+        this.sidecar = model.sidecar().toJson();
         this.copies = new java.util.concurrent.ArrayBlockingQueue<>(threads);
         for (int i = 0; i < threads; i++) {
             copies.add(model.copy());
         }
         this.gracePeriodSeconds = gracePeriodSeconds;
+        this.limits = limits;
+        AtomicInteger count = new AtomicInteger();
+        this.workers = new ThreadPoolExecutor(threads, threads, 60, TimeUnit.SECONDS,
+                limits.queue() == 0 ? new java.util.concurrent.SynchronousQueue<>() : new java.util.concurrent.ArrayBlockingQueue<>(limits.queue()),
+                r -> {
+                    Thread t = new Thread(r, "dpdl4j-serve-" + count.incrementAndGet());
+                    t.setDaemon(true);
+                    return t;
+                }, new ThreadPoolExecutor.AbortPolicy());
+        this.timer = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "dpdl4j-serve-deadlines");
+            t.setDaemon(true);
+            return t;
+        });
+        QueuedThreadPool io = new QueuedThreadPool(16, 4);
+        io.setName("dpdl4j-serve-io");
+        io.setDaemon(true);
+        this.server = new Server(io);
+        HttpConfiguration http = new HttpConfiguration();
+        http.setSendServerVersion(false);
+        http.setIdleTimeout(limits.readTimeoutSeconds() * 1000L);
+        http.setMinRequestDataRate(limits.minBytesPerSecond());
+        this.connector = new ServerConnector(server, 1, 1, new HttpConnectionFactory(http));
+        connector.setHost(address.getHostString());
+        connector.setPort(address.getPort());
+        connector.setIdleTimeout(limits.readTimeoutSeconds() * 1000L);
+        connector.addEventListener(new PerAddressLimit());
+        server.addBean(new NetworkConnectionLimit(limits.maxConnections(), connector));
+        server.addConnector(connector);
+        server.setHandler(new Handler.Abstract() {
+            @Override
+            public boolean handle(Request request, Response response, Callback callback) {
+                route(request, response, callback);
+                return true;
+            }
+        });
+        server.setStopTimeout(gracePeriodSeconds * 1000L);
     }
 
     /**
-     * The I/O threads that read and answer connections for {@code threads} request threads.
-     *
-     * @param threads the number of request threads (copies of the network), ≥ 1 (not checked here)
-     * @return max({@value #MIN_CONNECTION_THREADS}, {@value #CONNECTIONS_PER_THREAD} · threads)
-     */
-    public static int connectionThreads(int threads) {
-        return Math.max(MIN_CONNECTION_THREADS, CONNECTIONS_PER_THREAD * threads);
-    }
-
-    /**
-     * Verifies and loads {@code modelDir}, then starts serving it.
+     * Verifies and loads {@code modelDir}, then starts serving it with the default {@link Limits} for {@code threads}.
      *
      * @param modelDir           a release directory ({@code model.zip} and {@code privacy.json})
      * @param policy             what the loader accepts (passed to {@link PrivateModel#load})
@@ -127,31 +217,44 @@ public final class ModelServer implements AutoCloseable {
      */
     public static ModelServer start(Path modelDir, LoadPolicy policy, InetSocketAddress address, int threads, int gracePeriodSeconds)
             throws IOException {
+        return start(modelDir, policy, address, threads, gracePeriodSeconds, Limits.defaults(threads));
+    }
+
+    /**
+     * Verifies and loads {@code modelDir}, then starts serving it.
+     *
+     * @param modelDir           a release directory ({@code model.zip} and {@code privacy.json})
+     * @param policy             what the loader accepts (passed to {@link PrivateModel#load})
+     * @param address            where to listen (port 0: any free port; see {@link #port()})
+     * @param threads            request threads ≥ 1: copies of the network computing answers at once
+     * @param gracePeriodSeconds how long {@link #close()} waits for requests in flight, ≥ 0
+     * @param limits             what clients may take, not null
+     * @return the running server
+     * @throws org.dpdl4j.release.UnverifiedModelException if the loader refuses the directory (nothing is served)
+     * @throws IOException              if the files cannot be read or the address cannot be bound
+     *                                  ({@link java.net.BindException} when the port is taken)
+     * @throws IllegalArgumentException if threads &lt; 1 or gracePeriodSeconds &lt; 0
+     */
+    public static ModelServer start(Path modelDir, LoadPolicy policy, InetSocketAddress address, int threads, int gracePeriodSeconds,
+                                    Limits limits) throws IOException {
         if (threads < 1) {
             throw new IllegalArgumentException("threads must be >= 1, got " + threads);
         }
         if (gracePeriodSeconds < 0) {
             throw new IllegalArgumentException("gracePeriodSeconds must be >= 0, got " + gracePeriodSeconds);
         }
+        java.util.Objects.requireNonNull(limits, "limits");
         PrivateModel model = PrivateModel.load(modelDir, policy);
-        HttpServer server = HttpServer.create(address, 0);
-        AtomicInteger count = new AtomicInteger();
-        int io = connectionThreads(threads);
-        // a full pool and queue refuse a connection (the JDK then closes it) rather than queue it behind stalled ones
-        ExecutorService executor = new java.util.concurrent.ThreadPoolExecutor(io, io, 60, TimeUnit.SECONDS,
-                new java.util.concurrent.ArrayBlockingQueue<>(io), r -> {
-            Thread t = new Thread(r, "dpdl4j-serve-" + count.incrementAndGet());
-            t.setDaemon(true);
-            return t;
-        }, new java.util.concurrent.ThreadPoolExecutor.AbortPolicy());
-        ModelServer s = new ModelServer(server, executor, model, model.sidecar(), threads, gracePeriodSeconds);
-        server.createContext("/predict", e -> s.exactly("/predict", e, s::predict));
-        server.createContext("/privacy", e -> s.exactly("/privacy", e, x -> s.get(x, s.sidecar)));
-        server.createContext("/health", e -> s.exactly("/health", e,
-                x -> s.get(x, "{\"status\":\"ok\"}\n".getBytes(StandardCharsets.UTF_8))));
-        server.createContext("/", e -> s.exactly(null, e, x -> { })); // any other path: a 404
-        server.setExecutor(executor);
-        server.start();
+        ModelServer s = new ModelServer(model, threads, gracePeriodSeconds, limits, address);
+        try {
+            s.server.start();
+        } catch (IOException e) {
+            s.close();
+            throw e;
+        } catch (Exception e) {
+            s.close();
+            throw e.getCause() instanceof IOException io ? io : new IOException("the server could not start: " + e, e);
+        }
         return s;
     }
 
@@ -161,7 +264,7 @@ public final class ModelServer implements AutoCloseable {
      * @return the bound port, in [1, 65535] (the port chosen by the system when port 0 was asked for)
      */
     public int port() {
-        return server.getAddress().getPort();
+        return connector.getLocalPort();
     }
 
     /**
@@ -173,86 +276,195 @@ public final class ModelServer implements AutoCloseable {
         return model;
     }
 
+    /**
+     * The bounds this server keeps.
+     *
+     * @return its limits
+     */
+    public Limits limits() {
+        return limits;
+    }
+
     /** Stops accepting connections, waits up to the grace period for requests in flight, then releases the threads. */
     @Override
     public void close() {
-        server.stop(gracePeriodSeconds);
-        executor.shutdown();
         try {
-            executor.awaitTermination(gracePeriodSeconds + 1L, TimeUnit.SECONDS);
+            server.stop();
+        } catch (Exception e) {
+            // stopping: what could not stop gracefully is stopped below
+        }
+        workers.shutdown();
+        try {
+            workers.awaitTermination(gracePeriodSeconds + 1L, TimeUnit.SECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+        workers.shutdownNow();
+        timer.shutdownNow();
+    }
+
+    /** Closes a connection beyond {@link Limits#connectionsPerAddress} of its client address. */
+    private final class PerAddressLimit implements Connection.Listener {
+        /** Each open connection's address, taken when it opened (a closed end point may no longer know it). */
+        private final Map<Connection, String> addresses = new ConcurrentHashMap<>();
+
+        @Override
+        public void onOpened(Connection connection) {
+            String address = addressOf(connection);
+            addresses.put(connection, address);
+            if (perAddress.computeIfAbsent(address, a -> new AtomicInteger()).incrementAndGet() > limits.connectionsPerAddress()) {
+                connection.getEndPoint().close();
+            }
+        }
+
+        @Override
+        public void onClosed(Connection connection) {
+            String address = addresses.remove(connection);
+            AtomicInteger n = address == null ? null : perAddress.get(address);
+            if (n != null && n.decrementAndGet() <= 0) {
+                perAddress.remove(address, n);
+            }
+        }
+
+        private String addressOf(Connection connection) {
+            return connection.getEndPoint().getRemoteSocketAddress() instanceof InetSocketAddress a && a.getAddress() != null
+                    ? a.getAddress().getHostAddress() : String.valueOf(connection.getEndPoint().getRemoteSocketAddress());
+        }
+    }
+
+    /** Answers a request: exactly /predict, /privacy or /health (404 otherwise); an unexpected failure is a 500. */
+    private void route(Request request, Response response, Callback callback) {
+        try {
+            String path = request.getHttpURI().getPath();
+            switch (path == null ? "" : path) {
+                case "/predict" -> predict(request, response, callback);
+                case "/privacy" -> get(request, response, callback, sidecar);
+                case "/health" -> get(request, response, callback, "{\"status\":\"ok\"}\n".getBytes(StandardCharsets.UTF_8));
+                default -> send(response, callback, 404, error("no such endpoint: " + path + " (POST /predict, GET /privacy, GET /health)"));
+            }
+        } catch (RuntimeException | OutOfMemoryError ex) {
+            send(response, callback, 500, error("internal error: " + ex));
+        }
+    }
+
+    private void get(Request request, Response response, Callback callback, byte[] body) {
+        String method = request.getMethod();
+        if (!method.equals("GET") && !method.equals("HEAD")) {
+            response.getHeaders().put(HttpHeader.ALLOW, "GET");
+            send(response, callback, 405, error(method + " is not allowed on " + request.getHttpURI().getPath() + ": use GET"));
+            return;
+        }
+        if (method.equals("HEAD")) {
+            response.setStatus(200);
+            response.getHeaders().put(HttpHeader.CONTENT_TYPE, "application/json");
+            response.getHeaders().put(HttpHeader.CONTENT_LENGTH, body.length);
+            response.write(true, null, callback);
+            return;
+        }
+        send(response, callback, 200, body);
     }
 
     /**
-     * Runs {@code handler} only for exactly {@code path} (the JDK matches contexts by prefix: /healthz would reach
-     * /health), a 404 otherwise (always for a null path); an unexpected failure is a 500 with its message, never a dropped connection.
+     * /predict: the body read without holding a thread, within the deadline and the memory bound, then queued for a copy
+     * of the network (a 503 with Retry-After when the queue is full).
      */
-    private void exactly(String path, HttpExchange e, com.sun.net.httpserver.HttpHandler handler) throws IOException {
-        try {
-            if (path == null || !e.getRequestURI().getPath().equals(path)) {
-                send(e, 404, error("no such endpoint: " + e.getRequestURI().getPath() + " (POST /predict, GET /privacy, GET /health)"));
-                return;
-            }
-            handler.handle(e);
-        } catch (RuntimeException | OutOfMemoryError ex) {
-            send(e, 500, error("internal error: " + ex));
-        }
-    }
-
-    private void get(HttpExchange e, byte[] body) throws IOException {
-        if (!e.getRequestMethod().equals("GET") && !e.getRequestMethod().equals("HEAD")) {
-            e.getResponseHeaders().set("Allow", "GET");
-            send(e, 405, error(e.getRequestMethod() + " is not allowed on " + e.getRequestURI().getPath() + ": use GET"));
+    private void predict(Request request, Response response, Callback callback) {
+        if (!request.getMethod().equals("POST")) {
+            response.getHeaders().put(HttpHeader.ALLOW, "POST");
+            send(response, callback, 405, error(request.getMethod() + " is not allowed on /predict: use POST"));
             return;
         }
-        send(e, 200, body);
+        long declared = request.getLength();
+        if (declared > limits.maxBodyBytes()) {
+            send(response, callback, 413, error("the request body is " + declared + " bytes, more than the " + limits.maxBodyBytes()
+                    + " this server takes"));
+            return;
+        }
+        long reserved = declared >= 0 ? declared : limits.maxBodyBytes();
+        if (inFlight.addAndGet(reserved) > limits.maxInFlightBytes()) {
+            inFlight.addAndGet(-reserved);
+            busy(response, callback, "the server holds " + limits.maxInFlightBytes() + " bytes of requests already");
+            return;
+        }
+        AtomicBoolean done = new AtomicBoolean();
+        Callback release = Callback.from(() -> {
+            inFlight.addAndGet(-reserved);
+            callback.succeeded();
+        }, x -> {
+            inFlight.addAndGet(-reserved);
+            callback.failed(x);
+        });
+        long left = limits.readTimeoutSeconds() * 1_000_000_000L - (System.nanoTime() - request.getHeadersNanoTime());
+        java.util.concurrent.ScheduledFuture<?> deadline = timer.schedule(() -> {
+            if (done.compareAndSet(false, true)) { // the body did not arrive in time: answered, and the connection closed
+                response.getHeaders().put(HttpHeader.CONNECTION, "close");
+                send(response, release, 408, error("the request did not arrive whole within " + limits.readTimeoutSeconds() + " s"));
+            }
+        }, Math.max(0, left), TimeUnit.NANOSECONDS);
+        Content.Source.asByteArrayAsync(request, limits.maxBodyBytes()).whenComplete((body, failure) -> {
+            deadline.cancel(false);
+            if (!done.compareAndSet(false, true)) {
+                return;
+            }
+            if (failure != null) {
+                boolean tooLarge = String.valueOf(failure.getMessage()).toLowerCase(Locale.ROOT).contains("max");
+                if (tooLarge) {
+                    send(response, release, 413, error("the request body is larger than " + limits.maxBodyBytes() + " bytes"));
+                } else {
+                    release.failed(failure); // the client went away, or sent too slowly: Jetty closes the connection
+                }
+                return;
+            }
+            answer(request, response, release, body);
+        });
     }
 
-    private void predict(HttpExchange e) throws IOException {
+    /** Parses a whole body and queues it for a copy of the network. */
+    private void answer(Request request, Response response, Callback callback, byte[] body) {
+        INDArray features;
         try {
-            if (!e.getRequestMethod().equals("POST")) {
-                e.getResponseHeaders().set("Allow", "POST");
-                send(e, 405, error(e.getRequestMethod() + " is not allowed on /predict: use POST"));
-                return;
-            }
-            byte[] body = readBody(e.getRequestBody());
-            if (body == null) {
-                send(e, 413, error("the request body is larger than " + MAX_BODY_BYTES + " bytes"));
-                return;
-            }
-            String type = e.getRequestHeaders().getFirst("Content-Type");
+            String type = request.getHeaders().get(HttpHeader.CONTENT_TYPE);
             type = type == null ? "application/json" : type.toLowerCase(Locale.ROOT);
-            INDArray features;
             if (type.startsWith("application/octet-stream")) {
                 features = fromPixels(body);
             } else if (type.startsWith("application/json")) {
                 features = fromJson(body);
             } else {
-                send(e, 415, error("Content-Type must be application/json or application/octet-stream, got " + type));
+                send(response, callback, 415, error("Content-Type must be application/json or application/octet-stream, got " + type));
                 return;
             }
-            PrivateModel mine;
-            try {
-                mine = copies.take(); // the request is whole: wait for a free copy of the network
-            } catch (InterruptedException ex) {
-                Thread.currentThread().interrupt();
-                send(e, 503, error("the server is stopping"));
-                return;
-            }
-            INDArray out;
-            try {
-                out = mine.output(features);
-            } catch (RuntimeException ex) { // DL4J's shape checks: the input does not fit the network
-                throw new BadRequest("the input does not fit the model: " + ex.getMessage());
-            } finally {
-                copies.add(mine);
-            }
-            send(e, 200, answer(out));
         } catch (BadRequest ex) {
-            send(e, 400, error(ex.getMessage()));
+            send(response, callback, 400, error(ex.getMessage()));
+            return;
         }
+        INDArray x = features;
+        try {
+            workers.execute(() -> {
+                PrivateModel mine = copies.poll(); // one per worker thread: always one free here
+                try {
+                    INDArray out;
+                    try {
+                        out = mine.output(x);
+                    } catch (RuntimeException ex) { // DL4J's shape checks: the input does not fit the network
+                        send(response, callback, 400, error("the input does not fit the model: " + ex.getMessage()));
+                        return;
+                    }
+                    send(response, callback, 200, answerOf(out));
+                } catch (RuntimeException | IOException | OutOfMemoryError ex) {
+                    send(response, callback, 500, error("internal error: " + ex));
+                } finally {
+                    copies.add(mine);
+                }
+            });
+        } catch (RejectedExecutionException full) {
+            busy(response, callback, "every copy of the network is busy and " + limits.queue() + " requests wait already");
+        }
+    }
+
+    /** A 503 with Retry-After: the server is full now, and says when to come back. */
+    private void busy(Response response, Callback callback, String why) {
+        response.getHeaders().put(HttpHeader.RETRY_AFTER, RETRY_AFTER_SECONDS);
+        send(response, callback, 503, error(why + ": retry after " + RETRY_AFTER_SECONDS + " s"));
     }
 
     private INDArray fromPixels(byte[] body) {
@@ -322,7 +534,7 @@ public final class ModelServer implements AutoCloseable {
         }
     }
 
-    private static byte[] answer(INDArray out) throws IOException {
+    private static byte[] answerOf(INDArray out) throws IOException {
         int batch = (int) out.size(0);
         List<Integer> classes = new ArrayList<>(batch);
         List<float[]> probabilities = new ArrayList<>(batch);
@@ -337,11 +549,6 @@ public final class ModelServer implements AutoCloseable {
         return JSON.writeValueAsBytes(m);
     }
 
-    private static byte[] readBody(InputStream in) throws IOException {
-        byte[] bytes = in.readNBytes(MAX_BODY_BYTES + 1);
-        return bytes.length > MAX_BODY_BYTES ? null : bytes;
-    }
-
     private static byte[] error(String message) {
         try {
             return JSON.writeValueAsBytes(Map.of("error", message));
@@ -350,16 +557,11 @@ public final class ModelServer implements AutoCloseable {
         }
     }
 
-    private void send(HttpExchange e, int status, byte[] body) throws IOException {
-        e.getResponseHeaders().set("Content-Type", "application/json");
-        boolean head = e.getRequestMethod().equals("HEAD");
-        e.sendResponseHeaders(status, head ? -1 : body.length);
-        if (!head) {
-            try (OutputStream out = e.getResponseBody()) {
-                out.write(body);
-            }
-        }
-        e.close();
+
+    private static void send(Response response, Callback callback, int status, byte[] body) {
+        response.setStatus(status);
+        response.getHeaders().put(HttpHeader.CONTENT_TYPE, "application/json");
+        response.write(true, ByteBuffer.wrap(body), callback);
     }
 
     /** A request the server cannot answer as sent: a 400 with this message. */
