@@ -112,6 +112,13 @@ public final class ModelServer implements AutoCloseable {
         /**
          * Checks the bounds.
          *
+         * @param readTimeoutSeconds    seconds a request may take to arrive whole, in [1, 3600]
+         * @param maxBodyBytes          the largest body, in bytes, ≥ 1
+         * @param queue                 requests that may wait for a copy of the network, ≥ 0
+         * @param connectionsPerAddress connections one client address may hold open, ≥ 1
+         * @param maxConnections        connections in all, ≥ 1
+         * @param maxInFlightBytes      bytes of bodies being read or waiting, in all, ≥ maxBodyBytes
+         * @param minBytesPerSecond     the slowest a body may arrive, ≥ 0
          * @throws IllegalArgumentException naming the bound out of range
          */
         public Limits {

@@ -1,0 +1,149 @@
+package org.dpdl4j.dpsgd;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.List;
+import org.deeplearning4j.datasets.iterator.utilty.ListDataSetIterator;
+import org.deeplearning4j.nn.conf.NeuralNetConfiguration;
+import org.deeplearning4j.nn.conf.inputs.InputType;
+import org.deeplearning4j.nn.conf.layers.LSTM;
+import org.deeplearning4j.nn.conf.layers.OutputLayer;
+import org.deeplearning4j.nn.conf.layers.recurrent.LastTimeStep;
+import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
+import org.dpdl4j.datasets.LabeledData;
+import org.dpdl4j.datasets.PackedExamples;
+import org.junit.jupiter.api.Test;
+import org.nd4j.linalg.activations.Activation;
+import org.nd4j.linalg.api.buffer.DataType;
+import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.dataset.DataSet;
+import org.nd4j.linalg.factory.Nd4j;
+import org.nd4j.linalg.learning.config.Sgd;
+import org.nd4j.linalg.lossfunctions.LossFunctions;
+
+/**
+ * A DL4J sequence iterator whose minibatches are each padded to their own longest sequence (issue 70, item 1: such
+ * iterators were refused) trains exactly: the clipped sum of a batch read back equals DL4J's own per-example gradients
+ * clipped by hand (float64), and an example's clipped gradient does not depend on how much padding its batch-mates
+ * brought (the same sequence padded to 59 and to 200 steps in its DataSet gives the same gradient).
+ */
+class VariableLengthIteratorTest {
+    private static MultiLayerNetwork lstm() {
+        MultiLayerNetwork net = new MultiLayerNetwork(new NeuralNetConfiguration.Builder().seed(5).dataType(DataType.DOUBLE)
+                .updater(new Sgd(0.1)).list()
+                .layer(new LastTimeStep(new LSTM.Builder().nOut(6).activation(Activation.TANH).build()))
+                .layer(new OutputLayer.Builder(LossFunctions.LossFunction.MCXENT).nOut(2).activation(Activation.SOFTMAX).build())
+                .setInputType(InputType.recurrent(3)).build());
+        net.init();
+        return net;
+    }
+
+    /** One DataSet of the given sequences, padded at the end (or, alignEnd, at the start) to {@code t} steps, with masks. */
+    private static DataSet padded(List<double[][]> seqs, int t, boolean alignEnd, int labelFrom) {
+        INDArray x = Nd4j.zeros(DataType.DOUBLE, seqs.size(), 3, t);
+        INDArray m = Nd4j.zeros(DataType.DOUBLE, seqs.size(), t);
+        INDArray y = Nd4j.zeros(DataType.DOUBLE, seqs.size(), 2);
+        for (int i = 0; i < seqs.size(); i++) {
+            double[][] q = seqs.get(i);
+            int shift = alignEnd ? t - q[0].length : 0;
+            for (int f = 0; f < 3; f++) {
+                for (int s = 0; s < q[0].length; s++) {
+                    x.putScalar(new int[]{i, f, shift + s}, q[f][s]);
+                }
+            }
+            for (int s = 0; s < q[0].length; s++) {
+                m.putScalar(i, shift + s, 1);
+            }
+            y.putScalar(i, (labelFrom + i) % 2, 1);
+        }
+        return new DataSet(x, y, m, null);
+    }
+
+    private static double[][] sequence(java.util.Random r, int length) {
+        double[][] q = new double[3][length];
+        for (double[] row : q) {
+            for (int s = 0; s < length; s++) {
+                row[s] = r.nextGaussian();
+            }
+        }
+        return q;
+    }
+
+    @Test
+    void aVariableLengthIteratorTrainsExactlyWhateverItsPadding() {
+        java.util.Random r = new java.util.Random(9);
+        List<double[][]> all = new ArrayList<>();
+        for (int i = 0; i < 12; i++) {
+            all.add(sequence(r, 4 + i * 5)); // 4 to 59 steps
+        }
+        List<DataSet> minibatches = new ArrayList<>(); // as DL4J's iterators make them: each padded to its own longest
+        for (int from = 0; from < 12; from += 4) {
+            List<double[][]> part = all.subList(from, from + 4);
+            minibatches.add(padded(part, part.get(3)[0].length, from == 4, from)); // one of them padded at its start
+        }
+        MultiLayerNetwork net = lstm();
+        double c = 0.5;
+        try (PackedExamples packed = PackedExamples.packToTemporaryFile(new ListDataSetIterator<>(minibatches, 1))) {
+            int[] rows = {0, 5, 7, 11};
+            LabeledData b = packed.read(rows);
+            // the engine on the batch read back against DL4J's own gradient of each example alone, with its masks
+            KernelChecks.assertExact(net, b.features(), b.labels(), b.featureMask(), b.labelMask(), 1e-10);
+            PerExampleGradients g = new PerExampleGradients(net);
+            INDArray sum = Nd4j.zeros(DataType.DOUBLE, 1, net.numParams());
+            g.clippedSum(b.features(), b.labels(), b.featureMask(), b.labelMask(), new int[]{0, 1, 2, 3}, c, 4, sum);
+            INDArray byHand = Nd4j.zeros(DataType.DOUBLE, 1, net.numParams());
+            double dl4jOwn = 0;
+            for (int k = 0; k < rows.length; k++) { // DL4J on each example alone (as read back, with its mask), clipped by hand
+                INDArray y = Nd4j.zeros(DataType.DOUBLE, 1, 2);
+                y.putScalar(0, rows[k] % 2, 1);
+                INDArray gi = dl4jGradient(net, LabeledData.gatherRows(b.features(), new int[]{k}), y,
+                        LabeledData.gatherRows(b.featureMask(), new int[]{k}));
+                byHand.addi(gi.mul(Math.min(1, c / gi.norm2Number().doubleValue())));
+                double[][] q = all.get(rows[k]); // and DL4J on it unpadded, without a mask: DL4J's own two paths differ a little
+                INDArray bare = dl4jGradient(net, Nd4j.createFromArray(q).reshape(1, 3, q[0].length), y, null);
+                dl4jOwn = Math.max(dl4jOwn, bare.sub(gi).norm2Number().doubleValue() / bare.norm2Number().doubleValue());
+            }
+            double diff = sum.sub(byHand).norm2Number().doubleValue() / byHand.norm2Number().doubleValue();
+            System.out.printf("variable-length iterator, 4 sequences of 4 to 59 steps: |engine - DL4J clipped by hand| / |DL4J| = %.3g "
+                    + "(DL4J's own gradient with a mask against without one, unpadded: up to %.3g)%n", diff, dl4jOwn);
+            assertTrue(diff <= 1e-10, "the clipped sum differs from DL4J's by " + diff + " (relative)");
+            assertTrue(dl4jOwn <= 1e-7, "DL4J's masked and unmasked gradients of one example: " + dl4jOwn);
+        }
+        // the same sequence (59 steps) in a DataSet padded to 59 and in one padded to 200 by a longer batch-mate
+        double[][] q = all.get(11);
+        try (PackedExamples short59 = PackedExamples.packToTemporaryFile(new ListDataSetIterator<>(List.of(padded(java.util.Collections.singletonList(q), 59,
+                false, 1)), 1));
+             PackedExamples long200 = PackedExamples.packToTemporaryFile(new ListDataSetIterator<>(List.of(padded(List.of(q,
+                     sequence(r, 200)), 200, true, 1)), 1))) {
+            INDArray a = clippedOf(net, short59.read(new int[]{0}), c);
+            INDArray b = clippedOf(net, long200.read(new int[]{0}), c);
+            assertEquals(0, a.sub(b).amaxNumber().doubleValue(), 1e-12, "its batch-mates' padding changes nothing");
+            LabeledData withMate = long200.read(new int[]{0, 1});
+            assertEquals(200, withMate.features().size(2));
+            PerExampleGradients g = new PerExampleGradients(net);
+            g.compute(withMate.features(), withMate.labels(), withMate.featureMask(), withMate.labelMask());
+            INDArray first = Nd4j.zeros(DataType.DOUBLE, 1, net.numParams());
+            g.addWeightedSum(Nd4j.createFromArray(Math.min(1, c / Math.sqrt(g.squaredNorms().getDouble(0))), 0.0), first);
+            assertEquals(0, a.sub(first).amaxNumber().doubleValue(), 1e-12, "padded to 200 in a batch: the same gradient");
+        }
+    }
+
+    /** DL4J's own gradient of one example (features [1, 3, T], optional feature mask [1, T]), flattened. */
+    private static INDArray dl4jGradient(MultiLayerNetwork net, INDArray x, INDArray y, INDArray mask) {
+        net.setLayerMaskArrays(mask, null);
+        net.setInput(x);
+        net.setLabels(y);
+        net.computeGradientAndScore();
+        INDArray g = net.getFlattenedGradients().dup().reshape(1, net.numParams());
+        net.clearLayerMaskArrays();
+        return g;
+    }
+
+    private static INDArray clippedOf(MultiLayerNetwork net, LabeledData one, double c) {
+        INDArray s = Nd4j.zeros(DataType.DOUBLE, 1, net.numParams());
+        new PerExampleGradients(net).clippedSum(one.features(), one.labels(), one.featureMask(), one.labelMask(), new int[]{0}, c, 1, s);
+        return s;
+    }
+}
