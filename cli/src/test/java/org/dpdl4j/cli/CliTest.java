@@ -1226,7 +1226,7 @@ class CliTest {
             Run trainFromFolder = run("bench", "data", "--train-from", "folder", "--folder", folder.toString(), "--image-size", "6x6x3",
                     "--model", "mlp", "--steps", "2", "--json");
             assertEquals(0, trainFromFolder.status(), trainFromFolder.err());
-            assertEquals(32, trainFromFolder.lastJson().get("n").asInt());
+            assertEquals(org.dpdl4j.datasets.ImageFolder.load(folder, 6, 6, 3, 0).train().size(), trainFromFolder.lastJson().get("n").asInt());
             assertTrue(trainFromFolder.lastJson().get("dp_examples_per_second").asDouble() > 0
                     && trainFromFolder.lastJson().get("read_ahead").asBoolean(), trainFromFolder.out());
         } finally {

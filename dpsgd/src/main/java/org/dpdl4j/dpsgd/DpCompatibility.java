@@ -26,6 +26,7 @@ import org.deeplearning4j.nn.conf.layers.misc.FrozenLayerWithBackprop;
 import org.deeplearning4j.nn.graph.ComputationGraph;
 import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
 import org.dpdl4j.models.GroupNormalization;
+import org.nd4j.linalg.api.ndarray.INDArray;
 
 /**
  * Checks that a network is one whose per-example gradients the DP-SGD engine computes exactly, and {@link #fix}es what
@@ -120,8 +121,29 @@ public final class DpCompatibility {
             org.dpdl4j.datasets.LabeledData batch = MixingCheck.syntheticBatch(data);
             int rank = g.inputRank();
             g.requireExamplesUnmixed(rank > 0 ? batch.features(rank) : batch.features(), batch.featureMask());
+            requireLabelsFit(g, data.read(java.util.stream.IntStream.range(0, Math.min(2, data.size())).toArray()));
         } finally {
             g.releaseScratch();
+        }
+    }
+
+    /**
+     * Refuses data whose labels do not have the network's output shape (an RnnOutputLayer's labels per step must have as
+     * many steps as its output: a sequence's label and input lengths that differ), on the data's first examples, before
+     * anything is charged; with the shapes named.
+     */
+    private static void requireLabelsFit(PerExampleGradients g, org.dpdl4j.datasets.LabeledData first) {
+        int rank = g.inputRank();
+        INDArray out = g.output(rank > 0 ? first.features(rank) : first.features(), first.featureMask());
+        INDArray y = first.labels();
+        boolean fits = out.size(0) == y.size(0) && (out.rank() != 3 || y.rank() == 3 && y.size(2) == out.size(2) && y.size(1) == out.size(1));
+        if (!fits) {
+            throw new IllegalArgumentException("the network's output for the data's first examples has shape "
+                    + java.util.Arrays.toString(out.shape()) + " and their labels " + java.util.Arrays.toString(y.shape())
+                    + " (features " + java.util.Arrays.toString(first.features().shape()) + "): "
+                    + (out.rank() == 3 ? "an RnnOutputLayer's labels are [B, outputs, T] with the steps of its input; the "
+                    + "examples' label and input lengths differ" : "every example needs labels of the output's shape")
+                    + "; nothing was charged");
         }
     }
 

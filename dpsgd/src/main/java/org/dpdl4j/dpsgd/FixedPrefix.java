@@ -42,6 +42,10 @@ final class FixedPrefix {
                     outputs[s] = g.steps.get(s).kernel().forward(PerExampleGradients.inputsOf(g.steps.get(s), x, outputs), false);
                 }
                 INDArray y = outputs[length - 1];
+                if (y.size(0) != end - at) { // never assign rows of another count into the cache (native memory)
+                    throw new IllegalStateException("the fixed prefix's output has " + y.size(0) + " rows for " + (end - at)
+                            + " examples: it must be one row per example");
+                }
                 if (out == null) {
                     long d = y.length() / y.size(0);
                     try (var outside = Nd4j.getWorkspaceManager().scopeOutOfWorkspaces()) {

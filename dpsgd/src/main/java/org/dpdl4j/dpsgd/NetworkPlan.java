@@ -231,6 +231,9 @@ final class NetworkPlan {
                     cut &= in == k - 1 || in >= k;
                 }
             }
+            for (int s = 0; s < k && cut; s++) { // the prefix's output must be one row per example: no time steps as rows
+                cut = !(steps.get(s).kernel() instanceof SequenceReshapeKernel q && q.unfolds());
+            }
             if (cut) { // and something to save: a prefix of reshapes (or a fixed standardisation) costs nothing to recompute
                 for (int s = 0; s < k; s++) {
                     if (!(steps.get(s).kernel() instanceof ReshapeKernel) && !(steps.get(s).kernel() instanceof FeatureStandardizationKernel)) {

@@ -108,8 +108,8 @@ class ExampleSourceTrainingTest {
         }
         assertEquals(fromMemory.params(), fromShards.params(), "bit-identical parameters");
         assertTrue(sampled.get() > 600 * 0.05 * 24 / 2, "batches were drawn: " + sampled);
-        // and the check before the run: the first 3 examples, whose shape and values the DP-compatibility check reads
-        assertEquals(sampled.get() + 3, read.get(), "only the sampled rows were read (and the first 3 by the check)");
+        // and the check before the run: the first 3 examples (shape, values) and the first 2 (labels against the output)
+        assertEquals(sampled.get() + 5, read.get(), "only the sampled rows were read (and the first 3 and 2 by the check)");
     }
 
     /**

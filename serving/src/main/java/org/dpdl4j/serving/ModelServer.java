@@ -257,12 +257,17 @@ public final class ModelServer implements AutoCloseable {
             s.server.start();
         } catch (IOException e) {
             s.close();
-            throw e;
+            throw bindFailure(e);
         } catch (Exception e) {
             s.close();
-            throw e.getCause() instanceof IOException io ? io : new IOException("the server could not start: " + e, e);
+            throw e.getCause() instanceof IOException io ? bindFailure(io) : new IOException("the server could not start: " + e, e);
         }
         return s;
+    }
+
+    /** Jetty's "Failed to bind" as the {@link java.net.BindException} it wraps (a port in use). */
+    private static IOException bindFailure(IOException e) {
+        return e instanceof java.net.BindException || !(e.getCause() instanceof java.net.BindException b) ? e : b;
     }
 
     /**
@@ -417,8 +422,10 @@ public final class ModelServer implements AutoCloseable {
                 boolean tooLarge = String.valueOf(failure.getMessage()).toLowerCase(Locale.ROOT).contains("max");
                 if (tooLarge) {
                     send(response, release, 413, error("the request body is larger than " + limits.maxBodyBytes() + " bytes"));
-                } else {
-                    release.failed(failure); // the client went away, or sent too slowly: Jetty closes the connection
+                } else { // too slow (the idle timeout, the minimum data rate), or gone: answered if it still listens, and closed
+                    response.getHeaders().put(HttpHeader.CONNECTION, "close");
+                    send(response, release, 408, error("the request did not arrive whole in time (" + limits.readTimeoutSeconds()
+                            + " s, at least " + limits.minBytesPerSecond() + " bytes/s)"));
                 }
                 return;
             }
