@@ -32,7 +32,7 @@ import picocli.CommandLine.Option;
 
 /** {@code dpdl4j bench}: speed, measured as ratios against a baseline run in the same JVM. */
 @Command(name = "bench", mixinStandardHelpOptions = true, description = "Throughput benchmarks.",
-        subcommands = {BenchCommand.DpSgd.class, BenchDataCommand.class, BenchCommand.Jmh.class})
+        subcommands = {BenchCommand.DpSgd.class, BenchDataCommand.class, BenchSequencesCommand.class, BenchCommand.Jmh.class})
 final class BenchCommand {
 
     /** {@code bench dpsgd}: DP-SGD steps against DL4J's own non-private fit, same model and data. */

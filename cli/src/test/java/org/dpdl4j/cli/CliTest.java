@@ -59,6 +59,19 @@ class CliTest {
         assertTrue(bad.status() != 0 && bad.err().contains("--modes") && bad.err().contains("gpu"), bad.err());
     }
 
+    /** bench sequences times both epochs of a DL4J LSTM example's shape and reports their ratio; a bad example is named. */
+    @Test
+    void benchSequencesTimesFitAndPrivate() throws Exception {
+        Run r = run("bench", "sequences", "--example", "uci", "--examples", "30", "--min-steps", "5", "--max-steps", "9", "--json");
+        assertEquals(0, r.status(), r.err());
+        JsonNode j = r.lastJson();
+        assertEquals(3, j.get("steps_per_epoch").asInt(), j.toString());
+        assertTrue(j.get("fit_seconds").asDouble() > 0 && j.get("private_seconds").asDouble() > 0, j.toString());
+        assertEquals(j.get("private_seconds").asDouble() / j.get("fit_seconds").asDouble(), j.get("ratio").asDouble(), 1e-12);
+        Run bad = run("bench", "sequences", "--example", "timit");
+        assertTrue(bad.status() != 0 && bad.err().contains("--example") && bad.err().contains("timit"), bad.err());
+    }
+
     /** --accountant pld: dp_accounting 0.6.0's PLDAccountant (Δ = 1e-4) gives 2.3817788079120428 for the same run. */
     @Test
     void accountDpSgdWithThePldAccountant() throws Exception {

@@ -52,7 +52,27 @@ public final class ImageFolder {
     public static final int MAX_SIDE = 4096;
     /** The probability that an image of a folder without {@code train/} and {@code test/} is held out for the test set. */
     public static final double TEST_FRACTION = 0.2;
-    private static final Set<String> EXTENSIONS = Set.of(NativeImageLoader.ALLOWED_FORMATS);
+    /** DataVec's image decoder, an optional dependency: loaded only when a folder is read (see {@link #requireDataVec}). */
+    private static final String DATAVEC_IMAGE = "org.datavec:datavec-data-image:1.0.0-M2.1";
+
+    /** The file extensions DataVec decodes (DataVec's own list, read when a folder is first read). */
+    private static final class Formats {
+        static final Set<String> EXTENSIONS = Set.of(NativeImageLoader.ALLOWED_FORMATS);
+    }
+
+    /**
+     * Refuses, naming the artifact, when DataVec's image loader is not on the classpath (it is optional in
+     * {@code dpdl4j-datasets}, so that an application without image folders does not carry OpenCV).
+     */
+    private static void requireDataVec() {
+        try {
+            Class.forName("org.datavec.image.loader.NativeImageLoader", false, ImageFolder.class.getClassLoader());
+        } catch (ClassNotFoundException | LinkageError e) {
+            throw new IllegalStateException("reading an image folder needs DataVec's image loader, which is not on the classpath: "
+                    + "add the dependency " + DATAVEC_IMAGE + " (an optional dependency of dpdl4j-datasets; it brings OpenCV's "
+                    + "native libraries for the platform, as nd4j-native does)", e);
+        }
+    }
 
     private ImageFolder() {
     }
@@ -169,6 +189,7 @@ public final class ImageFolder {
 
     private static Index index(Path directory, int height, int width, int channels, long seed, Consumer<String> warnings)
             throws IOException {
+        requireDataVec();
         if (height < 1 || width < 1 || height > MAX_SIDE || width > MAX_SIDE) {
             throw new IllegalArgumentException("image height and width must be in [1, " + MAX_SIDE + "], got " + height + "x" + width);
         }
@@ -270,7 +291,7 @@ public final class ImageFolder {
         }
         if (images.isEmpty() && seen.size() == firstOfSplit) {
             throw new InvalidDatasetException("image folder " + dir + " holds no images (" + String.join(", ",
-                    new java.util.TreeSet<>(EXTENSIONS)) + ")");
+                    new java.util.TreeSet<>(Formats.EXTENSIONS)) + ")");
         }
         return images;
     }
@@ -296,7 +317,7 @@ public final class ImageFolder {
             public FileVisitResult visitFile(Path f, BasicFileAttributes attrs) {
                 String n = f.getFileName().toString();
                 int dot = n.lastIndexOf('.');
-                if (attrs.isRegularFile() && dot > 0 && EXTENSIONS.contains(n.substring(dot + 1).toLowerCase(Locale.ROOT))) {
+                if (attrs.isRegularFile() && dot > 0 && Formats.EXTENSIONS.contains(n.substring(dot + 1).toLowerCase(Locale.ROOT))) {
                     found.put(classDir.relativize(f).toString(), f);
                 }
                 return FileVisitResult.CONTINUE;

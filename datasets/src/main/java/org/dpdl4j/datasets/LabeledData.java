@@ -67,6 +67,12 @@ public record LabeledData(INDArray features, INDArray labels, int channels, int 
                     + "[n, outputs, T], got " + Arrays.toString(features.shape()) + " and " + Arrays.toString(labels.shape()));
         }
         for (INDArray mask : new INDArray[]{featureMask, labelMask}) {
+            if (mask != null && mask.rank() == 4) { // CnnSentenceDataSetIterator's [n, 1, T, 1]
+                throw new IllegalArgumentException("a 4-D mask " + Arrays.toString(mask.shape()) + " (an image-shaped sentence's "
+                        + "padding, as DL4J's CnnSentenceDataSetIterator gives it) is not supported; dropping it would change what "
+                        + "pooling sees. Give sentences as sequences instead: features [n, vectorSize, T] with a [n, T] mask "
+                        + "(Convolution1DLayer and GlobalPoolingLayer take its mask), or sentences of one length without a mask");
+            }
             if (mask != null && (mask.rank() != 2 || mask.size(0) != features.size(0))) {
                 throw new IllegalArgumentException("a mask must be [n, T] (one row per example), got " + Arrays.toString(mask.shape())
                         + " for " + features.size(0) + " examples");

@@ -195,6 +195,12 @@ public final class DpCompatibility {
      */
     public static List<String> problems(MultiLayerConfiguration conf) {
         List<String> problems = new ArrayList<>();
+        if (conf.getBackpropType() == org.deeplearning4j.nn.conf.BackpropType.TruncatedBPTT) {
+            problems.add("the network trains by truncated backpropagation through time (tBPTTLength " + conf.getTbpttBackLength()
+                    + "): a DP-SGD step takes each example's gradient over its whole sequence (clipped as one), so it cannot "
+                    + "update within a sequence; build it with BackpropType.Standard (DL4J's default), and cut long sequences "
+                    + "into examples of their own if they are too long");
+        }
         int n = conf.getConfs().size();
         if (n == 0) {
             problems.add("the network has no layers");
@@ -219,6 +225,11 @@ public final class DpCompatibility {
      */
     public static List<String> problems(ComputationGraphConfiguration conf) {
         List<String> problems = new ArrayList<>();
+        if (conf.getBackpropType() == org.deeplearning4j.nn.conf.BackpropType.TruncatedBPTT) {
+            problems.add("the graph trains by truncated backpropagation through time (tBPTTLength " + conf.getTbpttBackLength()
+                    + "): a DP-SGD step takes each example's gradient over its whole sequence, so it cannot update within a "
+                    + "sequence; build it with BackpropType.Standard");
+        }
         if (conf.getNetworkInputs().size() != 1 || conf.getNetworkOutputs().size() != 1) {
             problems.add("the graph must have one input and one output, got " + conf.getNetworkInputs().size() + " inputs "
                     + conf.getNetworkInputs() + " and " + conf.getNetworkOutputs().size() + " outputs " + conf.getNetworkOutputs());
@@ -305,7 +316,17 @@ public final class DpCompatibility {
         } else if (last && !OUTPUTS.contains(layer.getClass())) {
             problems.add(where + ": the last layer must be an OutputLayer, LossLayer, RnnOutputLayer or RnnLossLayer (with any "
                     + "per-example loss)"
-                    + (output ? "; " + layer.getClass().getSimpleName() + " is not supported by the DP-SGD engine" : "")
+                    + (layer instanceof org.deeplearning4j.nn.conf.layers.CenterLossOutputLayer
+                    ? "; a CenterLossOutputLayer updates its class centres from each batch's examples outside the gradient "
+                    + "(DL4J's centre update, alpha), which DP-SGD neither clips nor noises: use an OutputLayer (MCXENT), or "
+                    + "learn the centres as parameters of a layer of your own"
+                    : output ? "; " + layer.getClass().getSimpleName() + " is not supported by the DP-SGD engine" : "")
+                    + (!output && !(layer instanceof org.deeplearning4j.nn.conf.layers.ActivationLayer)
+                    ? "; DP-SGD trains a supervised loss, so a network without one (an unsupervised VariationalAutoencoder or "
+                    + "AutoEncoder trained by its own pretraining) is refused: add an OutputLayer or LossLayer, e.g. an "
+                    + "autoencoder as layers ending in an OutputLayer with MSE whose labels are the features; a "
+                    + "VariationalAutoencoder inside a supervised network runs on the exact fallback (its pretraining is not run)"
+                    : "")
                     + (layer instanceof org.deeplearning4j.nn.conf.layers.ActivationLayer
                     ? " (a final softmax ActivationLayer: DpCompatibility.fix makes it a LossLayer with MCXENT)" : ""));
         }

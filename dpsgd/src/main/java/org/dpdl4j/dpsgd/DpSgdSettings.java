@@ -254,9 +254,10 @@ public record DpSgdSettings(double clipNorm, double noiseMultiplier, double targ
         if (earlier != null && !Double.isNaN(targetEpsilon)) {
             double before = accountant.epsilon(earlier, delta);
             if (!(before < targetEpsilon)) {
-                throw new IllegalArgumentException("target_epsilon " + targetEpsilon + ": the network's earlier claim alone costs "
-                        + "epsilon " + before + " at delta " + delta + " (its weights carry every run that trained them): a "
-                        + "larger target, or a fresh network");
+                throw new IllegalArgumentException("target_epsilon " + targetEpsilon + ": what the run releases besides DP-SGD "
+                        + "(the network's earlier claim: its weights carry every run that trained them; the validation's noisy "
+                        + "scores) alone costs epsilon " + before + " at delta " + delta + ": a larger target, more score noise "
+                        + "or fewer evaluations, or a fresh network");
             }
         }
         if (Double.isNaN(targetEpsilon)) {

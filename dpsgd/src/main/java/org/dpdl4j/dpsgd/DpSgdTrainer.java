@@ -397,6 +397,8 @@ public final class DpSgdTrainer {
                     double beta = config.emaDecayAt(t);
                     ema.muli(beta).addi(params.mul(1 - beta));
                 }
+                Networks.notifyListeners(network, sum.batchSize() == 0 ? Double.NaN : sum.lossSum() / sum.batchSize(),
+                        (int) Math.floor((t - 1) * q), (int) Math.floor(t * q));
                 if (!ls.isEmpty()) {
                     double secs = (System.nanoTime() - start) / 1e9;
                     long step = t;

@@ -230,8 +230,25 @@ public final class KernelChecks {
         return assertExact(net, x, y, 1e-10);
     }
 
-    /** DL4J's gradient of the summed loss of a batch, flattened [numParams]. */
-    private static INDArray dl4jGradient(Model network, INDArray x, INDArray y, INDArray featureMask, INDArray labelMask) {
+    /**
+     * DL4J's gradient of the summed loss of a batch, flattened [numParams]. ND4J's default floating type is the
+     * network's for the call (and restored after): DL4J creates some arrays in the default type whatever the network's
+     * (LastTimeStep's masked output, in {@code TimeSeriesUtils.pullLastTimeSteps}), which would round a float64 oracle to
+     * float32.
+     */
+    static INDArray dl4jGradient(Model network, INDArray x, INDArray y, INDArray featureMask, INDArray labelMask) {
+        DataType defaultType = Nd4j.dataType();
+        DataType defaultFloat = Nd4j.defaultFloatingPointType();
+        Nd4j.setDefaultDataTypes(network.params().dataType(), network.params().dataType());
+        try {
+            return dl4jGradientInDefaultType(network, x, y, featureMask, labelMask);
+        } finally {
+            Nd4j.setDefaultDataTypes(defaultType, defaultFloat);
+        }
+    }
+
+    private static INDArray dl4jGradientInDefaultType(Model network, INDArray x, INDArray y, INDArray featureMask,
+                                                      INDArray labelMask) {
         if (network instanceof MultiLayerNetwork m) {
             m.setInput(x);
             m.setLabels(y);

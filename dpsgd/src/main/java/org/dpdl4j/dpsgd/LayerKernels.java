@@ -115,13 +115,14 @@ final class LayerKernels {
             }
             return new LossKernel(new DenseKernel(layer.getParam("W"), b, new ActivationIdentity()), o.getActivationFn(), o.getLossFn());
         });
-        // an LSTM as DL4J's LSTMHelpers computes it (tanh and sigmoid, NCW); other settings run on the fallback
+        // an LSTM as DL4J's LSTMHelpers computes it (tanh and sigmoid, NCW; a feature mask passes through it, as in DL4J);
+        // other settings run on the fallback
         register(org.deeplearning4j.nn.conf.layers.LSTM.class, (l, where) -> {
         }, (l, layer) -> l.getActivationFn() instanceof org.nd4j.linalg.activations.impl.ActivationTanH
                 && l.getGateActivationFn() instanceof org.nd4j.linalg.activations.impl.ActivationSigmoid
                 && (l.getRnnDataFormat() == null || l.getRnnDataFormat() == org.deeplearning4j.nn.conf.RNNFormat.NCW)
                 ? new LstmKernel(layer.getParam("W"), layer.getParam("RW"), layer.getParam("b"),
-                        FallbackKernel.of(layer, layer.conf(), "an LSTM with a feature mask", layer.params().dataType(), false))
+                        FallbackKernel.of(layer, layer.conf(), "an LSTM", layer.params().dataType(), false))
                 : null);
         // a SimpleRnn as DL4J computes it (any activation, NCW, masks of 0s and 1s); layer normalisation and NWC run on the
         // fallback, and so does a batch whose mask holds other values (inside the kernel)

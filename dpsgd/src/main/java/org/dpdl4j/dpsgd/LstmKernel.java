@@ -12,7 +12,10 @@ import org.nd4j.linalg.ops.transforms.Transforms;
  * h_t = o ⊙ tanh(c_t). The forward pass keeps the gates; backpropagation through time gives every example's
  * pre-activation delta δ_t [B, 4H] at each step, whose gradients and norms {@link RecurrentKernel} forms.
  *
- * <p>A batch with a feature mask runs on the exact fallback (DL4J's own layer, one example at a time).
+ * <p>A feature mask passes through unused, as in DL4J 1.0.0-M2.1: its {@code LSTM.feedForwardMaskArray} keeps the
+ * mask for the layers after it without giving it to the layer, so the recurrence runs over padded steps as over any
+ * other and the masking happens downstream (pooling, {@code LastTimeStep}, the loss). Padding after an example's steps
+ * therefore changes nothing it is scored on; the engine stores each sequence with its own steps and pads at the end.
  */
 final class LstmKernel extends RecurrentKernel {
     // kept by a training pass, per step t: [T][B, H]
@@ -23,13 +26,13 @@ final class LstmKernel extends RecurrentKernel {
     private INDArray[] g;
     private INDArray[] tanhC;
 
-    LstmKernel(INDArray w, INDArray rw, INDArray b, FallbackKernel masked) {
-        super(w, rw, b, masked);
+    LstmKernel(INDArray w, INDArray rw, INDArray b, FallbackKernel fallback) {
+        super(w, rw, b, fallback);
     }
 
     @Override
     boolean needsFallback() {
-        return mask != null;
+        return false; // the mask is DL4J's business downstream (see above)
     }
 
     @Override

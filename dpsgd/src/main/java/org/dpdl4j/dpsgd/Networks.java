@@ -99,6 +99,42 @@ public final class Networks {
     }
 
     /**
+     * What DL4J's {@code fit} tells a network's own listeners ({@code ScoreIterationListener}, {@code CheckpointListener},
+     * {@code EvaluativeListener}, DL4J's UI {@code StatsListener}, …) after a step: the network's score set to the
+     * batch's mean per-example loss, {@code iterationDone}, and at an epoch's end {@code onEpochEnd} and
+     * {@code onEpochStart}. The score is computed on private data without noise: it is for the operator (console, UI),
+     * never for a release.
+     *
+     * @param network   a {@code MultiLayerNetwork} or {@code ComputationGraph}, after the step's update
+     * @param meanLoss  the batch's mean per-example loss (NaN for an empty batch)
+     * @param epoch     the epoch the step belonged to, ≥ 0
+     * @param nextEpoch the epoch of the next step (above {@code epoch} when this step ended one)
+     */
+    public static void notifyListeners(Model network, double meanLoss, int epoch, int nextEpoch) {
+        java.util.Collection<org.deeplearning4j.optimize.api.TrainingListener> listeners = network instanceof MultiLayerNetwork m
+                ? m.getListeners() : ((ComputationGraph) network).getListeners();
+        if (listeners == null || listeners.isEmpty()) {
+            return;
+        }
+        int iteration;
+        if (network instanceof MultiLayerNetwork m) {
+            m.setScore(meanLoss);
+            iteration = m.getLayerWiseConfigurations().getIterationCount();
+        } else {
+            ComputationGraph g = (ComputationGraph) network;
+            g.setScore(meanLoss);
+            iteration = g.getConfiguration().getIterationCount();
+        }
+        for (org.deeplearning4j.optimize.api.TrainingListener l : java.util.List.copyOf(listeners)) {
+            l.iterationDone(network, iteration, epoch);
+            if (nextEpoch > epoch) {
+                l.onEpochEnd(network);
+                l.onEpochStart(network);
+            }
+        }
+    }
+
+    /**
      * What {@code fit()} does with a computed gradient: the DL4J updater in place on {@code flat}, then params −= update;
      * the configuration's iteration count advances and its epoch count is set to {@code epoch}. Frozen layers do not
      * move.

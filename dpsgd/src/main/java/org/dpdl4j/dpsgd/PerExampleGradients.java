@@ -154,6 +154,7 @@ public final class PerExampleGradients {
      *                                  of the rank the network reads
      */
     public void requireExamplesUnmixed(INDArray features, INDArray featureMask) {
+        features = conform(features);
         if (inputRank > 0 && features.rank() != inputRank) {
             throw new IllegalArgumentException("the network reads " + describeRank(inputRank) + " input, got features of shape "
                     + java.util.Arrays.toString(features.shape()));
@@ -217,6 +218,16 @@ public final class PerExampleGradients {
      */
     public int inputRank() {
         return inputRank;
+    }
+
+    /**
+     * Images or sequences for a network that reads them flat (DL4J's {@code InputType.convolutionalFlat}, whose
+     * FeedForwardToCnn preprocessor takes [B, c, h, w] as DL4J's own {@code fit} does): flattened in C order, as that
+     * preprocessor reads them; any other input as it is.
+     */
+    private INDArray conform(INDArray features) {
+        return inputRank == 2 && features.rank() > 2 ? features.reshape('c', features.size(0), features.length() / features.size(0))
+                : features;
     }
 
     /**
@@ -337,6 +348,7 @@ public final class PerExampleGradients {
      *                                  whose kernel takes none
      */
     public INDArray output(INDArray features, INDArray featureMask) {
+        features = conform(features);
         if (inputRank > 0 && features.rank() != inputRank) {
             throw new IllegalArgumentException("the network reads " + describeRank(inputRank) + " input, got features of shape "
                     + java.util.Arrays.toString(features.shape()));
@@ -555,6 +567,7 @@ public final class PerExampleGradients {
      */
     void passes(INDArray features, INDArray labels, INDArray featureMask, INDArray labelMask, boolean perExample,
                 boolean checkMixing) {
+        features = prefix.read ? features : conform(features);
         requireInputRank(features);
         if (features.size(0) == 0 || features.size(0) != labels.size(0)) {
             throw new IllegalArgumentException("features and labels must have the same non-zero number of rows, got "

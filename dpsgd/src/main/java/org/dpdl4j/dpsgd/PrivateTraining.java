@@ -43,6 +43,9 @@ public final class PrivateTraining extends DpSgdSettings.Setters<PrivateTraining
     private Provenance provenance;
     private ClippedSums clippedSums;
     private org.dpdl4j.accounting.PrivacyEvent earlierClaim; // what the network's weights cost before this run, if given
+    private LabeledData validation; // early stopping: the held-out split, how often, its score noise (NaN: declared public)
+    private int validationEvery;
+    private double scoreNoise = Double.NaN;
     private boolean publicPretraining; // declared: the network's earlier training read no private data
     private final java.util.List<org.nd4j.linalg.dataset.api.DataSetPreProcessor> publicPreProcessors = new java.util.ArrayList<>();
     private Plan planned; // plan()'s, reused by train() while the settings, the workers and the data are as they were
@@ -225,9 +228,10 @@ public final class PrivateTraining extends DpSgdSettings.Setters<PrivateTraining
             int n = data.size();
             double q = settings.samplingRate(n);
             long steps = settings.steps(q);
+            org.dpdl4j.accounting.PrivacyEvent besides = claimed(earlier, validationEvent(steps)); // cost besides DP-SGD's
             double sigma = Double.isNaN(settings.noiseMultiplier()) // calibrated for the whole claim, or as given
-                    ? settings.calibrateNoise(q, steps, Accountants.byName(accountant()), earlier) : settings.noiseMultiplier();
-            planned = new Plan(settings.config(q, sigma, steps, workers), claimed(earlier, settings.event(q, sigma, steps)));
+                    ? settings.calibrateNoise(q, steps, Accountants.byName(accountant()), besides) : settings.noiseMultiplier();
+            planned = new Plan(settings.config(q, sigma, steps, workers), claimed(besides, settings.event(q, sigma, steps)));
             plannedFor = key;
         }
         return planned;
@@ -296,6 +300,67 @@ public final class PrivateTraining extends DpSgdSettings.Setters<PrivateTraining
     public PrivateTraining input(InputSpec input) {
         this.input = input;
         return this;
+    }
+
+    /**
+     * Early stopping with the selection counted: every {@code everySteps} steps the network is scored on a held-out split
+     * of the private data, and the release is the network of the best score, not the last. Each score is the split's
+     * correct count with Gaussian noise of standard deviation {@code scoreNoise}·|V| added (sensitivity 1: one example
+     * changes the count by at most 1), divided by |V|; the k = ⌊T/everySteps⌋ scores are k Gaussian mechanisms composed
+     * with DP-SGD's event (adaptive composition, e.g. Mironov, "Rényi Differential Privacy", CSF 2017, Proposition 1),
+     * and choosing the best of them, and the iterate it scored, is post-processing of what is released (DP-SGD's event
+     * covers every iterate). σ is calibrated for the whole composition. The split must be held out of the training data
+     * (e.g. {@link LabeledData#splitByRecord}, which moves no other example when one is added); its size |V| is treated
+     * as public, as n is. The sidecar states the validation: private, k, the score noise, the step chosen and its noisy
+     * score. Not with {@link #output} (a run that checkpoints) nor a moving average.
+     *
+     * @param split      the held-out examples, disjoint from the training data, at least one
+     * @param everySteps steps between evaluations, ≥ 1 (at most T: at least one evaluation)
+     * @param scoreNoise the standard deviation of the released accuracy, a fraction in (0, 1] (0.01: one point)
+     * @return this training
+     * @throws IllegalArgumentException naming the parameter out of range
+     */
+    public PrivateTraining validation(LabeledData split, int everySteps, double scoreNoise) {
+        if (!(scoreNoise > 0 && scoreNoise <= 1)) {
+            throw new IllegalArgumentException("scoreNoise must be in (0, 1] (a standard deviation of accuracy), got " + scoreNoise);
+        }
+        return validationSplit(split, everySteps, scoreNoise);
+    }
+
+    /**
+     * Early stopping on a split declared public (nobody's private data: its exact accuracy is released and costs
+     * nothing): as {@link #validation(LabeledData, int, double)} without noise and without a cost. The sidecar says
+     * that the validation split was declared public.
+     *
+     * @param split      public examples, at least one
+     * @param everySteps steps between evaluations, ≥ 1
+     * @return this training
+     * @throws IllegalArgumentException naming the parameter out of range
+     */
+    public PrivateTraining publicValidation(LabeledData split, int everySteps) {
+        return validationSplit(split, everySteps, Double.NaN);
+    }
+
+    private PrivateTraining validationSplit(LabeledData split, int everySteps, double noise) {
+        if (Objects.requireNonNull(split, "split").size() < 1) {
+            throw new IllegalArgumentException("the validation split must hold at least one example");
+        }
+        if (everySteps < 1) {
+            throw new IllegalArgumentException("everySteps must be >= 1, got " + everySteps);
+        }
+        this.validation = split;
+        this.validationEvery = everySteps;
+        this.scoreNoise = noise;
+        return this;
+    }
+
+    /** The validation's event for T steps: k = ⌊T/every⌋ Gaussian releases of a count, or null (none, or public). */
+    private org.dpdl4j.accounting.PrivacyEvent validationEvent(long steps) {
+        if (validation == null || Double.isNaN(scoreNoise)) {
+            return null;
+        }
+        long k = steps / validationEvery;
+        return new org.dpdl4j.accounting.SelfComposedEvent(new org.dpdl4j.accounting.GaussianEvent(scoreNoise * validation.size()), k);
     }
 
     /**
@@ -411,6 +476,14 @@ public final class PrivateTraining extends DpSgdSettings.Setters<PrivateTraining
         }
         settings.steps(1); // epochs set
         earlier(); // a network trained before, with no claim dpdl4j knows, is refused here
+        if (validation != null && (output != null || resumeFrom != null)) {
+            throw new IllegalArgumentException("validation (early stopping) runs without output(dir): a run that checkpoints "
+                    + "and resumes does not keep its scores yet; drop output(...) or the validation");
+        }
+        if (validation != null && settings.emaDecay() > 0) {
+            throw new IllegalArgumentException("validation (early stopping) scores the iterates, and ema_decay releases their "
+                    + "average instead: set one of them");
+        }
         if (!Double.isNaN(settings.dataNormalisation())) {
             PrivateNormalisation.normalisedLayer(network); // refused before anything is read or charged
         }
@@ -455,7 +528,7 @@ public final class PrivateTraining extends DpSgdSettings.Setters<PrivateTraining
     /** The claim of a release whose own runs cost {@code own}: composed after the network's earlier claim, if any. */
     private static org.dpdl4j.accounting.PrivacyEvent claimed(org.dpdl4j.accounting.PrivacyEvent earlier,
                                                            org.dpdl4j.accounting.PrivacyEvent own) {
-        return earlier == null ? own : org.dpdl4j.accounting.ComposedEvent.of(earlier, own);
+        return earlier == null ? own : own == null ? earlier : org.dpdl4j.accounting.ComposedEvent.of(earlier, own);
     }
 
     /** The trainer of a run with these settings: its clipped sums computed here (with augmult's copies) or as set. */
@@ -490,14 +563,67 @@ public final class PrivateTraining extends DpSgdSettings.Setters<PrivateTraining
         applySettings(network, resolved);
         releaseStatistics(network, data, config, resolved);
         ExampleSource source = resolved.trainingData(data);
-        TrainingResult result = source instanceof LabeledData inMemory ? trainer.train(network, inMemory, config, listeners)
-                : trainer.train(network, source, config, listeners);
+        EarlyStopping stopping = validation == null ? null : new EarlyStopping(config.seed(), config.secureRandom());
+        TrainingListener[] all = stopping == null ? listeners : java.util.stream.Stream.concat(java.util.Arrays.stream(listeners),
+                java.util.stream.Stream.of(stopping)).toArray(TrainingListener[]::new);
+        TrainingResult result = source instanceof LabeledData inMemory ? trainer.train(network, inMemory, config, all)
+                : trainer.train(network, source, config, all);
         java.util.Map<String, Object> configuration = new java.util.LinkedHashMap<>();
         configuration.put("dataset", datasetName());
         configuration.putAll(resolved.configuration(n, result.stepsTaken()));
         clipNormsOf(network, resolved, configuration);
-        return PrivateModel.of(network, "training", claimed(before, resolved.event(result.event())), accountant(),
-                settings.delta(), input, configuration);
+        if (stopping != null) {
+            stopping.releaseInto(network, configuration);
+        }
+        return PrivateModel.of(network, "training", claimed(claimed(before, validationEvent(result.stepsTaken())),
+                resolved.event(result.event())), accountant(), settings.delta(), input, configuration);
+    }
+
+    /**
+     * The scores of {@link #validation}: every {@code validationEvery} steps the network's accuracy on the split, with
+     * its noise (none on a public split), and the parameters of the best so far; the release is that network.
+     */
+    private final class EarlyStopping implements TrainingListener {
+        private final java.util.random.RandomGenerator noise;
+        private final java.util.List<Double> scores = new java.util.ArrayList<>();
+        private org.nd4j.linalg.api.ndarray.INDArray best;
+        private double bestScore = Double.NEGATIVE_INFINITY;
+        private long bestStep;
+
+        EarlyStopping(long seed, boolean secure) {
+            this.noise = secure ? new java.security.SecureRandom()
+                    : java.util.random.RandomGeneratorFactory.of("L64X128MixRandom").create(seed ^ 0x3B9F_61D2_4C7A_1E05L);
+        }
+
+        @Override
+        public void onStep(StepInfo info) {
+            if (info.step() % validationEvery != 0) {
+                return;
+            }
+            double correct = Math.round(DpSgdTrainer.accuracy(network, validation) * validation.size());
+            double score = (Double.isNaN(scoreNoise) ? correct : correct + noise.nextGaussian() * scoreNoise * validation.size())
+                    / validation.size();
+            scores.add(score);
+            if (score > bestScore) {
+                bestScore = score;
+                bestStep = info.step();
+                best = network.params().dup();
+            }
+        }
+
+        /** Sets the best scored parameters into the network and states the validation in the sidecar's configuration. */
+        void releaseInto(org.deeplearning4j.nn.api.Model net, java.util.Map<String, Object> configuration) {
+            if (best != null) {
+                net.params().assign(best);
+            }
+            configuration.put("validation", Double.isNaN(scoreNoise) ? "public (declared)" : "private");
+            configuration.put("validation_every", validationEvery);
+            configuration.put("validation_evaluations", scores.size());
+            configuration.put("validation_score_noise", Double.isNaN(scoreNoise) ? null : scoreNoise);
+            configuration.put("validation_size", validation.size());
+            configuration.put("validation_scores", java.util.List.copyOf(scores)); // noisy (or on a public split): covered
+            configuration.put("validation_best_step", best == null ? null : bestStep);
+        }
     }
 
     /**

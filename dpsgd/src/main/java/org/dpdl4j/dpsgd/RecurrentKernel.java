@@ -16,8 +16,8 @@ import org.nd4j.linalg.factory.Nd4j;
  * arXiv:2110.05679, Section 4). The clip-weighted sum is one matrix product over all B·T rows, and so are the input
  * terms x_t·W + b of every step and the input gradient δ_t·Wᵀ (only the recurrence runs step by step).
  *
- * <p>A subclass computes the forward pass and the deltas; a batch it does not model (its feature mask) runs on the
- * exact fallback, DL4J's own layer one example at a time.
+ * <p>A subclass computes the forward pass and the deltas, masked steps included; a batch it does not model (for a
+ * SimpleRnn, a mask of values other than 0 and 1) runs on the exact fallback, DL4J's own layer one example at a time.
  */
 abstract class RecurrentKernel extends LayerKernel {
     final INDArray w;  // [nIn, k·H]

@@ -300,6 +300,35 @@ class AnyNetworkTest {
         INDArray labelMaskOnly = fm.dup();
         labelMaskOnly.putScalar(0, 0, 0.0); // a label that does not count, on a step that does
         KernelChecks.assertExact(perStep, x, ys, null, labelMaskOnly, 1e-10);
+        // padding before the steps (ALIGN_END) and holes: DL4J's LSTM does not take the mask (its recurrence runs over
+        // padded steps too; the masking is downstream), and neither does the engine's
+        INDArray leading = Nd4j.zeros(DataType.DOUBLE, b, t);
+        INDArray holes = Nd4j.zeros(DataType.DOUBLE, b, t);
+        for (int i = 0; i < b; i++) {
+            for (int s = 0; s < t; s++) {
+                leading.putScalar(i, s, fm.getDouble(i, t - 1 - s));
+                holes.putScalar(i, s, (i * 7 + s * 3) % 4 == 1 ? 0.0 : 1.0);
+            }
+        }
+        KernelChecks.assertExact(perStep, x, ys, leading, leading, 1e-10);
+        KernelChecks.assertExact(perStep, x, ys, holes, holes, 1e-10);
+        // LastTimeStep hands the mask to its layer, which DL4J's LSTM applies forward but not backward: padding after the
+        // steps is exact on the layer's kernel; padding before them, holes and fractional masks run on the wrapper's
+        // fallback, DL4J's own layer, which rounds its masked output to float32 (TimeSeriesUtils.pullLastTimeSteps
+        // creates it in ND4J's default type, as in DL4J's own fit; KernelChecks' oracle runs DL4J in float64 throughout)
+        INDArray fractional = fm.mul(0.5);
+        for (org.deeplearning4j.nn.conf.layers.Layer rnn : new org.deeplearning4j.nn.conf.layers.Layer[]{
+                new org.deeplearning4j.nn.conf.layers.LSTM.Builder().nOut(5).activation(Activation.TANH).build(),
+                new org.deeplearning4j.nn.conf.layers.recurrent.SimpleRnn.Builder().nOut(5).activation(Activation.TANH).build()}) {
+            MultiLayerNetwork lastOf = init(builder(DataType.DOUBLE)
+                    .layer(new org.deeplearning4j.nn.conf.layers.recurrent.LastTimeStep(rnn))
+                    .layer(new OutputLayer.Builder(LossFunctions.LossFunction.MCXENT).nOut(3).activation(Activation.SOFTMAX).build())
+                    .setInputType(InputType.recurrent(4, t)).build());
+            KernelChecks.assertExact(lastOf, x, y, fm, null, 1e-10);
+            for (INDArray m : new INDArray[]{leading, holes, fractional}) {
+                KernelChecks.assertExact(lastOf, x, y, m, null, 1e-7);
+            }
+        }
 
         // the one-call trainer takes masked data (the same model from LabeledData and from an iterator of DataSets)
         LabeledData data = LabeledData.of(x.castTo(DataType.FLOAT), ys.castTo(DataType.FLOAT), fm.castTo(DataType.FLOAT),

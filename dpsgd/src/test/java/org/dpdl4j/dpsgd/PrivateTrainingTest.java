@@ -88,7 +88,7 @@ class PrivateTrainingTest {
                 "the composition is calibrated to the target: " + targeted.guarantee().epsilon());
         var spent = assertThrows(IllegalArgumentException.class, () -> PrivateTraining.of(net, small).targetEpsilon(threeRuns)
                 .epochs(1).expectedBatchSize(50).train());
-        assertTrue(spent.getMessage().contains("earlier claim alone"), spent.getMessage());
+        assertTrue(spent.getMessage().contains("earlier claim") && spent.getMessage().contains("alone costs"), spent.getMessage());
 
         // saved and loaded: the claim comes with the model
         targeted.save(tmp.resolve("m"));

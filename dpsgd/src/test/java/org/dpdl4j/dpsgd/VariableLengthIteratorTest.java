@@ -101,7 +101,7 @@ class VariableLengthIteratorTest {
                 INDArray gi = dl4jGradient(net, LabeledData.gatherRows(b.features(), new int[]{k}), y,
                         LabeledData.gatherRows(b.featureMask(), new int[]{k}));
                 byHand.addi(gi.mul(Math.min(1, c / gi.norm2Number().doubleValue())));
-                double[][] q = all.get(rows[k]); // and DL4J on it unpadded, without a mask: DL4J's own two paths differ a little
+                double[][] q = all.get(rows[k]); // and DL4J on it unpadded, without a mask: the same
                 INDArray bare = dl4jGradient(net, Nd4j.createFromArray(q).reshape(1, 3, q[0].length), y, null);
                 dl4jOwn = Math.max(dl4jOwn, bare.sub(gi).norm2Number().doubleValue() / bare.norm2Number().doubleValue());
             }
@@ -109,7 +109,7 @@ class VariableLengthIteratorTest {
             System.out.printf("variable-length iterator, 4 sequences of 4 to 59 steps: |engine - DL4J clipped by hand| / |DL4J| = %.3g "
                     + "(DL4J's own gradient with a mask against without one, unpadded: up to %.3g)%n", diff, dl4jOwn);
             assertTrue(diff <= 1e-10, "the clipped sum differs from DL4J's by " + diff + " (relative)");
-            assertTrue(dl4jOwn <= 1e-7, "DL4J's masked and unmasked gradients of one example: " + dl4jOwn);
+            assertTrue(dl4jOwn <= 1e-12, "DL4J's masked and unmasked gradients of one example: " + dl4jOwn);
         }
         // the same sequence (59 steps) in a DataSet padded to 59 and in one padded to 200 by a longer batch-mate
         double[][] q = all.get(11);
@@ -131,14 +131,67 @@ class VariableLengthIteratorTest {
     }
 
     /** DL4J's own gradient of one example (features [1, 3, T], optional feature mask [1, T]), flattened. */
+    /**
+     * UCISequenceClassification's layout (SequenceRecordReaderDataSetIterator with ALIGN_END): each minibatch padded at
+     * the front to its own longest, one label per sequence on its last step of an [n, classes, T] label array, with a
+     * label mask; an LSTM into an RnnOutputLayer. Read back, each sequence starts at step 0 with its label on its own
+     * last step, and the engine's gradient of it equals DL4J's of the unpadded sequence alone (float64).
+     */
+    @Test
+    void alignEndWithALabelOnTheLastStepIsTheUnpaddedSequence() {
+        java.util.Random r = new java.util.Random(4);
+        MultiLayerNetwork net = new MultiLayerNetwork(new NeuralNetConfiguration.Builder().seed(5).dataType(DataType.DOUBLE)
+                .updater(new Sgd(0.1)).list()
+                .layer(new LSTM.Builder().nOut(5).activation(Activation.TANH).build())
+                .layer(new org.deeplearning4j.nn.conf.layers.RnnOutputLayer.Builder(LossFunctions.LossFunction.MCXENT).nOut(3)
+                        .activation(Activation.SOFTMAX).build())
+                .setInputType(InputType.recurrent(3)).build());
+        net.init();
+        List<double[][]> all = new ArrayList<>();
+        List<DataSet> minibatches = new ArrayList<>();
+        for (int from = 0; from < 6; from += 3) {
+            List<double[][]> part = new ArrayList<>();
+            for (int i = 0; i < 3; i++) {
+                part.add(sequence(r, 3 + r.nextInt(9)));
+            }
+            all.addAll(part);
+            int t = part.stream().mapToInt(q -> q[0].length).max().getAsInt();
+            DataSet d = padded(part, t, true, from);
+            INDArray y = Nd4j.zeros(DataType.DOUBLE, 3, 3, t);
+            INDArray lm = Nd4j.zeros(DataType.DOUBLE, 3, t);
+            for (int i = 0; i < 3; i++) {
+                y.putScalar(new int[]{i, (from + i) % 3, t - 1}, 1);
+                lm.putScalar(i, t - 1, 1);
+            }
+            minibatches.add(new DataSet(d.getFeatures(), y, d.getFeaturesMaskArray(), lm));
+        }
+        try (PackedExamples packed = PackedExamples.packToTemporaryFile(new ListDataSetIterator<>(minibatches, 1))) {
+            int[] rows = {0, 1, 2, 3, 4, 5};
+            LabeledData b = packed.read(rows);
+            PerExampleGradients g = new PerExampleGradients(net);
+            g.compute(b.features(), b.labels(), b.featureMask(), b.labelMask());
+            for (int k = 0; k < rows.length; k++) {
+                double[][] q = all.get(k);
+                int length = q[0].length;
+                assertEquals(length, b.featureMask().getRow(k).sumNumber().intValue(), "the sequence's own steps");
+                assertEquals(1.0, b.labelMask().getDouble(k, length - 1), "its label on its own last step");
+                INDArray y = Nd4j.zeros(DataType.DOUBLE, 1, 3, length);
+                y.putScalar(new int[]{0, k % 3, length - 1}, 1);
+                INDArray lm = Nd4j.zeros(DataType.DOUBLE, 1, length);
+                lm.putScalar(0, length - 1, 1);
+                INDArray alone = KernelChecks.dl4jGradient(net, Nd4j.createFromArray(q).reshape(1, 3, length), y, null, lm);
+                INDArray ours = Nd4j.zeros(DataType.DOUBLE, 1, net.numParams());
+                INDArray oneHot = Nd4j.zeros(DataType.DOUBLE, rows.length);
+                oneHot.putScalar(k, 1.0);
+                g.addWeightedSum(oneHot, ours);
+                double diff = ours.reshape(net.numParams()).sub(alone).norm2Number().doubleValue() / alone.norm2Number().doubleValue();
+                assertTrue(diff <= 1e-12, "example " + k + ": the engine differs from DL4J on the unpadded sequence by " + diff);
+            }
+        }
+    }
+
     private static INDArray dl4jGradient(MultiLayerNetwork net, INDArray x, INDArray y, INDArray mask) {
-        net.setLayerMaskArrays(mask, null);
-        net.setInput(x);
-        net.setLabels(y);
-        net.computeGradientAndScore();
-        INDArray g = net.getFlattenedGradients().dup().reshape(1, net.numParams());
-        net.clearLayerMaskArrays();
-        return g;
+        return KernelChecks.dl4jGradient(net, x, y, mask, null).reshape(1, net.numParams());
     }
 
     private static INDArray clippedOf(MultiLayerNetwork net, LabeledData one, double c) {

@@ -43,6 +43,21 @@ class ExamplesTest {
         assertTrue(out.contains("random search, K ~ Poisson(10): epsilon"), out);
     }
 
+    /**
+     * A sequence classifier from a variable-length iterator (each minibatch padded to its own longest) with early stopping:
+     * ε at most the target, with the scores counted; better than chance on the held-out split.
+     */
+    @Test
+    void sequencesPrivately() throws Exception {
+        String out = run(() -> SequencesPrivately.main(new String[]{"2"}));
+        Matcher m = Pattern.compile("epsilon ([0-9.]+) at delta 1.0E-5 \\(training and ([0-9]+) noisy scores\\); best step ([0-9]+), "
+                + "validation accuracy ([0-9.]+)").matcher(out);
+        assertTrue(m.find(), out);
+        assertTrue(Double.parseDouble(m.group(1)) <= 4.0, out);
+        assertTrue(Integer.parseInt(m.group(2)) >= 1, out);
+        assertTrue(Double.parseDouble(m.group(4)) > 0.6, "better than chance: " + out);
+    }
+
     /** A quarter epoch of MNIST at ε = 3: saved with its sidecar, loaded back verified, far above chance. */
     @Test
     void trainPrivately(@TempDir Path tmp) throws Exception {
