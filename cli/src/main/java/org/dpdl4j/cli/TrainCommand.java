@@ -395,7 +395,7 @@ final class TrainCommand implements Callable<Integer> {
             j.put("epsilon", g.epsilon());
             j.put("delta", g.delta());
             j.put("rdp_order", Double.isNaN(g.order()) ? null : g.order());
-            j.putAll(configuration); // the sidecar's: the data set, n, the settings by their keys, T, the charge
+            j.putAll(configuration); // the sidecar's: the data set, n, the settings by their keys, T
             j.put("accountant", release.accountant());
             j.put("learning_rate", org.dpdl4j.dpsgd.Networks.learningRate(release.network())); // the one that ran
             j.put("optimizer", t.optimizer);

@@ -12,6 +12,7 @@ import org.dpdl4j.accounting.PrivacyEvent;
 import org.dpdl4j.datasets.ExampleSource;
 import org.dpdl4j.datasets.LabeledData;
 import org.dpdl4j.models.FeatureStandardization;
+import org.dpdl4j.models.FeatureStatisticsLayer;
 import org.dpdl4j.models.FeatureStatistics;
 import org.dpdl4j.models.Scattering;
 import org.dpdl4j.models.Scattering2D;
@@ -136,14 +137,14 @@ public final class PrivateNormalisation {
      * @return the layer's configuration, a {@link Scattering} or a {@link FeatureStandardization}
      * @throws IllegalArgumentException naming data_normalisation unless the network has exactly one such layer
      */
-    public static org.deeplearning4j.nn.conf.layers.Layer normalisedLayer(org.deeplearning4j.nn.api.Model network) {
+    public static FeatureStatisticsLayer normalisedLayer(org.deeplearning4j.nn.api.Model network) {
         org.deeplearning4j.nn.api.Layer[] layers = network instanceof org.deeplearning4j.nn.multilayer.MultiLayerNetwork m
                 ? m.getLayers() : network instanceof org.deeplearning4j.nn.graph.ComputationGraph g ? g.getLayers()
                 : new org.deeplearning4j.nn.api.Layer[0];
-        List<org.deeplearning4j.nn.conf.layers.Layer> found = new ArrayList<>();
+        List<FeatureStatisticsLayer> found = new ArrayList<>();
         for (org.deeplearning4j.nn.api.Layer l : layers) {
-            if (l.conf() != null && (l.conf().getLayer() instanceof Scattering || l.conf().getLayer() instanceof FeatureStandardization)) {
-                found.add(l.conf().getLayer());
+            if (l.conf() != null && l.conf().getLayer() instanceof FeatureStatisticsLayer f) {
+                found.add(f);
             }
         }
         if (found.size() != 1) {
@@ -162,8 +163,7 @@ public final class PrivateNormalisation {
      * @throws IllegalArgumentException as {@link #normalisedLayer}
      */
     public static boolean hasStatistics(org.deeplearning4j.nn.api.Model network) {
-        org.deeplearning4j.nn.conf.layers.Layer l = normalisedLayer(network);
-        return (l instanceof Scattering s ? s.getFeatureMean() : ((FeatureStandardization) l).getFeatureMean()) != null;
+        return normalisedLayer(network).getFeatureMean() != null;
     }
 
     /**
@@ -173,14 +173,7 @@ public final class PrivateNormalisation {
      * @throws IllegalArgumentException as {@link #normalisedLayer}
      */
     public static void clearStatistics(org.deeplearning4j.nn.api.Model network) {
-        org.deeplearning4j.nn.conf.layers.Layer l = normalisedLayer(network);
-        if (l instanceof Scattering s) {
-            s.setFeatureMean(null);
-            s.setFeatureVariance(null);
-        } else {
-            ((FeatureStandardization) l).setFeatureMean(null);
-            ((FeatureStandardization) l).setFeatureVariance(null);
-        }
+        normalisedLayer(network).clearStatistics();
     }
 
     /**

@@ -184,12 +184,7 @@ class DpCompatibilityTest {
                     return a.subRowVector(a.mean(0));
                 }
             };
-            layer.setListeners(listeners);
-            layer.setIndex(index);
-            layer.setParamsViewArray(view);
-            layer.setParamTable(initializer().init(conf, view, init));
-            layer.setConf(conf);
-            return layer;
+            return org.dpdl4j.models.LayerWiring.wire(layer, conf, listeners, index, view, init, initializer());
         }
     }
 

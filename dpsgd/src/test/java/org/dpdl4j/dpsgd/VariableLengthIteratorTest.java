@@ -20,6 +20,7 @@ import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.dataset.DataSet;
 import org.nd4j.linalg.factory.Nd4j;
+import org.nd4j.linalg.indexing.NDArrayIndex;
 import org.nd4j.linalg.learning.config.Sgd;
 import org.nd4j.linalg.lossfunctions.LossFunctions;
 
@@ -139,7 +140,6 @@ class VariableLengthIteratorTest {
      */
     @Test
     void alignEndWithALabelOnTheLastStepIsTheUnpaddedSequence() {
-        java.util.Random r = new java.util.Random(4);
         MultiLayerNetwork net = new MultiLayerNetwork(new NeuralNetConfiguration.Builder().seed(5).dataType(DataType.DOUBLE)
                 .updater(new Sgd(0.1)).list()
                 .layer(new LSTM.Builder().nOut(5).activation(Activation.TANH).build())
@@ -147,6 +147,35 @@ class VariableLengthIteratorTest {
                         .activation(Activation.SOFTMAX).build())
                 .setInputType(InputType.recurrent(3)).build());
         net.init();
+        assertAlignEndIsUnpadded(net, true);
+    }
+
+    /**
+     * Conv1DUCISequenceClassification's network on the same ALIGN_END iterator (one label per sequence, [n, classes]):
+     * a 1-D convolution in Same mode and masked max pooling over the steps, each sequence's gradient that of the
+     * sequence alone (the padding read after it is zeros, as Same mode's own padding is).
+     */
+    @Test
+    void alignEndIntoAOneDimensionalConvolutionIsTheUnpaddedSequence() {
+        MultiLayerNetwork net = new MultiLayerNetwork(new NeuralNetConfiguration.Builder().seed(5).dataType(DataType.DOUBLE)
+                .updater(new Sgd(0.1)).convolutionMode(org.deeplearning4j.nn.conf.ConvolutionMode.Same).list()
+                .layer(new org.deeplearning4j.nn.conf.layers.Convolution1DLayer.Builder(3).nOut(4).activation(Activation.TANH).build())
+                .layer(new org.deeplearning4j.nn.conf.layers.GlobalPoolingLayer.Builder(
+                        org.deeplearning4j.nn.conf.layers.PoolingType.MAX).build())
+                .layer(new OutputLayer.Builder(LossFunctions.LossFunction.MCXENT).nOut(3).activation(Activation.SOFTMAX).build())
+                .setInputType(InputType.recurrent(3)).build());
+        net.init();
+        assertAlignEndIsUnpadded(net, false);
+    }
+
+    /**
+     * Two ALIGN_END minibatches of 3 sequences (3 to 11 steps), packed and read back: each sequence starts at step 0,
+     * and the engine's gradient of it equals DL4J's of the unpadded sequence alone, to 1e-12 (float64). With
+     * {@code labelPerStep} the label is on the last step of [n, 3, T] labels with a label mask, as an RnnOutputLayer
+     * reads it; otherwise [n, 3].
+     */
+    private static void assertAlignEndIsUnpadded(MultiLayerNetwork net, boolean labelPerStep) {
+        java.util.Random r = new java.util.Random(4);
         List<double[][]> all = new ArrayList<>();
         List<DataSet> minibatches = new ArrayList<>();
         for (int from = 0; from < 6; from += 3) {
@@ -157,11 +186,15 @@ class VariableLengthIteratorTest {
             all.addAll(part);
             int t = part.stream().mapToInt(q -> q[0].length).max().getAsInt();
             DataSet d = padded(part, t, true, from);
-            INDArray y = Nd4j.zeros(DataType.DOUBLE, 3, 3, t);
-            INDArray lm = Nd4j.zeros(DataType.DOUBLE, 3, t);
+            INDArray y = labelPerStep ? Nd4j.zeros(DataType.DOUBLE, 3, 3, t) : Nd4j.zeros(DataType.DOUBLE, 3, 3);
+            INDArray lm = labelPerStep ? Nd4j.zeros(DataType.DOUBLE, 3, t) : null;
             for (int i = 0; i < 3; i++) {
-                y.putScalar(new int[]{i, (from + i) % 3, t - 1}, 1);
-                lm.putScalar(i, t - 1, 1);
+                if (labelPerStep) {
+                    y.putScalar(new int[]{i, (from + i) % 3, t - 1}, 1);
+                    lm.putScalar(i, t - 1, 1);
+                } else {
+                    y.putScalar(i, (from + i) % 3, 1);
+                }
             }
             minibatches.add(new DataSet(d.getFeatures(), y, d.getFeaturesMaskArray(), lm));
         }
@@ -174,11 +207,18 @@ class VariableLengthIteratorTest {
                 double[][] q = all.get(k);
                 int length = q[0].length;
                 assertEquals(length, b.featureMask().getRow(k).sumNumber().intValue(), "the sequence's own steps");
-                assertEquals(1.0, b.labelMask().getDouble(k, length - 1), "its label on its own last step");
-                INDArray y = Nd4j.zeros(DataType.DOUBLE, 1, 3, length);
-                y.putScalar(new int[]{0, k % 3, length - 1}, 1);
-                INDArray lm = Nd4j.zeros(DataType.DOUBLE, 1, length);
-                lm.putScalar(0, length - 1, 1);
+                assertEquals(length, b.featureMask().getRow(k).get(NDArrayIndex.interval(0, length)).sumNumber().intValue(),
+                        "starting at step 0");
+                INDArray y = labelPerStep ? Nd4j.zeros(DataType.DOUBLE, 1, 3, length) : Nd4j.zeros(DataType.DOUBLE, 1, 3);
+                INDArray lm = null;
+                if (labelPerStep) {
+                    assertEquals(1.0, b.labelMask().getDouble(k, length - 1), "its label on its own last step");
+                    y.putScalar(new int[]{0, k % 3, length - 1}, 1);
+                    lm = Nd4j.zeros(DataType.DOUBLE, 1, length);
+                    lm.putScalar(0, length - 1, 1);
+                } else {
+                    y.putScalar(0, k % 3, 1);
+                }
                 INDArray alone = KernelChecks.dl4jGradient(net, Nd4j.createFromArray(q).reshape(1, 3, length), y, null, lm);
                 INDArray ours = Nd4j.zeros(DataType.DOUBLE, 1, net.numParams());
                 INDArray oneHot = Nd4j.zeros(DataType.DOUBLE, rows.length);

@@ -4,7 +4,6 @@ import java.util.Collection;
 import org.deeplearning4j.nn.conf.InputPreProcessor;
 import org.deeplearning4j.nn.conf.NeuralNetConfiguration;
 import org.deeplearning4j.nn.conf.inputs.InputType;
-import org.deeplearning4j.nn.conf.layers.NoParamLayer;
 import org.deeplearning4j.nn.conf.memory.LayerMemoryReport;
 import org.deeplearning4j.optimize.api.TrainingListener;
 import org.nd4j.linalg.api.buffer.DataType;
@@ -26,13 +25,11 @@ import org.nd4j.linalg.factory.Nd4j;
  * C_s = R²·√m for m channels, which no example exceeds (an example's vector of channel means has m entries each at
  * most R in size).
  */
-public class FeatureStandardization extends NoParamLayer {
+public class FeatureStandardization extends FeatureStatisticsLayer {
     private long channels;
     private double valueBound = 1;
     private double clipMean;
     private double clipSquares;
-    private double[] featureMean;
-    private double[] featureVariance;
 
     /** For JSON. */
     public FeatureStandardization() {
@@ -48,10 +45,6 @@ public class FeatureStandardization extends NoParamLayer {
         this.valueBound = b.valueBound;
         this.clipMean = b.clipMean;
         this.clipSquares = b.clipSquares;
-        if (b.features != null) {
-            this.featureMean = b.features.mean();
-            this.featureVariance = b.features.variance();
-        }
     }
 
     /**
@@ -127,42 +120,6 @@ public class FeatureStandardization extends NoParamLayer {
     }
 
     /**
-     * μ, or null (none yet).
-     *
-     * @return the layer's own μ array (not a copy), one entry per channel, or null
-     */
-    public double[] getFeatureMean() {
-        return featureMean;
-    }
-
-    /**
-     * Sets μ (used by JSON deserialisation and by the release; kept as given, not copied).
-     *
-     * @param featureMean μ, one finite entry per channel; may be null (no standardisation, with a null v)
-     */
-    public void setFeatureMean(double[] featureMean) {
-        this.featureMean = featureMean;
-    }
-
-    /**
-     * v, or null (none yet).
-     *
-     * @return the layer's own v array (not a copy), one entry per channel, or null
-     */
-    public double[] getFeatureVariance() {
-        return featureVariance;
-    }
-
-    /**
-     * Sets v (used by JSON deserialisation and by the release; kept as given, not copied).
-     *
-     * @param featureVariance v, one finite entry ≥ 0 per channel; may be null (no standardisation, with a null μ)
-     */
-    public void setFeatureVariance(double[] featureVariance) {
-        this.featureVariance = featureVariance;
-    }
-
-    /**
      * The input as [B, m, P]: its entries in C order, m channels of P positions each.
      *
      * @param x [B, …] with m·P entries per example, channel-major (NCHW, NCW, or a flat vector)
@@ -186,18 +143,8 @@ public class FeatureStandardization extends NoParamLayer {
      * @throws IllegalArgumentException if the statistics do not have one entry per channel
      */
     public double[] scale() {
-        if (featureMean == null && featureVariance == null) {
-            return null;
-        }
-        if (featureMean == null || featureVariance == null) {
-            throw new IllegalStateException("FeatureStandardization '" + getLayerName() + "' has a feature "
-                    + (featureMean == null ? "variance" : "mean") + " but no feature " + (featureMean == null ? "mean" : "variance"));
-        }
-        if (featureMean.length != channels) {
-            throw new IllegalArgumentException("FeatureStandardization '" + getLayerName() + "': statistics for " + featureMean.length
-                    + " channels, but the input has " + channels);
-        }
-        return new FeatureStatistics(featureMean, featureVariance).scale();
+        FeatureStatistics f = statistics(channels);
+        return f == null ? null : f.scale();
     }
 
     /**
@@ -211,7 +158,7 @@ public class FeatureStandardization extends NoParamLayer {
         if (s == null) {
             return x;
         }
-        INDArray mean = Nd4j.createFromArray(featureMean).castTo(x.dataType()).reshape(1, channels, 1);
+        INDArray mean = Nd4j.createFromArray(getFeatureMean()).castTo(x.dataType()).reshape(1, channels, 1);
         INDArray factor = Nd4j.createFromArray(s).castTo(x.dataType()).reshape(1, channels, 1);
         return byChannel(x).subi(mean).muli(factor).reshape('c', x.shape());
     }
@@ -260,8 +207,8 @@ public class FeatureStandardization extends NoParamLayer {
     @Override
     public InputType getOutputType(int layerIndex, InputType inputType) {
         long m = channelsOf(inputType);
-        if (featureMean != null && featureMean.length != m) {
-            throw new IllegalArgumentException("FeatureStandardization '" + getLayerName() + "': statistics for " + featureMean.length
+        if (getFeatureMean() != null && getFeatureMean().length != m) {
+            throw new IllegalArgumentException("FeatureStandardization '" + getLayerName() + "': statistics for " + getFeatureMean().length
                     + " channels, but the input has " + m);
         }
         return inputType;
@@ -293,11 +240,10 @@ public class FeatureStandardization extends NoParamLayer {
     }
 
     /** Builds a {@link FeatureStandardization}: {@code new FeatureStandardization.Builder().valueBound(1).build()}. */
-    public static class Builder extends org.deeplearning4j.nn.conf.layers.Layer.Builder<Builder> {
+    public static class Builder extends FeatureStatisticsLayer.Builder<Builder> {
         private double valueBound = 1;
         private double clipMean;
         private double clipSquares;
-        private FeatureStatistics features;
 
         /**
          * Sets R, the bound on |x| from which the default clipping norms follow (C_μ = R·√m, C_s = R²·√m).
@@ -328,17 +274,6 @@ public class FeatureStandardization extends NoParamLayer {
             }
             this.clipMean = mean;
             this.clipSquares = squares;
-            return this;
-        }
-
-        /**
-         * Sets fixed statistics (from a private release, or public ones).
-         *
-         * @param features μ and v, one entry per channel; null for none (they are then released by the run)
-         * @return this builder
-         */
-        public Builder features(FeatureStatistics features) {
-            this.features = features;
             return this;
         }
 

@@ -4,7 +4,6 @@ import java.util.Collection;
 import org.deeplearning4j.nn.conf.InputPreProcessor;
 import org.deeplearning4j.nn.conf.NeuralNetConfiguration;
 import org.deeplearning4j.nn.conf.inputs.InputType;
-import org.deeplearning4j.nn.conf.layers.NoParamLayer;
 import org.deeplearning4j.nn.conf.memory.LayerMemoryReport;
 import org.deeplearning4j.optimize.api.TrainingListener;
 import org.nd4j.linalg.api.buffer.DataType;
@@ -23,21 +22,20 @@ import org.nd4j.linalg.factory.Nd4j;
  * are a release of their own, to be counted ({@link FeatureStatistics}). It has no input gradient: it must come before every layer with
  * trained parameters (DL4J's backpropagation gets none from it, and dpdl4j's engine refuses a trained layer before it).
  */
-public class Scattering extends NoParamLayer {
+public class Scattering extends FeatureStatisticsLayer {
     private int scales = 2;
     private int angles = 8;
     private long inputHeight;
     private long inputWidth;
     private long inputChannels;
-    private double[] featureMean;
-    private double[] featureVariance;
 
     /** For JSON. */
     public Scattering() {
     }
 
     /**
-     * A layer configuration from its builder; the feature statistics, if any, are copied into μ and v arrays.
+     * A layer configuration from its builder; the feature statistics, if any, are copied into μ and v arrays (one entry
+     * per output channel, C·K).
      *
      * @param b the builder holding J, L, the optional feature statistics and DL4J's layer settings
      */
@@ -45,10 +43,6 @@ public class Scattering extends NoParamLayer {
         super(b);
         this.scales = b.scales;
         this.angles = b.angles;
-        if (b.features != null) {
-            this.featureMean = b.features.mean();
-            this.featureVariance = b.features.variance();
-        }
     }
 
     /**
@@ -142,42 +136,6 @@ public class Scattering extends NoParamLayer {
     }
 
     /**
-     * μ of the fixed feature normalisation, or null (none).
-     *
-     * @return the layer's own μ array (not a copy), one entry per output channel, or null
-     */
-    public double[] getFeatureMean() {
-        return featureMean;
-    }
-
-        /**
-     * Sets μ of the fixed feature normalisation (used by JSON deserialisation; kept as given, not copied).
-     *
-     * @param featureMean μ, one finite entry per output channel (C·K); may be null (no normalisation, with a null v)
-     */
-    public void setFeatureMean(double[] featureMean) {
-        this.featureMean = featureMean;
-    }
-
-    /**
-     * v of the fixed feature normalisation, or null (none).
-     *
-     * @return the layer's own v array (not a copy), one entry per output channel, or null
-     */
-    public double[] getFeatureVariance() {
-        return featureVariance;
-    }
-
-        /**
-     * Sets v of the fixed feature normalisation (used by JSON deserialisation; kept as given, not copied).
-     *
-     * @param featureVariance v, one finite entry ≥ 0 per output channel (C·K); may be null (no normalisation, with a null μ)
-     */
-    public void setFeatureVariance(double[] featureVariance) {
-        this.featureVariance = featureVariance;
-    }
-
-    /**
      * The transform's output normalised in place by the fixed statistics, (x − μ_c)/√(v_c + 10⁻⁵) (0 where v_c = 0), if
      * the layer has them ({@link FeatureStatistics}); otherwise the output unchanged.
      *
@@ -188,20 +146,13 @@ public class Scattering extends NoParamLayer {
      * @throws IllegalStateException    if the layer has only one of μ and v
      */
     public INDArray normalise(INDArray features) {
-        if (featureMean == null && featureVariance == null) {
+        FeatureStatistics f = statistics(features.size(1));
+        if (f == null) {
             return features;
         }
-        if (featureMean == null || featureVariance == null) {
-            throw new IllegalStateException("Scattering '" + getLayerName() + "' has a feature " + (featureMean == null ? "variance" : "mean")
-                    + " but no feature " + (featureMean == null ? "mean" : "variance"));
-        }
-        FeatureStatistics f = new FeatureStatistics(featureMean, featureVariance);
-        if (features.size(1) != featureMean.length) {
-            throw new IllegalArgumentException("Scattering '" + getLayerName() + "': feature statistics for " + featureMean.length
-                    + " channels, but the transform has " + features.size(1));
-        }
-        INDArray mean = Nd4j.createFromArray(featureMean).castTo(features.dataType()).reshape(1, featureMean.length, 1, 1);
-        INDArray scale = Nd4j.createFromArray(f.scale()).castTo(features.dataType()).reshape(1, featureMean.length, 1, 1);
+        long c = features.size(1);
+        INDArray mean = Nd4j.createFromArray(f.mean()).castTo(features.dataType()).reshape(1, c, 1, 1);
+        INDArray scale = Nd4j.createFromArray(f.scale()).castTo(features.dataType()).reshape(1, c, 1, 1);
         return features.subi(mean).muli(scale);
     }
 
@@ -263,8 +214,8 @@ public class Scattering extends NoParamLayer {
     @Override
     public InputType getOutputType(int layerIndex, InputType inputType) {
         long[] hwc = imageShape(inputType);
-        if (featureMean != null && featureMean.length != hwc[2] * coefficients()) {
-            throw new IllegalArgumentException("Scattering '" + getLayerName() + "': feature statistics for " + featureMean.length
+        if (getFeatureMean() != null && getFeatureMean().length != hwc[2] * coefficients()) {
+            throw new IllegalArgumentException("Scattering '" + getLayerName() + "': feature statistics for " + getFeatureMean().length
                     + " channels, but the transform of " + hwc[2] + "-channel images has " + hwc[2] * coefficients());
         }
         int step = 1 << scales;
@@ -296,10 +247,9 @@ public class Scattering extends NoParamLayer {
     }
 
     /** Builds a {@link Scattering}: {@code new Scattering.Builder().scales(2).angles(8).build()}. */
-    public static class Builder extends org.deeplearning4j.nn.conf.layers.Layer.Builder<Builder> {
+    public static class Builder extends FeatureStatisticsLayer.Builder<Builder> {
         private int scales = 2;
         private int angles = 8;
-        private FeatureStatistics features;
 
         /**
          * Sets J, the number of scales.
@@ -328,17 +278,6 @@ public class Scattering extends NoParamLayer {
                 throw new IllegalArgumentException("angles L must be in [1, 64], got " + angles);
             }
             this.angles = angles;
-            return this;
-        }
-
-        /**
-         * Sets the fixed normalisation of the output (checked against the output channels when the input type is set).
-         *
-         * @param features the fixed normalisation of the output, one entry per output channel (null: none, the default)
-         * @return this builder
-         */
-        public Builder features(FeatureStatistics features) {
-            this.features = features;
             return this;
         }
 
