@@ -113,15 +113,7 @@ public final class PrivateNormalisation {
      * @throws IllegalArgumentException naming data_normalisation if the network has no scattering layer or more than one
      */
     public static Scattering scatteringLayer(org.deeplearning4j.nn.api.Model network) {
-        org.deeplearning4j.nn.api.Layer[] layers = network instanceof org.deeplearning4j.nn.multilayer.MultiLayerNetwork m
-                ? m.getLayers() : network instanceof org.deeplearning4j.nn.graph.ComputationGraph g ? g.getLayers()
-                : new org.deeplearning4j.nn.api.Layer[0];
-        List<Scattering> found = new ArrayList<>();
-        for (org.deeplearning4j.nn.api.Layer l : layers) {
-            if (l.conf() != null && l.conf().getLayer() instanceof Scattering s) {
-                found.add(s);
-            }
-        }
+        List<Scattering> found = layersOf(network, Scattering.class);
         if (found.size() != 1) {
             throw new IllegalArgumentException("data_normalisation normalises the features of a Scattering layer: the network ("
                     + network.getClass().getSimpleName() + ") has " + found.size() + " of them, not one");
@@ -138,21 +130,27 @@ public final class PrivateNormalisation {
      * @throws IllegalArgumentException naming data_normalisation unless the network has exactly one such layer
      */
     public static FeatureStatisticsLayer normalisedLayer(org.deeplearning4j.nn.api.Model network) {
-        org.deeplearning4j.nn.api.Layer[] layers = network instanceof org.deeplearning4j.nn.multilayer.MultiLayerNetwork m
-                ? m.getLayers() : network instanceof org.deeplearning4j.nn.graph.ComputationGraph g ? g.getLayers()
-                : new org.deeplearning4j.nn.api.Layer[0];
-        List<FeatureStatisticsLayer> found = new ArrayList<>();
-        for (org.deeplearning4j.nn.api.Layer l : layers) {
-            if (l.conf() != null && l.conf().getLayer() instanceof FeatureStatisticsLayer f) {
-                found.add(f);
-            }
-        }
+        List<FeatureStatisticsLayer> found = layersOf(network, FeatureStatisticsLayer.class);
         if (found.size() != 1) {
             throw new IllegalArgumentException("data_normalisation releases the statistics of one Scattering or FeatureStandardization "
                     + "layer: the network (" + network.getClass().getSimpleName() + ") has " + found.size() + " of them, not one "
                     + "(put a FeatureStandardization first to standardise the input)");
         }
         return found.get(0);
+    }
+
+    /** The configurations of the network's layers of the given class, in the network's order. */
+    private static <T> List<T> layersOf(org.deeplearning4j.nn.api.Model network, Class<T> type) {
+        org.deeplearning4j.nn.api.Layer[] layers = network instanceof org.deeplearning4j.nn.multilayer.MultiLayerNetwork m
+                ? m.getLayers() : network instanceof org.deeplearning4j.nn.graph.ComputationGraph g ? g.getLayers()
+                : new org.deeplearning4j.nn.api.Layer[0];
+        List<T> found = new ArrayList<>();
+        for (org.deeplearning4j.nn.api.Layer l : layers) {
+            if (l.conf() != null && type.isInstance(l.conf().getLayer())) {
+                found.add(type.cast(l.conf().getLayer()));
+            }
+        }
+        return found;
     }
 
     /**
