@@ -118,23 +118,33 @@ public final class DpCompatibility {
         }
         PerExampleGradients g = PerExampleGradients.of(network);
         try {
+            org.dpdl4j.datasets.LabeledData first = data.read(java.util.stream.IntStream.range(0, Math.min(2, data.size())).toArray());
+            requireLabelsFit(g, first);
             org.dpdl4j.datasets.LabeledData batch = MixingCheck.syntheticBatch(data);
             int rank = g.inputRank();
             g.requireExamplesUnmixed(rank > 0 ? batch.features(rank) : batch.features(), batch.featureMask());
-            requireLabelsFit(g, data.read(java.util.stream.IntStream.range(0, Math.min(2, data.size())).toArray()));
         } finally {
             g.releaseScratch();
         }
     }
 
     /**
-     * Refuses data whose labels do not have the network's output shape (an RnnOutputLayer's labels per step must have as
-     * many steps as its output: a sequence's label and input lengths that differ), on the data's first examples, before
-     * anything is charged; with the shapes named.
+     * Refuses data the network cannot read, or whose labels do not have the network's output shape (an RnnOutputLayer's
+     * labels per step must have as many steps as its output: a sequence's label and input lengths that differ), on the
+     * data's first examples, before anything is charged; with the shapes named.
      */
     private static void requireLabelsFit(PerExampleGradients g, org.dpdl4j.datasets.LabeledData first) {
         int rank = g.inputRank();
-        INDArray out = g.output(rank > 0 ? first.features(rank) : first.features(), first.featureMask());
+        INDArray out;
+        try {
+            out = g.output(rank > 0 ? first.features(rank) : first.features(), first.featureMask());
+        } catch (IllegalArgumentException e) {
+            throw e;
+        } catch (RuntimeException e) { // ND4J's own (a matrix product of the wrong sizes, …): the data's shape, named
+            throw new IllegalArgumentException("the network cannot read the data's examples (features "
+                    + java.util.Arrays.toString(first.features().shape()) + "): " + e.getMessage() + "; give the data in "
+                    + "the shape of the network's input type; nothing was charged", e);
+        }
         INDArray y = first.labels();
         boolean fits = out.size(0) == y.size(0) && (out.rank() != 3 || y.rank() == 3 && y.size(2) == out.size(2) && y.size(1) == out.size(1));
         if (!fits) {

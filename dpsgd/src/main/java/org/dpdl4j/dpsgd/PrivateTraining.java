@@ -228,6 +228,10 @@ public final class PrivateTraining extends DpSgdSettings.Setters<PrivateTraining
             int n = data.size();
             double q = settings.samplingRate(n);
             long steps = settings.steps(q);
+            if (validation != null && steps < validationEvery) {
+                throw new IllegalArgumentException("validation every " + validationEvery + " steps: the run has T = " + steps
+                        + " steps, so nothing would be scored; give everySteps in [1, " + steps + "]");
+            }
             org.dpdl4j.accounting.PrivacyEvent besides = claimed(earlier, validationEvent(steps)); // cost besides DP-SGD's
             double sigma = Double.isNaN(settings.noiseMultiplier()) // calibrated for the whole claim, or as given
                     ? settings.calibrateNoise(q, steps, Accountants.byName(accountant()), besides) : settings.noiseMultiplier();
@@ -550,6 +554,9 @@ public final class PrivateTraining extends DpSgdSettings.Setters<PrivateTraining
 
     private PrivateModel train(DpSgdTrainer trainer, ExampleSource data) {
         DpCompatibility.check(network, data); // before anything is charged: layers it cannot vouch for, checked not to mix examples
+        if (validation != null) {
+            DpCompatibility.check(network, validation); // the split is scored mid-run: its shapes checked before, as the data's
+        }
         org.dpdl4j.accounting.PrivacyEvent before = earlier(); // the weights' claim before this run (training moves it)
         int n = data.size();
         DpSgdSettings settings = settings();

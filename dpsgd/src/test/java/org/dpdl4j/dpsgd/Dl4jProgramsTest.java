@@ -88,6 +88,18 @@ class Dl4jProgramsTest {
         var withOutput = assertThrows(IllegalArgumentException.class, () -> PrivateTraining.of(mlp(), train).validation(held, 5, 0.01)
                 .noiseMultiplier(1).epochs(1).expectedBatchSize(60).output(java.nio.file.Files.createTempDirectory("x")).train());
         assertTrue(withOutput.getMessage().contains("without output(dir)"), withOutput.getMessage());
+        var tooRare = assertThrows(IllegalArgumentException.class, () -> PrivateTraining.of(mlp(), train).validation(held, 100_000, 0.01)
+                .noiseMultiplier(1).epochs(1).expectedBatchSize(60).train());
+        assertTrue(tooRare.getMessage().contains("validation every 100000 steps") && tooRare.getMessage().contains("nothing would be scored"),
+                tooRare.getMessage());
+        LabeledData wrongShape = LabeledData.of(Nd4j.rand(DataType.FLOAT, 3, 5), Nd4j.eye(3).castTo(DataType.FLOAT));
+        MultiLayerNetwork untouched = mlp();
+        INDArray before = untouched.params().dup();
+        var misfit = assertThrows(IllegalArgumentException.class, () -> PrivateTraining.of(untouched, train).validation(wrongShape, 5, 0.01)
+                .noiseMultiplier(1).epochs(1).expectedBatchSize(60).train());
+        assertTrue(misfit.getMessage().contains("cannot read the data's examples (features [2, 5])")
+                && misfit.getMessage().contains("nothing was charged"), misfit.getMessage());
+        assertEquals(before, untouched.params(), "refused before training");
     }
 
     /** A network's own DL4J listeners hear every step (iterationDone, with the batch's loss as the score) and every epoch. */
